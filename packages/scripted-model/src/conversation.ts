@@ -1,0 +1,75 @@
+import { z } from "zod"
+
+// What we read from an OpenAI chat-completions request. Loose objects: clients send many more fields
+// (temperature, provider options...) that the script does not care about.
+
+const ContentPart = z.looseObject({ type: z.string(), text: z.string().optional() })
+const Content = z.union([z.string(), z.array(ContentPart), z.null()]).optional()
+
+const Message = z.looseObject({
+  role: z.string(),
+  content: Content,
+  tool_calls: z
+    .array(z.looseObject({ id: z.string().optional(), function: z.looseObject({ name: z.string(), arguments: z.string().optional() }) }))
+    .optional(),
+  tool_call_id: z.string().optional(),
+})
+export type Message = z.infer<typeof Message>
+
+export const ChatRequest = z.looseObject({
+  model: z.string().optional(),
+  messages: z.array(Message).min(1),
+  tools: z.array(z.looseObject({ type: z.string().optional(), function: z.looseObject({ name: z.string() }) })).optional(),
+  stream: z.boolean().optional().nullable(),
+  stream_options: z.looseObject({ include_usage: z.boolean().optional() }).optional().nullable(),
+})
+export type ChatRequest = z.infer<typeof ChatRequest>
+
+/** The parts of a request that routing, expectations and the log look at, as plain strings. */
+export interface Conversation {
+  system: string
+  firstUser: string
+  lastUser: string
+  offered: string[]
+  /** Tool results answering the most recent assistant tool-call message, joined by newlines. */
+  lastToolResult: string
+  /** Per assistant message, in order: the tool results that answered it (joined), "" if none. */
+  assistantTurns: { toolResults: string }[]
+}
+
+export function contentText(content: Message["content"]): string {
+  if (typeof content === "string") return content
+  if (!content) return ""
+  return content.map((p) => (p.type === "text" ? (p.text ?? "") : `[${p.type}]`)).join("")
+}
+
+export function readConversation(req: ChatRequest): Conversation {
+  const { messages } = req
+  const users = messages.filter((m) => m.role === "user")
+  const assistantTurns: Conversation["assistantTurns"] = []
+  let lastToolResult = ""
+  messages.forEach((m, i) => {
+    if (m.role !== "assistant") return
+    const toolResults = toolResultsAfter(messages, i)
+    assistantTurns.push({ toolResults })
+    if (m.tool_calls?.length) lastToolResult = toolResults
+  })
+  return {
+    system: messages
+      .filter((m) => m.role === "system" || m.role === "developer")
+      .map((m) => contentText(m.content))
+      .join("\n"),
+    firstUser: contentText(users[0]?.content),
+    lastUser: contentText(users[users.length - 1]?.content),
+    offered: (req.tools ?? []).map((t) => t.function.name),
+    lastToolResult,
+    assistantTurns,
+  }
+}
+
+// The tool messages that directly follow an assistant message are the results of its calls.
+function toolResultsAfter(messages: Message[], index: number): string {
+  const out: string[] = []
+  for (let j = index + 1; j < messages.length && messages[j]!.role === "tool"; j++) out.push(contentText(messages[j]!.content))
+  return out.join("\n")
+}

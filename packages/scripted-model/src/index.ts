@@ -1,0 +1,7 @@
+export { startScriptedModel, createApp, MODEL_ID, type ScriptedModel, type ScriptedModelOptions } from "./server.ts"
+export { loadScenario, ScenarioError } from "./scenario.ts"
+export { opencodeProviderConfig } from "./opencode.ts"
+export { Scenario, Script, Step, ToolCall, Expect, Usage, AgentRecognition } from "./schema.ts"
+export type { LogEntry } from "./log.ts"
+export { recognizeAgent, selectScript, deriveStepIndex, decide, isTitleRequest, TITLE_AGENT, UNKNOWN_AGENT, type Decision } from "./route.ts"
+export { readConversation, type Conversation, type ChatRequest } from "./conversation.ts"

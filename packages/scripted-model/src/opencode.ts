@@ -1,0 +1,22 @@
+import { MODEL_ID } from "./server.ts"
+
+/**
+ * The part of an opencode.json (or OPENCODE_CONFIG_CONTENT) that makes OpenCode use the scripted
+ * model for everything, including the small model it uses for titles.
+ */
+export function opencodeProviderConfig(url: string, model = MODEL_ID) {
+  return {
+    provider: {
+      scripted: {
+        npm: "@ai-sdk/openai-compatible",
+        name: "Scripted model",
+        options: { baseURL: url, apiKey: "scripted" },
+        models: {
+          [model]: { name: `Scripted (${model})`, tool_call: true, limit: { context: 200_000, output: 32_000 } },
+        },
+      },
+    },
+    model: `scripted/${model}`,
+    small_model: `scripted/${model}`,
+  }
+}

@@ -1,0 +1,169 @@
+import type { AddressInfo } from "node:net"
+import { serve } from "@hono/node-server"
+import { Hono } from "hono"
+import { ChatRequest, readConversation, type Conversation } from "./conversation.ts"
+import { RequestLog, truncate, type LogEntry } from "./log.ts"
+import { decide, scriptLabel, type Decision } from "./route.ts"
+import { loadScenario } from "./scenario.ts"
+import type { Scenario, Step } from "./schema.ts"
+import { completionBody, errorBody, sseEvents, type Reply, type UsageNumbers } from "./sse.ts"
+
+export interface ScriptedModelOptions {
+  scenario: Scenario | string
+  /** 0 (the default) picks a free port. */
+  port?: number
+  host?: string
+  /** Append every request as one JSON line to this file. */
+  logPath?: string
+  /** Called with each failure message as it happens (the CLI prints them to stderr). */
+  onFailure?: (message: string) => void
+}
+
+export interface ScriptedModel {
+  /** Base URL for an OpenAI-compatible client, e.g. http://127.0.0.1:PORT/v1 */
+  url: string
+  port: number
+  requests(): LogEntry[]
+  failures(): string[]
+  requestsByAgent(): Record<string, number>
+  close(): Promise<void>
+}
+
+export const MODEL_ID = "scripted"
+const DEFAULT_TITLE = "AirCoding session"
+
+export async function startScriptedModel(opts: ScriptedModelOptions): Promise<ScriptedModel> {
+  const scenario = loadScenario(opts.scenario)
+  const log = new RequestLog(opts.logPath)
+  const host = opts.host ?? "127.0.0.1"
+  const app = createApp(scenario, log, opts.onFailure)
+
+  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, port: opts.port ?? 0, hostname: host }, () => resolve(s))
+    s.once("error", (e: Error) => reject(new Error(`scripted model cannot listen on ${host}:${opts.port ?? 0}: ${e.message} (choose another --port, or 0 for a free one)`)))
+  })
+  const port = (server.address() as AddressInfo).port
+  const urlHost = host.includes(":") ? `[${host}]` : host
+
+  return {
+    url: `http://${urlHost}:${port}/v1`,
+    port,
+    requests: () => log.all(),
+    failures: () => log.failures(),
+    requestsByAgent: () => log.countByAgent(),
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((e) => (e ? reject(e) : resolve()))
+        // Clients keep connections alive; without this close() waits for them to time out.
+        const s = server as { closeAllConnections?: () => void }
+        s.closeAllConnections?.()
+      }),
+  }
+}
+
+export function createApp(scenario: Scenario, log: RequestLog, onFailure?: (message: string) => void): Hono {
+  const app = new Hono()
+  let callCounter = 0
+
+  const models = () => ({ object: "list", data: [{ id: MODEL_ID, object: "model", created: 0, owned_by: "scripted-model" }] })
+  app.get("/v1/models", (c) => c.json(models()))
+  app.get("/models", (c) => c.json(models()))
+
+  const complete = async (body: unknown): Promise<Response> => {
+    const parsed = ChatRequest.safeParse(body)
+    if (!parsed.success) {
+      const message = `scripted model: request is not an OpenAI chat-completions request (${parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; ")})`
+      return fail(log, onFailure, { agent: "unknown", script: null, step: null, stream: false, offered: [], lastUser: "", lastToolResult: "" }, message)
+    }
+    const req = parsed.data
+    const conv = readConversation(req)
+    const decision = decide(scenario, conv)
+    const base = {
+      agent: decision.agent,
+      script: decision.kind === "auto-title" ? "auto-title" : decision.script ? scriptLabel(decision.script) : null,
+      step: decision.kind === "auto-title" ? null : (decision.stepIndex ?? null),
+      stream: req.stream === true,
+      offered: conv.offered,
+      lastUser: truncate(conv.lastUser),
+      lastToolResult: truncate(conv.lastToolResult),
+    }
+    if (decision.kind === "fail") return fail(log, onFailure, base, failureMessage(decision, conv))
+
+    const step: Step | undefined = decision.kind === "play" ? decision.step : undefined
+    const delayMs = step?.delayMs ?? scenario.defaults?.delayMs ?? 0
+    if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs))
+
+    const reply: Reply = step ? toReply(step, () => `call_${++callCounter}`) : { kind: "text", text: scenario.defaults?.titleText ?? DEFAULT_TITLE }
+    const usage = usageFor(req, reply, { ...scenario.defaults?.usage, ...step?.usage })
+    log.add({ ts: new Date().toISOString(), ...base, reply: logReply(reply, step) })
+
+    const meta = { id: `chatcmpl-scripted-${++callCounter}`, model: req.model ?? MODEL_ID, created: Math.floor(Date.now() / 1000) }
+    if (!req.stream) return Response.json(completionBody(reply, meta, usage))
+    const events = sseEvents(reply, meta, req.stream_options?.include_usage ? usage : undefined)
+    const encoder = new TextEncoder()
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (const e of events) controller.enqueue(encoder.encode(e))
+        controller.close()
+      },
+    })
+    return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } })
+  }
+
+  const handler = async (c: { req: { json(): Promise<unknown> } }) => complete(await c.req.json().catch(() => undefined))
+  app.post("/v1/chat/completions", handler)
+  app.post("/chat/completions", handler)
+
+  app.notFound((c) =>
+    c.json(errorBody(`scripted model: no route ${c.req.method} ${c.req.path} (use POST /v1/chat/completions or GET /v1/models)`), 404),
+  )
+  return app
+}
+
+function toReply(step: Step, nextId: () => string): Reply {
+  if (step.text !== undefined) return { kind: "text", text: step.text }
+  const calls = step.tool !== undefined ? [{ tool: step.tool, args: step.args }] : (step.tools ?? [])
+  return { kind: "tools", calls: calls.map((c) => ({ id: nextId(), name: c.tool, arguments: JSON.stringify(c.args ?? {}) })) }
+}
+
+function logReply(reply: Reply, step: Step | undefined): LogEntry["reply"] {
+  if (reply.kind === "text") return { kind: "text", text: truncate(reply.text) }
+  return { kind: step?.tools ? "tools" : "tool", tools: reply.calls.map((c) => c.name) }
+}
+
+// Rough 4-characters-per-token estimate, unless the scenario pins the numbers (benchmarks do).
+function usageFor(req: ChatRequest, reply: Reply, pinned: { promptTokens?: number; completionTokens?: number }): UsageNumbers {
+  const replyChars = reply.kind === "text" ? reply.text.length : reply.calls.reduce((n, c) => n + c.name.length + c.arguments.length, 0)
+  const prompt = pinned.promptTokens ?? Math.ceil(JSON.stringify(req.messages).length / 4)
+  const completion = pinned.completionTokens ?? Math.max(1, Math.ceil(replyChars / 4))
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
+}
+
+function failureMessage(decision: Extract<Decision, { kind: "fail" }>, conv: Conversation): string {
+  const where = [
+    `agent "${decision.agent}"`,
+    decision.script ? `script ${decision.script.index}${decision.script.script.name ? ` ("${decision.script.script.name}")` : ""}` : "no script",
+    decision.stepIndex !== undefined ? `step ${decision.stepIndex}` : undefined,
+  ]
+    .filter(Boolean)
+    .join(", ")
+  return `scripted model: unexpected request: ${where}: ${decision.reason}. Received: ${describeReceived(decision.agent, conv)}`
+}
+
+export function describeReceived(agent: string, conv: Conversation): string {
+  return [
+    `agent=${agent}`,
+    `offered=[${conv.offered.join(", ")}]`,
+    `assistantMessages=${conv.assistantTurns.length}`,
+    `firstUser=${JSON.stringify(truncate(conv.firstUser, 160))}`,
+    `lastUser=${JSON.stringify(truncate(conv.lastUser, 160))}`,
+    `lastToolResult=${JSON.stringify(truncate(conv.lastToolResult, 160))}`,
+  ].join(" ")
+}
+
+function fail(log: RequestLog, onFailure: ((m: string) => void) | undefined, base: Omit<LogEntry, "ts" | "seq" | "reply" | "failure">, message: string): Response {
+  log.add({ ts: new Date().toISOString(), ...base, reply: { kind: "error" }, failure: message })
+  onFailure?.(message)
+  // 400, not 5xx: clients retry server errors, and a retry would only fail the same way.
+  return Response.json(errorBody(message), { status: 400 })
+}
