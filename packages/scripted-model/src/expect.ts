@@ -9,10 +9,10 @@ export function unmetExpectations(step: Step, conv: Conversation): string[] {
   const missing = (names: string[] | undefined) => (names ?? []).filter((n) => !offered.has(n))
 
   const notOfferedButExpected = missing(e.offered)
-  if (notOfferedButExpected.length) problems.push(`expect.offered: tool(s) ${list(notOfferedButExpected)} not offered`)
+  if (notOfferedButExpected.length) problems.push(`expect.offered: ${list(notOfferedButExpected)} not offered`)
 
   const forbidden = (e.notOffered ?? []).filter((n) => offered.has(n))
-  if (forbidden.length) problems.push(`expect.notOffered: tool(s) ${list(forbidden)} were offered`)
+  if (forbidden.length) problems.push(`expect.notOffered: ${list(forbidden)} is offered`)
 
   if (e.offeredExactly) {
     const want = new Set(e.offeredExactly)
