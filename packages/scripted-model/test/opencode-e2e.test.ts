@@ -115,6 +115,7 @@ describe.skipIf(!existsSync(OPENCODE))("with the real opencode binary", () => {
     expect(model.failures()[0]).toContain('no script for agent "tester"')
     // Once: a 400 is not retried.
     expect(model.requestsByAgent()).toEqual({ title: 1, tester: 1 })
-    expect(`${run.stdout}\n${run.stderr}`).toContain("scripted model: unexpected request")
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain('scripted model: unexpected request: agent "tester", no script')
   })
 })
