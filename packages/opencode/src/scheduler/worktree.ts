@@ -1,0 +1,424 @@
+import { mkdir, readFile, readdir, realpath, rm, stat, writeFile } from "node:fs/promises"
+import path from "node:path"
+import { git, gitTry, gitYes } from "./git.ts"
+import { idProblem } from "./names.ts"
+
+/**
+ * Task worktrees: one git worktree per executor task, at `<root>/.air/local/worktrees/<task-id>` on branch
+ * `air/<task-id>`, created from the integration branch. Parallel executors never share a working tree, and
+ * a branch is deleted only once its merge is confirmed (ARCHITECTURE.md §5.3).
+ */
+export namespace Worktrees {
+  /** Paths the Scheduler writes inside a repository, hidden through `.git/info/exclude` (never .gitignore). */
+  export const EXCLUDES = [".air/local/", ".air-build/"] as const
+
+  export interface Worktree {
+    taskId: string
+    /** Absolute path of the task's working tree. */
+    path: string
+    /** `air/<task-id>` */
+    branch: string
+    /** The commit the branch grew from: its merge-base with the integration branch. */
+    baseCommit: string
+  }
+
+  export interface Listed {
+    taskId: string
+    path: string
+    branch: string
+    head: string
+    /** git lists the worktree but its directory is gone. */
+    missing: boolean
+  }
+
+  export type ChangeStatus = "added" | "modified" | "deleted" | "type-changed"
+  export interface Change {
+    path: string
+    status: ChangeStatus
+  }
+
+  /** A task id that cannot be used in a path or a ref. Nothing was touched. */
+  export class InvalidTaskId extends Error {
+    readonly _tag = "InvalidTaskId"
+    constructor(
+      readonly taskId: string,
+      readonly problem: string,
+    ) {
+      super(`task id ${JSON.stringify(taskId)} is not usable as a branch or directory name: ${problem}`)
+      this.name = "InvalidTaskId"
+    }
+  }
+
+  /** `remove` was asked to delete a branch whose work is not on the integration branch. Nothing was touched. */
+  export class NotMerged extends Error {
+    readonly _tag = "WorktreeNotMerged"
+    constructor(
+      readonly taskId: string,
+      readonly branch: string,
+      readonly tip: string,
+      detail: string,
+    ) {
+      super(
+        `task ${taskId}: refusing to remove ${branch} (tip ${tip.slice(0, 12)}): ${detail}. ` +
+          `A task branch is deleted only after its merge is confirmed; merge it first (MergeQueue.merge).`,
+      )
+      this.name = "WorktreeNotMerged"
+    }
+  }
+
+  /** The worktree cannot be created or used as it is on disk; the message says what to do. */
+  export class WorktreeError extends Error {
+    readonly _tag = "WorktreeError"
+    constructor(
+      readonly taskId: string,
+      message: string,
+    ) {
+      super(`task ${taskId}: ${message}`)
+      this.name = "WorktreeError"
+    }
+  }
+
+  export function assertTaskId(taskId: string): void {
+    const problem = idProblem(taskId)
+    if (problem) throw new InvalidTaskId(taskId, problem)
+  }
+
+  export function branchName(taskId: string): string {
+    assertTaskId(taskId)
+    return `air/${taskId}`
+  }
+
+  export function doneTag(taskId: string): string {
+    assertTaskId(taskId)
+    return `air/done/${taskId}`
+  }
+
+  export function revertedTag(taskId: string): string {
+    assertTaskId(taskId)
+    return `air/reverted/${taskId}`
+  }
+
+  export function worktreesDir(root: string): string {
+    return path.join(root, ".air", "local", "worktrees")
+  }
+
+  export function pathFor(root: string, taskId: string): string {
+    assertTaskId(taskId)
+    return path.join(worktreesDir(root), taskId)
+  }
+
+  /**
+   * Creates the task's worktree and branch from the tip of `base`, or returns the existing ones (a resume
+   * after a crash reuses the task's work instead of starting over).
+   */
+  export async function create(root: string, taskId: string, base: string): Promise<Worktree> {
+    assertTaskId(taskId)
+    const top = await repoRoot(root)
+    return serialise(top, async () => {
+      await ensureExcluded(top)
+      const branch = branchName(taskId)
+      const target = pathFor(top, taskId)
+      const baseCommit = await resolveCommit(top, base, taskId)
+      const branchExists = await refExists(top, `refs/heads/${branch}`)
+      const registered = (await worktreeEntries(top)).find((entry) => samePath(entry.path, target))
+
+      if (registered && !registered.missing) {
+        if (registered.branch !== `refs/heads/${branch}`) {
+          throw new WorktreeError(
+            taskId,
+            `${target} is a worktree on ${registered.branch ?? "a detached HEAD"}, not on ${branch}. ` +
+              `Remove it (git worktree remove ${target}) or check out ${branch} there.`,
+          )
+        }
+        return { taskId, path: target, branch, baseCommit: await mergeBase(top, branch, baseCommit) }
+      }
+      if (registered?.missing) await git(top, ["worktree", "prune"])
+      await clearLeftoverDir(target, taskId)
+      await mkdir(path.dirname(target), { recursive: true })
+
+      if (branchExists) {
+        const checkedOut = (await worktreeEntries(top)).find((entry) => entry.branch === `refs/heads/${branch}`)
+        if (checkedOut) {
+          throw new WorktreeError(
+            taskId,
+            `${branch} is already checked out at ${checkedOut.path}; a task branch lives only in ${target}.`,
+          )
+        }
+        await git(top, ["worktree", "add", target, branch])
+        return { taskId, path: target, branch, baseCommit: await mergeBase(top, branch, baseCommit) }
+      }
+      await git(top, ["worktree", "add", "-b", branch, target, baseCommit])
+      return { taskId, path: target, branch, baseCommit }
+    })
+  }
+
+  export interface RemoveOptions {
+    /** The integration branch: a tip it contains counts as merged (besides the `air/done/<id>` tag). */
+    integration?: string
+  }
+
+  /**
+   * Removes the task's worktree and branch once its merge is confirmed: the branch tip must be contained in
+   * the integration branch, or the task must be tagged `air/done/<task-id>` on a commit with the same tree
+   * as the tip (a squash merge of exactly this work). Otherwise `NotMerged`, and nothing is removed.
+   * Removing what is already gone is not an error (`removed: false`).
+   */
+  export async function remove(
+    root: string,
+    taskId: string,
+    options: RemoveOptions = {},
+  ): Promise<{ removed: boolean }> {
+    assertTaskId(taskId)
+    const top = await repoRoot(root)
+    return serialise(top, async () => {
+      const branch = branchName(taskId)
+      const target = pathFor(top, taskId)
+      const tip = await revParse(top, `refs/heads/${branch}`)
+      if (tip) await assertMerged(top, taskId, branch, tip, options.integration)
+
+      const registered = (await worktreeEntries(top)).find((entry) => samePath(entry.path, target))
+      if (registered && !registered.missing) {
+        const dirty = await uncommittedFiles(target, { untracked: false })
+        if (dirty.length > 0) {
+          throw new WorktreeError(
+            taskId,
+            `${target} has uncommitted changes to ${dirty.slice(0, 5).join(", ")}` +
+              `${dirty.length > 5 ? ` and ${dirty.length - 5} more` : ""}; they are not part of the merge. ` +
+              `Commit or discard them, then remove the worktree again.`,
+          )
+        }
+        await git(top, ["worktree", "remove", "--force", target])
+      } else if (registered?.missing) {
+        await git(top, ["worktree", "prune"])
+      }
+      if (tip) await git(top, ["branch", "-D", branch])
+      return { removed: Boolean(tip || registered) }
+    })
+  }
+
+  /** The task worktrees git knows about under `.air/local/worktrees/`. */
+  export async function list(root: string): Promise<Listed[]> {
+    const top = await repoRoot(root)
+    const dir = worktreesDir(top)
+    const result: Listed[] = []
+    for (const entry of await worktreeEntries(top)) {
+      const taskId = path.basename(entry.path)
+      if (!samePath(path.dirname(entry.path), dir)) continue
+      if (entry.branch !== `refs/heads/air/${taskId}`) continue
+      result.push({ taskId, path: entry.path, branch: `air/${taskId}`, head: entry.head, missing: entry.missing })
+    }
+    return result.sort((a, b) => (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0))
+  }
+
+  /** Files changed on the task branch since its merge-base with `base`, with how they changed. */
+  export async function changes(root: string, taskId: string, base: string): Promise<Change[]> {
+    const range = await taskRange(root, taskId, base)
+    const out = await git(root, ["diff", "--name-status", "--no-renames", "-z", range.from, range.to])
+    const parts = out.split("\0").filter((part) => part.length > 0)
+    const result: Change[] = []
+    for (let i = 0; i + 1 < parts.length; i += 2) {
+      const code = parts[i]!.charAt(0)
+      const status: ChangeStatus =
+        code === "A" ? "added" : code === "D" ? "deleted" : code === "T" ? "type-changed" : "modified"
+      result.push({ path: parts[i + 1]!, status })
+    }
+    return result
+  }
+
+  /** Paths changed on the task branch since its merge-base with `base` (deleted files included). */
+  export async function changedFiles(root: string, taskId: string, base: string): Promise<string[]> {
+    return (await changes(root, taskId, base)).map((change) => change.path)
+  }
+
+  /** The task's diff since its merge-base with `base`, as a patch. */
+  export async function diff(root: string, taskId: string, base: string): Promise<string> {
+    const range = await taskRange(root, taskId, base)
+    return git(root, ["diff", "--no-color", "--no-ext-diff", "--binary", range.from, range.to])
+  }
+
+  export async function branchExists(root: string, taskId: string): Promise<boolean> {
+    return refExists(root, `refs/heads/${branchName(taskId)}`)
+  }
+
+  /** How many commits the task branch has that `base` does not. */
+  export async function commitsAhead(root: string, taskId: string, base: string): Promise<number> {
+    const branch = branchName(taskId)
+    await resolveCommit(root, base, taskId)
+    await resolveCommit(root, `refs/heads/${branch}`, taskId)
+    const out = await git(root, ["rev-list", "--count", `${base}..refs/heads/${branch}`])
+    return Number.parseInt(out.trim(), 10)
+  }
+
+  /** True when tracked files in the working tree at `dir` differ from its HEAD (staged or not). */
+  export async function hasUncommittedChanges(dir: string): Promise<boolean> {
+    return (await uncommittedFiles(dir, { untracked: false })).length > 0
+  }
+
+  /**
+   * Paths in the working tree at `dir` that differ from its HEAD: modified, staged, deleted, and with
+   * `untracked: true` also untracked files that are not ignored.
+   */
+  export async function uncommittedFiles(dir: string, options: { untracked: boolean }): Promise<string[]> {
+    const out = await git(dir, [
+      "status",
+      "--porcelain=v1",
+      "-z",
+      options.untracked ? "--untracked-files=all" : "--untracked-files=no",
+    ])
+    const files: string[] = []
+    const parts = out.split("\0")
+    for (let i = 0; i < parts.length; i++) {
+      const entry = parts[i]!
+      if (entry.length < 4) continue
+      files.push(entry.slice(3))
+      // A rename or copy is followed by its source path.
+      if (entry[0] === "R" || entry[0] === "C") i++
+    }
+    return files
+  }
+
+  /** Appends the Scheduler's private paths to the repository's `info/exclude` (shared by all worktrees). */
+  export async function ensureExcluded(root: string): Promise<void> {
+    const common = (await git(root, ["rev-parse", "--git-common-dir"])).trim()
+    const file = path.join(path.resolve(root, common), "info", "exclude")
+    let text = ""
+    try {
+      text = await readFile(file, "utf8")
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error
+    }
+    const present = new Set(text.split(/\r?\n/).map((line) => line.trim()))
+    const missing = EXCLUDES.filter((entry) => !present.has(entry))
+    if (missing.length === 0) return
+    await mkdir(path.dirname(file), { recursive: true })
+    const prefix = text.length > 0 && !text.endsWith("\n") ? "\n" : ""
+    await writeFile(file, `${text}${prefix}# AirCoding (scheduler state, task worktrees, build dirs)\n${missing.join("\n")}\n`)
+  }
+
+  /** The top level of the repository containing `dir`, as git spells it (symlinks resolved). */
+  export async function repoRoot(dir: string): Promise<string> {
+    const result = await gitTry(dir, ["rev-parse", "--show-toplevel"]).catch((error: unknown) => {
+      throw new Error(`${dir} is not usable as a project root: ${(error as Error).message}`)
+    })
+    if (result.code !== 0) throw new Error(`${dir} is not inside a git repository: ${result.stderr.trim()}`)
+    return realpath(result.stdout.trim())
+  }
+
+  // ---- internals ----
+
+  interface Entry {
+    path: string
+    head: string
+    branch?: string
+    missing: boolean
+  }
+
+  async function worktreeEntries(top: string): Promise<Entry[]> {
+    const out = await git(top, ["worktree", "list", "--porcelain", "-z"])
+    const entries: Entry[] = []
+    let current: Entry | undefined
+    for (const line of out.split("\0")) {
+      if (line.startsWith("worktree ")) {
+        current = { path: line.slice("worktree ".length), head: "", missing: false }
+        entries.push(current)
+      } else if (current && line.startsWith("HEAD ")) current.head = line.slice(5)
+      else if (current && line.startsWith("branch ")) current.branch = line.slice(7)
+      else if (current && line.startsWith("prunable")) current.missing = true
+    }
+    for (const entry of entries) if (!entry.missing && !(await exists(entry.path))) entry.missing = true
+    return entries
+  }
+
+  /** The work of `air/<id>` is safe to delete only when the integration branch holds it. */
+  async function assertMerged(top: string, taskId: string, branch: string, tip: string, integration?: string) {
+    if (integration) {
+      const integrationTip = await revParse(top, `refs/heads/${integration}`)
+      if (integrationTip && (await gitYes(top, ["merge-base", "--is-ancestor", tip, integrationTip]))) return
+    }
+    const tagged = await revParse(top, `refs/tags/${doneTag(taskId)}^{commit}`)
+    if (!tagged) {
+      throw new NotMerged(
+        taskId,
+        branch,
+        tip,
+        `there is no tag ${doneTag(taskId)}${integration ? ` and ${integration} does not contain the tip` : ""}`,
+      )
+    }
+    const [tipTree, tagTree] = await Promise.all([revParse(top, `${tip}^{tree}`), revParse(top, `${tagged}^{tree}`)])
+    if (tipTree !== tagTree) {
+      throw new NotMerged(
+        taskId,
+        branch,
+        tip,
+        `the branch has changed since it was merged as ${tagged.slice(0, 12)} (its files differ from the merged commit)`,
+      )
+    }
+  }
+
+  async function taskRange(root: string, taskId: string, base: string): Promise<{ from: string; to: string }> {
+    const branch = branchName(taskId)
+    const baseCommit = await resolveCommit(root, base, taskId)
+    const tip = await resolveCommit(root, `refs/heads/${branch}`, taskId)
+    return { from: await mergeBase(root, tip, baseCommit), to: tip }
+  }
+
+  async function resolveCommit(root: string, rev: string, taskId: string): Promise<string> {
+    const sha = await revParse(root, `${rev}^{commit}`)
+    if (!sha) throw new WorktreeError(taskId, `${rev} does not name a commit in ${root}`)
+    return sha
+  }
+
+  async function mergeBase(root: string, a: string, b: string): Promise<string> {
+    return (await git(root, ["merge-base", a, b])).trim()
+  }
+
+  async function revParse(root: string, rev: string): Promise<string | undefined> {
+    const result = await gitTry(root, ["rev-parse", "--verify", "--quiet", rev])
+    return result.code === 0 ? result.stdout.trim() : undefined
+  }
+
+  async function refExists(root: string, ref: string): Promise<boolean> {
+    return (await revParse(root, ref)) !== undefined
+  }
+
+  /** A directory left by a crash in the middle of `git worktree add` is removed if empty, never if not. */
+  async function clearLeftoverDir(target: string, taskId: string): Promise<void> {
+    if (!(await exists(target))) return
+    const entries = await readdir(target)
+    if (entries.length === 0) {
+      await rm(target, { recursive: true })
+      return
+    }
+    throw new WorktreeError(
+      taskId,
+      `${target} exists and is not a git worktree; it may hold someone's files. Move it away and try again.`,
+    )
+  }
+
+  async function exists(file: string): Promise<boolean> {
+    try {
+      await stat(file)
+      return true
+    } catch {
+      return false
+    }
+  }
+
+  function samePath(a: string, b: string): boolean {
+    return path.resolve(a) === path.resolve(b)
+  }
+
+  const chains = new Map<string, Promise<unknown>>()
+
+  /** One worktree operation at a time per repository in this process: git's admin files are shared. */
+  function serialise<T>(top: string, work: () => Promise<T>): Promise<T> {
+    const previous = chains.get(top) ?? Promise.resolve()
+    const next = previous.then(work, work)
+    const settled = next.catch(() => undefined)
+    chains.set(top, settled)
+    void settled.then(() => {
+      if (chains.get(top) === settled) chains.delete(top)
+    })
+    return next
+  }
+}
