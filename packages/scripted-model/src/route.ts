@@ -13,18 +13,25 @@ const ASKS_FOR_TITLE = /\b(generate|write|create|give)\b[^\n]*\btitle\b/i
 export const TITLE_AGENT = "title"
 export const UNKNOWN_AGENT = "unknown"
 
-export function isTitleRequest(conv: Conversation): boolean {
-  return TITLE_SYSTEM.test(conv.system) || (conv.offered.length === 0 && ASKS_FOR_TITLE.test(`${conv.system}\n${conv.firstUser}`))
-}
-
-/** Scenario overrides first (in declaration order), then the title generator, then the role line. */
+/**
+ * Overrides first (in declaration order), then OpenCode's title generator, then the role line. A
+ * tool-less request that merely asks for a title counts as a title request only without a role
+ * line, so an AirCoding agent asked to "write a title" is still itself.
+ */
 export function recognizeAgent(conv: Conversation, agents: Scenario["agents"] = {}): string {
   for (const [name, { systemMatch }] of Object.entries(agents)) {
     const patterns = typeof systemMatch === "string" ? [systemMatch] : systemMatch
     if (patterns.some((p) => new RegExp(p).test(conv.system))) return name
   }
+  if (TITLE_SYSTEM.test(conv.system)) return TITLE_AGENT
+  const role = ROLE_LINE.exec(conv.system)?.[1]
+  if (role) return role
   if (isTitleRequest(conv)) return TITLE_AGENT
-  return ROLE_LINE.exec(conv.system)?.[1] ?? UNKNOWN_AGENT
+  return UNKNOWN_AGENT
+}
+
+export function isTitleRequest(conv: Conversation): boolean {
+  return TITLE_SYSTEM.test(conv.system) || (conv.offered.length === 0 && ASKS_FOR_TITLE.test(`${conv.system}\n${conv.firstUser}`))
 }
 
 export interface ScriptChoice {

@@ -168,8 +168,13 @@ describe("agent recognition", () => {
 
   it("recognises a tool-less request that asks for a title", async () => {
     const m = await pool.start({ name: "t", defaults: { titleText: "Custom" }, scripts: [] })
-    const got = await play(m, openCodeLike([system("whatever"), user("Please generate a short title for this chat")], []))
+    const got = await play(m, openCodeLike([{ role: "system", content: "You name chats." }, user("Please generate a short title for this chat")], []))
     expect(got.text).toBe("Custom")
+  })
+
+  it("keeps an AirCoding agent that merely asks for a title without tools", async () => {
+    const m = await pool.start({ name: "t", scripts: [{ agent: "writer", steps: [{ text: "# Release notes" }] }] })
+    expect((await play(m, openCodeLike([system("writer"), user("Write a title for the release notes")], []))).text).toBe("# Release notes")
   })
 
   it("plays a scripted `title` instead of the automatic answer", async () => {

@@ -78,3 +78,15 @@ describe("loadScenario", () => {
     await expect(startScriptedModel({ scenario: { name: "x" } as never })).rejects.toThrow(/\$\.scripts/)
   })
 })
+
+describe("loadScenario on badly shaped input", () => {
+  it.each([
+    ["a scenario that is not an object", 42, "$"],
+    ["scripts that are not a list", { name: "s", scripts: "x" }, "$.scripts"],
+    ["steps that are not a list", { name: "s", scripts: [{ agent: "a", steps: "x" }] }, "$.scripts[0].steps"],
+    ["a recognition that is not an object", { name: "s", agents: { x: 5 }, scripts: [] }, "$.agents.x"],
+    ["tools that are not calls", { name: "s", scripts: [{ agent: "a", steps: [{ tools: ["read"] }] }] }, "$.scripts[0].steps[0].tools[0]"],
+  ])("reports %s without crashing", (_, input, path) => {
+    expect(() => loadScenario(input)).toThrow(`at ${path}:`)
+  })
+})
