@@ -1,0 +1,283 @@
+import { existsSync } from "node:fs"
+import { mkdir, mkdtemp, readFile, rm, symlink } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import path from "node:path"
+import { afterAll, beforeAll, describe, expect, test } from "vitest"
+import { Gates } from "../../src/scheduler/gates.ts"
+import { Toolchain } from "../../src/scheduler/toolchain.ts"
+import { Worktrees } from "../../src/scheduler/worktree.ts"
+import { CALC_CPP, createCppRepo, type CppRepo, type Workspace } from "./cpp-repo.ts"
+
+const ALL: Gates.Requirement[] = ["diff", "build", "test", "analysis"]
+
+// The tests are independent tasks in one repository: they run concurrently (cmake is mostly waiting).
+describe.concurrent("evidence gates", () => {
+  let repo: CppRepo
+
+  beforeAll(async () => {
+    repo = await createCppRepo()
+  })
+  afterAll(async () => {
+    await repo?.cleanup()
+  })
+
+  /** A task worktree where `work` plays the executor. */
+  async function task(taskId: string, work: (ws: Workspace) => Promise<void>) {
+    const wt = await Worktrees.create(repo.root, taskId, "main")
+    const ws = repo.at(wt.path)
+    await work(ws)
+    return { wt, ws }
+  }
+
+  function gates(taskId: string, worktree: string, extra: Partial<Gates.RunInput> = {}) {
+    return Gates.run({
+      root: repo.root,
+      worktree,
+      taskId,
+      base: "main",
+      kind: "code",
+      attempt: 1,
+      evidenceDir: path.join(repo.root, ".air", "local", "evidence", taskId, "attempt-1"),
+      requires: ALL,
+      ...extra,
+    })
+  }
+
+  const withFunction = (body: string) => CALC_CPP + "\n" + body + "\n"
+
+  test("a done with no commit on the task branch is refused at the commit gate", async () => {
+    const { wt } = await task("no-commit", async (ws) => {
+      await ws.write("src/calc.cpp", withFunction("int mul(int a, int b) { return a * b; }"))
+    })
+    const report = await gates("no-commit", wt.path)
+    expect(report.passed).toBe(false)
+    expect(report.failedGate).toBe("commit")
+    expect(report.message).toMatch(/no commit ahead of main/)
+    expect(report.gates.map((g) => g.gate)).toEqual(["commit"])
+  })
+
+  test("uncommitted changes are refused: uncommitted work is not evidence", async () => {
+    const { wt } = await task("dirty", async (ws) => {
+      await ws.write("src/calc.cpp", withFunction("int mul(int a, int b) { return a * b; }"))
+      await ws.commitAll("mul")
+      await ws.write("include/calc.h", "#pragma once\nint add(int a, int b);\nint sub(int a, int b);\nint mul(int a, int b);\n")
+    })
+    const report = await gates("dirty", wt.path)
+    expect(report.failedGate).toBe("commit")
+    expect(report.message).toContain("uncommitted changes: include/calc.h")
+    expect(report.message).toContain("not evidence")
+  })
+
+  test("an untracked file the commit lacks is refused too (the build would pass on files the merge would not carry)", async () => {
+    const { wt } = await task("untracked", async (ws) => {
+      await ws.write("src/calc.cpp", withFunction("int mul(int a, int b) { return a * b; }"))
+      await ws.commitAll("mul")
+      await ws.write("src/helper.cpp", "int helper() { return 1; }\n")
+    })
+    const report = await gates("untracked", wt.path)
+    expect(report.failedGate).toBe("commit")
+    expect(report.message).toContain("src/helper.cpp")
+  })
+
+  test("a commit with an empty diff is refused at the diff gate", async () => {
+    const { wt } = await task("empty-diff", async (ws) => {
+      await ws.git(["commit", "--quiet", "--allow-empty", "-m", "done (nothing changed)"])
+    })
+    const report = await gates("empty-diff", wt.path)
+    expect(report.failedGate).toBe("diff")
+    expect(report.message).toMatch(/diff is empty/)
+    expect(report.gates.map((g) => [g.gate, g.passed])).toEqual([
+      ["commit", true],
+      ["diff", false],
+    ])
+  })
+
+  test("a syntax error fails the build gate with the compiler's first error in the message", async () => {
+    const { wt } = await task("build-fails", async (ws) => {
+      await ws.write("src/calc.cpp", withFunction("int mul(int a, int b) {\n  return a * b\n}"))
+      await ws.commitAll("mul, missing semicolon")
+    })
+    const report = await gates("build-fails", wt.path)
+    expect(report.failedGate).toBe("build")
+    expect(report.message).toMatch(/src\/calc\.cpp:12:\d+: error: expected [‘']?;/)
+    expect(report.message).not.toContain(wt.path + "/src")
+    const build = report.gates.find((g) => g.gate === "build")!
+    expect(build.logPath).toBe(path.join(report.evidenceDir, "build.log"))
+    const log = await readFile(build.logPath!, "utf8")
+    expect(log).toContain("$ cmake --build .air-build -j2")
+    expect(log).toMatch(/error: expected [‘']?;/)
+  })
+
+  test("a failing test fails the test gate, naming the test and its output", async () => {
+    const { wt } = await task("test-fails", async (ws) => {
+      await ws.write("src/calc.cpp", CALC_CPP.replace("return a - b;", "return a + b;"))
+      await ws.commitAll("sub, wrongly")
+    })
+    const report = await gates("test-fails", wt.path)
+    expect(report.failedGate).toBe("test")
+    expect(report.message).toContain("calc_test (Failed)")
+    expect(report.message).toContain("FAIL: sub(5, 3): expected 2, got 8")
+    expect(await readFile(path.join(report.evidenceDir, "test.log"), "utf8")).toContain("ctest --test-dir .air-build")
+    expect(report.gates.map((g) => [g.gate, g.passed])).toEqual([
+      ["commit", true],
+      ["diff", true],
+      ["build", true],
+      ["test", false],
+    ])
+  })
+
+  test("a cppcheck error in a changed file fails the analysis gate with file:line", async () => {
+    const { wt } = await task("cppcheck-error", async (ws) => {
+      await ws.write("src/calc.cpp", withFunction("int oops() {\n  int a[2] = {0, 0};\n  a[5] = 1;\n  return a[0];\n}"))
+      await ws.commitAll("oops")
+    })
+    const report = await gates("cppcheck-error", wt.path)
+    const line = withFunction("int oops() {\n  int a[2] = {0, 0};\n  a[5] = 1;").trimEnd().split("\n").length
+    expect(report.failedGate).toBe("analysis")
+    expect(report.message).toContain(`src/calc.cpp:${line}: arrayIndexOutOfBounds`)
+    expect(report.findings).toContainEqual(
+      expect.objectContaining({ file: "src/calc.cpp", line, severity: "error", id: "arrayIndexOutOfBounds" }),
+    )
+    expect(await readFile(path.join(report.evidenceDir, "cppcheck.log"), "utf8")).toContain("arrayIndexOutOfBounds")
+  })
+
+  test("a style-only finding passes, is recorded, and every piece of evidence is written", async () => {
+    const { wt } = await task("style-only", async (ws) => {
+      await ws.write("src/calc.cpp", withFunction("int mul(int a, int b) {\n  int unused = 0;\n  unused = 1;\n  return a * b;\n}"))
+      await ws.write("README.md", "calc with mul\n")
+      await ws.commitAll("mul")
+    })
+    const report = await gates("style-only", wt.path)
+    expect(report.message).toContain("all gates passed")
+    expect(report.passed).toBe(true)
+    expect(report.failedGate).toBeUndefined()
+    expect(report.gates.map((g) => g.gate)).toEqual(["commit", "diff", "build", "test", "analysis", "evidence"])
+    expect(report.findings.length).toBeGreaterThan(0)
+    expect(report.findings.every((f) => f.severity !== "error")).toBe(true)
+    expect(report.findings).toContainEqual(expect.objectContaining({ file: "src/calc.cpp", id: "unreadVariable" }))
+    expect(report.changedFiles).toEqual(["README.md", "src/calc.cpp"])
+
+    for (const name of ["build.log", "test.log", "cppcheck.log", "diff.patch", "report.json"]) {
+      expect(existsSync(path.join(report.evidenceDir, name)), name).toBe(true)
+    }
+    const onDisk = Gates.GateReport.parse(JSON.parse(await readFile(path.join(report.evidenceDir, "report.json"), "utf8")))
+    expect(onDisk).toEqual(report)
+    expect(await readFile(path.join(report.evidenceDir, "diff.patch"), "utf8")).toContain("+int mul(int a, int b) {")
+    // cppcheck ran on the changed C++ file only, not README.md nor unchanged files.
+    const log = await readFile(path.join(report.evidenceDir, "cppcheck.log"), "utf8")
+    expect(log).toMatch(/\$ cppcheck .* -I include -I src src\/calc\.cpp\n/)
+    // The build directory and the evidence stay out of git.
+    expect((await repo.at(wt.path).git(["status", "--porcelain"])).trim()).toBe("")
+    expect((await repo.git(["status", "--porcelain"])).trim()).toBe("")
+  })
+
+  test("cppcheck missing blocks the analysis with an install hint, never a silent pass", async () => {
+    const { wt } = await task("no-cppcheck", async (ws) => {
+      await ws.write("src/calc.cpp", withFunction("int mul(int a, int b) { return a * b; }"))
+      await ws.commitAll("mul")
+    })
+    // A PATH with only the tools the remaining steps need: no cppcheck.
+    const bin = await mkdtemp(path.join(tmpdir(), "air-path-"))
+    try {
+      await symlink("/bin/sh", path.join(bin, "sh"))
+      const report = await gates("no-cppcheck", wt.path, {
+        toolchain: { schemaVersion: 1, build: [], test: [] },
+        requires: ["diff", "analysis"],
+        env: { ...process.env, PATH: bin },
+      })
+      expect(report.passed).toBe(false)
+      expect(report.failedGate).toBe("tool-missing")
+      expect(report.message).toContain("sudo apt-get install cppcheck")
+      expect(report.gates.at(-1)).toMatchObject({ gate: "analysis", passed: false, missingTool: "cppcheck" })
+    } finally {
+      await rm(bin, { recursive: true, force: true })
+    }
+  })
+
+  test("changes without C/C++ files pass the analysis with a note, and a task with no C/C++ change is not analysed", async () => {
+    const { wt } = await task("docs-only", async (ws) => {
+      await ws.write("docs/usage.md", "use add and sub\n")
+      await ws.commitAll("docs")
+    })
+    const report = await gates("docs-only", wt.path, {
+      kind: "docs",
+      requires: ["diff"],
+      toolchain: { schemaVersion: 1 },
+    })
+    expect(report.passed).toBe(true)
+    expect(report.gates.find((g) => g.gate === "analysis")).toMatchObject({ passed: true, ran: false, summary: "no C/C++ files changed" })
+  })
+
+  test("a test task whose toolchain has no test command fails the evidence gate", async () => {
+    const { wt } = await task("needs-tests", async (ws) => {
+      await ws.write("src/calc.cpp", withFunction("int mul(int a, int b) { return a * b; }"))
+      await ws.commitAll("mul")
+    })
+    const report = await gates("needs-tests", wt.path, {
+      kind: "test",
+      requires: ["diff", "build", "test"],
+      toolchain: { schemaVersion: 1, build: ["true"], test: [] },
+    })
+    expect(report.failedGate).toBe("evidence")
+    expect(report.message).toContain("no test command configured")
+    expect(report.gates.find((g) => g.gate === "test")).toMatchObject({ passed: true, ran: false })
+  })
+
+  test("a command that outlives the timeout is stopped and fails its gate", async () => {
+    const { wt } = await task("slow-build", async (ws) => {
+      await ws.write("src/calc.cpp", withFunction("int mul(int a, int b) { return a * b; }"))
+      await ws.commitAll("mul")
+    })
+    const started = Date.now()
+    const report = await gates("slow-build", wt.path, {
+      toolchain: { schemaVersion: 1, build: ["sleep 30"], timeoutMs: 300 },
+    })
+    expect(Date.now() - started).toBeLessThan(10_000)
+    expect(report.failedGate).toBe("build")
+    expect(report.message).toContain("did not finish within 0 s")
+  })
+
+  test("without toolchain.json, CMake is detected; without CMakeLists.txt there is nothing to build, and it says so", async () => {
+    const detected = await Toolchain.detect(repo.root)
+    expect(detected.source).toBe("detected")
+    expect(detected.rules.build).toEqual([
+      "cmake -S . -B .air-build -DCMAKE_BUILD_TYPE=Debug",
+      "cmake --build .air-build -j2",
+    ])
+    expect(detected.rules.test).toEqual(["ctest --test-dir .air-build --output-on-failure"])
+    const none = await Toolchain.detect(path.join(repo.root, "src"))
+    expect(none.source).toBe("none")
+    expect(none.rules.build).toEqual([])
+    expect(none.note).toMatch(/no build or test command/)
+  })
+  test("toolchain.json in the project root replaces detection; a malformed one is a clear error", async () => {
+    // Its own repository: toolchain.json applies to every task of a project.
+    const own = await createCppRepo()
+    const wt = await Worktrees.create(own.root, "custom-rules", "main")
+    await (async (ws: Workspace) => {
+      await ws.write("src/calc.cpp", withFunction("int mul(int a, int b) { return a * b; }"))
+      await ws.commitAll("mul")
+    })(own.at(wt.path))
+    const rules = path.join(own.root, Toolchain.RULES_PATH)
+    await mkdir(path.dirname(rules), { recursive: true })
+    try {
+      await own.write(
+        Toolchain.RULES_PATH,
+        JSON.stringify({ schemaVersion: 1, build: ["echo custom-build-ran"], test: ["exit 3"] }),
+      )
+      const report = await gates("custom-rules", wt.path, { root: own.root, evidenceDir: path.join(own.root, ".air/local/evidence/custom-rules/attempt-1") })
+      expect(report.toolchain.source).toBe("file")
+      expect(await readFile(path.join(report.evidenceDir, "build.log"), "utf8")).toContain("custom-build-ran")
+      expect(report.failedGate).toBe("test")
+      expect(report.message).toContain("`exit 3` exited with 3")
+
+      await own.write(Toolchain.RULES_PATH, JSON.stringify({ schemaVersion: 2, build: "make" }))
+      const error = await gates("custom-rules", wt.path, { root: own.root, evidenceDir: path.join(own.root, ".air/local/evidence/custom-rules/attempt-1") }).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(Toolchain.RulesInvalid)
+      expect((error as Error).message).toMatch(/schemaVersion/)
+      expect((error as Error).message).toMatch(/build/)
+    } finally {
+      await own.cleanup()
+    }
+  })
+})
