@@ -1,0 +1,41 @@
+import type { WorkerRole } from "./event.schema"
+
+/**
+ * What the machine asks the runtime to do. Every command carries an id that is stable across replays,
+ * so a command re-issued after a crash is recognised and not carried out twice.
+ */
+export type Command =
+  | { type: "dispatch"; id: string; taskId: string; role: WorkerRole; attempt: number; reason: string }
+  | { type: "abort"; id: string; taskId: string; sessionId: string }
+  | { type: "runGates"; id: string; taskId: string }
+  | { type: "review"; id: string; taskId: string }
+  | { type: "merge"; id: string; taskId: string }
+  | { type: "revert"; id: string; taskId: string }
+  | { type: "consult"; id: string; taskId: string; options: ConsultOption[]; question: string }
+  | { type: "ask"; id: string; questionId: string; text: string }
+  | { type: "notify"; id: string; text: string }
+  | { type: "reviewMilestone"; id: string; phase: number }
+  | { type: "replan"; id: string; text: string }
+  | { type: "finish"; id: string; status: "done" | "blocked" }
+
+export type CommandType = Command["type"]
+
+/** The choices the code offers the scheduler agent when a rule cannot decide. */
+export const CONSULT_OPTIONS = ["debug-again", "executor-again", "review-again", "block"] as const
+export type ConsultOption = (typeof CONSULT_OPTIONS)[number]
+
+/** Command ids: built from counters in the state, so replaying the same events yields the same ids. */
+export const commandId = {
+  dispatch: (taskId: string, role: WorkerRole, attempt: number) => `dispatch:${taskId}:${role}:${attempt}`,
+  abort: (taskId: string, sessionId: string) => `abort:${taskId}:${sessionId}`,
+  runGates: (taskId: string, run: number) => `gates:${taskId}:${run}`,
+  review: (taskId: string, run: number) => `review:${taskId}:${run}`,
+  merge: (taskId: string, run: number) => `merge:${taskId}:${run}`,
+  revert: (taskId: string, eventCount: number) => `revert:${taskId}:${eventCount}`,
+  consult: (taskId: string, n: number) => `consult:${taskId}:${n}`,
+  ask: (questionId: string) => `ask:${questionId}`,
+  notify: (eventCount: number, n: number) => `notify:${eventCount}:${n}`,
+  reviewMilestone: (phase: number, eventCount: number) => `milestone:${phase}:${eventCount}`,
+  replan: (eventCount: number) => `replan:${eventCount}`,
+  finish: (status: string, eventCount: number) => `finish:${status}:${eventCount}`,
+}

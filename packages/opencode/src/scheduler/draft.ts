@@ -1,0 +1,369 @@
+import { commandId, type Command, type ConsultOption } from "./command"
+import { tasksConflict } from "./conflicts"
+import type { Event, WorkerRole } from "./event.schema"
+import { graphIndex, isLive } from "./graph-index"
+import { compareIds } from "./names"
+import { ACTIVE_STATUSES, type Failure, type SchedulerState, type TaskRuntime } from "./state"
+import type { TaskGraph, TaskNode, TaskStatus } from "./task.schema"
+
+/**
+ * The next state while one event is being applied. The previous state is never written to: arrays are
+ * copied the first time they change, so a refused event simply drops its draft, and the cost of an event
+ * is the tasks it touches plus one copy of the task array (a pointer copy, not a deep one).
+ */
+export class Draft {
+  readonly s: SchedulerState
+  readonly commands: Command[] = []
+  private tasksCopied = false
+  private activeCopied = false
+  private readyCopied = false
+  private queueCopied = false
+  private notices = 0
+
+  constructor(
+    prev: SchedulerState,
+    readonly event: Event,
+  ) {
+    this.s = { ...prev, eventCount: prev.eventCount + 1, lastAt: event.at }
+  }
+
+  get graph(): TaskGraph {
+    if (!this.s.graph) throw new Error("no graph")
+    return this.s.graph
+  }
+
+  indexOf(id: string): number | undefined {
+    return this.s.graph ? graphIndex(this.s.graph).indexOf.get(id) : undefined
+  }
+
+  node(id: string): TaskNode {
+    return this.graph.tasks[this.indexOf(id)!]!
+  }
+
+  task(id: string): TaskRuntime | undefined {
+    const i = this.indexOf(id)
+    return i === undefined ? undefined : this.s.tasks[i]
+  }
+
+  /** Replaces fields of one task; a status change goes through setStatus so the indexes follow. */
+  patch(id: string, fields: Partial<Omit<TaskRuntime, "id" | "status" | "history">>): TaskRuntime {
+    const i = this.indexOf(id)!
+    if (!this.tasksCopied) {
+      this.s.tasks = this.s.tasks.slice()
+      this.tasksCopied = true
+    }
+    const next = { ...this.s.tasks[i]!, ...fields }
+    this.s.tasks[i] = next
+    return next
+  }
+
+  setStatus(id: string, to: TaskStatus, note: string | null = null): void {
+    const i = this.indexOf(id)!
+    const current = this.s.tasks[i]!
+    const from = current.status
+    if (!this.tasksCopied) {
+      this.s.tasks = this.s.tasks.slice()
+      this.tasksCopied = true
+    }
+    this.s.tasks[i] = {
+      ...current,
+      status: to,
+      history: [...current.history, { at: this.event.at, event: this.event.type, from, to, note }],
+    }
+    const wasActive = ACTIVE_STATUSES.has(from)
+    const isActive = ACTIVE_STATUSES.has(to)
+    if (wasActive && !isActive) this.activeList().splice(this.s.active.indexOf(id), 1)
+    if (!wasActive && isActive) this.activeList().push(id)
+    if (from === "pending" && to !== "pending") this.dropReady(id)
+    if (from === "merge_queued" && to !== "merge_queued") {
+      const at = this.s.mergeQueue.indexOf(id)
+      if (at >= 0) this.queue().splice(at, 1)
+    }
+  }
+
+  private activeList(): string[] {
+    if (!this.activeCopied) {
+      this.s.active = this.s.active.slice()
+      this.activeCopied = true
+    }
+    return this.s.active
+  }
+
+  private readyList(): string[] {
+    if (!this.readyCopied) {
+      this.s.ready = this.s.ready.slice()
+      this.readyCopied = true
+    }
+    return this.s.ready
+  }
+
+  queue(): string[] {
+    if (!this.queueCopied) {
+      this.s.mergeQueue = this.s.mergeQueue.slice()
+      this.queueCopied = true
+    }
+    return this.s.mergeQueue
+  }
+
+  private dropReady(id: string): void {
+    const at = this.s.ready.indexOf(id)
+    if (at >= 0) this.readyList().splice(at, 1)
+  }
+
+  /** Puts a pending task with no unmerged dependency into the ready list, keeping dispatch order. */
+  offerReady(id: string): void {
+    const task = this.task(id)!
+    if (task.status !== "pending" || task.remainingDeps > 0 || task.waitingOn !== null) return
+    if (this.s.merging === id) return // its branch is still being merged; it may start once that settles
+    if (this.s.ready.includes(id)) return
+    const node = this.node(id)
+    const list = this.readyList()
+    let lo = 0
+    let hi = list.length
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      const other = this.node(list[mid]!)
+      if (other.phase < node.phase || (other.phase === node.phase && compareIds(other.id, node.id) < 0)) lo = mid + 1
+      else hi = mid
+    }
+    list.splice(lo, 0, id)
+  }
+
+  /** Rebuilds the ready list and the dependency counts from scratch: after a graph change only. */
+  rebuildReady(): void {
+    const graph = this.graph
+    const { indexOf } = graphIndex(graph)
+    const ready: string[] = []
+    graph.tasks.forEach((node, i) => {
+      const task = this.s.tasks[i]!
+      if (task.status !== "pending") return
+      let remaining = 0
+      for (const dep of node.deps) if (this.s.tasks[indexOf.get(dep)!]?.status !== "merged") remaining++
+      if (remaining !== task.remainingDeps) this.patch(task.id, { remainingDeps: remaining })
+      if (remaining === 0 && task.waitingOn === null && this.s.merging !== task.id) ready.push(task.id)
+    })
+    ready.sort((a, b) => this.node(a).phase - this.node(b).phase || compareIds(a, b))
+    this.s.ready = ready
+    this.readyCopied = true
+  }
+
+  emit(command: Command): void {
+    this.commands.push(command)
+  }
+
+  notify(text: string): void {
+    this.emit({ type: "notify", id: commandId.notify(this.s.eventCount, this.notices++), text })
+  }
+
+  // ── the moves the rules are made of ─────────────────────────────────────────────────────────────
+
+  dispatch(id: string, role: WorkerRole, reason: string): void {
+    const task = this.task(id)!
+    const attempt = task.attempts + 1
+    this.setStatus(id, role === "executor" ? "running" : "debugging", reason)
+    this.patch(id, { attempts: attempt, role, sessionId: null, gatesStarted: false, resume: null, waitingOn: null })
+    this.emit({ type: "dispatch", id: commandId.dispatch(id, role, attempt), taskId: id, role, attempt, reason })
+  }
+
+  runGates(id: string, note: string | null): void {
+    const task = this.task(id)!
+    this.setStatus(id, "gating", note)
+    this.patch(id, { gateRuns: task.gateRuns + 1, sessionId: null, gatesStarted: false, resume: null })
+    this.emit({ type: "runGates", id: commandId.runGates(id, task.gateRuns + 1), taskId: id })
+  }
+
+  review(id: string, note: string | null): void {
+    const task = this.task(id)!
+    this.setStatus(id, "reviewing", note)
+    this.patch(id, { reviewRuns: task.reviewRuns + 1, reviewSessionId: null, resume: null })
+    this.emit({ type: "review", id: commandId.review(id, task.reviewRuns + 1), taskId: id })
+  }
+
+  /** Repairs spend the task's budget; when it is spent a rule can no longer decide, so the model is consulted. */
+  repairOrConsult(id: string, role: WorkerRole, reason: string, failure: Failure, fallback: ConsultOption[]): void {
+    const task = this.task(id)!
+    this.patch(id, { lastFailure: failure })
+    if (task.repairs < this.s.config!.repairBudget) {
+      this.patch(id, { repairs: task.repairs + 1 })
+      this.dispatch(id, role, reason)
+      return
+    }
+    this.consult(id, `task ${id}: repair budget of ${this.s.config!.repairBudget} spent; last failure: ${reason}`, fallback)
+  }
+
+  consult(id: string, question: string, options: ConsultOption[]): void {
+    const task = this.task(id)!
+    this.setStatus(id, "consulting", question)
+    this.patch(id, { consults: task.consults + 1, consultOptions: options, sessionId: null, reviewSessionId: null })
+    this.emit({ type: "consult", id: commandId.consult(id, task.consults + 1), taskId: id, options, question })
+  }
+
+  /** Blocks a task and asks the user, through Main, the one question that would unblock it. */
+  block(id: string, reason: string, resume: NonNullable<TaskRuntime["resume"]>): void {
+    const task = this.task(id)!
+    const questionId = `${id}:blocked:${task.blocks + 1}`
+    this.setStatus(id, "blocked", reason)
+    this.patch(id, { blocks: task.blocks + 1, resume, sessionId: null, reviewSessionId: null, consultOptions: null })
+    const text = `Task ${id} (${this.node(id).title}) is blocked: ${reason}. How should it continue?`
+    this.s.questions = [...this.s.questions, { questionId, taskId: id, text }]
+    this.emit({ type: "ask", id: commandId.ask(questionId), questionId, text })
+    this.notify(`task ${id} blocked: ${reason}`)
+  }
+
+  /** Stops whatever session works on the task now. */
+  abortSessions(id: string): void {
+    const task = this.task(id)!
+    if (task.sessionId) this.emit({ type: "abort", id: commandId.abort(id, task.sessionId), taskId: id, sessionId: task.sessionId })
+    if (task.reviewSessionId)
+      this.emit({ type: "abort", id: commandId.abort(id, task.reviewSessionId), taskId: id, sessionId: task.reviewSessionId })
+    if (task.sessionId || task.reviewSessionId) this.patch(id, { sessionId: null, reviewSessionId: null })
+  }
+
+  enqueueMerge(id: string): void {
+    this.setStatus(id, "merge_queued", null)
+    this.queue().push(id)
+    this.pumpMerge()
+  }
+
+  /** Merges go one at a time: the next starts only when none is in flight. */
+  pumpMerge(): void {
+    if (this.s.merging !== null || this.s.mergeQueue.length === 0) return
+    const id = this.queue()[0]!
+    const task = this.task(id)!
+    this.setStatus(id, "merging", null) // also takes it off the queue
+    this.s.merging = id
+    this.patch(id, { mergeRuns: task.mergeRuns + 1 })
+    this.emit({ type: "merge", id: commandId.merge(id, task.mergeRuns + 1), taskId: id })
+  }
+
+  revert(id: string): void {
+    this.emit({ type: "revert", id: commandId.revert(id, this.s.eventCount), taskId: id })
+  }
+
+  markMerged(id: string, commit: string, tag: string): void {
+    this.setStatus(id, "merged", commit)
+    this.patch(id, { merged: { commit, tag }, sessionId: null, reviewSessionId: null, resume: null })
+    const i = this.indexOf(id)!
+    for (const d of graphIndex(this.graph).dependents[i]!) {
+      const dependent = this.s.tasks[d]!
+      if (!isLive(this.graph.tasks[d]!)) continue
+      const remainingDeps = Math.max(0, dependent.remainingDeps - 1)
+      this.patch(dependent.id, { remainingDeps })
+      if (remainingDeps === 0) this.offerReady(dependent.id)
+    }
+  }
+
+  /**
+   * Starts ready tasks while the cap allows: lowest phase first, then id order. A task that conflicts with
+   * one in flight is passed over, not dropped: it stays ready for a later turn.
+   */
+  schedule(): void {
+    const s = this.s
+    if (s.stage === "running" && !s.paused && !s.frozen && !s.runBudgetSpent && s.config) {
+      const cap = s.config.concurrency
+      let i = 0
+      while (i < s.ready.length && s.active.length < cap) {
+        const id = s.ready[i]!
+        const node = this.node(id)
+        if (node.phase > s.currentPhase) break
+        if (!this.conflictsWithActive(node)) {
+          this.start(id)
+          continue // start() took it off the ready list, so the same index now holds the next task
+        }
+        i++
+      }
+    }
+    this.settle()
+  }
+
+  private conflictsWithActive(node: TaskNode): boolean {
+    for (const other of this.s.active) if (tasksConflict(this.node(other), node)) return true
+    return false
+  }
+
+  private start(id: string): void {
+    const task = this.task(id)!
+    if (task.resume === "gates") this.runGates(id, "resumed")
+    else if (task.resume === "review") this.review(id, "resumed")
+    else this.dispatch(id, "executor", task.attempts === 0 ? "start" : "resume after the user's answer")
+  }
+
+  /** When nothing is in flight: the phase is complete (milestone or finish) or the run is stuck (blocked). */
+  settle(): void {
+    const s = this.s
+    if (s.stage !== "running" || s.paused || s.frozen || s.active.length > 0 || s.merging !== null) return
+    if (s.runBudgetSpent) return this.finishBlocked()
+    const graph = this.graph
+    let phaseOpen = false
+    let phaseMerged = false
+    let nextPhase = Infinity
+    graph.tasks.forEach((node, i) => {
+      if (!isLive(node)) return
+      const status = s.tasks[i]!.status
+      if (node.phase === s.currentPhase) {
+        if (status === "merged") phaseMerged = true
+        else phaseOpen = true
+      } else if (node.phase > s.currentPhase && status !== "merged") nextPhase = Math.min(nextPhase, node.phase)
+    })
+    if (phaseOpen) return this.finishBlocked()
+    if (nextPhase === Infinity) return this.finish("done")
+    if (!phaseMerged) {
+      s.currentPhase = nextPhase
+      return this.schedule()
+    }
+    const commandIdText = commandId.reviewMilestone(s.currentPhase, s.eventCount)
+    s.stage = "milestone"
+    s.milestone = { phase: s.currentPhase, reviewing: false, commandId: commandIdText }
+    this.emit({ type: "reviewMilestone", id: commandIdText, phase: s.currentPhase })
+    this.notify(`phase ${s.currentPhase} merged; the Architect reviews the milestone before phase ${nextPhase} starts`)
+  }
+
+  /** Nothing can run: park the tasks that wait on blocked ones, so every task ends merged, blocked or invalidated. */
+  private finishBlocked(): void {
+    const { indexOf } = graphIndex(this.graph)
+    this.graph.tasks.forEach((node, i) => {
+      const task = this.s.tasks[i]!
+      if (!isLive(node) || task.status !== "pending") return
+      const dep = node.deps.find((d) => this.s.tasks[indexOf.get(d)!]?.status !== "merged")
+      const waitingOn = this.s.runBudgetSpent ? "run budget" : dep ?? `phase ${this.s.currentPhase}`
+      this.setStatus(task.id, "blocked", `waits on ${waitingOn}`)
+      this.patch(task.id, { waitingOn })
+    })
+    this.finish("blocked")
+  }
+
+  private finish(status: "done" | "blocked"): void {
+    const s = this.s
+    s.stage = "finished"
+    s.finished = { status }
+    const counts = countStatuses(s.tasks)
+    this.emit({ type: "finish", id: commandId.finish(status, s.eventCount), status })
+    this.notify(
+      status === "done"
+        ? `run finished: ${counts.merged ?? 0} tasks merged`
+        : `run stopped, blocked: ${counts.merged ?? 0} merged, ${counts.blocked ?? 0} blocked; ${s.questions.length} question(s) wait for an answer`,
+    )
+  }
+
+  /** Brings parked tasks back when the run can move again (an answer arrived, a change was requested). */
+  reopen(): void {
+    const s = this.s
+    if (s.stage === "finished") {
+      s.stage = "running"
+      s.finished = null
+    }
+    if (s.runBudgetSpent) return
+    s.tasks.forEach((task) => {
+      if (task.status !== "blocked" || task.waitingOn === null) return
+      this.setStatus(task.id, "pending", "reopened")
+      this.patch(task.id, { waitingOn: null })
+      this.offerReady(task.id)
+    })
+  }
+}
+
+export function countStatuses(tasks: readonly TaskRuntime[]): Partial<Record<TaskStatus, number>> {
+  const counts: Partial<Record<TaskStatus, number>> = {}
+  for (const task of tasks) counts[task.status] = (counts[task.status] ?? 0) + 1
+  return counts
+}

@@ -1,0 +1,86 @@
+import { z } from "zod"
+import { PlanDelta } from "./delta.schema"
+import { ReviewReport, WorkerResult } from "./report.schema"
+import { TaskGraph, TaskNode } from "./task.schema"
+
+export const RunConfig = z.object({
+  concurrency: z.number().int().min(1),
+  repairBudget: z.number().int().min(0),
+  stallRetries: z.number().int().min(0),
+  inactivityMs: z.number().int().min(1),
+  wallClockMs: z.number().int().min(1),
+  autoConfirm: z.boolean(),
+})
+export type RunConfig = z.infer<typeof RunConfig>
+
+export const DEFAULT_RUN_CONFIG: RunConfig = {
+  concurrency: 4,
+  repairBudget: 3,
+  stallRetries: 1,
+  inactivityMs: 10 * 60_000,
+  wallClockMs: 60 * 60_000,
+  autoConfirm: false,
+}
+
+export const WORKER_ROLES = ["executor", "debugger"] as const
+export type WorkerRole = (typeof WORKER_ROLES)[number]
+
+export const GATES = ["commit", "diff", "build", "test", "analysis", "evidence", "tool-missing"] as const
+export type Gate = (typeof GATES)[number]
+
+export const BUDGET_KINDS = ["requests", "tokens", "cost", "minutes"] as const
+
+const at = z.string().min(1).describe("ISO time stamp given by the runtime; the machine never reads a clock")
+const taskId = z.string().min(1)
+
+function event<T extends string, S extends z.ZodRawShape>(type: T, shape: S) {
+  return z.object({ type: z.literal(type), at, ...shape })
+}
+
+export const Event = z.discriminatedUnion("type", [
+  event("run.started", { runId: z.string().min(1), requirement: z.string(), config: RunConfig }),
+  event("plan.proposed", { summary: z.string() }),
+  event("plan.confirmed", {}),
+  event("graph.accepted", { graph: TaskGraph }),
+  event("task.dispatched", {
+    taskId,
+    role: z.enum(WORKER_ROLES),
+    sessionId: z.string().min(1),
+    attempt: z.number().int().min(1),
+  }),
+  event("worker.reported", { taskId, sessionId: z.string().min(1), result: WorkerResult }),
+  event("worker.failed", {
+    taskId,
+    sessionId: z.string().min(1),
+    reason: z.enum(["error", "aborted", "stalled", "timeout"]),
+    message: z.string(),
+  }),
+  event("gates.started", { taskId }),
+  event("gates.passed", { taskId, evidence: z.record(z.string(), z.string()) }),
+  event("gates.failed", { taskId, gate: z.enum(GATES), message: z.string(), evidencePath: z.string() }),
+  event("review.started", { taskId, sessionId: z.string().min(1) }),
+  event("review.reported", { taskId, report: ReviewReport }),
+  event("merge.started", { taskId }),
+  event("merge.succeeded", { taskId, commit: z.string().min(1), tag: z.string().min(1) }),
+  event("merge.conflicted", { taskId, files: z.array(z.string()) }),
+  event("milestone.reached", { phase: z.number().int().min(1) }),
+  event("milestone.reviewed", {
+    phase: z.number().int().min(1),
+    verdict: z.enum(["pass", "fail"]),
+    fixTasks: z.array(TaskNode).optional(),
+  }),
+  event("change.requested", { text: z.string().min(1) }),
+  event("delta.accepted", { delta: PlanDelta }),
+  event("consult.answered", { taskId, choice: z.string() }),
+  event("question.answered", { questionId: z.string().min(1), answer: z.string() }),
+  event("budget.spent", { taskId: taskId.optional(), kind: z.enum(BUDGET_KINDS) }),
+  event("timer.fired", { taskId, kind: z.enum(["inactivity", "wallclock"]) }),
+  event("run.paused", {}),
+  event("run.resumed", {}),
+])
+export type Event = z.infer<typeof Event>
+export type EventType = Event["type"]
+export type EventOf<T extends EventType> = Extract<Event, { type: T }>
+
+/** An event as written to events.jsonl: the store numbers each line. */
+export type StoredEvent = Event & { seq: number }

@@ -1,0 +1,44 @@
+import type { TaskGraph, TaskNode } from "./task.schema"
+
+/**
+ * Lookups derived from a graph. A graph is never mutated (every change makes a new one), so the index is
+ * built once per graph object and cached beside it.
+ */
+export interface GraphIndex {
+  readonly indexOf: ReadonlyMap<string, number>
+  /** dependents[i]: indices of the tasks that list tasks[i] among their deps. */
+  readonly dependents: readonly (readonly number[])[]
+  readonly phases: readonly number[]
+}
+
+const cache = new WeakMap<TaskGraph, GraphIndex>()
+
+export function graphIndex(graph: TaskGraph): GraphIndex {
+  const cached = cache.get(graph)
+  if (cached) return cached
+  const indexOf = new Map<string, number>()
+  graph.tasks.forEach((task, i) => {
+    if (!indexOf.has(task.id)) indexOf.set(task.id, i)
+  })
+  const dependents: number[][] = graph.tasks.map(() => [])
+  const phases = new Set<number>()
+  graph.tasks.forEach((task, i) => {
+    if (task.status !== "invalidated") phases.add(task.phase)
+    for (const dep of task.deps) {
+      const d = indexOf.get(dep)
+      if (d !== undefined) dependents[d]!.push(i)
+    }
+  })
+  const index: GraphIndex = { indexOf, dependents, phases: [...phases].sort((a, b) => a - b) }
+  cache.set(graph, index)
+  return index
+}
+
+export function taskById(graph: TaskGraph, id: string): TaskNode | undefined {
+  const i = graphIndex(graph).indexOf.get(id)
+  return i === undefined ? undefined : graph.tasks[i]
+}
+
+export function isLive(task: TaskNode): boolean {
+  return task.status !== "invalidated"
+}

@@ -1,0 +1,456 @@
+import type { Command, ConsultOption } from "./command"
+import { Draft } from "./draft"
+import type { Event, EventOf, EventType } from "./event.schema"
+import { graphIndex, isLive } from "./graph-index"
+import { reviewPasses } from "./report.schema"
+import { initialState, newTaskRuntime, type SchedulerState, type Stage, type TaskRuntime } from "./state"
+import { KIND_RULES, type TaskStatus } from "./task.schema"
+import { validateDelta, validateGraph, type ValidationError } from "./validate"
+
+export type TransitionResult = { state: SchedulerState; commands: Command[] } | { refused: string }
+
+/**
+ * The Scheduler's rules: (state, event) → (state, commands). Pure: no clock, no randomness, no I/O; time
+ * comes inside events. An event the rules do not allow in this state is refused with the reason, and the
+ * state is left as it was.
+ */
+export function transition(state: SchedulerState, event: Event): TransitionResult {
+  const draft = new Draft(state, event)
+  const handler = RULES[event.type] as Handler<EventType>
+  const refusal = handler(draft, event)
+  if (refusal) return { refused: refusal }
+  return { state: draft.s, commands: draft.commands }
+}
+
+export function isRefused(result: TransitionResult): result is { refused: string } {
+  return "refused" in result
+}
+
+/** Returns a refusal reason, or nothing when the event was applied to the draft. */
+type Handler<T extends EventType> = (d: Draft, e: EventOf<T>) => string | undefined
+
+const WORKER_STATUSES: readonly TaskStatus[] = ["running", "debugging"]
+
+/** The transition table: one entry per event type. */
+const RULES: { [T in EventType]: Handler<T> } = {
+  "run.started": (d, e) => {
+    if (d.s.stage !== "idle" && d.s.stage !== "finished")
+      return `run ${d.s.runId} is in progress (stage: ${d.s.stage}); a new run starts only after it finished`
+    if (d.s.stage === "finished") Object.assign(d.s, { ...initialState(), eventCount: d.s.eventCount, lastAt: e.at })
+    Object.assign(d.s, { stage: "planning", runId: e.runId, requirement: e.requirement, config: e.config })
+    d.notify(`run ${e.runId} started; the Architect is planning`)
+  },
+
+  "plan.proposed": (d, e) => {
+    const refusal = needStage(d, ["planning", "confirming", "confirmed"], "a plan can be proposed only before the graph is accepted; later changes go through change.requested")
+    if (refusal) return refusal
+    d.s.planSummary = e.summary
+    d.s.stage = d.s.config!.autoConfirm ? "confirmed" : "confirming"
+    d.notify(d.s.config!.autoConfirm ? "plan proposed and confirmed automatically" : "plan proposed; waiting for the user's confirmation")
+  },
+
+  "plan.confirmed": (d) => {
+    if (d.s.stage !== "confirming") return `no plan waits for confirmation (stage: ${d.s.stage})`
+    d.s.stage = "confirmed"
+    d.notify("plan confirmed by the user")
+  },
+
+  "graph.accepted": (d, e) => {
+    if (d.s.stage === "planning" || d.s.stage === "confirming")
+      return "the plan has not been confirmed by the user yet; a task graph is accepted only after plan.confirmed"
+    if (d.s.stage !== "confirmed") return `a graph is accepted once per run, before it runs (stage: ${d.s.stage}); changes go through change.requested and a plan delta`
+    const checked = validateGraph(e.graph)
+    if (!checked.ok) return `the task graph is invalid:\n${formatErrors(checked.errors)}`
+    // Runtime status comes from events only; a status in the file matters only to keep a retired id retired.
+    const graph = { ...checked.graph, tasks: checked.graph.tasks.map(({ status, ...task }) => (status === "invalidated" ? { ...task, status } : task)) }
+    const { indexOf } = graphIndex(graph)
+    d.s.graph = graph
+    d.s.tasks = graph.tasks.map((node) => {
+      const runtime = newTaskRuntime(node.id, node.deps.filter((dep) => indexOf.has(dep)).length)
+      return isLive(node) ? runtime : { ...runtime, status: "invalidated" as const }
+    })
+    const phases = graphIndex(graph).phases
+    d.s.currentPhase = phases[0] ?? 1
+    d.s.stage = "running"
+    d.rebuildReady()
+    d.notify(`task graph accepted: ${graph.tasks.length} tasks in ${phases.length} phase(s)`)
+    d.schedule()
+  },
+
+  "task.dispatched": (d, e) => {
+    const t = findTask(d, e.taskId)
+    if (typeof t === "string") return t
+    if (!WORKER_STATUSES.includes(t.status)) return `task ${t.id} is ${t.status}; no dispatch for it is outstanding`
+    if (t.role !== e.role) return `task ${t.id} was dispatched to the ${t.role}, not the ${e.role}`
+    if (t.attempts !== e.attempt) return `task ${t.id} is at attempt ${t.attempts}; attempt ${e.attempt} is not the outstanding dispatch`
+    if (t.sessionId !== null) return `task ${t.id} attempt ${e.attempt} already runs in session ${t.sessionId}`
+    d.patch(t.id, { sessionId: e.sessionId })
+  },
+
+  "worker.reported": (d, e) => {
+    const t = workerTask(d, e.taskId, e.sessionId)
+    if (typeof t === "string") return t
+    if (e.result.taskId !== t.id) return `the report is for task ${e.result.taskId} but came from the session of ${t.id}`
+    if (e.result.role !== t.role) return `task ${t.id}: the report says ${e.result.role}, but the session belongs to the ${t.role}`
+    if (e.result.blocked) {
+      d.block(t.id, `the ${t.role} reports it is blocked: ${e.result.blocked.reason}`, "executor")
+    } else {
+      // A report asks for the gates; it never makes a task done.
+      d.runGates(t.id, `${t.role} reported: ${e.result.summary}`)
+    }
+    d.schedule()
+  },
+
+  "worker.failed": (d, e) => {
+    const t = workerTask(d, e.taskId, e.sessionId)
+    if (typeof t === "string") return t
+    if (e.reason === "aborted") {
+      d.block(t.id, `the ${t.role}'s session was aborted: ${e.message}`, "executor")
+    } else {
+      retryOrBlock(d, t, `${e.reason}: ${e.message}`)
+    }
+    d.schedule()
+  },
+
+  "timer.fired": (d, e) => {
+    const t = findTask(d, e.taskId)
+    if (typeof t === "string") return t
+    const what = e.kind === "inactivity" ? "stalled (no activity within the inactivity timeout)" : "ran past its wall-clock cap"
+    if (WORKER_STATUSES.includes(t.status)) {
+      d.abortSessions(t.id)
+      retryOrBlock(d, t, `${t.role} ${what}`)
+    } else if (t.status === "reviewing") {
+      d.abortSessions(t.id)
+      if (t.stalls < d.s.config!.stallRetries) {
+        d.patch(t.id, { stalls: t.stalls + 1 })
+        d.review(t.id, `reviewer ${what}; reviewing again`)
+      } else d.block(t.id, `the reviewer ${what}, again`, "review")
+    } else return `task ${t.id} is ${t.status}: no session of it is timed; the timer is stale`
+    d.schedule()
+  },
+
+  "gates.started": (d, e) => {
+    const t = findTask(d, e.taskId, ["gating"])
+    if (typeof t === "string") return t
+    if (t.gatesStarted) return `the gates of task ${t.id} already started`
+    d.patch(t.id, { gatesStarted: true })
+  },
+
+  "gates.passed": (d, e) => {
+    const t = findTask(d, e.taskId, ["gating"])
+    if (typeof t === "string") return t
+    const node = d.node(t.id)
+    const missing = KIND_RULES[node.kind].evidence.filter((kind) => !e.evidence[kind])
+    if (missing.length > 0)
+      return `task ${t.id} (${node.kind}) cannot pass its gates without evidence for: ${missing.join(", ")}; run those gates, or report gates.failed with gate "evidence"`
+    d.patch(t.id, { evidence: e.evidence, lastFailure: null })
+    d.review(t.id, "gates passed")
+    d.schedule()
+  },
+
+  "gates.failed": (d, e) => {
+    const t = findTask(d, e.taskId, ["gating"])
+    if (typeof t === "string") return t
+    const failure = { source: e.gate, message: e.message, evidencePath: e.evidencePath }
+    const reason = `${e.gate} gate failed: ${e.message} (evidence: ${e.evidencePath})`
+    switch (e.gate) {
+      case "build":
+      case "test":
+      case "analysis":
+        d.repairOrConsult(t.id, "debugger", reason, failure, ["debug-again", "executor-again", "block"])
+        break
+      case "commit":
+      case "diff":
+      case "evidence":
+        d.repairOrConsult(t.id, "executor", reason, failure, ["executor-again", "block"])
+        break
+      case "tool-missing":
+        d.patch(t.id, { lastFailure: failure })
+        d.block(t.id, `a tool the gates need is missing: ${e.message}`, "gates")
+        break
+    }
+    d.schedule()
+  },
+
+  "review.started": (d, e) => {
+    const t = findTask(d, e.taskId, ["reviewing"])
+    if (typeof t === "string") return t
+    if (t.reviewSessionId !== null) return `task ${t.id} is already reviewed in session ${t.reviewSessionId}`
+    d.patch(t.id, { reviewSessionId: e.sessionId })
+  },
+
+  "review.reported": (d, e) => {
+    const t = findTask(d, e.taskId, ["reviewing"])
+    if (typeof t === "string") return t
+    if (e.report.taskId !== t.id) return `the review report is for task ${e.report.taskId}, not ${t.id}`
+    d.patch(t.id, { reviewSessionId: null })
+    const disagreeing = e.report.rows.filter((row) => row.status !== "match")
+    const findings = [...e.report.findings, ...disagreeing.map((row) => `${row.status}: ${row.designRef} ↔ ${row.code}${row.note ? ` — ${row.note}` : ""}`)]
+    if (reviewPasses(e.report)) {
+      d.patch(t.id, { findings: [] })
+      d.enqueueMerge(t.id)
+    } else if (e.report.verdict === "pass") {
+      // The verdict says pass while rows say otherwise: no rule decides which to believe.
+      d.patch(t.id, { findings })
+      d.consult(t.id, `task ${t.id}: the reviewer's verdict is pass but ${disagreeing.length} row(s) are divergent or missing`, ["review-again", "executor-again", "block"])
+    } else {
+      d.patch(t.id, { findings })
+      d.repairOrConsult(t.id, "executor", `review failed: ${findings.join("; ") || "no findings given"}`, { source: "review", message: findings.join("\n"), evidencePath: null }, ["executor-again", "block"])
+    }
+    d.schedule()
+  },
+
+  "merge.started": (d, e) => {
+    const t = findTask(d, e.taskId)
+    if (typeof t === "string") return t
+    if (d.s.merging !== t.id) return `task ${t.id} is not the merge in flight (${d.s.merging ?? "none"})`
+  },
+
+  "merge.succeeded": (d, e) => {
+    const t = findTask(d, e.taskId)
+    if (typeof t === "string") return t
+    if (d.s.merging !== t.id) return `task ${t.id} is not the merge in flight (${d.s.merging ?? "none"}); a merge is never recorded twice`
+    d.s.merging = null
+    if (t.revertOnMerge) {
+      // The plan changed while this merge ran: undo it now that it landed.
+      d.patch(t.id, { revertOnMerge: false, merged: { commit: e.commit, tag: e.tag } })
+      d.revert(t.id)
+      d.offerReady(t.id)
+    } else {
+      d.markMerged(t.id, e.commit, e.tag)
+      d.notify(`task ${t.id} merged (${e.tag})`)
+    }
+    d.pumpMerge()
+    d.schedule()
+  },
+
+  "merge.conflicted": (d, e) => {
+    const t = findTask(d, e.taskId)
+    if (typeof t === "string") return t
+    if (d.s.merging !== t.id) return `task ${t.id} is not the merge in flight (${d.s.merging ?? "none"})`
+    d.s.merging = null
+    if (t.revertOnMerge) {
+      d.patch(t.id, { revertOnMerge: false })
+      d.offerReady(t.id)
+    } else {
+      const files = e.files.join(", ") || "(files not named)"
+      d.repairOrConsult(t.id, "executor", `merge conflict in ${files}: rebase on the integration branch and resolve it`, { source: "merge", message: `conflict in ${files}`, evidencePath: null }, ["executor-again", "block"])
+    }
+    d.pumpMerge()
+    d.schedule()
+  },
+
+  "milestone.reached": (d, e) => {
+    const m = d.s.milestone
+    if (d.s.stage !== "milestone" || !m) return `no milestone review is due (stage: ${d.s.stage})`
+    if (m.phase !== e.phase) return `the milestone due is phase ${m.phase}, not ${e.phase}`
+    if (m.reviewing) return `the review of milestone ${m.phase} already started`
+    d.s.milestone = { ...m, reviewing: true }
+  },
+
+  "milestone.reviewed": (d, e) => {
+    const m = d.s.milestone
+    if (d.s.stage !== "milestone" || !m) return `no milestone review is due (stage: ${d.s.stage})`
+    if (m.phase !== e.phase) return `the milestone due is phase ${m.phase}, not ${e.phase}`
+    if (e.verdict === "pass") {
+      d.s.stage = "running"
+      d.s.milestone = null
+      const next = graphIndex(d.graph).phases.find((p) => p > m.phase)
+      if (next !== undefined) d.s.currentPhase = next
+      d.notify(`milestone ${m.phase} passed${next !== undefined ? `; phase ${next} starts` : ""}`)
+      d.schedule()
+      return
+    }
+    if (!e.fixTasks || e.fixTasks.length === 0) return `a failing review of milestone ${m.phase} must bring fix tasks`
+    // Fix tasks belong to the phase they fix, whatever phase they were written with.
+    const add = e.fixTasks.map((task) => ({ ...task, phase: m.phase }))
+    const refusal = acceptDelta(d, { schemaVersion: 1, add, remove: [], modify: [], supersedesAdrs: [] })
+    if (refusal) return `the fix tasks of milestone ${m.phase} are invalid:\n${refusal}`
+    d.s.stage = "running"
+    d.s.milestone = null
+    d.notify(`milestone ${m.phase} needs fixes: ${add.map((t) => t.id).join(", ")}`)
+    d.schedule()
+  },
+
+  "change.requested": (d, e) => {
+    const refusal = needStage(d, ["running", "milestone", "finished"], "a change can be requested once a task graph runs; before that, tell the Architect")
+    if (refusal) return refusal
+    if (d.s.frozen) return `a change is already being planned ("${d.s.frozen.text}"); wait for its delta`
+    const id = `replan:${d.s.eventCount}`
+    d.s.frozen = { text: e.text, at: e.at, commandId: id }
+    d.reopen()
+    d.emit({ type: "replan", id, text: e.text })
+    d.notify("requirement change received: no new task starts until the Architect's plan delta is accepted")
+  },
+
+  "delta.accepted": (d, e) => {
+    if (!d.s.frozen) return "no change was requested: a plan delta is accepted only after change.requested"
+    const refusal = acceptDelta(d, e.delta)
+    if (refusal) return `the plan delta is invalid:\n${refusal}`
+    d.s.frozen = null
+    d.schedule()
+  },
+
+  "consult.answered": (d, e) => {
+    const t = findTask(d, e.taskId, ["consulting"])
+    if (typeof t === "string") return t
+    const options = t.consultOptions ?? []
+    if (!options.includes(e.choice as ConsultOption)) return `"${e.choice}" is not one of the options offered for task ${t.id}: ${options.join(", ")}`
+    d.patch(t.id, { consultOptions: null })
+    const choice = e.choice as ConsultOption
+    if (choice === "debug-again") d.dispatch(t.id, "debugger", "the scheduler chose another debugger run")
+    else if (choice === "executor-again") d.dispatch(t.id, "executor", "the scheduler chose another executor run")
+    else if (choice === "review-again") d.review(t.id, "the scheduler chose another review")
+    else d.block(t.id, `no rule or consult could decide: ${t.lastFailure?.message ?? "see the task's history"}`, "executor")
+    d.schedule()
+  },
+
+  "question.answered": (d, e) => {
+    const question = d.s.questions.find((q) => q.questionId === e.questionId)
+    if (!question) return `no open question ${e.questionId}; open: ${d.s.questions.map((q) => q.questionId).join(", ") || "none"}`
+    d.s.questions = d.s.questions.filter((q) => q !== question)
+    if (question.taskId === null) d.s.runBudgetSpent = false
+    else {
+      const t = d.task(question.taskId)!
+      if (t.status === "blocked") {
+        d.setStatus(t.id, "pending", "the user answered")
+        d.patch(t.id, { repairs: 0, stalls: 0, waitingOn: null, findings: [...t.findings, `user: ${e.answer}`] })
+        d.offerReady(t.id)
+      }
+    }
+    d.reopen()
+    d.schedule()
+  },
+
+  "budget.spent": (d, e) => {
+    if (!d.s.graph || (d.s.stage !== "running" && d.s.stage !== "milestone")) return `no run is in progress (stage: ${d.s.stage})`
+    if (e.taskId !== undefined) {
+      const t = findTask(d, e.taskId)
+      if (typeof t === "string") return t
+      if (t.status === "merged" || t.status === "invalidated" || t.status === "blocked") return `task ${t.id} is ${t.status}; it spends nothing`
+      if (t.status === "merge_queued" || t.status === "merging") return `task ${t.id} is being merged, which costs no model budget`
+      d.abortSessions(t.id)
+      d.block(t.id, `its ${e.kind} budget is spent`, resumeFor(t.status))
+    } else {
+      if (d.s.runBudgetSpent) return "the run's budget is already spent"
+      d.s.runBudgetSpent = true
+      // Merges finish (they cost no model budget); everything else stops and waits for one answer.
+      for (const id of [...d.s.active]) {
+        const t = d.task(id)!
+        if (t.status === "merge_queued" || t.status === "merging") continue
+        d.abortSessions(id)
+        d.setStatus(id, "blocked", `run ${e.kind} budget spent`)
+        d.patch(id, { resume: resumeFor(t.status), waitingOn: "run budget" })
+      }
+      const questionId = `run:budget:${d.s.eventCount}`
+      const text = `The run's ${e.kind} budget is spent. Raise it and continue?`
+      d.s.questions = [...d.s.questions, { questionId, taskId: null, text }]
+      d.emit({ type: "ask", id: `ask:${questionId}`, questionId, text })
+    }
+    d.schedule()
+  },
+
+  "run.paused": (d) => {
+    const refusal = needStage(d, ["running", "milestone"], "only a running run can be paused")
+    if (refusal) return refusal
+    if (d.s.paused) return "the run is already paused"
+    d.s.paused = true
+    d.notify("run paused: tasks in flight finish, no new task starts")
+  },
+
+  "run.resumed": (d) => {
+    if (!d.s.paused) return "the run is not paused"
+    d.s.paused = false
+    d.notify("run resumed")
+    d.schedule()
+  },
+}
+
+function needStage(d: Draft, stages: readonly Stage[], why: string): string | undefined {
+  if (stages.includes(d.s.stage)) return undefined
+  return `${why} (stage: ${d.s.stage})`
+}
+
+function findTask(d: Draft, id: string, statuses?: readonly TaskStatus[]): TaskRuntime | string {
+  if (!d.s.graph) return `no task graph yet (stage: ${d.s.stage}); task ${id} is unknown`
+  const t = d.task(id)
+  if (!t) return `unknown task ${id}`
+  if (statuses && !statuses.includes(t.status)) return `task ${id} is ${t.status}, not ${statuses.join(" or ")}`
+  return t
+}
+
+/** A worker event counts only from the session the task runs in now; anything else is an echo of the past. */
+function workerTask(d: Draft, id: string, sessionId: string): TaskRuntime | string {
+  const t = findTask(d, id, WORKER_STATUSES)
+  if (typeof t === "string") return t
+  if (t.sessionId === null)
+    return `session ${sessionId} is not the current session of task ${id}: attempt ${t.attempts} has no session recorded yet (task.dispatched comes first)`
+  if (t.sessionId !== sessionId) return `session ${sessionId} is not the current session of task ${id} (${t.sessionId}); its news is stale`
+  return t
+}
+
+/** Stalls, errors and timeouts get a fresh session, a limited number of times; then the user hears of it. */
+function retryOrBlock(d: Draft, t: TaskRuntime, reason: string): void {
+  const role = t.role ?? "executor"
+  d.patch(t.id, { lastFailure: { source: "worker", message: reason, evidencePath: null } })
+  if (t.stalls < d.s.config!.stallRetries) {
+    d.patch(t.id, { stalls: t.stalls + 1 })
+    d.dispatch(t.id, role, `retry after ${reason}`)
+  } else {
+    d.block(t.id, `the ${role} failed again: ${reason}`, "executor")
+  }
+}
+
+function resumeFor(status: TaskStatus): NonNullable<TaskRuntime["resume"]> {
+  if (status === "gating") return "gates"
+  if (status === "reviewing") return "review"
+  return "executor"
+}
+
+/** Applies a validated plan delta: invalidates or resets exactly the tasks it reaches, appends the new ones. */
+function acceptDelta(d: Draft, input: unknown): string | undefined {
+  const statusOf = (id: string) => d.task(id)?.status
+  const checked = validateDelta(d.graph, input, statusOf)
+  if (!checked.ok) return formatErrors(checked.errors)
+  const { graph, impacts, boundary } = checked.result
+  const oldCount = d.s.tasks.length
+  for (const impact of impacts) {
+    if (impact.change === "added") continue
+    const t = d.task(impact.id)!
+    if (impact.undo === "abort") d.abortSessions(t.id)
+    if (impact.undo === "revert") d.revert(t.id)
+    if (impact.undo === "revert-after-merge") d.patch(t.id, { revertOnMerge: true })
+    const open = d.s.questions.filter((q) => q.taskId === t.id)
+    if (open.length > 0) d.s.questions = d.s.questions.filter((q) => q.taskId !== t.id)
+    d.setStatus(t.id, impact.becomes, impact.reason)
+    d.patch(t.id, {
+      repairs: 0,
+      stalls: 0,
+      resume: null,
+      waitingOn: null,
+      consultOptions: null,
+      findings: [],
+      ...(impact.undo === "revert" ? { merged: null } : {}),
+    })
+  }
+  d.s.graph = graph
+  d.s.tasks = [...d.s.tasks.slice(0, oldCount), ...graph.tasks.slice(oldCount).map((node) => newTaskRuntime(node.id, 0))]
+  d.rebuildReady()
+  // A delta may add work to an earlier phase than the one running; that phase comes first again.
+  let phase = Infinity
+  graph.tasks.forEach((node, i) => {
+    const status = d.s.tasks[i]!.status
+    if (isLive(node) && status !== "merged") phase = Math.min(phase, node.phase)
+  })
+  if (phase !== Infinity && phase < d.s.currentPhase) d.s.currentPhase = phase
+  const count = (change: string) => impacts.filter((impact) => impact.change === change).length
+  d.notify(
+    `plan delta applied: ${count("added")} added, ${count("modified")} modified, ${count("removed") + count("superseded")} invalidated` +
+      (boundary.length > 0 ? `; boundary tasks to re-verify: ${boundary.join(", ")}` : ""),
+  )
+  return undefined
+}
+
+export function formatErrors(errors: readonly ValidationError[]): string {
+  return errors.map((error) => `- ${error.path}: ${error.message}\n  fix: ${error.fix}`).join("\n")
+}

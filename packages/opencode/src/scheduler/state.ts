@@ -1,0 +1,166 @@
+import { z } from "zod"
+import { CONSULT_OPTIONS } from "./command"
+import { RunConfig, WORKER_ROLES } from "./event.schema"
+import { SCHEMA_VERSION, TASK_STATUSES, TaskGraph } from "./task.schema"
+
+export const STAGES = ["idle", "planning", "confirming", "confirmed", "running", "milestone", "finished"] as const
+export type Stage = (typeof STAGES)[number]
+
+const HistoryEntry = z.object({
+  at: z.string(),
+  event: z.string(),
+  from: z.enum(TASK_STATUSES),
+  to: z.enum(TASK_STATUSES),
+  note: z.string().nullable(),
+})
+export type HistoryEntry = z.infer<typeof HistoryEntry>
+
+const Failure = z.object({
+  source: z.string().describe("gate name, worker failure reason, review or merge"),
+  message: z.string(),
+  evidencePath: z.string().nullable(),
+})
+export type Failure = z.infer<typeof Failure>
+
+/**
+ * The runtime side of one task. Fields are null rather than absent so that a state written to disk and
+ * read back is equal, key for key, to the state folded from the log.
+ */
+export const TaskRuntime = z.object({
+  id: z.string(),
+  status: z.enum(TASK_STATUSES),
+  /** Every dispatch of a worker for this task, executor or debugger; the attempt number of the next one is attempts + 1. */
+  attempts: z.number().int(),
+  /** Dispatches that spent the repair budget: debugger runs, executor fixes after gates, review or merge. */
+  repairs: z.number().int(),
+  /** Re-dispatches after a stall, an error or a timeout. */
+  stalls: z.number().int(),
+  gateRuns: z.number().int(),
+  reviewRuns: z.number().int(),
+  mergeRuns: z.number().int(),
+  consults: z.number().int(),
+  blocks: z.number().int(),
+  /** Dependencies not merged yet; the task can start only at zero. */
+  remainingDeps: z.number().int(),
+  role: z.enum(WORKER_ROLES).nullable(),
+  sessionId: z.string().nullable(),
+  reviewSessionId: z.string().nullable(),
+  gatesStarted: z.boolean(),
+  lastFailure: Failure.nullable(),
+  findings: z.array(z.string()),
+  evidence: z.record(z.string(), z.string()).nullable(),
+  consultOptions: z.array(z.enum(CONSULT_OPTIONS)).nullable(),
+  /** Where a blocked task goes when the user's answer arrives. */
+  resume: z.enum(["executor", "gates", "review"]).nullable(),
+  /** Set on a pending task parked as blocked at the end of a run because something it waits for is blocked. */
+  waitingOn: z.string().nullable(),
+  /** The task was invalidated or reset while its merge was in flight: revert it once the merge lands. */
+  revertOnMerge: z.boolean(),
+  merged: z.object({ commit: z.string(), tag: z.string() }).nullable(),
+  history: z.array(HistoryEntry),
+})
+export type TaskRuntime = z.infer<typeof TaskRuntime>
+
+export const Question = z.object({
+  questionId: z.string(),
+  taskId: z.string().nullable(),
+  text: z.string(),
+})
+export type Question = z.infer<typeof Question>
+
+export const SchedulerState = z.object({
+  schemaVersion: z.literal(SCHEMA_VERSION),
+  /** Accepted events folded into this state; command ids are built from it so they replay identically. */
+  eventCount: z.number().int(),
+  lastAt: z.string().nullable(),
+  stage: z.enum(STAGES),
+  runId: z.string().nullable(),
+  requirement: z.string(),
+  config: RunConfig.nullable(),
+  planSummary: z.string().nullable(),
+  graph: TaskGraph.nullable(),
+  /** Parallel to graph.tasks: tasks[i] is the runtime of graph.tasks[i]. */
+  tasks: z.array(TaskRuntime),
+  currentPhase: z.number().int(),
+  /** Tasks that hold a worktree with unmerged work: they count against the cap and against write conflicts. */
+  active: z.array(z.string()),
+  /** Pending tasks whose dependencies are merged, in dispatch order (phase, then id). */
+  ready: z.array(z.string()),
+  mergeQueue: z.array(z.string()),
+  merging: z.string().nullable(),
+  milestone: z.object({ phase: z.number().int(), reviewing: z.boolean(), commandId: z.string() }).nullable(),
+  /** A requirement change is being planned: no new task starts until its delta is accepted. */
+  frozen: z.object({ text: z.string(), at: z.string(), commandId: z.string() }).nullable(),
+  paused: z.boolean(),
+  runBudgetSpent: z.boolean(),
+  questions: z.array(Question),
+  finished: z.object({ status: z.enum(["done", "blocked"]) }).nullable(),
+})
+export type SchedulerState = z.infer<typeof SchedulerState>
+
+export function initialState(): SchedulerState {
+  return {
+    schemaVersion: SCHEMA_VERSION,
+    eventCount: 0,
+    lastAt: null,
+    stage: "idle",
+    runId: null,
+    requirement: "",
+    config: null,
+    planSummary: null,
+    graph: null,
+    tasks: [],
+    currentPhase: 0,
+    active: [],
+    ready: [],
+    mergeQueue: [],
+    merging: null,
+    milestone: null,
+    frozen: null,
+    paused: false,
+    runBudgetSpent: false,
+    questions: [],
+    finished: null,
+  }
+}
+
+export function newTaskRuntime(id: string, remainingDeps: number): TaskRuntime {
+  return {
+    id,
+    status: "pending",
+    attempts: 0,
+    repairs: 0,
+    stalls: 0,
+    gateRuns: 0,
+    reviewRuns: 0,
+    mergeRuns: 0,
+    consults: 0,
+    blocks: 0,
+    remainingDeps,
+    role: null,
+    sessionId: null,
+    reviewSessionId: null,
+    gatesStarted: false,
+    lastFailure: null,
+    findings: [],
+    evidence: null,
+    consultOptions: null,
+    resume: null,
+    waitingOn: null,
+    revertOnMerge: false,
+    merged: null,
+    history: [],
+  }
+}
+
+/** Statuses in which a task holds a worktree whose work is not merged yet. */
+export const ACTIVE_STATUSES: ReadonlySet<string> = new Set([
+  "running",
+  "gating",
+  "debugging",
+  "reviewing",
+  "consulting",
+  "merge_queued",
+  "merging",
+])
+

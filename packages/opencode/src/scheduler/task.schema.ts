@@ -1,0 +1,79 @@
+import { z } from "zod"
+
+/** Bumped whenever a file on disk (task-graph.json, events.jsonl, scheduler-state.json) changes shape. */
+export const SCHEMA_VERSION = 1 as const
+
+export const TASK_KINDS = ["code", "test", "docs", "build", "refactor", "fix", "verify"] as const
+export type TaskKind = (typeof TASK_KINDS)[number]
+
+export const EVIDENCE_KINDS = ["diff", "build", "test", "analysis"] as const
+export type EvidenceKind = (typeof EVIDENCE_KINDS)[number]
+
+/**
+ * What the gates must have collected before a task of each kind may go to review.
+ * One table so the gates, the machine and the prompts agree; `verify` re-checks merged work, so it has
+ * nothing to commit and no diff to show.
+ */
+export const KIND_RULES: Record<TaskKind, { evidence: readonly EvidenceKind[]; needsWriteSet: boolean }> = {
+  code: { evidence: ["diff", "build", "test", "analysis"], needsWriteSet: true },
+  fix: { evidence: ["diff", "build", "test", "analysis"], needsWriteSet: true },
+  refactor: { evidence: ["diff", "build", "test", "analysis"], needsWriteSet: true },
+  test: { evidence: ["diff", "build", "test"], needsWriteSet: true },
+  build: { evidence: ["diff", "build"], needsWriteSet: true },
+  docs: { evidence: ["diff"], needsWriteSet: true },
+  verify: { evidence: ["build", "test"], needsWriteSet: false },
+}
+
+export const TASK_STATUSES = [
+  "pending",
+  "running",
+  "gating",
+  "debugging",
+  "reviewing",
+  "consulting",
+  "merge_queued",
+  "merging",
+  "merged",
+  "blocked",
+  "invalidated",
+] as const
+export type TaskStatus = (typeof TASK_STATUSES)[number]
+
+export const WRITE_ACTIONS = ["create", "modify", "delete", "keep"] as const
+export type WriteAction = (typeof WRITE_ACTIONS)[number]
+
+export const WriteEntry = z.object({
+  path: z.string().describe("repository-relative posix path, e.g. src/parser.cpp"),
+  action: z.enum(WRITE_ACTIONS).describe("what the task does to this file; keep = must stay as it is"),
+  region: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('part of the file the task touches: a function or class name, or a line range like "L10-L40"'),
+})
+export type WriteEntry = z.infer<typeof WriteEntry>
+
+export const TaskNode = z.object({
+  id: z.string().describe("plain name: letters, digits, _ . -; e.g. T-1"),
+  title: z.string().min(1),
+  kind: z.enum(TASK_KINDS),
+  phase: z.number().int().min(1).default(1),
+  deps: z.array(z.string()).default([]),
+  writeSet: z.array(WriteEntry).default([]),
+  keep: z.array(z.string()).default([]).describe("keep-constraints: behaviour or interfaces that must not change"),
+  doneWhen: z.string().describe("observable condition that makes the task done; required"),
+  validation: z.array(z.string()).default([]).describe("commands that check the task"),
+  adrRefs: z.array(z.string()).default([]),
+  files: z.array(z.string()).optional().describe("files to read first"),
+  status: z.enum(TASK_STATUSES).optional(),
+})
+export type TaskNode = z.infer<typeof TaskNode>
+export type TaskNodeInput = z.input<typeof TaskNode>
+
+export const TaskGraph = z.object({
+  schemaVersion: z.literal(SCHEMA_VERSION),
+  requirement: z.string().optional(),
+  tasks: z.array(TaskNode),
+})
+export type TaskGraph = z.infer<typeof TaskGraph>
+export type TaskGraphInput = z.input<typeof TaskGraph>

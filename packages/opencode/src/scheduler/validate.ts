@@ -1,0 +1,431 @@
+import type { z } from "zod"
+import { PlanDelta } from "./delta.schema"
+import { applyDelta, type DeltaResult } from "./graph"
+import { graphIndex, isLive } from "./graph-index"
+import { compareIds, idProblem, normaliseRepoPath } from "./names"
+import { KIND_RULES, TaskGraph, TaskNode, type WriteEntry } from "./task.schema"
+import { findAmbiguousVerb } from "./verbs"
+
+/** One problem, said for a person: what is wrong, where, and what to do about it. */
+export interface ValidationError {
+  /** JSON path inside the document, e.g. tasks[3].deps[0] */
+  path: string
+  taskId?: string
+  message: string
+  fix: string
+}
+
+export type GraphValidation = { ok: true; graph: TaskGraph } | { ok: false; errors: ValidationError[] }
+export type DeltaValidation =
+  | { ok: true; delta: PlanDelta; result: DeltaResult }
+  | { ok: false; errors: ValidationError[] }
+
+/**
+ * Checks a task graph and returns it with its paths normalised; the input is never modified.
+ * Linear in the size of the graph: maps for lookups, an iterative walk for cycles.
+ */
+export function validateGraph(input: unknown): GraphValidation {
+  const parsed = TaskGraph.safeParse(input)
+  if (!parsed.success) return { ok: false, errors: zodErrors(parsed.error, input, "") }
+  const errors: ValidationError[] = []
+  const tasks = parsed.data.tasks.map((task, i) => checkTask(task, `tasks[${i}]`, errors))
+  checkIds(tasks, (i) => `tasks[${i}]`, errors)
+  checkDeps(tasks, (i) => `tasks[${i}]`, new Map(), errors)
+  if (errors.length > 0) return { ok: false, errors }
+  return { ok: true, graph: { ...parsed.data, tasks } }
+}
+
+/**
+ * Checks a plan delta against the graph it changes: the ids it removes or modifies exist and are still
+ * live, the tasks it adds are new and sound, and the graph that results is still a valid DAG.
+ * `statusOf` gives the runtime status of each task (merged, running …) so that the result can say which
+ * tasks must be aborted or reverted.
+ */
+export function validateDelta(
+  graph: TaskGraph,
+  input: unknown,
+  statusOf?: (id: string) => TaskNode["status"],
+): DeltaValidation {
+  const parsed = PlanDelta.safeParse(input)
+  if (!parsed.success) return { ok: false, errors: zodErrors(parsed.error, input, "") }
+  const delta = parsed.data
+  const errors: ValidationError[] = []
+  const { indexOf } = graphIndex(graph)
+  const removed = new Set<string>()
+  const touched = new Set<string>()
+
+  const checkExisting = (id: string, path: string, verb: string): boolean => {
+    const i = indexOf.get(id)
+    if (i === undefined) {
+      errors.push({
+        path,
+        taskId: id,
+        message: `the delta ${verb} task ${id}, which is not in the graph; known ids: ${knownIds(graph.tasks.map((t) => t.id))}`,
+        fix: `use the id of an existing task${suggest(id, indexOf)}`,
+      })
+      return false
+    }
+    if (!isLive(graph.tasks[i]!)) {
+      errors.push({
+        path,
+        taskId: id,
+        message: `the delta ${verb} task ${id}, which an earlier change already invalidated`,
+        fix: `leave ${id} out; add a new task with a new id instead`,
+      })
+      return false
+    }
+    return true
+  }
+
+  delta.remove.forEach((id, i) => {
+    if (!checkExisting(id, `remove[${i}]`, "removes")) return
+    if (removed.has(id)) {
+      errors.push({ path: `remove[${i}]`, taskId: id, message: `task ${id} is removed twice`, fix: "list it once" })
+      return
+    }
+    removed.add(id)
+    touched.add(id)
+  })
+
+  const modify = delta.modify.map((entry, i) => {
+    const path = `modify[${i}]`
+    if (!checkExisting(entry.id, `${path}.id`, "modifies")) return entry
+    if (touched.has(entry.id)) {
+      errors.push({
+        path: `${path}.id`,
+        taskId: entry.id,
+        message: removed.has(entry.id)
+          ? `task ${entry.id} is both removed and modified`
+          : `task ${entry.id} is modified twice`,
+        fix: removed.has(entry.id) ? "either remove it or modify it" : "merge the two patches into one",
+      })
+      return entry
+    }
+    touched.add(entry.id)
+    const current = graph.tasks[indexOf.get(entry.id)!]!
+    const patched = checkTask({ ...current, ...entry.patch, id: current.id, status: undefined }, `${path}.patch`, errors)
+    const { id: _id, status: _status, ...patch } = patched
+    const normalised: PlanDelta["modify"][number] = { id: entry.id, patch: pickPatchKeys(patch, entry.patch) }
+    return normalised
+  })
+
+  const addedIds = new Map<string, number>()
+  const add = delta.add.map((task, i) => {
+    const path = `add[${i}]`
+    const normalised = checkTask(task, path, errors)
+    const problem = idProblem(task.id)
+    if (problem) {
+      errors.push({ path: `${path}.id`, taskId: task.id, message: `task id ${JSON.stringify(task.id)}: ${problem}`, fix: ID_FIX })
+    } else if (indexOf.has(task.id)) {
+      errors.push({
+        path: `${path}.id`,
+        taskId: task.id,
+        message: `the delta adds task ${task.id}, but that id is already used${isLive(graph.tasks[indexOf.get(task.id)!]!) ? "" : " by an invalidated task (its branch and tag keep the name)"}`,
+        fix: `pick a new id, e.g. ${task.id}b; to change ${task.id}, use modify`,
+      })
+    } else if (addedIds.has(task.id)) {
+      errors.push({ path: `${path}.id`, taskId: task.id, message: `the delta adds task ${task.id} twice (also add[${addedIds.get(task.id)}])`, fix: "give each new task its own id" })
+    } else addedIds.set(task.id, i)
+    return normalised
+  })
+
+  if (errors.length > 0) return { ok: false, errors }
+  const clean: PlanDelta = { ...delta, add, modify }
+  const result = applyDelta(graph, statusOf ?? ((id) => graph.tasks[indexOf.get(id)!]?.status ?? "pending"), clean)
+
+  // The graph that results must still be sound; errors point into the delta when the task comes from it.
+  const modifiedAt = new Map(clean.modify.map((m, i) => [m.id, i]))
+  const pathOf = (i: number): string => {
+    const id = result.graph.tasks[i]!.id
+    const a = addedIds.get(id)
+    if (a !== undefined) return `add[${a}]`
+    const m = modifiedAt.get(id)
+    if (m !== undefined) return `modify[${m}].patch`
+    return `(graph) tasks[${i}]`
+  }
+  const why = new Map<string, string>()
+  for (const impact of result.impacts) if (impact.becomes === "invalidated") why.set(impact.id, impact.reason)
+  checkDeps(result.graph.tasks, pathOf, why, errors)
+  if (errors.length > 0) return { ok: false, errors }
+  return { ok: true, delta: clean, result }
+}
+
+const ID_FIX = "use a plain name: a letter or digit first, then letters, digits, _ . - (at most 64), e.g. T-12"
+
+/** Keeps only the keys the author patched, with their normalised values. */
+function pickPatchKeys(normalised: Record<string, unknown>, original: Record<string, unknown>): PlanDelta["modify"][number]["patch"] {
+  const out: Record<string, unknown> = {}
+  for (const key of Object.keys(original)) out[key] = normalised[key]
+  return out as PlanDelta["modify"][number]["patch"]
+}
+
+/** Checks what one task says on its own and returns a copy with normalised paths. */
+function checkTask(task: TaskNode, path: string, errors: ValidationError[]): TaskNode {
+  const taskId = task.id
+  const where = `task ${taskId}`
+  if (task.doneWhen.trim().length === 0)
+    errors.push({
+      path: `${path}.doneWhen`,
+      taskId,
+      message: `${where}: doneWhen is empty, so nobody can tell when the task is finished`,
+      fix: 'state an observable condition, e.g. "ctest passes test_parser and parse(\\"\\") returns an empty list"',
+    })
+  if (KIND_RULES[task.kind].needsWriteSet && task.writeSet.length === 0)
+    errors.push({
+      path: `${path}.writeSet`,
+      taskId,
+      message: `${where}: a ${task.kind} task has an empty write-set, so conflicts with other tasks cannot be seen`,
+      fix: 'list each file it changes, e.g. [{ "path": "src/parser.cpp", "action": "modify", "region": "parseLine" }]',
+    })
+
+  const seenEntries = new Set<string>()
+  const writeSet: WriteEntry[] = task.writeSet.map((entry, j) => {
+    const entryPath = `${path}.writeSet[${j}].path`
+    const normal = normaliseRepoPath(entry.path)
+    if ("problem" in normal) {
+      errors.push({
+        path: entryPath,
+        taskId,
+        message: `${where}: write-set path ${JSON.stringify(entry.path)} is not usable: ${normal.problem}`,
+        fix: "give a path relative to the repository root, inside it, e.g. src/parser.cpp",
+      })
+      return entry
+    }
+    const key = `${normal.path}\u0000${entry.region ?? ""}`
+    if (seenEntries.has(key))
+      errors.push({
+        path: `${path}.writeSet[${j}]`,
+        taskId,
+        message: `${where}: ${normal.path}${entry.region ? ` (${entry.region})` : ""} is listed twice in the write-set`,
+        fix: "keep one entry per file and region",
+      })
+    seenEntries.add(key)
+    return normal.path === entry.path ? entry : { ...entry, path: normal.path }
+  })
+
+  let files = task.files
+  if (files) {
+    files = files.map((file, j) => {
+      const normal = normaliseRepoPath(file)
+      if ("problem" in normal) {
+        errors.push({
+          path: `${path}.files[${j}]`,
+          taskId,
+          message: `${where}: file to read ${JSON.stringify(file)} is not usable: ${normal.problem}`,
+          fix: "give a path relative to the repository root, inside it",
+        })
+        return file
+      }
+      return normal.path
+    })
+  }
+
+  const explicit = task.writeSet.length > 0 && task.keep.length > 0
+  if (!explicit) {
+    for (const field of ["title", "doneWhen"] as const) {
+      const verb = findAmbiguousVerb(task[field])
+      if (!verb) continue
+      errors.push({
+        path: `${path}.${field}`,
+        taskId,
+        message: `${where}: "${verb}" in the ${field} does not say what changes${task.writeSet.length === 0 ? " and the write-set is empty" : ""}${task.keep.length === 0 ? " and no keep-constraint says what must stay" : ""}`,
+        fix: `say the concrete change instead of "${verb}", or give every file an explicit action in writeSet and at least one entry in keep (what must not change)`,
+      })
+    }
+  }
+  return { ...task, writeSet, ...(files ? { files } : {}) }
+}
+
+function checkIds(tasks: readonly TaskNode[], pathOf: (i: number) => string, errors: ValidationError[]): void {
+  const first = new Map<string, number>()
+  tasks.forEach((task, i) => {
+    const problem = idProblem(task.id)
+    if (problem)
+      errors.push({ path: `${pathOf(i)}.id`, taskId: task.id, message: `task id ${JSON.stringify(task.id)}: ${problem}`, fix: ID_FIX })
+    const earlier = first.get(task.id)
+    if (earlier !== undefined)
+      errors.push({
+        path: `${pathOf(i)}.id`,
+        taskId: task.id,
+        message: `task id ${task.id} is used twice: ${pathOf(earlier)} and ${pathOf(i)}`,
+        fix: `give one of them a new id, e.g. ${task.id}b, and update the deps that mean it`,
+      })
+    else first.set(task.id, i)
+  })
+}
+
+/**
+ * Dependencies of live tasks: each must name a live task of the same or an earlier phase, and together
+ * they must not form a cycle. `invalidatedBecause` says why a task is gone, for the message.
+ */
+function checkDeps(
+  tasks: readonly TaskNode[],
+  pathOf: (i: number) => string,
+  invalidatedBecause: ReadonlyMap<string, string>,
+  errors: ValidationError[],
+): void {
+  const indexOf = new Map<string, number>()
+  tasks.forEach((task, i) => {
+    if (!indexOf.has(task.id)) indexOf.set(task.id, i)
+  })
+  let allIds: string[] | null = null
+  const known = () => (allIds ??= tasks.filter(isLive).map((t) => t.id))
+  const edges: number[][] = tasks.map(() => [])
+
+  tasks.forEach((task, i) => {
+    if (!isLive(task)) return
+    const seen = new Set<string>()
+    task.deps.forEach((dep, j) => {
+      const path = `${pathOf(i)}.deps[${j}]`
+      if (seen.has(dep)) {
+        errors.push({ path, taskId: task.id, message: `task ${task.id}: depends on ${dep} twice`, fix: "list each dependency once" })
+        return
+      }
+      seen.add(dep)
+      if (dep === task.id) {
+        errors.push({ path, taskId: task.id, message: `task ${task.id}: depends on itself`, fix: `remove ${dep} from its deps` })
+        return
+      }
+      const d = indexOf.get(dep)
+      if (d === undefined) {
+        errors.push({
+          path,
+          taskId: task.id,
+          message: `task ${task.id}: depends on ${dep}, which does not exist; known ids: ${knownIds(known())}`,
+          fix: `use one of the known ids${suggest(dep, indexOf)}, or add a task ${dep}`,
+        })
+        return
+      }
+      const target = tasks[d]!
+      if (!isLive(target)) {
+        const why = invalidatedBecause.get(dep)
+        errors.push({
+          path,
+          taskId: task.id,
+          message: `task ${task.id}: depends on ${dep}, which ${why ? `this delta invalidates (${why})` : "is invalidated"}`,
+          fix: `modify ${task.id} to depend on the task that replaces ${dep}, or remove ${task.id} too`,
+        })
+        return
+      }
+      if (target.phase > task.phase) {
+        errors.push({
+          path,
+          taskId: task.id,
+          message: `task ${task.id} (phase ${task.phase}) depends on ${dep} (phase ${target.phase}), which cannot start before phase ${task.phase} is merged`,
+          fix: `move ${dep} to phase ${task.phase} or earlier, or ${task.id} to phase ${target.phase} or later`,
+        })
+        return
+      }
+      edges[i]!.push(d)
+    })
+  })
+
+  for (const cycle of findCycles(edges, 5)) {
+    const ids = cycle.map((i) => tasks[i]!.id)
+    const from = cycle[0]!
+    const to = cycle[1]!
+    const j = tasks[from]!.deps.indexOf(tasks[to]!.id)
+    errors.push({
+      path: `${pathOf(from)}.deps[${j}]`,
+      taskId: tasks[from]!.id,
+      message: `dependency cycle: ${ids.join(" → ")} (each depends on the next, so none of them can ever start)`,
+      fix: `remove one dependency of the cycle, e.g. ${ids[0]}'s dependency on ${ids[1]}`,
+    })
+  }
+}
+
+/**
+ * Cycles in a dependency graph given as adjacency lists, found by an iterative depth-first walk (no
+ * recursion: a 10,000-task chain must not overflow the stack). Each cycle is returned closed: [a, b, a].
+ */
+export function findCycles(edges: readonly (readonly number[])[], limit: number): number[][] {
+  const WHITE = 0
+  const GREY = 1
+  const BLACK = 2
+  const colour = new Uint8Array(edges.length)
+  const next = new Uint32Array(edges.length)
+  const onStackAt = new Int32Array(edges.length).fill(-1)
+  const cycles: number[][] = []
+  const stack: number[] = []
+  for (let root = 0; root < edges.length && cycles.length < limit; root++) {
+    if (colour[root] !== WHITE) continue
+    stack.push(root)
+    colour[root] = GREY
+    onStackAt[root] = 0
+    while (stack.length > 0) {
+      const node = stack[stack.length - 1]!
+      const out = edges[node]!
+      if (next[node]! < out.length) {
+        const to = out[next[node]!++]!
+        if (colour[to] === WHITE) {
+          colour[to] = GREY
+          onStackAt[to] = stack.length
+          stack.push(to)
+        } else if (colour[to] === GREY && cycles.length < limit) {
+          cycles.push([...stack.slice(onStackAt[to]!), to])
+        }
+      } else {
+        colour[node] = BLACK
+        onStackAt[node] = -1
+        stack.pop()
+      }
+    }
+  }
+  return cycles
+}
+
+function knownIds(ids: readonly string[]): string {
+  if (ids.length === 0) return "(none)"
+  const sorted = ids.length <= 1000 ? [...ids].sort(compareIds) : ids
+  if (sorted.length <= 12) return sorted.join(", ")
+  return `${sorted.slice(0, 10).join(", ")} … (${sorted.length} in all)`
+}
+
+/** A near miss that differs only in case or separators, e.g. t1 for T-1. */
+function suggest(id: string, indexOf: ReadonlyMap<string, number>): string {
+  const squash = (s: string) => s.toLowerCase().replace(/[-_.]/g, "")
+  const wanted = squash(id)
+  for (const candidate of indexOf.keys()) if (squash(candidate) === wanted) return ` (did you mean ${candidate}?)`
+  return ""
+}
+
+/** zod's issues, turned into errors that name the field, the task and the fix. */
+function zodErrors(error: z.ZodError, input: unknown, prefix: string): ValidationError[] {
+  return error.issues.slice(0, 50).map((issue) => {
+    const path = prefix + formatPath(issue.path)
+    const taskId = taskIdAt(input, issue.path)
+    const field = String(issue.path[issue.path.length - 1] ?? "document")
+    const where = taskId ? `task ${taskId}: ` : ""
+    let message = `${where}${path || "(document)"}: ${issue.message}`
+    let fix = `correct ${path || "the document"}`
+    if (issue.code === "invalid_type" && /received undefined/.test(issue.message)) {
+      message = `${where}the field ${JSON.stringify(field)} is missing at ${path}`
+      fix = `add ${JSON.stringify(field)} (${issue.expected})`
+    } else if (issue.code === "invalid_value") {
+      fix = `use one of: ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`
+    } else if (issue.code === "unrecognized_keys") {
+      fix = `remove ${issue.keys.map((k) => JSON.stringify(k)).join(", ")}`
+    } else if (issue.code === "invalid_type") {
+      fix = `give ${path || "the document"} a value of type ${issue.expected}`
+    }
+    return { path: path || "(document)", ...(taskId ? { taskId } : {}), message, fix }
+  })
+}
+
+export function formatPath(segments: readonly PropertyKey[]): string {
+  let out = ""
+  for (const segment of segments) {
+    if (typeof segment === "number") out += `[${segment}]`
+    else out += out === "" ? String(segment) : `.${String(segment)}`
+  }
+  return out
+}
+
+function taskIdAt(input: unknown, path: readonly PropertyKey[]): string | undefined {
+  const collection = path[0]
+  const i = path[1]
+  if ((collection !== "tasks" && collection !== "add") || typeof i !== "number") return undefined
+  const list = (input as Record<string, unknown> | null)?.[collection]
+  const id = Array.isArray(list) ? (list[i] as { id?: unknown } | undefined)?.id : undefined
+  return typeof id === "string" ? id : undefined
+}

@@ -1,0 +1,37 @@
+/**
+ * Verbs that say "make it better" without saying what changes. A task worded with one is acceptable only
+ * when its write-set spells out what happens to each file and it names at least one thing to keep.
+ */
+const ENGLISH_FORMS = [
+  "cleanup cleanups",
+  "optimise optimises optimised optimising optimize optimizes optimized optimizing optimisation optimization",
+  "tidy tidies tidied tidying",
+  "update updates updated updating",
+  "refactor refactors refactored refactoring",
+  "improve improves improved improving improvement",
+  "polish polishes polished polishing",
+  "rework reworks reworked reworking",
+  "tweak tweaks tweaked tweaking",
+  "enhance enhances enhanced enhancing",
+  "streamline streamlines streamlined streamlining",
+  "simplify simplifies simplified simplifying",
+  "modernise modernises modernised modernising modernize modernizes modernized modernizing",
+]
+  .join(" ")
+  .split(" ")
+const ENGLISH = new Set(ENGLISH_FORMS)
+/** "clean up", "cleaning up": the verb only counts with its particle. */
+const CLEAN = new Set(["clean", "cleans", "cleaned", "cleaning"])
+const CHINESE = ["清理", "优化", "整理", "更新", "改进", "完善", "调整", "重构", "改善"]
+
+/** The first ambiguous verb in the text, or null. Word by word: this runs for every task of a 10,000-task graph. */
+export function findAmbiguousVerb(text: string): string | null {
+  for (const word of CHINESE) if (text.includes(word)) return word
+  const words = text.toLowerCase().split(/[^a-z]+/)
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!
+    if (ENGLISH.has(word)) return word
+    if (CLEAN.has(word) && words[i + 1] === "up") return `${word} up`
+  }
+  return null
+}

@@ -1,0 +1,85 @@
+import type { Command } from "../../src/scheduler/command"
+import type { Event, RunConfig } from "../../src/scheduler/event.schema"
+import { transition } from "../../src/scheduler/machine"
+import { initialState, type SchedulerState } from "../../src/scheduler/state"
+import type { TaskGraph, TaskNode, TaskNodeInput } from "../../src/scheduler/task.schema"
+import { TEST_CONFIG } from "./simulate"
+
+export const AT = "2026-01-01T00:00:00.000Z"
+
+export function task(id: string, fields: Partial<TaskNodeInput> = {}): TaskNode {
+  return {
+    id,
+    title: `Add ${id}`,
+    kind: "code",
+    phase: 1,
+    deps: [],
+    writeSet: [{ path: `src/${id}.cpp`, action: "modify" }],
+    keep: [],
+    doneWhen: `${id} works`,
+    validation: [],
+    adrRefs: [],
+    ...fields,
+  } as TaskNode
+}
+
+export function graphOf(...tasks: TaskNode[]): TaskGraph {
+  return { schemaVersion: 1, tasks }
+}
+
+type NoAt<E> = E extends Event ? Omit<E, "at"> : never
+export type EventInput = NoAt<Event>
+
+export function ev(event: EventInput): Event {
+  return { ...event, at: AT } as Event
+}
+
+/** Applies events that must all be accepted; returns the last state and the commands of the last event. */
+export function apply(state: SchedulerState, ...events: EventInput[]): { state: SchedulerState; commands: Command[] } {
+  let current = state
+  let commands: Command[] = []
+  for (const event of events) {
+    const result = transition(current, ev(event))
+    if ("refused" in result) throw new Error(`${event.type} refused: ${result.refused}`)
+    current = result.state
+    commands = result.commands
+  }
+  return { state: current, commands }
+}
+
+export function started(graph: TaskGraph, config: Partial<RunConfig> = {}): { state: SchedulerState; commands: Command[] } {
+  return apply(
+    initialState(),
+    { type: "run.started", runId: "r1", requirement: "req", config: { ...TEST_CONFIG, ...config } },
+    { type: "plan.proposed", summary: "plan" },
+    { type: "plan.confirmed" },
+    { type: "graph.accepted", graph },
+  )
+}
+
+export function statusOf(state: SchedulerState, id: string): string | undefined {
+  return state.tasks.find((t) => t.id === id)?.status
+}
+
+export function runtimeOf(state: SchedulerState, id: string) {
+  const t = state.tasks.find((x) => x.id === id)
+  if (!t) throw new Error(`no task ${id}`)
+  return t
+}
+
+/** The steps that take a dispatched executor through to a given point. */
+export const steps = {
+  dispatched: (id: string, attempt = 1, role: "executor" | "debugger" = "executor", sessionId = `s-${id}-${attempt}`): EventInput => ({ type: "task.dispatched", taskId: id, role, sessionId, attempt }),
+  reported: (id: string, attempt = 1, role: "executor" | "debugger" = "executor", sessionId = `s-${id}-${attempt}`): EventInput => ({ type: "worker.reported", taskId: id, sessionId, result: { taskId: id, role, summary: "done" } }),
+  gatesPassed: (id: string): EventInput => ({ type: "gates.passed", taskId: id, evidence: { diff: "d", build: "b", test: "t", analysis: "a" } }),
+  gatesFailed: (id: string, gate: "build" | "test" | "analysis" | "commit" | "diff" | "evidence" | "tool-missing"): EventInput => ({ type: "gates.failed", taskId: id, gate, message: `${gate} broke`, evidencePath: `ev/${id}/${gate}` }),
+  reviewStarted: (id: string): EventInput => ({ type: "review.started", taskId: id, sessionId: `rv-${id}` }),
+  reviewPass: (id: string): EventInput => ({ type: "review.reported", taskId: id, report: { taskId: id, verdict: "pass", rows: [{ designRef: "R1", code: "f", status: "match", note: "" }], findings: [] } }),
+  reviewFail: (id: string): EventInput => ({ type: "review.reported", taskId: id, report: { taskId: id, verdict: "fail", rows: [{ designRef: "R1", code: "f", status: "missing", note: "no tests" }], findings: ["add tests"] } }),
+  merged: (id: string): EventInput => ({ type: "merge.succeeded", taskId: id, commit: `c-${id}`, tag: `air/done/${id}` }),
+}
+
+/** Carries a dispatched task (attempt 1) through gates, review and merge. */
+export function complete(state: SchedulerState, id: string, attempt = 1) {
+  return apply(state, steps.dispatched(id, attempt), steps.reported(id, attempt), steps.gatesPassed(id), steps.reviewPass(id), steps.merged(id))
+}

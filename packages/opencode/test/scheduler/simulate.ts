@@ -1,0 +1,324 @@
+/**
+ * A make-believe runtime: it carries out the machine's commands by producing plausible outcome events in a
+ * random order (successes, failures, stale echoes), the way a real runtime with many sessions would.
+ * Used by the property tests, the crash test's child process and the benchmark.
+ */
+import type { Command } from "../../src/scheduler/command"
+import type { RunConfig, Event } from "../../src/scheduler/event.schema"
+import { transition } from "../../src/scheduler/machine"
+import { initialState, type SchedulerState } from "../../src/scheduler/state"
+import { KIND_RULES, TASK_KINDS, type TaskGraph, type TaskNode } from "../../src/scheduler/task.schema"
+
+export type Rng = () => number
+
+/** mulberry32: small, fast, seedable. */
+export function rngFrom(seed: number): Rng {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+const pick = <T,>(rng: Rng, items: readonly T[]): T => items[Math.floor(rng() * items.length)]!
+
+export interface GraphShape {
+  tasks: number
+  phases: number
+  files: number
+  maxDeps: number
+  regions?: readonly (string | undefined)[]
+}
+
+/** A random DAG: each task depends only on earlier tasks of the same or an earlier phase. */
+export function randomGraph(rng: Rng, shape: GraphShape): TaskGraph {
+  const regions = shape.regions ?? [undefined, "A", "B", "L1-L10", "L5-L20", "L30-L40"]
+  const tasks: TaskNode[] = []
+  for (let i = 0; i < shape.tasks; i++) {
+    const phase = 1 + Math.floor((i * shape.phases) / shape.tasks)
+    const deps = new Set<string>()
+    const depCount = Math.floor(rng() * (shape.maxDeps + 1))
+    for (let k = 0; k < depCount && i > 0; k++) deps.add(`T-${Math.floor(rng() * i)}`)
+    const writeSet = []
+    const fileCount = 1 + Math.floor(rng() * 2)
+    for (let k = 0; k < fileCount; k++) {
+      const r = rng()
+      const action = r < 0.8 ? "modify" : r < 0.9 ? "create" : r < 0.95 ? "keep" : "delete"
+      const region = action === "modify" || action === "keep" ? pick(rng, regions) : undefined
+      writeSet.push({ path: `src/f${Math.floor(rng() * shape.files)}.cpp`, action, ...(region ? { region } : {}) } as const)
+    }
+    const unique = writeSet.filter((e, j) => writeSet.findIndex((o) => o.path === e.path && o.region === e.region) === j)
+    tasks.push({
+      id: `T-${i}`,
+      title: `Add feature ${i}`,
+      kind: pick(rng, TASK_KINDS.filter((k) => k !== "verify")),
+      phase,
+      deps: [...deps],
+      writeSet: unique,
+      keep: [],
+      doneWhen: `feature ${i} is covered by a passing test`,
+      validation: [],
+      adrRefs: rng() < 0.3 ? ["ADR-1"] : [],
+    })
+  }
+  return { schemaVersion: 1, tasks }
+}
+
+export const TEST_CONFIG: RunConfig = {
+  concurrency: 3,
+  repairBudget: 2,
+  stallRetries: 1,
+  inactivityMs: 1000,
+  wallClockMs: 10_000,
+  autoConfirm: false,
+}
+
+/** Something the simulated runtime still owes the machine: a command in progress, or a live session. */
+type Open =
+  | { kind: "command"; command: Command; stage: number }
+  | { kind: "session"; taskId: string; sessionId: string; role: "executor" | "debugger" }
+  | { kind: "reviewer"; taskId: string; sessionId: string }
+
+export interface SimulatorOptions {
+  /** Chance that a worker, gate, review or merge goes wrong. */
+  trouble: number
+  /** How many user answers and requirement changes the simulated user gives before going quiet. */
+  answers: number
+  changes: number
+  milestoneFixes: number
+}
+
+export const DEFAULT_SIM: SimulatorOptions = { trouble: 0.25, answers: 6, changes: 1, milestoneFixes: 1 }
+
+export class Simulator {
+  state: SchedulerState
+  readonly accepted: Event[] = []
+  readonly refused: { event: Event; reason: string }[] = []
+  private open: Open[] = []
+  private clock = 0
+  private sessions = 0
+  private answers: number
+  private changes: number
+  private fixes: number
+  private fixCount = 0
+
+  constructor(
+    private readonly rng: Rng,
+    private readonly options: SimulatorOptions = DEFAULT_SIM,
+    /** Called after every accepted event with the states before and after, and the commands. */
+    private readonly observe?: (before: SchedulerState, event: Event, after: SchedulerState, commands: Command[]) => void,
+    state: SchedulerState = initialState(),
+  ) {
+    this.state = state
+    this.answers = options.answers
+    this.changes = options.changes
+    this.fixes = options.milestoneFixes
+  }
+
+  at(): string {
+    return new Date(Date.UTC(2026, 0, 1) + this.clock++ * 1000).toISOString()
+  }
+
+  /** Applies an event; returns the refusal reason, if any. */
+  apply(event: Event): string | null {
+    const before = this.state
+    const result = transition(before, event)
+    if ("refused" in result) {
+      this.refused.push({ event, reason: result.refused })
+      return result.refused
+    }
+    this.state = result.state
+    this.accepted.push(event)
+    this.observe?.(before, event, result.state, result.commands)
+    for (const command of result.commands) this.open.push({ kind: "command", command, stage: 0 })
+    return null
+  }
+
+  start(graph: TaskGraph, config: RunConfig = TEST_CONFIG): void {
+    this.apply({ type: "run.started", at: this.at(), runId: "run-1", requirement: "make it work", config })
+    this.apply({ type: "plan.proposed", at: this.at(), summary: "a plan" })
+    if (!config.autoConfirm) this.apply({ type: "plan.confirmed", at: this.at() })
+    const refusal = this.apply({ type: "graph.accepted", at: this.at(), graph })
+    if (refusal) throw new Error(`graph refused: ${refusal}`)
+  }
+
+  /** Adds the commands a restarted runtime must carry out again. */
+  resume(commands: readonly Command[]): void {
+    for (const command of commands) this.open.push({ kind: "command", command, stage: 0 })
+  }
+
+  get idle(): boolean {
+    return this.open.length === 0
+  }
+
+  /** Delivers one outcome, chosen at random among everything in flight. Returns false when nothing is left. */
+  step(): boolean {
+    if (this.open.length === 0) return false
+    // Now and then the user changes the requirement in the middle of things.
+    if (this.changes > 0 && this.state.stage === "running" && !this.state.frozen && this.rng() < 0.02) {
+      this.changes--
+      this.apply({ type: "change.requested", at: this.at(), text: "also support tabs" })
+      return true
+    }
+    const i = Math.floor(this.rng() * this.open.length)
+    const item = this.open[i]!
+    const done = this.deliver(item)
+    if (done) this.open.splice(i, 1)
+    return true
+  }
+
+  runToEnd(maxSteps = 100_000): void {
+    for (let n = 0; n < maxSteps && this.step(); n++);
+  }
+
+  /** Produces the next event for an open item; true when the item has nothing more to say. */
+  private deliver(item: Open): boolean {
+    const rng = this.rng
+    const trouble = this.options.trouble
+    const at = this.at()
+    if (item.kind === "session") {
+      const r = rng()
+      const { taskId, sessionId, role } = item
+      if (r < 1 - trouble) {
+        this.apply({ type: "worker.reported", at, taskId, sessionId, result: { taskId, role, summary: "done, please check" } })
+      } else if (r < 1 - trouble * 0.6) {
+        this.apply({ type: "worker.failed", at, taskId, sessionId, reason: pick(rng, ["error", "stalled", "timeout"] as const), message: "boom" })
+      } else if (r < 1 - trouble * 0.3) {
+        this.apply({ type: "timer.fired", at, taskId, kind: pick(rng, ["inactivity", "wallclock"] as const) })
+      } else if (r < 1 - trouble * 0.1) {
+        this.apply({ type: "worker.reported", at, taskId, sessionId, result: { taskId, role, summary: "stuck", blocked: { reason: "needs a decision" } } })
+      } else {
+        this.apply({ type: "worker.failed", at, taskId, sessionId, reason: "aborted", message: "user abort" })
+      }
+      return true
+    }
+    if (item.kind === "reviewer") {
+      const { taskId } = item
+      const r = rng()
+      const verdict = r < 1 - trouble ? "pass" : "fail"
+      const contradictory = r > 1 - trouble * 0.2
+      if (r > 1 - trouble * 0.1) {
+        this.apply({ type: "timer.fired", at, taskId, kind: "inactivity" })
+        return true
+      }
+      this.apply({
+        type: "review.reported",
+        at,
+        taskId,
+        report: {
+          taskId,
+          verdict: contradictory ? "pass" : verdict,
+          rows: [{ designRef: "R1", code: "src/x.cpp:f", status: verdict === "pass" && !contradictory ? "match" : "divergent", note: "" }],
+          findings: verdict === "pass" ? [] : ["does not follow R1"],
+        },
+      })
+      return true
+    }
+    const { command } = item
+    switch (command.type) {
+      case "dispatch": {
+        const sessionId = `s-${++this.sessions}`
+        const refusal = this.apply({ type: "task.dispatched", at, taskId: command.taskId, role: command.role, sessionId, attempt: command.attempt })
+        if (!refusal) this.open.push({ kind: "session", taskId: command.taskId, sessionId, role: command.role })
+        return true
+      }
+      case "runGates": {
+        if (item.stage === 0) {
+          item.stage = 1
+          return this.apply({ type: "gates.started", at, taskId: command.taskId }) !== null
+        }
+        if (rng() < 1 - this.options.trouble) {
+          const evidence = Object.fromEntries(["diff", "build", "test", "analysis"].map((k) => [k, `.air/local/evidence/${command.taskId}/${k}.txt`]))
+          this.apply({ type: "gates.passed", at, taskId: command.taskId, evidence })
+        } else {
+          const gate = pick(rng, ["build", "test", "analysis", "build", "test", "commit", "diff", "evidence", "tool-missing"] as const)
+          this.apply({ type: "gates.failed", at, taskId: command.taskId, gate, message: `${gate} failed`, evidencePath: `.air/local/evidence/${command.taskId}/${gate}.txt` })
+        }
+        return true
+      }
+      case "review": {
+        const sessionId = `r-${++this.sessions}`
+        const refusal = this.apply({ type: "review.started", at, taskId: command.taskId, sessionId })
+        if (!refusal) this.open.push({ kind: "reviewer", taskId: command.taskId, sessionId })
+        return true
+      }
+      case "merge": {
+        if (item.stage === 0) {
+          item.stage = 1
+          return this.apply({ type: "merge.started", at, taskId: command.taskId }) !== null
+        }
+        if (rng() < 1 - this.options.trouble / 2)
+          this.apply({ type: "merge.succeeded", at, taskId: command.taskId, commit: `c${this.clock}`, tag: `air/done/${command.taskId}` })
+        else this.apply({ type: "merge.conflicted", at, taskId: command.taskId, files: ["src/f0.cpp"] })
+        return true
+      }
+      case "consult":
+        this.apply({ type: "consult.answered", at, taskId: command.taskId, choice: pick(rng, command.options) })
+        return true
+      case "ask":
+        if (this.answers > 0) {
+          this.answers--
+          this.apply({ type: "question.answered", at, questionId: command.questionId, answer: "try again with more care" })
+        }
+        return true
+      case "reviewMilestone": {
+        if (item.stage === 0) {
+          item.stage = 1
+          return this.apply({ type: "milestone.reached", at, phase: command.phase }) !== null
+        }
+        if (this.fixes > 0 && rng() < 0.5) {
+          this.fixes--
+          const id = `FIX-${++this.fixCount}`
+          this.apply({
+            type: "milestone.reviewed",
+            at,
+            phase: command.phase,
+            verdict: "fail",
+            fixTasks: [{ id, title: `Fix the gap ${id}`, kind: "fix", phase: command.phase, deps: [], writeSet: [{ path: "src/fix.cpp", action: "modify", region: id }], keep: [], doneWhen: "the gap is closed", validation: [], adrRefs: [] }],
+          })
+        } else this.apply({ type: "milestone.reviewed", at, phase: command.phase, verdict: "pass" })
+        return true
+      }
+      case "replan": {
+        // An Architect whose delta is refused tries again with a smaller one, as the refusal tells it to.
+        const delta = this.randomDelta()
+        if (this.apply({ type: "delta.accepted", at, delta }) !== null)
+          this.apply({ type: "delta.accepted", at: this.at(), delta: { ...delta, remove: [], modify: [], supersedesAdrs: [] } })
+        return true
+      }
+      case "abort":
+      case "notify":
+      case "revert":
+      case "finish":
+        return true
+    }
+  }
+
+  /** A delta that removes a task nobody live depends on, modifies another, supersedes ADR-1 or adds one. */
+  private randomDelta() {
+    const graph = this.state.graph!
+    const live = graph.tasks.filter((t) => t.status !== "invalidated")
+    const dependedOn = new Set(live.flatMap((t) => t.deps))
+    const leaves = live.filter((t) => !dependedOn.has(t.id) && !t.adrRefs.includes("ADR-1"))
+    const remove = leaves.length > 0 && this.rng() < 0.5 ? [pick(this.rng, leaves).id] : []
+    const modifiable = live.filter((t) => !remove.includes(t.id))
+    const modify = modifiable.length > 0 && this.rng() < 0.5 ? [{ id: pick(this.rng, modifiable).id, patch: { title: "Add the feature, second take" } }] : []
+    const supersede = this.rng() < 0.3
+    // Tasks citing a superseded ADR are invalidated, so nothing live may depend on them.
+    const citing = new Set(live.filter((t) => t.adrRefs.includes("ADR-1")).map((t) => t.id))
+    const supersedesAdrs = supersede && !live.some((t) => !citing.has(t.id) && t.deps.some((d) => citing.has(d)) && !modify.some((m) => m.id === t.id)) && !modify.some((m) => citing.has(m.id)) ? ["ADR-1"] : []
+    const id = `ADD-${this.clock}`
+    const add = [{ id, title: `Add the tab support ${id}`, kind: "code" as const, phase: Math.max(1, this.state.currentPhase), deps: [], writeSet: [{ path: "src/tabs.cpp", action: "modify" as const, region: id }], keep: [], doneWhen: "tabs parse", validation: [], adrRefs: [] }]
+    return { schemaVersion: 1 as const, add, remove, modify, supersedesAdrs }
+  }
+}
+
+/** Every status a task may end a run in. */
+export const FINAL_STATUSES = new Set(["merged", "blocked", "invalidated"])
+
+export function evidenceFor(kind: TaskNode["kind"]): Record<string, string> {
+  return Object.fromEntries(KIND_RULES[kind].evidence.map((k) => [k, `evidence/${k}.txt`]))
+}
