@@ -1,12 +1,14 @@
 import type { AddressInfo } from "node:net"
 import { serve } from "@hono/node-server"
 import { Hono } from "hono"
-import { ChatRequest, readConversation, type Conversation } from "./conversation.ts"
+import { ChatRequest, readConversation } from "./conversation.ts"
+import { failResponse, failureMessage } from "./failure.ts"
 import { RequestLog, truncate, type LogEntry } from "./log.ts"
-import { decide, scriptLabel, type Decision } from "./route.ts"
+import { logReply, toReply, usageFor } from "./reply.ts"
+import { decide, scriptLabel } from "./route.ts"
 import { loadScenario } from "./scenario.ts"
 import type { Scenario, Step } from "./schema.ts"
-import { completionBody, errorBody, sseEvents, type Reply, type UsageNumbers } from "./sse.ts"
+import { completionBody, errorBody, sseEvents, sseResponse, type Reply } from "./sse.ts"
 
 export interface ScriptedModelOptions {
   scenario: Scenario | string
@@ -73,7 +75,7 @@ export function createApp(scenario: Scenario, log: RequestLog, onFailure?: (mess
     const parsed = ChatRequest.safeParse(body)
     if (!parsed.success) {
       const message = `scripted model: request is not an OpenAI chat-completions request (${parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; ")})`
-      return fail(log, onFailure, { agent: "unknown", script: null, step: null, stream: false, offered: [], lastUser: "", lastToolResult: "" }, message)
+      return failResponse(log, onFailure, { agent: "unknown", script: null, step: null, stream: false, offered: [], lastUser: "", lastToolResult: "" }, message)
     }
     const req = parsed.data
     const conv = readConversation(req)
@@ -87,7 +89,7 @@ export function createApp(scenario: Scenario, log: RequestLog, onFailure?: (mess
       lastUser: truncate(conv.lastUser),
       lastToolResult: truncate(conv.lastToolResult),
     }
-    if (decision.kind === "fail") return fail(log, onFailure, base, failureMessage(decision, conv))
+    if (decision.kind === "fail") return failResponse(log, onFailure, base, failureMessage(decision, conv))
 
     const step: Step | undefined = decision.kind === "play" ? decision.step : undefined
     const delayMs = step?.delayMs ?? scenario.defaults?.delayMs ?? 0
@@ -99,71 +101,16 @@ export function createApp(scenario: Scenario, log: RequestLog, onFailure?: (mess
 
     const meta = { id: `chatcmpl-scripted-${++callCounter}`, model: req.model ?? MODEL_ID, created: Math.floor(Date.now() / 1000) }
     if (!req.stream) return Response.json(completionBody(reply, meta, usage))
-    const events = sseEvents(reply, meta, req.stream_options?.include_usage ? usage : undefined)
-    const encoder = new TextEncoder()
-    const stream = new ReadableStream<Uint8Array>({
-      start(controller) {
-        for (const e of events) controller.enqueue(encoder.encode(e))
-        controller.close()
-      },
-    })
-    return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } })
+    return sseResponse(sseEvents(reply, meta, req.stream_options?.include_usage ? usage : undefined))
   }
 
-  const handler = async (c: { req: { json(): Promise<unknown> } }) => complete(await c.req.json().catch(() => undefined))
-  app.post("/v1/chat/completions", handler)
-  app.post("/chat/completions", handler)
+  for (const path of ["/v1/chat/completions", "/chat/completions"]) {
+    // An unparsable body becomes `undefined`, which `complete` reports as not a chat request.
+    app.post(path, async (c) => complete(await c.req.json().catch(() => undefined)))
+  }
 
   app.notFound((c) =>
     c.json(errorBody(`scripted model: no route ${c.req.method} ${c.req.path} (use POST /v1/chat/completions or GET /v1/models)`), 404),
   )
   return app
-}
-
-function toReply(step: Step, nextId: () => string): Reply {
-  if (step.text !== undefined) return { kind: "text", text: step.text }
-  const calls = step.tool !== undefined ? [{ tool: step.tool, args: step.args }] : (step.tools ?? [])
-  return { kind: "tools", calls: calls.map((c) => ({ id: nextId(), name: c.tool, arguments: JSON.stringify(c.args ?? {}) })) }
-}
-
-function logReply(reply: Reply, step: Step | undefined): LogEntry["reply"] {
-  if (reply.kind === "text") return { kind: "text", text: truncate(reply.text) }
-  return { kind: step?.tools ? "tools" : "tool", tools: reply.calls.map((c) => c.name) }
-}
-
-// Rough 4-characters-per-token estimate, unless the scenario pins the numbers (benchmarks do).
-function usageFor(req: ChatRequest, reply: Reply, pinned: { promptTokens?: number; completionTokens?: number }): UsageNumbers {
-  const replyChars = reply.kind === "text" ? reply.text.length : reply.calls.reduce((n, c) => n + c.name.length + c.arguments.length, 0)
-  const prompt = pinned.promptTokens ?? Math.ceil(JSON.stringify(req.messages).length / 4)
-  const completion = pinned.completionTokens ?? Math.max(1, Math.ceil(replyChars / 4))
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
-}
-
-function failureMessage(decision: Extract<Decision, { kind: "fail" }>, conv: Conversation): string {
-  const where = [
-    `agent "${decision.agent}"`,
-    decision.script ? `script ${decision.script.index}${decision.script.script.name ? ` ("${decision.script.script.name}")` : ""}` : "no script",
-    decision.stepIndex !== undefined ? `step ${decision.stepIndex}` : undefined,
-  ]
-    .filter(Boolean)
-    .join(", ")
-  return `scripted model: unexpected request: ${where}: ${decision.reason}. Received: ${describeReceived(decision.agent, conv)}`
-}
-
-export function describeReceived(agent: string, conv: Conversation): string {
-  return [
-    `agent=${agent}`,
-    `offered=[${conv.offered.join(", ")}]`,
-    `assistantMessages=${conv.assistantTurns.length}`,
-    `firstUser=${JSON.stringify(truncate(conv.firstUser, 160))}`,
-    `lastUser=${JSON.stringify(truncate(conv.lastUser, 160))}`,
-    `lastToolResult=${JSON.stringify(truncate(conv.lastToolResult, 160))}`,
-  ].join(" ")
-}
-
-function fail(log: RequestLog, onFailure: ((m: string) => void) | undefined, base: Omit<LogEntry, "ts" | "seq" | "reply" | "failure">, message: string): Response {
-  log.add({ ts: new Date().toISOString(), ...base, reply: { kind: "error" }, failure: message })
-  onFailure?.(message)
-  // 400, not 5xx: clients retry server errors, and a retry would only fail the same way.
-  return Response.json(errorBody(message), { status: 400 })
 }

@@ -53,6 +53,18 @@ export function sseEvents(reply: Reply, meta: Meta, usage: UsageNumbers | undefi
   return events
 }
 
+/** One write per event, so a client reading the stream sees them as separate deltas. */
+export function sseResponse(events: string[]): Response {
+  const encoder = new TextEncoder()
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const e of events) controller.enqueue(encoder.encode(e))
+      controller.close()
+    },
+  })
+  return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } })
+}
+
 export function completionBody(reply: Reply, meta: Meta, usage: UsageNumbers): object {
   const message =
     reply.kind === "text"
