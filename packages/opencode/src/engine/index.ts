@@ -1,0 +1,6 @@
+export { Paths } from "./paths"
+export { Pin } from "./pin"
+export { ConfigDirs } from "./config-dirs"
+export { LaunchConfig } from "./launch-config"
+export { Verify } from "./verify"
+export { runProcess, type Completed } from "./process"
