@@ -94,9 +94,9 @@ export async function gitYes(dir: string, args: string[]): Promise<boolean> {
  */
 export async function identityConfig(dir: string): Promise<string[]> {
   const config: string[] = []
+  // Author and committer come from the same settings unless GIT_AUTHOR_*/GIT_COMMITTER_* split them.
   const committer = await gitTry(dir, ["var", "GIT_COMMITTER_IDENT"])
-  const author = await gitTry(dir, ["var", "GIT_AUTHOR_IDENT"])
-  if (committer.code !== 0 || author.code !== 0) {
+  if (committer.code !== 0 || (await gitTry(dir, ["var", "GIT_AUTHOR_IDENT"])).code !== 0) {
     const name = await gitTry(dir, ["config", "user.name"])
     const email = await gitTry(dir, ["config", "user.email"])
     if (name.code !== 0 || name.stdout.trim() === "") config.push("user.name=AirCoding")

@@ -295,6 +295,12 @@ export namespace Worktrees {
     await writeFile(file, `${text}${prefix}# AirCoding (scheduler state, task worktrees, build dirs)\n${missing.join("\n")}\n`)
   }
 
+  /** The working tree (the user's checkout or a worktree) that has `branch` checked out, if any. */
+  export async function checkoutOf(root: string, branch: string): Promise<string | undefined> {
+    const entry = (await worktreeEntries(root)).find((e) => e.branch === `refs/heads/${branch}` && !e.missing)
+    return entry?.path
+  }
+
   /** The top level of the repository containing `dir`, as git spells it (symlinks resolved). */
   export async function repoRoot(dir: string): Promise<string> {
     const result = await gitTry(dir, ["rev-parse", "--show-toplevel"]).catch((error: unknown) => {

@@ -1,0 +1,552 @@
+import { mkdir, open, readFile, rm, stat, unlink } from "node:fs/promises"
+import { hostname } from "node:os"
+import path from "node:path"
+import { git, gitTry, gitYes, identityConfig } from "./git.ts"
+import { Worktrees } from "./worktree.ts"
+
+/**
+ * The merge queue: one merge at a time per project, each a rebase of the task branch onto the integration
+ * tip, then a squash commit on the integration branch and a tag `air/done/<task-id>`.
+ *
+ * - Serialised twice: an in-process promise chain per project root, and a lock file
+ *   (`.air/local/state/merge.lock`) that also keeps other processes out.
+ * - Idempotent: a task whose tag exists is `already-merged`; a squash commit that reached the integration
+ *   branch before a crash (found by its `Air-Task:` trailer) is recognised, tagged, and not made twice.
+ * - Work is never lost: a conflict aborts the rebase and leaves the branch and worktree as they were; the
+ *   branch is removed only by `Worktrees.remove`, after `merged`.
+ * - The user's checkout of the integration branch is updated in place (index and files, like a fast-forward),
+ *   and a merge that would overwrite their uncommitted changes is refused before anything moves.
+ */
+export namespace MergeQueue {
+  export const LOCK_PATH = ".air/local/state/merge.lock"
+  export const TASK_TRAILER = "Air-Task"
+  export const REVERT_TRAILER = "Air-Reverts"
+
+  export interface MergeInput {
+    root: string
+    taskId: string
+    /** The integration branch (a branch name, not a sha). */
+    integration: string
+    /** The squash commit's subject and the tag's message. */
+    title: string
+    /** The squash commit's body. */
+    message?: string
+    /** How long to wait for another process's merge lock; default 2 minutes. */
+    lockTimeoutMs?: number
+  }
+
+  export type MergeResult =
+    | {
+        status: "merged"
+        commit: string
+        tag: string
+        /** True when the branch was rebased first (its gates ran on a different base; the tree may differ). */
+        rebased: boolean
+      }
+    | { status: "conflict"; files: string[]; message: string }
+    | { status: "already-merged"; commit: string; tag: string }
+
+  export interface RevertInput {
+    root: string
+    taskId: string
+    integration: string
+    lockTimeoutMs?: number
+  }
+
+  export type RevertResult =
+    | { status: "reverted"; commit: string; tag: string }
+    | { status: "conflict"; files: string[]; message: string }
+    | { status: "already-reverted"; commit: string; tag: string }
+
+  /** The merge would overwrite uncommitted changes in the user's checkout. Nothing moved. */
+  export class LocalChangesInTheWay extends Error {
+    readonly _tag = "MergeBlockedByLocalChanges"
+    constructor(
+      readonly taskId: string,
+      readonly checkout: string,
+      readonly files: string[],
+    ) {
+      super(
+        `task ${taskId}: not merged: it changes ${files.join(", ")}, which ${files.length === 1 ? "has" : "have"} ` +
+          `uncommitted changes in ${checkout}. Commit or stash them there, then merge again; the task branch is ` +
+          `unchanged and waiting.`,
+      )
+      this.name = "LocalChangesInTheWay"
+    }
+  }
+
+  /** Another process holds the merge lock. */
+  export class LockTimeout extends Error {
+    readonly _tag = "MergeLockTimeout"
+    constructor(
+      readonly lockPath: string,
+      readonly holder: string,
+      waitedMs: number,
+    ) {
+      super(
+        `the merge lock ${lockPath} is held by ${holder} and was not released within ${Math.round(waitedMs / 1000)} s. ` +
+          `If that process is gone (another machine, a container), delete the file and merge again.`,
+      )
+      this.name = "MergeLockTimeout"
+    }
+  }
+
+  /** The merge cannot start or finish for a reason a person must fix; the message says which. */
+  export class MergeError extends Error {
+    readonly _tag = "MergeError"
+    constructor(
+      readonly taskId: string,
+      message: string,
+    ) {
+      super(`task ${taskId}: ${message}`)
+      this.name = "MergeError"
+    }
+  }
+
+  export async function merge(input: MergeInput): Promise<MergeResult> {
+    Worktrees.assertTaskId(input.taskId)
+    assertBranchName(input.integration, input.taskId)
+    return queued(input.root, async () => {
+      const top = await Worktrees.repoRoot(input.root)
+      return withLockFile(top, `merge of ${input.taskId}`, input.lockTimeoutMs, () => mergeLocked(top, input))
+    })
+  }
+
+  export async function revert(input: RevertInput): Promise<RevertResult> {
+    Worktrees.assertTaskId(input.taskId)
+    assertBranchName(input.integration, input.taskId)
+    return queued(input.root, async () => {
+      const top = await Worktrees.repoRoot(input.root)
+      return withLockFile(top, `revert of ${input.taskId}`, input.lockTimeoutMs, () => revertLocked(top, input))
+    })
+  }
+
+  // ---- merge ----
+
+  async function mergeLocked(top: string, input: MergeInput): Promise<MergeResult> {
+    const { taskId, integration } = input
+    const tag = Worktrees.doneTag(taskId)
+    const branch = Worktrees.branchName(taskId)
+    const identity = await identityConfig(top)
+
+    const tagged = await revParse(top, `refs/tags/${tag}^{commit}`)
+    if (tagged) return { status: "already-merged", commit: tagged, tag }
+
+    await requireRef(top, `refs/heads/${integration}`, taskId, `the integration branch ${integration} does not exist`)
+    // A crash after the integration branch moved but before the tag: recognise the squash commit.
+    const landed = await findByTrailer(top, integration, TASK_TRAILER, taskId)
+    if (landed) {
+      await finishCheckout(top, integration, landed, taskId)
+      await createTag(top, tag, landed, input.title, identity)
+      return { status: "already-merged", commit: landed, tag }
+    }
+
+    await requireRef(top, `refs/heads/${branch}`, taskId, `there is no branch ${branch} to merge`)
+    const worktree = await taskWorktree(top, taskId, integration)
+    await abortLeftoverRebase(worktree)
+    const dirty = await Worktrees.uncommittedFiles(worktree, { untracked: false })
+    if (dirty.length > 0) {
+      throw new MergeError(
+        taskId,
+        `the worktree ${worktree} has uncommitted changes (${dirty.slice(0, 5).join(", ")}); they would not be ` +
+          `part of the merge. Commit them on ${branch} (and pass the gates again) or discard them.`,
+      )
+    }
+
+    let rebased = false
+    for (let round = 0; round < 5; round++) {
+      const base = await requireRef(top, `refs/heads/${integration}`, taskId, `${integration} disappeared`)
+      const before = await requireRef(top, `refs/heads/${branch}`, taskId, `${branch} disappeared`)
+      if (!(await gitYes(top, ["merge-base", "--is-ancestor", base, before]))) {
+        const conflict = await rebase(worktree, base, identity)
+        if (conflict) {
+          return {
+            status: "conflict",
+            files: conflict.files,
+            message:
+              `task ${taskId}: ${branch} does not rebase cleanly onto ${integration} (now at ${base.slice(0, 12)}): ` +
+              `conflict in ${conflict.files.join(", ") || "(unknown files)"}.\n${conflict.detail}\n` +
+              `Nothing was merged and the branch is unchanged. In ${worktree}: git rebase ${integration}, resolve the ` +
+              `conflicts keeping both sides' intent, git rebase --continue, check that it builds and its tests pass, ` +
+              `then report again.`,
+          }
+        }
+        rebased = true
+      }
+      const tip = await requireRef(top, `refs/heads/${branch}`, taskId, `${branch} disappeared`)
+      const touched = await namesBetween(top, base, tip)
+      const subject = oneLine(input.title) || `task ${taskId}`
+      const commits = Number((await git(top, ["rev-list", "--count", `${base}..${tip}`])).trim())
+      const body = [
+        input.message?.trim(),
+        `Squash-merged from ${branch} (${commits} commit${commits === 1 ? "" : "s"}).`,
+        `${TASK_TRAILER}: ${taskId}`,
+      ].filter((part): part is string => Boolean(part))
+      const commit = (
+        await git(top, ["commit-tree", `${tip}^{tree}`, "-p", base, "-m", subject, ...body.flatMap((p) => ["-m", p])], {
+          config: identity,
+        })
+      ).trim()
+      const published = await publish(top, integration, base, commit, touched, taskId, `air: squash-merge ${taskId}`)
+      if (!published) continue // the integration branch moved meanwhile: rebase onto the new tip
+      await createTag(top, tag, commit, subject, identity)
+      return { status: "merged", commit, tag, rebased }
+    }
+    throw new MergeError(taskId, `${integration} kept moving while merging; try again`)
+  }
+
+  /** The task's worktree, re-created on its branch if it was removed (a rebase needs a working tree). */
+  async function taskWorktree(top: string, taskId: string, integration: string): Promise<string> {
+    const listed = (await Worktrees.list(top)).find((w) => w.taskId === taskId && !w.missing)
+    if (listed) return listed.path
+    const elsewhere = await Worktrees.checkoutOf(top, Worktrees.branchName(taskId))
+    if (elsewhere) return elsewhere
+    return (await Worktrees.create(top, taskId, integration)).path
+  }
+
+  /** Rebases the worktree's branch onto `onto`; on conflict aborts (the branch is as before) and says where. */
+  async function rebase(
+    worktree: string,
+    onto: string,
+    identity: string[],
+  ): Promise<{ files: string[]; detail: string } | undefined> {
+    const config = [...identity, "rebase.autoStash=false", "rebase.updateRefs=false", "rebase.autoSquash=false"]
+    const result = await gitTry(worktree, ["rebase", onto], { config })
+    if (result.code === 0) return undefined
+    if (!(await rebaseInProgress(worktree))) {
+      throw new Error(`git rebase in ${worktree} failed before starting: ${(result.stderr || result.stdout).trim()}`)
+    }
+    const files = (await git(worktree, ["diff", "--name-only", "--diff-filter=U", "-z"]))
+      .split("\0")
+      .filter((file) => file.length > 0)
+    const detail = `${result.stdout}\n${result.stderr}`
+      .split("\n")
+      .filter((line) => /^CONFLICT|^error:|^Could not apply/.test(line))
+      .slice(0, 8)
+      .join("\n")
+    await git(worktree, ["rebase", "--abort"])
+    return { files, detail }
+  }
+
+  async function rebaseInProgress(worktree: string): Promise<boolean> {
+    const out = await git(worktree, ["rev-parse", "--git-path", "rebase-merge", "--git-path", "rebase-apply"])
+    for (const dir of out.split("\n").filter((line) => line.trim().length > 0)) {
+      if (await exists(path.resolve(worktree, dir.trim()))) return true
+    }
+    return false
+  }
+
+  async function abortLeftoverRebase(worktree: string): Promise<void> {
+    if (await rebaseInProgress(worktree)) await git(worktree, ["rebase", "--abort"])
+  }
+
+  // ---- revert ----
+
+  async function revertLocked(top: string, input: RevertInput): Promise<RevertResult> {
+    const { taskId, integration } = input
+    const tag = Worktrees.revertedTag(taskId)
+    const identity = await identityConfig(top)
+    const done = await revParse(top, `refs/tags/${tag}^{commit}`)
+    if (done) return { status: "already-reverted", commit: done, tag }
+    const merged = await revParse(top, `refs/tags/${Worktrees.doneTag(taskId)}^{commit}`)
+    if (!merged) throw new MergeError(taskId, `cannot revert: it was never merged (no tag ${Worktrees.doneTag(taskId)})`)
+    await requireRef(top, `refs/heads/${integration}`, taskId, `the integration branch ${integration} does not exist`)
+    const landed = await findByTrailer(top, integration, REVERT_TRAILER, taskId)
+    if (landed) {
+      await finishCheckout(top, integration, landed, taskId)
+      await createTag(top, tag, landed, `revert of ${taskId}`, identity)
+      return { status: "already-reverted", commit: landed, tag }
+    }
+    const subject = (await git(top, ["log", "-1", "--format=%s", merged])).trim()
+
+    for (let round = 0; round < 5; round++) {
+      const base = await requireRef(top, `refs/heads/${integration}`, taskId, `${integration} disappeared`)
+      const scratch = path.join(Worktrees.worktreesDir(top), `_revert-${taskId}`)
+      await dropScratch(top, scratch)
+      await git(top, ["worktree", "add", "--detach", scratch, base])
+      let commit: string
+      try {
+        const applied = await gitTry(scratch, ["revert", "--no-commit", merged], { config: identity })
+        if (applied.code !== 0) {
+          const files = (await git(scratch, ["diff", "--name-only", "--diff-filter=U", "-z"]))
+            .split("\0")
+            .filter((file) => file.length > 0)
+          if (files.length === 0) throw new MergeError(taskId, `git revert failed: ${(applied.stderr || applied.stdout).trim()}`)
+          return {
+            status: "conflict",
+            files,
+            message:
+              `task ${taskId}: reverting ${merged.slice(0, 12)} ("${subject}") conflicts with later work on ` +
+              `${integration} in ${files.join(", ")}. Nothing changed; revert it by hand or with a fix task.`,
+          }
+        }
+        await git(
+          scratch,
+          [
+            "commit",
+            "--quiet",
+            "--allow-empty",
+            "--no-verify",
+            "-m",
+            `Revert "${subject}"`,
+            "-m",
+            `This reverts commit ${merged} (task ${taskId}).`,
+            "-m",
+            `${REVERT_TRAILER}: ${taskId}`,
+          ],
+          { config: identity },
+        )
+        commit = (await git(scratch, ["rev-parse", "HEAD"])).trim()
+      } finally {
+        await dropScratch(top, scratch)
+      }
+      const touched = await namesBetween(top, base, commit)
+      if (!(await publish(top, integration, base, commit, touched, taskId, `air: revert ${taskId}`))) continue
+      await createTag(top, tag, commit, `revert of ${taskId}`, identity)
+      return { status: "reverted", commit, tag }
+    }
+    throw new MergeError(taskId, `${integration} kept moving while reverting; try again`)
+  }
+
+  async function dropScratch(top: string, scratch: string): Promise<void> {
+    if (await exists(scratch)) {
+      const removed = await gitTry(top, ["worktree", "remove", "--force", scratch])
+      if (removed.code !== 0) await rm(scratch, { recursive: true, force: true })
+    }
+    await gitTry(top, ["worktree", "prune"])
+  }
+
+  // ---- moving the integration branch ----
+
+  /**
+   * Moves `integration` from `base` to `commit` (compare-and-swap: false when it moved meanwhile) and brings
+   * the checkout that has it (the user's working tree) along, as a fast-forward would. Refuses, before
+   * moving anything, when that checkout has uncommitted changes to a file the new commit touches.
+   */
+  async function publish(
+    top: string,
+    integration: string,
+    base: string,
+    commit: string,
+    touched: string[],
+    taskId: string,
+    reason: string,
+  ): Promise<boolean> {
+    const checkout = await Worktrees.checkoutOf(top, integration)
+    if (checkout) {
+      const dirty = new Set(await Worktrees.uncommittedFiles(checkout, { untracked: true }))
+      const inTheWay = touched.filter((file) => dirty.has(file))
+      if (inTheWay.length > 0) throw new LocalChangesInTheWay(taskId, checkout, inTheWay)
+    }
+    const swapped = await gitTry(top, ["update-ref", "-m", reason, `refs/heads/${integration}`, commit, base])
+    if (swapped.code !== 0) {
+      const now = await revParse(top, `refs/heads/${integration}`)
+      if (now !== base) return false
+      throw new MergeError(taskId, `could not move ${integration}: ${swapped.stderr.trim()}`)
+    }
+    if (checkout) {
+      const updated = await gitTry(checkout, ["read-tree", "-m", "-u", base, commit])
+      if (updated.code !== 0) {
+        // Put the branch back: the user's files and index were not touched by the failed read-tree.
+        await git(top, ["update-ref", "-m", `${reason} (rolled back)`, `refs/heads/${integration}`, base, commit])
+        const detail = (updated.stderr || updated.stdout).trim()
+        const files = [...detail.matchAll(/^\s+(\S.*)$/gm)].map((m) => m[1]!.trim())
+        if (files.length > 0) throw new LocalChangesInTheWay(taskId, checkout, files)
+        throw new MergeError(taskId, `could not update the checkout ${checkout}: ${detail}; nothing was merged`)
+      }
+      await gitTry(checkout, ["update-index", "-q", "--refresh"])
+    }
+    return true
+  }
+
+  /**
+   * After a crash between moving the branch and updating the user's checkout, the checkout's index still
+   * holds the old tree: bring it to `commit` when (and only when) it is exactly at the parent.
+   */
+  async function finishCheckout(top: string, integration: string, commit: string, taskId: string): Promise<void> {
+    const checkout = await Worktrees.checkoutOf(top, integration)
+    if (!checkout) return
+    const head = await revParse(checkout, "HEAD")
+    if (head !== commit) return
+    const parent = await revParse(top, `${commit}^1`)
+    if (!parent) return
+    const atParent = await gitYes(checkout, ["diff-index", "--cached", "--quiet", parent])
+    const atCommit = await gitYes(checkout, ["diff-index", "--cached", "--quiet", commit])
+    if (atParent && !atCommit) {
+      const updated = await gitTry(checkout, ["read-tree", "-m", "-u", parent, commit])
+      if (updated.code !== 0) {
+        throw new MergeError(
+          taskId,
+          `${integration} holds the merge, but the checkout ${checkout} could not be brought up to date: ` +
+            `${(updated.stderr || updated.stdout).trim()}`,
+        )
+      }
+      await gitTry(checkout, ["update-index", "-q", "--refresh"])
+    }
+  }
+
+  async function createTag(top: string, tag: string, commit: string, title: string, identity: string[]) {
+    await git(top, ["tag", "-a", "-m", oneLine(title) || tag, tag, commit], { config: [...identity, "tag.gpgSign=false"] })
+  }
+
+  /** The newest first-parent commit on `branch` whose message has the line `<trailer>: <taskId>`. */
+  async function findByTrailer(top: string, branch: string, trailer: string, taskId: string) {
+    const pattern = `^${trailer}: ${taskId.replace(/[.[\]*^$\\]/g, "\\$&")}$`
+    const out = await git(top, [
+      "log",
+      "--first-parent",
+      "--format=%H",
+      "--max-count=1",
+      `--grep=${pattern}`,
+      `refs/heads/${branch}`,
+    ])
+    return out.trim() || undefined
+  }
+
+  async function namesBetween(top: string, from: string, to: string): Promise<string[]> {
+    const out = await git(top, ["diff", "--name-only", "--no-renames", "-z", from, to])
+    return out.split("\0").filter((file) => file.length > 0)
+  }
+
+  async function revParse(dir: string, rev: string): Promise<string | undefined> {
+    const result = await gitTry(dir, ["rev-parse", "--verify", "--quiet", rev])
+    return result.code === 0 ? result.stdout.trim() : undefined
+  }
+
+  async function requireRef(top: string, ref: string, taskId: string, problem: string): Promise<string> {
+    const sha = await revParse(top, `${ref}^{commit}`)
+    if (!sha) throw new MergeError(taskId, problem)
+    return sha
+  }
+
+  function assertBranchName(name: string, taskId: string): void {
+    if (!/^[A-Za-z0-9._/-]+$/.test(name) || name.startsWith("-") || name.includes("..")) {
+      throw new MergeError(taskId, `${JSON.stringify(name)} is not a usable integration branch name`)
+    }
+  }
+
+  function oneLine(text: string): string {
+    return text.replace(/\s+/g, " ").trim()
+  }
+
+  async function exists(file: string): Promise<boolean> {
+    try {
+      await stat(file)
+      return true
+    } catch {
+      return false
+    }
+  }
+
+  // ---- serialisation ----
+
+  const chains = new Map<string, Promise<unknown>>()
+
+  /**
+   * One merge at a time per project root in this process, in the order they were asked for. Keyed by the
+   * root as given (resolved, not yet canonical: that needs git, and the queue must be joined synchronously
+   * to keep the order); two spellings of one root still meet at the lock file.
+   */
+  function queued<T>(root: string, work: () => Promise<T>): Promise<T> {
+    const top = path.resolve(root)
+    const previous = chains.get(top) ?? Promise.resolve()
+    const next = previous.then(work, work)
+    const settled = next.catch(() => undefined)
+    chains.set(top, settled)
+    void settled.then(() => {
+      if (chains.get(top) === settled) chains.delete(top)
+    })
+    return next
+  }
+
+  interface LockHolder {
+    pid: number
+    host: string
+    what: string
+    since: string
+  }
+
+  /** Holds `<root>/.air/local/state/merge.lock` (O_EXCL) around `work`; a dead holder's lock is taken over. */
+  async function withLockFile<T>(top: string, what: string, timeoutMs = 120_000, work: () => Promise<T>): Promise<T> {
+    const file = path.join(top, LOCK_PATH)
+    await mkdir(path.dirname(file), { recursive: true })
+    const mine: LockHolder = { pid: process.pid, host: hostname(), what, since: new Date().toISOString() }
+    const started = Date.now()
+    let delay = 25
+    for (;;) {
+      try {
+        const handle = await open(file, "wx")
+        try {
+          await handle.writeFile(JSON.stringify(mine) + "\n")
+          await handle.sync()
+        } finally {
+          await handle.close()
+        }
+        break
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
+      }
+      const holder = await readHolder(file)
+      if (holder === "gone") continue
+      if (await isStale(file, holder)) {
+        await unlink(file).catch(() => undefined)
+        continue
+      }
+      if (Date.now() - started >= timeoutMs) {
+        const who =
+          holder === "unreadable" ? "an unknown process" : `pid ${holder.pid} on ${holder.host} (${holder.what}, since ${holder.since})`
+        throw new LockTimeout(file, who, Date.now() - started)
+      }
+      await new Promise((resolve) => setTimeout(resolve, delay))
+      delay = Math.min(delay * 2, 250)
+    }
+    try {
+      return await work()
+    } finally {
+      const holder = await readHolder(file)
+      if (holder !== "gone" && holder !== "unreadable" && holder.pid === mine.pid && holder.since === mine.since) {
+        await unlink(file).catch(() => undefined)
+      }
+    }
+  }
+
+  async function readHolder(file: string): Promise<LockHolder | "gone" | "unreadable"> {
+    let text: string
+    try {
+      text = await readFile(file, "utf8")
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return "gone"
+      return "unreadable"
+    }
+    try {
+      const parsed = JSON.parse(text) as Partial<LockHolder>
+      if (typeof parsed.pid !== "number" || typeof parsed.host !== "string") return "unreadable"
+      return { pid: parsed.pid, host: parsed.host, what: String(parsed.what ?? "?"), since: String(parsed.since ?? "?") }
+    } catch {
+      return "unreadable"
+    }
+  }
+
+  /**
+   * A lock is stale when its holder is a dead process on this machine, when this process wrote it and no
+   * longer holds it (our queue lets one merge in at a time), or when it is unreadable and older than 30 s
+   * (a crash between creating and writing it).
+   */
+  async function isStale(file: string, holder: LockHolder | "unreadable"): Promise<boolean> {
+    if (holder === "unreadable") {
+      try {
+        return Date.now() - (await stat(file)).mtimeMs > 30_000
+      } catch {
+        return false
+      }
+    }
+    if (holder.host !== hostname()) return false
+    if (holder.pid === process.pid) return true
+    try {
+      process.kill(holder.pid, 0)
+      return false
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === "ESRCH"
+    }
+  }
+}
