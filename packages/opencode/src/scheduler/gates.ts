@@ -272,6 +272,22 @@ export namespace Gates {
     return findings
   }
 
+  /**
+   * The untracked files that matter: C/C++ sources and headers and CMake files, outside any CMake build tree
+   * (a directory holding a CMakeCache.txt, whose generated sources are build output). Notes, logs and binaries
+   * are left alone.
+   */
+  export function untrackedSources(untracked: string[]): string[] {
+    const buildTrees = untracked
+      .filter((file) => file === "CMakeCache.txt" || file.endsWith("/CMakeCache.txt"))
+      .map((file) => file.slice(0, -"CMakeCache.txt".length))
+    return untracked.filter((file) => {
+      if (buildTrees.some((tree) => file.startsWith(tree))) return false
+      const name = path.posix.basename(file)
+      return isCppFile(file) || name === "CMakeLists.txt" || name.endsWith(".cmake")
+    })
+  }
+
   export function isCppFile(file: string): boolean {
     return (C_CPP_EXTENSIONS as readonly string[]).includes(path.extname(file).toLowerCase())
   }
@@ -315,7 +331,7 @@ export namespace Gates {
           `then report again.`,
       }
     }
-    const dirty = await Worktrees.uncommittedFiles(input.worktree, { untracked: true })
+    const dirty = await Worktrees.uncommittedFiles(input.worktree, { untracked: false })
     if (dirty.length > 0) {
       return {
         gate: "commit",
@@ -324,6 +340,17 @@ export namespace Gates {
           `${label}: the worktree has uncommitted changes: ${listSome(dirty, 10)}. Uncommitted work is not evidence ` +
           `(the build and tests would check files the merge would not carry). In ${input.worktree}, commit them on ` +
           `${branch} or discard them, then report again.`,
+      }
+    }
+    const loose = untrackedSources(await Worktrees.untrackedFiles(input.worktree))
+    if (loose.length > 0) {
+      return {
+        gate: "commit",
+        summary: `untracked source files: ${listSome(loose, 5)}`,
+        message:
+          `${label}: the worktree has untracked source files: ${listSome(loose, 10)}. The build would use them but ` +
+          `the merge would not carry them, so uncommitted work is not evidence. In ${input.worktree}, git add and ` +
+          `commit them on ${branch} (or delete them), then report again.`,
       }
     }
     return undefined

@@ -354,7 +354,6 @@ export namespace MergeQueue {
         if (files.length > 0) throw new LocalChangesInTheWay(taskId, checkout, files)
         throw new MergeError(taskId, `could not update the checkout ${checkout}: ${detail}; nothing was merged`)
       }
-      await gitTry(checkout, ["update-index", "-q", "--refresh"])
     }
     return true
   }

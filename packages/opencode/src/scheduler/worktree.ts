@@ -277,6 +277,12 @@ export namespace Worktrees {
     return files
   }
 
+  /** Untracked files in the working tree at `dir` that no ignore rule hides, one path each (directories expanded). */
+  export async function untrackedFiles(dir: string): Promise<string[]> {
+    const out = await git(dir, ["ls-files", "--others", "--exclude-standard", "-z"])
+    return out.split("\0").filter((file) => file.length > 0)
+  }
+
   /** Appends the Scheduler's private paths to the repository's `info/exclude` (shared by all worktrees). */
   export async function ensureExcluded(root: string): Promise<void> {
     const common = (await git(root, ["rev-parse", "--git-common-dir"])).trim()

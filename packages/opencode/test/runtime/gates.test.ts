@@ -68,7 +68,7 @@ describe.concurrent("evidence gates", () => {
     expect(report.message).toContain("not evidence")
   })
 
-  test("an untracked file the commit lacks is refused too (the build would pass on files the merge would not carry)", async () => {
+  test("an untracked source file the commit lacks is refused too (the build would use a file the merge would not carry)", async () => {
     const { wt } = await task("untracked", async (ws) => {
       await ws.write("src/calc.cpp", withFunction("int mul(int a, int b) { return a * b; }"))
       await ws.commitAll("mul")
@@ -146,6 +146,10 @@ describe.concurrent("evidence gates", () => {
       await ws.write("src/calc.cpp", withFunction("int mul(int a, int b) {\n  int unused = 0;\n  unused = 1;\n  return a * b;\n}"))
       await ws.write("README.md", "calc with mul\n")
       await ws.commitAll("mul")
+      // Left behind by the executor's own build and notes: not sources, not in the way.
+      await ws.write("build/CMakeCache.txt", "# cache\n")
+      await ws.write("build/CMakeFiles/3.25.1/CompilerIdCXX/CMakeCXXCompilerId.cpp", "int main() {}\n")
+      await ws.write("notes.txt", "scratch\n")
     })
     const report = await gates("style-only", wt.path)
     expect(report.message).toContain("all gates passed")
@@ -166,8 +170,8 @@ describe.concurrent("evidence gates", () => {
     // cppcheck ran on the changed C++ file only, not README.md nor unchanged files.
     const log = await readFile(path.join(report.evidenceDir, "cppcheck.log"), "utf8")
     expect(log).toMatch(/\$ cppcheck .* -I include -I src src\/calc\.cpp\n/)
-    // The build directory and the evidence stay out of git.
-    expect((await repo.at(wt.path).git(["status", "--porcelain"])).trim()).toBe("")
+    // The gates' build directory and the evidence stay out of git.
+    expect((await repo.at(wt.path).git(["status", "--porcelain"])).trim()).toBe("?? build/\n?? notes.txt")
     expect((await repo.git(["status", "--porcelain"])).trim()).toBe("")
   })
 
