@@ -113,7 +113,13 @@ export class Draft {
   /** Puts a pending task with no unmerged dependency into the ready list, keeping dispatch order. */
   offerReady(id: string): void {
     const task = this.task(id)!
-    if (task.status !== "pending" || task.remainingDeps > 0 || task.waitingOn !== null) return
+    if (task.status !== "pending" || task.waitingOn !== null) return
+    // Counted afresh: a dependency may have been reset by a plan delta while this task was away.
+    const { indexOf } = graphIndex(this.graph)
+    let remainingDeps = 0
+    for (const dep of this.node(id).deps) if (this.s.tasks[indexOf.get(dep)!]?.status !== "merged") remainingDeps++
+    if (remainingDeps !== task.remainingDeps) this.patch(id, { remainingDeps })
+    if (remainingDeps > 0) return
     if (this.s.merging === id) return // its branch is still being merged; it may start once that settles
     if (this.s.ready.includes(id)) return
     const node = this.node(id)

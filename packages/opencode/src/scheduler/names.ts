@@ -4,8 +4,8 @@ const PLAIN_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/
 export function idProblem(id: string): string | null {
   if (id.length === 0) return "the id is empty"
   if (/[\u0000-\u001f\u007f]/.test(id)) return "the id contains a control character"
-  if (id.includes("/") || id.includes("\\")) return "the id contains a slash"
   if (id.includes("..")) return 'the id contains ".."'
+  if (id.includes("/") || id.includes("\\")) return "the id contains a slash"
   if (id.length > 64) return "the id is longer than 64 characters"
   if (!PLAIN_ID.test(id)) return "the id must start with a letter or digit and use only letters, digits, _ . -"
   return null

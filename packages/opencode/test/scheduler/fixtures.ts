@@ -1,4 +1,5 @@
 import type { Command } from "../../src/scheduler/command"
+import type { PlanDelta } from "../../src/scheduler/delta.schema"
 import type { Event, RunConfig } from "../../src/scheduler/event.schema"
 import { transition } from "../../src/scheduler/machine"
 import { initialState, type SchedulerState } from "../../src/scheduler/state"
@@ -21,6 +22,10 @@ export function task(id: string, fields: Partial<TaskNodeInput> = {}): TaskNode 
     adrRefs: [],
     ...fields,
   } as TaskNode
+}
+
+export function delta(fields: Partial<PlanDelta>): PlanDelta {
+  return { schemaVersion: 1, add: [], remove: [], modify: [], supersedesAdrs: [], ...fields }
 }
 
 export function graphOf(...tasks: TaskNode[]): TaskGraph {
@@ -79,7 +84,11 @@ export const steps = {
   merged: (id: string): EventInput => ({ type: "merge.succeeded", taskId: id, commit: `c-${id}`, tag: `air/done/${id}` }),
 }
 
-/** Carries a dispatched task (attempt 1) through gates, review and merge. */
-export function complete(state: SchedulerState, id: string, attempt = 1) {
-  return apply(state, steps.dispatched(id, attempt), steps.reported(id, attempt), steps.gatesPassed(id), steps.reviewPass(id), steps.merged(id))
+/** Carries a dispatched task through its session (confirming the dispatch if needed), gates, review and merge. */
+export function complete(state: SchedulerState, id: string) {
+  const t = runtimeOf(state, id)
+  const attempt = t.attempts
+  const confirm = t.sessionId === null ? [steps.dispatched(id, attempt, t.role ?? "executor")] : []
+  const sessionId = t.sessionId ?? `s-${id}-${attempt}`
+  return apply(state, ...confirm, steps.reported(id, attempt, t.role ?? "executor", sessionId), steps.gatesPassed(id), steps.reviewPass(id), steps.merged(id))
 }

@@ -7,7 +7,7 @@ import type { Command } from "../../src/scheduler/command"
 import type { RunConfig, Event } from "../../src/scheduler/event.schema"
 import { transition } from "../../src/scheduler/machine"
 import { initialState, type SchedulerState } from "../../src/scheduler/state"
-import { KIND_RULES, TASK_KINDS, type TaskGraph, type TaskNode } from "../../src/scheduler/task.schema"
+import { KIND_RULES, TASK_KINDS, type TaskGraph, type TaskNode, type WriteEntry } from "../../src/scheduler/task.schema"
 
 export type Rng = () => number
 
@@ -42,13 +42,13 @@ export function randomGraph(rng: Rng, shape: GraphShape): TaskGraph {
     const deps = new Set<string>()
     const depCount = Math.floor(rng() * (shape.maxDeps + 1))
     for (let k = 0; k < depCount && i > 0; k++) deps.add(`T-${Math.floor(rng() * i)}`)
-    const writeSet = []
+    const writeSet: WriteEntry[] = []
     const fileCount = 1 + Math.floor(rng() * 2)
     for (let k = 0; k < fileCount; k++) {
       const r = rng()
       const action = r < 0.8 ? "modify" : r < 0.9 ? "create" : r < 0.95 ? "keep" : "delete"
       const region = action === "modify" || action === "keep" ? pick(rng, regions) : undefined
-      writeSet.push({ path: `src/f${Math.floor(rng() * shape.files)}.cpp`, action, ...(region ? { region } : {}) } as const)
+      writeSet.push({ path: `src/f${Math.floor(rng() * shape.files)}.cpp`, action, ...(region ? { region } : {}) })
     }
     const unique = writeSet.filter((e, j) => writeSet.findIndex((o) => o.path === e.path && o.region === e.region) === j)
     tasks.push({

@@ -1,0 +1,269 @@
+import { describe, expect, it } from "vitest"
+import type { Command } from "../../src/scheduler/command"
+import { transition } from "../../src/scheduler/machine"
+import { initialState, type SchedulerState } from "../../src/scheduler/state"
+import { apply, complete, delta, ev, graphOf, runtimeOf, started, statusOf, steps, task, type EventInput } from "./fixtures"
+import { deepFreeze } from "./invariants"
+
+/**
+ * The rules as a table: given a state, an event → the statuses that change and the commands, in order.
+ * Commands are written type:task[:role:attempt] so a row reads like the rule it checks.
+ *
+ * The graph: T-1 and T-3 write the same region of a.cpp (they must not run together); T-2 needs T-1;
+ * T-5 is independent; T-4 is phase 2. The cap is 2.
+ */
+const graph = graphOf(
+  task("T-1", { writeSet: [{ path: "a.cpp", action: "modify", region: "f" }] }),
+  task("T-2", { deps: ["T-1"] }),
+  task("T-3", { writeSet: [{ path: "a.cpp", action: "modify", region: "f" }] }),
+  task("T-4", { phase: 2 }),
+  task("T-5"),
+)
+const config = { concurrency: 2, repairBudget: 1, stallRetries: 1 }
+
+function show(command: Command): string {
+  if (command.type === "dispatch") return `dispatch:${command.taskId}:${command.role}:${command.attempt}`
+  if ("taskId" in command) return `${command.type}:${command.taskId}`
+  if (command.type === "finish") return `finish:${command.status}`
+  if (command.type === "reviewMilestone") return `reviewMilestone:${command.phase}`
+  if (command.type === "ask") return `ask:${command.questionId}`
+  return command.type
+}
+
+// States along the way, built by real events so they can never drift from what the machine produces.
+const s = {
+  idle: () => initialState(),
+  planning: () => apply(initialState(), { type: "run.started", runId: "r1", requirement: "req", config: { ...started(graph).state.config!, ...config } }).state,
+  confirming: () => apply(s.planning(), { type: "plan.proposed", summary: "plan" }).state,
+  confirmed: () => apply(s.confirming(), { type: "plan.confirmed" }).state,
+  /** T-1 and T-5 dispatched. */
+  fresh: () => started(graph, config).state,
+  running: () => apply(s.fresh(), steps.dispatched("T-1"), steps.dispatched("T-5")).state,
+  gating: () => apply(s.running(), steps.reported("T-1")).state,
+  reviewing: () => apply(s.gating(), steps.gatesPassed("T-1")).state,
+  reviewStarted: () => apply(s.reviewing(), steps.reviewStarted("T-1")).state,
+  /** T-1 merging. */
+  merging: () => apply(s.reviewing(), steps.reviewPass("T-1")).state,
+  /** T-1 merging, T-5 waiting in the merge queue. */
+  queued: () => apply(s.merging(), steps.reported("T-5"), steps.gatesPassed("T-5"), steps.reviewPass("T-5")).state,
+  debugging: () => apply(s.gating(), steps.gatesFailed("T-1", "build")).state,
+  /** The repair budget of T-1 (1) is spent: the next gate failure consults. */
+  budgetSpent: () => apply(s.debugging(), steps.dispatched("T-1", 2, "debugger"), steps.reported("T-1", 2, "debugger")).state,
+  consulting: () => apply(s.budgetSpent(), steps.gatesFailed("T-1", "test")).state,
+  blocked: () => apply(s.running(), { type: "worker.reported", taskId: "T-1", sessionId: "s-T-1-1", result: { taskId: "T-1", role: "executor", summary: "", blocked: { reason: "which API?" } } }).state,
+  /** Everything but T-4 (phase 2) merged: the milestone of phase 1 is due. */
+  milestone: () => {
+    let state = complete(complete(s.running(), "T-5").state, "T-1").state
+    state = complete(state, "T-2").state
+    return complete(state, "T-3").state
+  },
+  milestoneReviewing: () => apply(s.milestone(), { type: "milestone.reached", phase: 1 }).state,
+  phase2: () => apply(s.milestoneReviewing(), { type: "milestone.reviewed", phase: 1, verdict: "pass" }).state,
+  frozen: () => apply(s.running(), { type: "change.requested", text: "add tabs" }).state,
+  paused: () => apply(s.running(), { type: "run.paused" }).state,
+  /** T-1 blocked with T-2 waiting on it; T-5 and T-3 merged: the run stops, blocked. */
+  finishedBlocked: () => {
+    return complete(complete(s.blocked(), "T-5").state, "T-3").state
+  },
+}
+
+interface Row {
+  rule: string
+  given: () => SchedulerState
+  event: EventInput
+  statuses?: Record<string, string>
+  commands: string[]
+  check?: (state: SchedulerState) => void
+}
+
+const rows: Row[] = [
+  { rule: "a run starts in planning", given: s.idle, event: { type: "run.started", runId: "r1", requirement: "req", config: started(graph).state.config! }, commands: ["notify"], check: (st) => expect(st.stage).toBe("planning") },
+  { rule: "a new run may start after the last one finished", given: () => complete(s.phase2(), "T-4").state, event: { type: "run.started", runId: "r2", requirement: "again", config: started(graph).state.config! }, commands: ["notify"], check: (st) => expect([st.runId, st.stage, st.graph]).toEqual(["r2", "planning", null]) },
+  { rule: "a proposed plan waits for the user", given: s.planning, event: { type: "plan.proposed", summary: "3 tasks" }, commands: ["notify"], check: (st) => expect(st.stage).toBe("confirming") },
+  { rule: "with autoConfirm a proposed plan is confirmed at once", given: () => apply(initialState(), { type: "run.started", runId: "r", requirement: "q", config: { ...started(graph).state.config!, autoConfirm: true } }).state, event: { type: "plan.proposed", summary: "p" }, commands: ["notify"], check: (st) => expect(st.stage).toBe("confirmed") },
+  { rule: "the user's confirmation opens the door for a graph", given: s.confirming, event: { type: "plan.confirmed" }, commands: ["notify"], check: (st) => expect(st.stage).toBe("confirmed") },
+  {
+    rule: "an accepted graph dispatches ready tasks in id order up to the cap, holding back conflicts, unmet deps and later phases",
+    given: s.confirmed,
+    event: { type: "graph.accepted", graph },
+    statuses: { "T-1": "running", "T-2": "pending", "T-3": "pending", "T-4": "pending", "T-5": "running" },
+    commands: ["notify", "dispatch:T-1:executor:1", "dispatch:T-5:executor:1"],
+  },
+  { rule: "a dispatch is confirmed with its session", given: s.fresh, event: steps.dispatched("T-1"), commands: [], check: (st) => expect(runtimeOf(st, "T-1").sessionId).toBe("s-T-1-1") },
+  { rule: "a worker's report is a request for the gates, never done", given: s.running, event: steps.reported("T-1"), statuses: { "T-1": "gating" }, commands: ["runGates:T-1"] },
+  { rule: "a worker that says it is blocked blocks the task and asks the user", given: s.running, event: { type: "worker.reported", taskId: "T-1", sessionId: "s-T-1-1", result: { taskId: "T-1", role: "executor", summary: "", blocked: { reason: "which API?" } } }, statuses: { "T-1": "blocked" }, commands: ["ask:T-1:blocked:1", "notify", "dispatch:T-3:executor:1"] },
+  { rule: "a worker error is dispatched once more", given: s.running, event: { type: "worker.failed", taskId: "T-1", sessionId: "s-T-1-1", reason: "error", message: "500" }, statuses: { "T-1": "running" }, commands: ["dispatch:T-1:executor:2"], check: (st) => expect(runtimeOf(st, "T-1").stalls).toBe(1) },
+  { rule: "a second stall blocks the task and tells Main", given: () => apply(s.running(), { type: "worker.failed", taskId: "T-1", sessionId: "s-T-1-1", reason: "stalled", message: "" }, steps.dispatched("T-1", 2)).state, event: { type: "worker.failed", taskId: "T-1", sessionId: "s-T-1-2", reason: "stalled", message: "" }, statuses: { "T-1": "blocked" }, commands: ["ask:T-1:blocked:1", "notify", "dispatch:T-3:executor:1"] },
+  { rule: "an aborted session blocks the task at once", given: s.running, event: { type: "worker.failed", taskId: "T-1", sessionId: "s-T-1-1", reason: "aborted", message: "user pressed stop" }, statuses: { "T-1": "blocked" }, commands: ["ask:T-1:blocked:1", "notify", "dispatch:T-3:executor:1"] },
+  { rule: "the inactivity timer aborts a stalled worker and dispatches it again", given: s.running, event: { type: "timer.fired", taskId: "T-1", kind: "inactivity" }, statuses: { "T-1": "running" }, commands: ["abort:T-1", "dispatch:T-1:executor:2"] },
+  { rule: "a stalled reviewer is aborted and the review asked again", given: s.reviewStarted, event: { type: "timer.fired", taskId: "T-1", kind: "wallclock" }, statuses: { "T-1": "reviewing" }, commands: ["abort:T-1", "review:T-1"] },
+  { rule: "the start of the gates is recorded", given: s.gating, event: { type: "gates.started", taskId: "T-1" }, commands: [], check: (st) => expect(runtimeOf(st, "T-1").gatesStarted).toBe(true) },
+  { rule: "passed gates with the evidence of the kind go to review", given: s.gating, event: steps.gatesPassed("T-1"), statuses: { "T-1": "reviewing" }, commands: ["review:T-1"] },
+  { rule: "a build failure goes to the debugger with the evidence", given: s.gating, event: steps.gatesFailed("T-1", "build"), statuses: { "T-1": "debugging" }, commands: ["dispatch:T-1:debugger:2"], check: (st) => expect(runtimeOf(st, "T-1").lastFailure).toEqual({ source: "build", message: "build broke", evidencePath: "ev/T-1/build" }) },
+  { rule: "an analysis failure with the repair budget spent is a consult", given: s.budgetSpent, event: steps.gatesFailed("T-1", "analysis"), statuses: { "T-1": "consulting" }, commands: ["consult:T-1"], check: (st) => expect(runtimeOf(st, "T-1").consultOptions).toEqual(["debug-again", "executor-again", "block"]) },
+  { rule: 'a "done" with no diff goes back to the executor, spending budget', given: s.gating, event: steps.gatesFailed("T-1", "diff"), statuses: { "T-1": "running" }, commands: ["dispatch:T-1:executor:2"], check: (st) => expect(runtimeOf(st, "T-1").repairs).toBe(1) },
+  { rule: "a missing commit goes back to the executor", given: s.gating, event: steps.gatesFailed("T-1", "commit"), statuses: { "T-1": "running" }, commands: ["dispatch:T-1:executor:2"] },
+  { rule: "a missing tool blocks the task until the user answers; it resumes at the gates", given: s.gating, event: steps.gatesFailed("T-1", "tool-missing"), statuses: { "T-1": "blocked" }, commands: ["ask:T-1:blocked:1", "notify", "dispatch:T-3:executor:1"], check: (st) => expect(runtimeOf(st, "T-1").resume).toBe("gates") },
+  { rule: "the reviewer's session is recorded", given: s.reviewing, event: steps.reviewStarted("T-1"), commands: [], check: (st) => expect(runtimeOf(st, "T-1").reviewSessionId).toBe("rv-T-1") },
+  { rule: "a passing review with every row matching goes to merge", given: s.reviewStarted, event: steps.reviewPass("T-1"), statuses: { "T-1": "merging" }, commands: ["merge:T-1"], check: (st) => expect(st.merging).toBe("T-1") },
+  { rule: "merges go one at a time: a second waits in the queue", given: () => apply(s.merging(), steps.reported("T-5"), steps.gatesPassed("T-5")).state, event: steps.reviewPass("T-5"), statuses: { "T-5": "merge_queued" }, commands: [], check: (st) => expect(st.mergeQueue).toEqual(["T-5"]) },
+  { rule: "a failing review sends the executor back with the findings", given: s.reviewing, event: steps.reviewFail("T-1"), statuses: { "T-1": "running" }, commands: ["dispatch:T-1:executor:2"], check: (st) => expect(runtimeOf(st, "T-1").findings).toEqual(["add tests", "missing: R1 ↔ f — no tests"]) },
+  { rule: "a pass verdict with a divergent row is contradictory: consult", given: s.reviewing, event: { type: "review.reported", taskId: "T-1", report: { taskId: "T-1", verdict: "pass", rows: [{ designRef: "R", code: "c", status: "divergent", note: "" }], findings: [] } }, statuses: { "T-1": "consulting" }, commands: ["consult:T-1"] },
+  { rule: "the start of a merge is recorded", given: s.merging, event: { type: "merge.started", taskId: "T-1" }, commands: [] },
+  {
+    rule: "a merge releases dependents and conflicting tasks, and starts the next merge in the queue",
+    given: s.queued,
+    event: steps.merged("T-1"),
+    statuses: { "T-1": "merged", "T-5": "merging", "T-2": "running" },
+    commands: ["notify", "merge:T-5", "dispatch:T-2:executor:1"],
+  },
+  { rule: "a merge conflict sends the executor back with the conflict", given: s.merging, event: { type: "merge.conflicted", taskId: "T-1", files: ["a.cpp"] }, statuses: { "T-1": "running" }, commands: ["dispatch:T-1:executor:2"], check: (st) => expect(st.merging).toBeNull() },
+  { rule: "when every task of a phase is merged, the Architect reviews the milestone", given: () => apply(s.running(), ...[steps.reported("T-5"), steps.gatesPassed("T-5"), steps.reviewPass("T-5"), steps.merged("T-5"), steps.reported("T-1"), steps.gatesPassed("T-1"), steps.reviewPass("T-1"), steps.merged("T-1")], ...[steps.dispatched("T-2"), steps.dispatched("T-3"), steps.reported("T-2"), steps.gatesPassed("T-2"), steps.reviewPass("T-2"), steps.merged("T-2"), steps.reported("T-3"), steps.gatesPassed("T-3"), steps.reviewPass("T-3")]).state, event: steps.merged("T-3"), statuses: { "T-3": "merged", "T-4": "pending" }, commands: ["notify", "reviewMilestone:1", "notify"], check: (st) => expect(st.stage).toBe("milestone") },
+  { rule: "the Architect's milestone review starting is recorded", given: s.milestone, event: { type: "milestone.reached", phase: 1 }, commands: [], check: (st) => expect(st.milestone?.reviewing).toBe(true) },
+  { rule: "a passing milestone starts the next phase", given: s.milestoneReviewing, event: { type: "milestone.reviewed", phase: 1, verdict: "pass" }, statuses: { "T-4": "running" }, commands: ["notify", "dispatch:T-4:executor:1"], check: (st) => expect([st.stage, st.currentPhase]).toEqual(["running", 2]) },
+  {
+    rule: "a failing milestone adds its fix tasks to the phase it fixes",
+    given: s.milestoneReviewing,
+    event: { type: "milestone.reviewed", phase: 1, verdict: "fail", fixTasks: [task("FIX-1", { phase: 7 })] },
+    statuses: { "FIX-1": "running", "T-4": "pending" },
+    commands: ["notify", "notify", "dispatch:FIX-1:executor:1"],
+    check: (st) => expect(st.graph!.tasks.at(-1)!.phase).toBe(1),
+  },
+  { rule: "everything merged: the run finishes done", given: () => apply(s.phase2(), steps.dispatched("T-4"), steps.reported("T-4"), steps.gatesPassed("T-4"), steps.reviewPass("T-4")).state, event: steps.merged("T-4"), statuses: { "T-4": "merged" }, commands: ["notify", "finish:done", "notify"], check: (st) => expect(st.finished).toEqual({ status: "done" }) },
+  { rule: "a requirement change freezes dispatch and asks for a plan delta", given: s.running, event: { type: "change.requested", text: "add tabs" }, commands: ["replan", "notify"], check: (st) => expect(st.frozen?.text).toBe("add tabs") },
+  { rule: "while frozen, a merge releases no new task", given: () => apply(s.frozen(), steps.reported("T-1"), steps.gatesPassed("T-1"), steps.reviewPass("T-1")).state, event: steps.merged("T-1"), statuses: { "T-1": "merged", "T-2": "pending", "T-3": "pending" }, commands: ["notify"] },
+  {
+    rule: "an accepted delta aborts the running task it removes, adds its new tasks and resumes dispatch",
+    given: s.frozen,
+    event: { type: "delta.accepted", delta: delta({ remove: ["T-5"], add: [task("T-6")] }) },
+    statuses: { "T-5": "invalidated", "T-6": "running", "T-1": "running" },
+    commands: ["abort:T-5", "notify", "dispatch:T-6:executor:1"],
+    check: (st) => expect(st.frozen).toBeNull(),
+  },
+  {
+    rule: "a delta that changes a merged task reverts it and does it again",
+    given: () => apply(complete(s.running(), "T-5").state, { type: "change.requested", text: "x" }).state,
+    event: { type: "delta.accepted", delta: delta({ modify: [{ id: "T-5", patch: { doneWhen: "T-5 works twice" } }] }) },
+    statuses: { "T-5": "running" },
+    commands: ["revert:T-5", "notify", "dispatch:T-5:executor:2"],
+  },
+  { rule: "the consulted scheduler may choose another debugger run", given: s.consulting, event: { type: "consult.answered", taskId: "T-1", choice: "debug-again" }, statuses: { "T-1": "debugging" }, commands: ["dispatch:T-1:debugger:3"] },
+  { rule: "a consult that cannot decide blocks the task and asks the user", given: s.consulting, event: { type: "consult.answered", taskId: "T-1", choice: "block" }, statuses: { "T-1": "blocked" }, commands: ["ask:T-1:blocked:1", "notify", "dispatch:T-3:executor:1"] },
+  { rule: "the user's answer resumes a blocked task with a fresh budget", given: () => complete(s.blocked(), "T-3").state, event: { type: "question.answered", questionId: "T-1:blocked:1", answer: "use the v2 API" }, statuses: { "T-1": "running" }, commands: ["dispatch:T-1:executor:2"], check: (st) => expect(runtimeOf(st, "T-1").findings).toEqual(["user: use the v2 API"]) },
+  {
+    rule: "an answer after a blocked finish reopens the run and un-parks the waiting tasks",
+    given: s.finishedBlocked,
+    event: { type: "question.answered", questionId: "T-1:blocked:1", answer: "go" },
+    statuses: { "T-1": "running", "T-2": "pending" },
+    commands: ["dispatch:T-1:executor:2"],
+    check: (st) => expect([st.stage, st.finished]).toEqual(["running", null]),
+  },
+  { rule: "a task's spent budget aborts its session and blocks it", given: s.running, event: { type: "budget.spent", taskId: "T-1", kind: "tokens" }, statuses: { "T-1": "blocked", "T-3": "running" }, commands: ["abort:T-1", "ask:T-1:blocked:1", "notify", "dispatch:T-3:executor:1"] },
+  {
+    rule: "the run's spent budget stops every session and asks once",
+    given: s.running,
+    event: { type: "budget.spent", kind: "cost" },
+    statuses: { "T-1": "blocked", "T-5": "blocked" },
+    commands: ["abort:T-1", "abort:T-5", "ask:run:budget:7", "finish:blocked", "notify"],
+  },
+  { rule: "a pause stops new dispatches", given: () => apply(s.running(), { type: "run.paused" }, steps.reported("T-1"), steps.gatesPassed("T-1"), steps.reviewPass("T-1")).state, event: steps.merged("T-1"), statuses: { "T-2": "pending", "T-3": "pending" }, commands: ["notify"] },
+  { rule: "resuming dispatches what became ready", given: () => apply(s.paused(), steps.reported("T-1"), steps.gatesPassed("T-1"), steps.reviewPass("T-1"), steps.merged("T-1")).state, event: { type: "run.resumed" }, statuses: { "T-2": "running" }, commands: ["notify", "dispatch:T-2:executor:1"] },
+]
+
+describe("transition: every rule", () => {
+  it.each(rows.map((row) => [row.rule, row] as const))("%s", (_rule, row) => {
+    const given = deepFreeze(row.given())
+    const result = transition(given, ev(row.event))
+    if ("refused" in result) throw new Error(`refused: ${result.refused}`)
+    expect(result.commands.map(show)).toEqual(row.commands)
+    for (const [id, status] of Object.entries(row.statuses ?? {})) expect(`${id}:${statusOf(result.state, id)}`).toBe(`${id}:${status}`)
+    row.check?.(result.state)
+    expect(result.state.eventCount).toBe(given.eventCount + 1)
+  })
+
+  it("finishes blocked when nothing can run, parking the tasks that wait", () => {
+    const state = s.finishedBlocked()
+    expect(state.finished).toEqual({ status: "blocked" })
+    expect(runtimeOf(state, "T-2")).toMatchObject({ status: "blocked", waitingOn: "T-1" })
+    expect(runtimeOf(state, "T-4")).toMatchObject({ status: "blocked", waitingOn: "phase 1" })
+  })
+
+  it("gives every command an id that is stable when the same events are replayed", () => {
+    const a = transition(s.confirmed(), ev({ type: "graph.accepted", graph }))
+    const b = transition(s.confirmed(), ev({ type: "graph.accepted", graph }))
+    expect("commands" in a && a.commands.map((c) => c.id)).toEqual(["notify:4:0", "dispatch:T-1:executor:1", "dispatch:T-5:executor:1"])
+    expect(a).toEqual(b)
+  })
+})
+
+interface Refusal {
+  rule: string
+  given: () => SchedulerState
+  event: EventInput
+  reason: RegExp
+}
+
+const cycle = graphOf(task("A", { deps: ["B"] }), task("B", { deps: ["A"] }))
+const refusals: Refusal[] = [
+  { rule: "a second run while one is in progress", given: s.running, event: { type: "run.started", runId: "r2", requirement: "", config: started(graph).state.config! }, reason: /run r1 is in progress/ },
+  { rule: "a plan before a run", given: s.idle, event: { type: "plan.proposed", summary: "" }, reason: /before the graph is accepted.*stage: idle/ },
+  { rule: "a plan once the graph runs", given: s.running, event: { type: "plan.proposed", summary: "" }, reason: /change.requested/ },
+  { rule: "a confirmation with no plan", given: s.planning, event: { type: "plan.confirmed" }, reason: /no plan waits for confirmation/ },
+  { rule: "a graph before the user confirmed", given: s.confirming, event: { type: "graph.accepted", graph }, reason: /not been confirmed by the user/ },
+  { rule: "a cyclic graph", given: s.confirmed, event: { type: "graph.accepted", graph: cycle }, reason: /dependency cycle: A → B → A/ },
+  { rule: "a second graph", given: s.running, event: { type: "graph.accepted", graph }, reason: /once per run/ },
+  { rule: "a task event before any graph", given: s.planning, event: steps.dispatched("T-1"), reason: /no task graph yet/ },
+  { rule: "a dispatch of an unknown task", given: s.fresh, event: steps.dispatched("T-9"), reason: /unknown task T-9/ },
+  { rule: "a dispatch of a task nobody dispatched", given: s.fresh, event: steps.dispatched("T-3"), reason: /T-3 is pending; no dispatch/ },
+  { rule: "a dispatch with the wrong attempt", given: s.fresh, event: steps.dispatched("T-1", 2), reason: /attempt 2 is not the outstanding/ },
+  { rule: "a dispatch to the wrong role", given: s.fresh, event: steps.dispatched("T-1", 1, "debugger"), reason: /dispatched to the executor, not the debugger/ },
+  { rule: "a dispatch recorded twice", given: s.running, event: steps.dispatched("T-1", 1, "executor", "other"), reason: /already runs in session s-T-1-1/ },
+  { rule: "a report from an old session", given: s.running, event: steps.reported("T-1", 1, "executor", "s-old"), reason: /s-old is not the current session.*stale/ },
+  { rule: "a report before the dispatch was confirmed", given: s.fresh, event: steps.reported("T-1"), reason: /no session recorded yet/ },
+  { rule: "a report for another task", given: s.running, event: { type: "worker.reported", taskId: "T-1", sessionId: "s-T-1-1", result: { taskId: "T-5", role: "executor", summary: "" } }, reason: /report is for task T-5/ },
+  { rule: "a report in the wrong role", given: s.running, event: { type: "worker.reported", taskId: "T-1", sessionId: "s-T-1-1", result: { taskId: "T-1", role: "debugger", summary: "" } }, reason: /report says debugger/ },
+  { rule: "a report for a task at the gates", given: s.gating, event: steps.reported("T-1"), reason: /T-1 is gating, not running or debugging/ },
+  { rule: "a failure from an old session", given: s.running, event: { type: "worker.failed", taskId: "T-1", sessionId: "s-x", reason: "error", message: "" }, reason: /not the current session/ },
+  { rule: "a timer for a task with no session", given: s.gating, event: { type: "timer.fired", taskId: "T-1", kind: "inactivity" }, reason: /the timer is stale/ },
+  { rule: "gates started for a task not at the gates", given: s.running, event: { type: "gates.started", taskId: "T-1" }, reason: /T-1 is running, not gating/ },
+  { rule: "gates started twice", given: () => apply(s.gating(), { type: "gates.started", taskId: "T-1" }).state, event: { type: "gates.started", taskId: "T-1" }, reason: /already started/ },
+  { rule: "passed gates without the evidence the kind requires", given: s.gating, event: { type: "gates.passed", taskId: "T-1", evidence: { diff: "d", build: "b" } }, reason: /without evidence for: test, analysis/ },
+  { rule: "a gate failure for a task not at the gates", given: s.reviewing, event: steps.gatesFailed("T-1", "build"), reason: /reviewing, not gating/ },
+  { rule: "a review started for a task not in review", given: s.gating, event: steps.reviewStarted("T-1"), reason: /gating, not reviewing/ },
+  { rule: "a review started twice", given: s.reviewStarted, event: steps.reviewStarted("T-1"), reason: /already reviewed in session/ },
+  { rule: "a review report about another task", given: s.reviewing, event: { type: "review.reported", taskId: "T-1", report: { taskId: "T-2", verdict: "pass", rows: [], findings: [] } }, reason: /report is for task T-2/ },
+  { rule: "a review report for a task not in review", given: s.running, event: steps.reviewPass("T-1"), reason: /running, not reviewing/ },
+  { rule: "a merge start for a task not merging", given: s.queued, event: { type: "merge.started", taskId: "T-5" }, reason: /not the merge in flight \(T-1\)/ },
+  { rule: "a merge recorded twice", given: () => apply(s.merging(), steps.merged("T-1")).state, event: steps.merged("T-1"), reason: /never recorded twice/ },
+  { rule: "a conflict for a task not merging", given: s.running, event: { type: "merge.conflicted", taskId: "T-1", files: [] }, reason: /not the merge in flight \(none\)/ },
+  { rule: "a milestone nobody is due", given: s.running, event: { type: "milestone.reached", phase: 1 }, reason: /no milestone review is due/ },
+  { rule: "a milestone of the wrong phase", given: s.milestone, event: { type: "milestone.reached", phase: 2 }, reason: /due is phase 1, not 2/ },
+  { rule: "a milestone review started twice", given: s.milestoneReviewing, event: { type: "milestone.reached", phase: 1 }, reason: /already started/ },
+  { rule: "a failing milestone without fix tasks", given: s.milestoneReviewing, event: { type: "milestone.reviewed", phase: 1, verdict: "fail" }, reason: /must bring fix tasks/ },
+  { rule: "fix tasks that reuse an id", given: s.milestoneReviewing, event: { type: "milestone.reviewed", phase: 1, verdict: "fail", fixTasks: [task("T-1")] }, reason: /fix tasks of milestone 1 are invalid[\s\S]*already used/ },
+  { rule: "a change before any graph", given: s.confirming, event: { type: "change.requested", text: "x" }, reason: /once a task graph runs/ },
+  { rule: "a second change while one is planned", given: s.frozen, event: { type: "change.requested", text: "y" }, reason: /already being planned/ },
+  { rule: "a delta nobody asked for", given: s.running, event: { type: "delta.accepted", delta: delta({ add: [task("T-9")] }) }, reason: /only after change.requested/ },
+  { rule: "an invalid delta", given: s.frozen, event: { type: "delta.accepted", delta: delta({ remove: ["T-1"] }) }, reason: /plan delta is invalid[\s\S]*T-2: depends on T-1, which this delta invalidates/ },
+  { rule: "a consult answer that was not offered", given: s.consulting, event: { type: "consult.answered", taskId: "T-1", choice: "merge-anyway" }, reason: /"merge-anyway" is not one of the options/ },
+  { rule: "a consult answer for a task not in consult", given: s.running, event: { type: "consult.answered", taskId: "T-1", choice: "block" }, reason: /running, not consulting/ },
+  { rule: "an answer to no question", given: s.running, event: { type: "question.answered", questionId: "q-9", answer: "" }, reason: /no open question q-9; open: none/ },
+  { rule: "a spent budget for a merged task", given: () => complete(s.running(), "T-5").state, event: { type: "budget.spent", taskId: "T-5", kind: "tokens" }, reason: /T-5 is merged; it spends nothing/ },
+  { rule: "a spent budget for a task being merged", given: s.merging, event: { type: "budget.spent", taskId: "T-1", kind: "tokens" }, reason: /being merged/ },
+  { rule: "a spent budget before the run", given: s.planning, event: { type: "budget.spent", kind: "tokens" }, reason: /no run is in progress/ },
+  { rule: "the run's budget spent twice", given: () => apply(s.merging(), { type: "budget.spent", kind: "cost" }).state, event: { type: "budget.spent", kind: "cost" }, reason: /already spent/ },
+  { rule: "a pause twice", given: s.paused, event: { type: "run.paused" }, reason: /already paused/ },
+  { rule: "a pause before the run", given: s.planning, event: { type: "run.paused" }, reason: /only a running run/ },
+  { rule: "a resume with no pause", given: s.running, event: { type: "run.resumed" }, reason: /not paused/ },
+]
+
+describe("transition: every refusal leaves the state as it was", () => {
+  it.each(refusals.map((row) => [row.rule, row] as const))("refuses %s", (_rule, row) => {
+    const given = deepFreeze(row.given())
+    const copy = structuredClone(given)
+    const result = transition(given, ev(row.event))
+    if (!("refused" in result)) throw new Error(`accepted; commands: ${result.commands.map(show).join(", ")}`)
+    expect(result.refused).toMatch(row.reason)
+    expect(given).toEqual(copy)
+  })
+})
