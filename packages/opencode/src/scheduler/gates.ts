@@ -389,7 +389,7 @@ export namespace Gates {
           }
         }
         const what = result.timedOut
-          ? `did not finish within ${Math.round(ctx.rules.timeoutMs / 1000)} s and was stopped`
+          ? `did not finish within ${seconds(ctx.rules.timeoutMs)} and was stopped`
           : result.spawnError
             ? `could not start (${result.spawnError})`
             : `exited with ${result.code ?? `signal ${result.signal}`}`
@@ -480,7 +480,7 @@ export namespace Gates {
     }
     if (!result.ok && findings.length === 0) {
       const what = result.timedOut
-        ? `did not finish within ${Math.round(ctx.rules.timeoutMs / 1000)} s`
+        ? `did not finish within ${seconds(ctx.rules.timeoutMs)}`
         : result.spawnError
           ? `could not start (${result.spawnError})`
           : `exited with ${result.code ?? `signal ${result.signal}`} without a finding`
@@ -705,6 +705,10 @@ export namespace Gates {
   function stripPrefix(text: string, dir: string): string {
     const prefix = dir.endsWith(path.sep) ? dir : dir + path.sep
     return text.split(prefix).join("")
+  }
+
+  function seconds(ms: number): string {
+    return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`
   }
 
   function lastLines(text: string, n: number): string {

@@ -108,6 +108,7 @@ export namespace MergeQueue {
     assertBranchName(input.integration, input.taskId)
     return queued(input.root, async () => {
       const top = await Worktrees.repoRoot(input.root)
+      await Worktrees.ensureExcluded(top)
       return withLockFile(top, `merge of ${input.taskId}`, input.lockTimeoutMs, () => mergeLocked(top, input))
     })
   }
