@@ -445,20 +445,26 @@ export namespace RunView {
       }
     }
     lines.push("", t(lang, "budgets.heading"))
-    const b = v.budgets
-    if (b.repairBudget !== null) {
-      const spent = b.perTask.filter((p) => p.repairs > 0).map((p) => t(lang, "budgets.repair.task", { id: p.id, used: p.repairs, budget: b.repairBudget!, left: p.left ?? "?" }))
-      lines.push("- " + t(lang, "budgets.repair", { budget: b.repairBudget, spent: spent.length ? spent.join(", ") : t(lang, "budgets.repair.none") }))
-    }
-    if (b.stallRetries !== null) lines.push("- " + t(lang, "budgets.stall", { budget: b.stallRetries }))
-    if (b.concurrency !== null) lines.push("- " + t(lang, "budgets.concurrency", { active: b.active, cap: b.concurrency }))
-    if (b.wallClockMs !== null) lines.push("- " + t(lang, "budgets.wallclock", { cap: duration(b.wallClockMs) }))
-    const agents = Object.entries(b.modelRequests.byAgent).sort(([a], [c]) => a.localeCompare(c))
-    lines.push("- " + t(lang, "budgets.requests", { total: b.modelRequests.total, detail: agents.length ? ` (${agents.map(([a, n]) => `${a} ${n}`).join(", ")})` : "" }))
-    if (b.runBudgetSpent) lines.push("- " + t(lang, "budgets.runSpent"))
+    for (const line of budgetLines(lang, v)) lines.push("- " + line)
     lines.push("", t(lang, "waiting.heading"))
     for (const w of v.waitingFor) lines.push("- " + waitingText(lang, w))
     return lines.join("\n") + "\n"
+  }
+
+  export function budgetLines(lang: Lang, v: Status): string[] {
+    const lines: string[] = []
+    const b = v.budgets
+    if (b.repairBudget !== null) {
+      const spent = b.perTask.filter((p) => p.repairs > 0).map((p) => t(lang, "budgets.repair.task", { id: p.id, used: p.repairs, budget: b.repairBudget!, left: p.left ?? "?" }))
+      lines.push(t(lang, "budgets.repair", { budget: b.repairBudget, spent: spent.length ? spent.join(", ") : t(lang, "budgets.repair.none") }))
+    }
+    if (b.stallRetries !== null) lines.push(t(lang, "budgets.stall", { budget: b.stallRetries }))
+    if (b.concurrency !== null) lines.push(t(lang, "budgets.concurrency", { active: b.active, cap: b.concurrency }))
+    if (b.wallClockMs !== null) lines.push(t(lang, "budgets.wallclock", { cap: duration(b.wallClockMs) }))
+    const agents = Object.entries(b.modelRequests.byAgent).sort(([a], [c]) => a.localeCompare(c))
+    lines.push(t(lang, "budgets.requests", { total: b.modelRequests.total, detail: agents.length ? ` (${agents.map(([a, n]) => `${a} ${n}`).join(", ")})` : "" }))
+    if (b.runBudgetSpent) lines.push(t(lang, "budgets.runSpent"))
+    return lines
   }
 
   // ── events ──────────────────────────────────────────────────────────────────────────────────────

@@ -1,0 +1,138 @@
+import { catalog, type Key, type Lang } from "./i18n"
+import { readStatus } from "./read"
+import { RunData } from "./run-data"
+import { RunView } from "./view"
+
+/** One event as the page shows it: the text is already in the page's language. */
+export type PageEvent = { seq: number; at: string; clock: string; type: string; taskId: string | null; text: string; refused: boolean }
+
+/** Everything the page draws; sent whole when a page connects and after the log was replaced. */
+export type FullPayload = {
+  lang: Lang
+  labels: Record<Key, string>
+  root: string
+  view: RunView.Status
+  graph: RunView.Graph
+  events: PageEvent[]
+  /** What the run waits for and its budgets, as lines in the page's language. */
+  waiting: string[]
+  budgets: string[]
+  warnings: string[]
+  torn: boolean
+}
+/** What changed since the last message: the new events, and the view and graph as they are now. */
+export type UpdatePayload = Pick<FullPayload, "view" | "graph" | "warnings" | "torn" | "waiting" | "budgets"> & { events: PageEvent[] }
+
+export type HubMessage = { kind: "full"; data: FullPayload } | { kind: "update"; data: UpdatePayload }
+
+/**
+ * Follows events.jsonl for the dashboard: polls it (fs.watch misses appends on some file systems and
+ * behaves differently in Bun and Node), folds what is appended with the machine, and tells every
+ * connected page. One hub per server, started on the first subscriber, stopped with the server.
+ */
+export class RunHub {
+  private follower: RunData.Follower
+  private subscribers = new Set<(message: HubMessage) => void>()
+  private timer?: ReturnType<typeof setInterval>
+  private snapshot?: ReturnType<typeof RunData.readSnapshot>
+
+  constructor(
+    readonly root: string,
+    readonly lang: Lang,
+    private pollMs = 250,
+  ) {
+    this.follower = new RunData.Follower(root)
+    this.follower.poll()
+  }
+
+  private state() {
+    if (this.follower.entries.length === 0) {
+      // No log (yet): show the snapshot if there is one.
+      this.snapshot ??= RunData.readSnapshot(this.root)
+      if (this.snapshot && typeof this.snapshot !== "string") return this.snapshot
+    }
+    return this.follower.state
+  }
+
+  private pageEvent(entry: RunData.Entry): PageEvent {
+    const e = entry.event
+    return {
+      seq: e.seq,
+      at: e.at,
+      clock: RunView.clock(e.at),
+      type: e.type,
+      taskId: RunView.taskOf(e),
+      text: RunView.describe(entry, this.lang),
+      refused: Boolean(entry.refused),
+    }
+  }
+
+  private current() {
+    const state = this.state()
+    const now = state.finished ? undefined : new Date().toISOString()
+    const view = readStatus(this.root, state, this.follower.entries, now)
+    return {
+      view,
+      graph: RunView.graph(state),
+      waiting: view.waitingFor.map((w) => RunView.waitingText(this.lang, w)),
+      budgets: RunView.budgetLines(this.lang, view),
+      warnings: [...this.follower.warnings],
+      torn: this.follower.tornTail(),
+    }
+  }
+
+  full(): FullPayload {
+    return {
+      lang: this.lang,
+      labels: catalog(this.lang),
+      root: this.root,
+      ...this.current(),
+      events: this.follower.entries.map((entry) => this.pageEvent(entry)),
+    }
+  }
+
+  evidence(taskId: string) {
+    const view = this.current().view
+    const task = view.tasks.find((t) => t.id === taskId)
+    if (!task) return undefined
+    return { task, attempts: RunData.attempts(this.root, taskId), review: RunData.review(this.root, taskId) }
+  }
+
+  /** Reads what was appended and tells the pages; called by the timer, and by tests that do not wait. */
+  tick(): void {
+    const added = this.follower.poll()
+    if (added === "reset") {
+      this.follower = new RunData.Follower(this.root)
+      this.follower.poll()
+      this.snapshot = undefined
+      this.broadcast({ kind: "full", data: this.full() })
+      return
+    }
+    if (added.length === 0) return
+    this.broadcast({ kind: "update", data: { ...this.current(), events: added.map((entry) => this.pageEvent(entry)) } })
+  }
+
+  subscribe(send: (message: HubMessage) => void): () => void {
+    this.subscribers.add(send)
+    this.timer ??= setInterval(() => this.tick(), this.pollMs)
+    return () => {
+      this.subscribers.delete(send)
+      if (this.subscribers.size === 0) this.stop()
+    }
+  }
+
+  private broadcast(message: HubMessage): void {
+    for (const send of this.subscribers) {
+      try {
+        send(message)
+      } catch {
+        // a page that went away is removed by its own stream's abort
+      }
+    }
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer)
+    this.timer = undefined
+  }
+}
