@@ -95,7 +95,14 @@ export class RunHub {
     const view = this.current().view
     const task = view.tasks.find((t) => t.id === taskId)
     if (!task) return undefined
-    return { task, attempts: RunData.attempts(this.root, taskId), review: RunData.review(this.root, taskId) }
+    const runs = this.state().tasks.find((t) => t.id === taskId)?.gateRuns ?? 0
+    const reviewed = this.state().tasks.find((t) => t.id === taskId)?.history.some((h) => h.event === "review.reported") ?? false
+    return {
+      task,
+      // Only the gate runs and the review the log has reached: the files may be ahead of a log being replayed.
+      attempts: RunData.attempts(this.root, taskId).filter((a) => a.attempt <= runs),
+      review: reviewed ? RunData.review(this.root, taskId) : null,
+    }
   }
 
   /** Reads what was appended and tells the pages; called by the timer, and by tests that do not wait. */

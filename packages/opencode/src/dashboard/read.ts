@@ -11,7 +11,8 @@ export function readStatus(
   now?: string,
 ): RunView.Status {
   const gateReports: Record<string, RunData.GateReportFile | null> = {}
-  for (const rt of state.tasks) gateReports[rt.id] = RunData.lastGateReport(root, rt.id)
+  // The gate run the state knows of: a directory beyond it belongs to a later moment than the log shows.
+  for (const rt of state.tasks) gateReports[rt.id] = RunData.lastGateReport(root, rt.id, rt.gateRuns)
   return RunView.build({
     state,
     entries,

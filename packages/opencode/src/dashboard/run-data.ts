@@ -231,16 +231,21 @@ export namespace RunData {
     })
   }
 
-  /** The last gate report of a task, without reading its logs. */
-  export function lastGateReport(root: string, taskId: string): GateReportFile | null {
+  /**
+   * The report of a task's gate run `run` (the state's gateRuns), without reading its logs; without a
+   * run number, the highest one on disk.
+   */
+  export function lastGateReport(root: string, taskId: string, run?: number): GateReportFile | null {
     const dir = join(evidenceRoot(root), taskId)
     if (!safeId(taskId) || !existsSync(dir)) return null
-    const last = readdirSync(dir)
-      .map((name) => /^attempt-(\d+)$/.exec(name))
-      .filter((m): m is RegExpExecArray => m !== null)
-      .map((m) => Number(m[1]))
-      .sort((a, b) => b - a)[0]
-    if (last === undefined) return null
+    const last =
+      run ??
+      readdirSync(dir)
+        .map((name) => /^attempt-(\d+)$/.exec(name))
+        .filter((m): m is RegExpExecArray => m !== null)
+        .map((m) => Number(m[1]))
+        .sort((a, b) => b - a)[0]
+    if (last === undefined || last < 1) return null
     return readJson<GateReportFile>(join(dir, `attempt-${last}`, "report.json"))
   }
 
