@@ -331,6 +331,17 @@ export namespace Gates {
           `then report again.`,
       }
     }
+    const head = await Worktrees.headBranch(input.worktree)
+    if (head !== branch) {
+      return {
+        gate: "commit",
+        summary: `the worktree is on ${head ?? "a detached HEAD"}, not ${branch}`,
+        message:
+          `${label}: the worktree ${input.worktree} is on ${head ?? "a detached HEAD"}, not on the task branch ` +
+          `${branch}, so what would be built is not what would be merged. Put the work on ${branch} ` +
+          `(git switch ${branch}, then commit or cherry-pick it there) and report again.`,
+      }
+    }
     const dirty = await Worktrees.uncommittedFiles(input.worktree, { untracked: false })
     if (dirty.length > 0) {
       return {

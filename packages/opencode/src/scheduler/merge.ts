@@ -159,7 +159,7 @@ export namespace MergeQueue {
       const base = await requireRef(top, `refs/heads/${integration}`, taskId, `${integration} disappeared`)
       const before = await requireRef(top, `refs/heads/${branch}`, taskId, `${branch} disappeared`)
       if (!(await gitYes(top, ["merge-base", "--is-ancestor", base, before]))) {
-        const conflict = await rebase(worktree, base, identity)
+        const conflict = await rebase(worktree, base, branch, identity)
         if (conflict) {
           return {
             status: "conflict",
@@ -175,6 +175,10 @@ export namespace MergeQueue {
         rebased = true
       }
       const tip = await requireRef(top, `refs/heads/${branch}`, taskId, `${branch} disappeared`)
+      // The squash commit takes the tip's tree whole: it must contain everything on the integration branch.
+      if (!(await gitYes(top, ["merge-base", "--is-ancestor", base, tip]))) {
+        throw new MergeError(taskId, `${branch} is not on top of ${integration} after the rebase; nothing was merged`)
+      }
       const touched = await namesBetween(top, base, tip)
       const subject = oneLine(input.title) || `task ${taskId}`
       const commits = Number((await git(top, ["rev-list", "--count", `${base}..${tip}`])).trim())
@@ -196,23 +200,30 @@ export namespace MergeQueue {
     throw new MergeError(taskId, `${integration} kept moving while merging; try again`)
   }
 
-  /** The task's worktree, re-created on its branch if it was removed (a rebase needs a working tree). */
+  /**
+   * The task's worktree (even if its HEAD wandered off the branch: the rebase switches it back), re-created
+   * on its branch if it was removed (a rebase needs a working tree).
+   */
   async function taskWorktree(top: string, taskId: string, integration: string): Promise<string> {
-    const listed = (await Worktrees.list(top)).find((w) => w.taskId === taskId && !w.missing)
-    if (listed) return listed.path
+    const found = await Worktrees.find(top, taskId)
+    if (found) return found.path
     const elsewhere = await Worktrees.checkoutOf(top, Worktrees.branchName(taskId))
     if (elsewhere) return elsewhere
     return (await Worktrees.create(top, taskId, integration)).path
   }
 
-  /** Rebases the worktree's branch onto `onto`; on conflict aborts (the branch is as before) and says where. */
+  /**
+   * Rebases `branch` onto `onto` in the worktree (switching the worktree to the branch if its HEAD wandered);
+   * on conflict aborts, so the branch is as before, and says where.
+   */
   async function rebase(
     worktree: string,
     onto: string,
+    branch: string,
     identity: string[],
   ): Promise<{ files: string[]; detail: string } | undefined> {
     const config = [...identity, "rebase.autoStash=false", "rebase.updateRefs=false", "rebase.autoSquash=false"]
-    const result = await gitTry(worktree, ["rebase", onto], { config })
+    const result = await gitTry(worktree, ["rebase", onto, branch], { config })
     if (result.code === 0) return undefined
     if (!(await rebaseInProgress(worktree))) {
       throw new Error(`git rebase in ${worktree} failed before starting: ${(result.stderr || result.stdout).trim()}`)

@@ -210,6 +210,15 @@ export namespace Worktrees {
     return result.sort((a, b) => (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0))
   }
 
+  /** The worktree registered at the task's path, whatever it has checked out (a branch, or `head` if detached). */
+  export async function find(root: string, taskId: string): Promise<{ path: string; branch?: string; head: string } | undefined> {
+    const top = await repoRoot(root)
+    const target = pathFor(top, taskId)
+    const entry = (await worktreeEntries(top)).find((e) => samePath(e.path, target) && !e.missing)
+    if (!entry) return undefined
+    return { path: entry.path, head: entry.head, ...(entry.branch ? { branch: entry.branch.replace(/^refs\/heads\//, "") } : {}) }
+  }
+
   /** Files changed on the task branch since its merge-base with `base`, with how they changed. */
   export async function changes(root: string, taskId: string, base: string): Promise<Change[]> {
     const range = await taskRange(root, taskId, base)
@@ -275,6 +284,12 @@ export namespace Worktrees {
       if (entry[0] === "R" || entry[0] === "C") i++
     }
     return files
+  }
+
+  /** The branch checked out in the working tree at `dir` (`air/T-1`), or undefined on a detached HEAD. */
+  export async function headBranch(dir: string): Promise<string | undefined> {
+    const result = await gitTry(dir, ["symbolic-ref", "--quiet", "--short", "HEAD"])
+    return result.code === 0 ? result.stdout.trim() : undefined
   }
 
   /** Untracked files in the working tree at `dir` that no ignore rule hides, one path each (directories expanded). */

@@ -79,6 +79,21 @@ describe.concurrent("evidence gates", () => {
     expect(report.message).toContain("src/helper.cpp")
   })
 
+  test("work committed on another branch or a detached HEAD is refused: what is built must be what is merged", async () => {
+    const { wt, ws } = await task("wandered", async (ws) => {
+      await ws.write("src/calc.cpp", withFunction("int mul(int a, int b) { return a * b; }"))
+      await ws.commitAll("mul")
+      await ws.git(["switch", "--quiet", "--detach"])
+      await ws.write("src/calc.cpp", withFunction("int mul(int a, int b) { return a * b * 1; }"))
+      await ws.commitAll("more, detached")
+    })
+    const report = await gates("wandered", wt.path)
+    expect(report.failedGate).toBe("commit")
+    expect(report.message).toContain("is on a detached HEAD, not on the task branch air/wandered")
+    await ws.git(["switch", "--quiet", "-c", "side"])
+    expect((await gates("wandered", wt.path)).message).toContain("is on side, not on the task branch")
+  })
+
   test("a commit with an empty diff is refused at the diff gate", async () => {
     const { wt } = await task("empty-diff", async (ws) => {
       await ws.git(["commit", "--quiet", "--allow-empty", "-m", "done (nothing changed)"])

@@ -105,6 +105,23 @@ describe("merge queue", () => {
       expect(await repo.git(["show", "--format=", "air/done/BOTTOM"])).not.toContain("first_fn")
     })
 
+    test("a worktree left on a detached HEAD still merges its branch on top of everything merged before", async () => {
+      const { ws } = await task("D-1", async (ws) => {
+        await ws.write("docs/d1.md", "d1\n")
+        await ws.commitAll("d1")
+        await ws.git(["switch", "--quiet", "--detach", "HEAD~1"])
+      })
+      // Meanwhile someone commits on the integration branch, so the task must be rebased.
+      await repo.write("docs/meanwhile.md", "meanwhile\n")
+      const before = await repo.commitAll("meanwhile, on main")
+      const result = await merge("D-1")
+      expect(result).toMatchObject({ status: "merged", rebased: true })
+      expect((await repo.git(["rev-parse", "main^"])).trim()).toBe(before)
+      expect(await repo.read("docs/d1.md")).toBe("d1\n")
+      expect(await repo.read("docs/meanwhile.md")).toBe("meanwhile\n")
+      expect((await ws.git(["symbolic-ref", "--short", "HEAD"])).trim()).toBe("air/D-1")
+    })
+
     test("a conflict returns the files, merges nothing, and leaves the branch and worktree as they were", async () => {
       const base = await repo.read("src/calc.cpp")
       await task("C-1", async (ws) => {
