@@ -5,7 +5,7 @@
  */
 import type { Command } from "../../src/scheduler/command"
 import type { RunConfig, Event } from "../../src/scheduler/event.schema"
-import { transition } from "../../src/scheduler/machine"
+import { transition, type TransitionResult } from "../../src/scheduler/machine"
 import { initialState, type SchedulerState } from "../../src/scheduler/state"
 import { KIND_RULES, TASK_KINDS, type TaskGraph, type TaskNode, type WriteEntry } from "../../src/scheduler/task.schema"
 
@@ -111,6 +111,8 @@ export class Simulator {
     /** Called after every accepted event with the states before and after, and the commands. */
     private readonly observe?: (before: SchedulerState, event: Event, after: SchedulerState, commands: Command[]) => void,
     state: SchedulerState = initialState(),
+    /** Where events go; by default straight into the machine, in the crash test through a Store. */
+    private readonly sink: (state: SchedulerState, event: Event) => TransitionResult = transition,
   ) {
     this.state = state
     this.answers = options.answers
@@ -125,7 +127,7 @@ export class Simulator {
   /** Applies an event; returns the refusal reason, if any. */
   apply(event: Event): string | null {
     const before = this.state
-    const result = transition(before, event)
+    const result = this.sink(before, event)
     if ("refused" in result) {
       this.refused.push({ event, reason: result.refused })
       return result.refused
@@ -137,10 +139,12 @@ export class Simulator {
     return null
   }
 
+  /** Plans and starts a run, or finishes starting one a killed process began. */
   start(graph: TaskGraph, config: RunConfig = TEST_CONFIG): void {
-    this.apply({ type: "run.started", at: this.at(), runId: "run-1", requirement: "make it work", config })
-    this.apply({ type: "plan.proposed", at: this.at(), summary: "a plan" })
-    if (!config.autoConfirm) this.apply({ type: "plan.confirmed", at: this.at() })
+    const stage = this.state.stage
+    if (stage === "idle") this.apply({ type: "run.started", at: this.at(), runId: "run-1", requirement: "make it work", config })
+    if (stage === "idle" || stage === "planning") this.apply({ type: "plan.proposed", at: this.at(), summary: "a plan" })
+    if (this.state.stage === "confirming") this.apply({ type: "plan.confirmed", at: this.at() })
     const refusal = this.apply({ type: "graph.accepted", at: this.at(), graph })
     if (refusal) throw new Error(`graph refused: ${refusal}`)
   }
@@ -148,6 +152,23 @@ export class Simulator {
   /** Adds the commands a restarted runtime must carry out again. */
   resume(commands: readonly Command[]): void {
     for (const command of commands) this.open.push({ kind: "command", command, stage: 0 })
+  }
+
+  /**
+   * Takes over a state left by a process that died: re-issues what it still waits on, and treats the
+   * sessions it had running as still alive (a real runtime would find them, or report them failed).
+   */
+  adopt(commands: readonly Command[]): void {
+    this.resume(commands)
+    for (const t of this.state.tasks) {
+      if ((t.status === "running" || t.status === "debugging") && t.sessionId && t.role) this.open.push({ kind: "session", taskId: t.id, sessionId: t.sessionId, role: t.role })
+      if (t.status === "reviewing" && t.reviewSessionId) this.open.push({ kind: "reviewer", taskId: t.id, sessionId: t.reviewSessionId })
+      if (t.status === "gating" || t.status === "merging") {
+        // outstanding() re-issues these from their start; a started gate or merge simply starts again.
+      }
+    }
+    this.clock = this.state.eventCount + 1
+    this.sessions = this.state.eventCount * 10
   }
 
   get idle(): boolean {
@@ -228,7 +249,8 @@ export class Simulator {
       case "runGates": {
         if (item.stage === 0) {
           item.stage = 1
-          return this.apply({ type: "gates.started", at, taskId: command.taskId }) !== null
+          this.apply({ type: "gates.started", at, taskId: command.taskId })
+          return false
         }
         if (rng() < 1 - this.options.trouble) {
           const evidence = Object.fromEntries(["diff", "build", "test", "analysis"].map((k) => [k, `.air/local/evidence/${command.taskId}/${k}.txt`]))
@@ -248,7 +270,8 @@ export class Simulator {
       case "merge": {
         if (item.stage === 0) {
           item.stage = 1
-          return this.apply({ type: "merge.started", at, taskId: command.taskId }) !== null
+          this.apply({ type: "merge.started", at, taskId: command.taskId })
+          return false
         }
         if (rng() < 1 - this.options.trouble / 2)
           this.apply({ type: "merge.succeeded", at, taskId: command.taskId, commit: `c${this.clock}`, tag: `air/done/${command.taskId}` })
@@ -267,7 +290,8 @@ export class Simulator {
       case "reviewMilestone": {
         if (item.stage === 0) {
           item.stage = 1
-          return this.apply({ type: "milestone.reached", at, phase: command.phase }) !== null
+          this.apply({ type: "milestone.reached", at, phase: command.phase })
+          return false
         }
         if (this.fixes > 0 && rng() < 0.5) {
           this.fixes--

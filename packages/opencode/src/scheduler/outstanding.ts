@@ -1,0 +1,43 @@
+import { commandId, type Command } from "./command"
+import type { SchedulerState } from "./state"
+
+/**
+ * The commands a state still waits on. After a restart the runtime carries these out again; their ids are
+ * the ids first issued, so it can recognise work already done (a tag that exists, a session that runs).
+ * Sessions that were running are not listed: the runtime checks them and reports worker.failed when they
+ * are gone.
+ */
+export function outstanding(state: SchedulerState): Command[] {
+  const commands: Command[] = []
+  for (const task of state.tasks) {
+    const id = task.id
+    switch (task.status) {
+      case "running":
+      case "debugging":
+        if (task.sessionId === null && task.role)
+          commands.push({ type: "dispatch", id: commandId.dispatch(id, task.role, task.attempts), taskId: id, role: task.role, attempt: task.attempts, reason: "resumed after a restart" })
+        break
+      case "gating":
+        commands.push({ type: "runGates", id: commandId.runGates(id, task.gateRuns), taskId: id })
+        break
+      case "reviewing":
+        if (task.reviewSessionId === null) commands.push({ type: "review", id: commandId.review(id, task.reviewRuns), taskId: id })
+        break
+      case "merging":
+        commands.push({ type: "merge", id: commandId.merge(id, task.mergeRuns), taskId: id })
+        break
+      case "consulting":
+        commands.push({ type: "consult", id: commandId.consult(id, task.consults), taskId: id, options: task.consultOptions ?? [], question: task.lastFailure?.message ?? `task ${id} needs a decision` })
+        break
+    }
+  }
+  // A merge that landed while its task was being invalidated still has to be undone.
+  if (state.merging !== null) {
+    const task = state.tasks.find((t) => t.id === state.merging)
+    if (task && task.status !== "merging") commands.push({ type: "merge", id: commandId.merge(task.id, task.mergeRuns), taskId: task.id })
+  }
+  for (const question of state.questions) commands.push({ type: "ask", id: commandId.ask(question.questionId), questionId: question.questionId, text: question.text })
+  if (state.milestone && !state.milestone.reviewing) commands.push({ type: "reviewMilestone", id: state.milestone.commandId, phase: state.milestone.phase })
+  if (state.frozen) commands.push({ type: "replan", id: state.frozen.commandId, text: state.frozen.text })
+  return commands
+}

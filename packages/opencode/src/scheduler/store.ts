@@ -1,0 +1,229 @@
+import * as fs from "node:fs"
+import { join } from "node:path"
+import { readWithBackup, removeStaleTemps, writeFileAtomicSync } from "./atomic"
+import type { Command } from "./command"
+import { Event } from "./event.schema"
+import { acquireLock, type HeldLock } from "./lock"
+import { transition } from "./machine"
+import { initialState, type SchedulerState } from "./state"
+import { SCHEMA_VERSION } from "./task.schema"
+import { formatPath } from "./validate"
+
+export type AppendResult = { state: SchedulerState; commands: Command[]; seq: number } | { refused: string }
+
+export interface StoreOptions {
+  /** Write a snapshot after this many events (and on close). */
+  snapshotEvery?: number
+  lockTimeoutMs?: number
+}
+
+interface Snapshot {
+  schemaVersion: number
+  seq: number
+  state: SchedulerState
+}
+
+/**
+ * The Scheduler's durable state under <air>/local/state: events.jsonl is the truth (append-only, one event
+ * per line, fsync'd before anyone acts on it); scheduler-state.json is a snapshot for readers; a lock file
+ * keeps a second process out. Opening rebuilds state = fold(events) and checks the snapshot against it.
+ */
+export class Store {
+  readonly warnings: string[]
+  private fd: number | null
+  private size: number
+  private sinceSnapshot = 0
+  private current: SchedulerState
+  private lastSeq: number
+
+  private constructor(
+    readonly dir: string,
+    private readonly lock: HeldLock,
+    private readonly options: Required<StoreOptions>,
+    opened: { state: SchedulerState; seq: number; size: number; warnings: string[] },
+  ) {
+    this.current = opened.state
+    this.lastSeq = opened.seq
+    this.size = opened.size
+    this.warnings = [...lock.warnings, ...opened.warnings]
+    this.fd = fs.openSync(this.eventsPath, "a")
+  }
+
+  static async open(airRoot: string, options: StoreOptions = {}): Promise<Store> {
+    const dir = join(airRoot, "local", "state")
+    fs.mkdirSync(dir, { recursive: true })
+    const settings = { snapshotEvery: options.snapshotEvery ?? 200, lockTimeoutMs: options.lockTimeoutMs ?? 5_000 }
+    const lock = await acquireLock(join(dir, "lock"), { timeoutMs: settings.lockTimeoutMs })
+    try {
+      const opened = load(dir)
+      const store = new Store(dir, lock, settings, opened)
+      // A damaged snapshot must not become the backup: the backup is the good copy we still have.
+      if (opened.snapshotDamaged) fs.rmSync(store.snapshotPath, { force: true })
+      if (opened.snapshotSeq !== opened.seq) store.snapshot()
+      return store
+    } catch (error) {
+      lock.release()
+      throw error
+    }
+  }
+
+  get state(): SchedulerState {
+    return this.current
+  }
+
+  /** The seq of the last event on disk. */
+  get seq(): number {
+    return this.lastSeq
+  }
+
+  get eventsPath(): string {
+    return join(this.dir, "events.jsonl")
+  }
+
+  get snapshotPath(): string {
+    return join(this.dir, "scheduler-state.json")
+  }
+
+  /**
+   * Applies an event: a malformed or refused event is not written; an accepted one is on disk (fsync'd)
+   * before its commands are returned, so no side effect ever runs for an event a crash could lose.
+   */
+  append(input: Event): AppendResult {
+    if (this.fd === null) throw new Error("the store is closed")
+    const parsed = Event.safeParse(input)
+    if (!parsed.success)
+      return { refused: `malformed event: ${parsed.error.issues.map((i) => `${formatPath(i.path) || "(event)"}: ${i.message}`).join("; ")}` }
+    const result = transition(this.current, parsed.data)
+    if ("refused" in result) return result
+    const seq = this.lastSeq + 1
+    const line = Buffer.from(`${JSON.stringify({ seq, ...parsed.data })}\n`)
+    try {
+      fs.writeSync(this.fd, line)
+      fs.fsyncSync(this.fd)
+    } catch (error) {
+      // Never leave half a line behind for the next event to be glued to.
+      try {
+        fs.ftruncateSync(this.fd, this.size)
+      } catch {}
+      throw error
+    }
+    this.size += line.length
+    this.current = result.state
+    this.lastSeq = seq
+    if (++this.sinceSnapshot >= this.options.snapshotEvery) this.snapshot()
+    return { state: result.state, commands: result.commands, seq }
+  }
+
+  snapshot(): void {
+    const snapshot: Snapshot = { schemaVersion: SCHEMA_VERSION, seq: this.lastSeq, state: this.current }
+    writeFileAtomicSync(this.snapshotPath, JSON.stringify(snapshot))
+    this.sinceSnapshot = 0
+  }
+
+  close(): void {
+    if (this.fd === null) return
+    try {
+      if (this.sinceSnapshot > 0) this.snapshot()
+    } finally {
+      fs.closeSync(this.fd)
+      this.fd = null
+      this.lock.release()
+    }
+  }
+}
+
+/** Reads the log (repairing a torn tail), folds it, and compares the snapshot with the fold. */
+function load(dir: string): { state: SchedulerState; seq: number; size: number; snapshotSeq: number; snapshotDamaged: boolean; warnings: string[] } {
+  const warnings: string[] = []
+  const eventsPath = join(dir, "events.jsonl")
+  const snapshotPath = join(dir, "scheduler-state.json")
+  removeStaleTemps(snapshotPath)
+
+  const snap = readWithBackup<Snapshot>(snapshotPath, parseSnapshot)
+  warnings.push(...snap.warnings)
+  const snapshot = snap.value
+
+  let buffer: Buffer
+  try {
+    buffer = fs.readFileSync(eventsPath)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error
+    buffer = Buffer.alloc(0)
+  }
+
+  let state = initialState()
+  let seq = 0
+  let matched: boolean | null = null
+  let offset = 0
+  let goodEnd = 0
+  const checkSnapshot = () => {
+    if (snapshot && matched === null && seq === snapshot.seq) matched = sameState(state, snapshot.state)
+  }
+  checkSnapshot()
+  while (offset < buffer.length) {
+    const newline = buffer.indexOf(10, offset)
+    const end = newline === -1 ? buffer.length : newline
+    const text = buffer.toString("utf8", offset, end)
+    const lineStart = offset
+    offset = end + 1
+    if (text.trim() === "") {
+      if (newline !== -1) goodEnd = offset
+      continue
+    }
+    let record: { seq?: unknown } & Record<string, unknown>
+    let event: Event
+    try {
+      if (newline === -1) throw new Error("the line has no end")
+      record = JSON.parse(text)
+      const parsed = Event.safeParse(record)
+      if (!parsed.success) throw new Error(parsed.error.issues.map((i) => `${formatPath(i.path)}: ${i.message}`).join("; "))
+      event = parsed.data
+    } catch (error) {
+      if (newline === -1 || offset >= buffer.length) {
+        warnings.push(`events.jsonl: the last line (${end - lineStart} bytes after seq ${seq}) was cut off by a crash and is dropped: ${describe(error)}`)
+        break
+      }
+      warnings.push(`events.jsonl: line at byte ${lineStart} (after seq ${seq}) is damaged and skipped: ${describe(error)}`)
+      goodEnd = offset
+      continue
+    }
+    if (typeof record.seq === "number" && record.seq !== seq + 1)
+      warnings.push(`events.jsonl: seq ${record.seq} follows seq ${seq}; ${record.seq > seq + 1 ? "events are missing" : "an event is repeated"}`)
+    const result = transition(state, event)
+    if ("refused" in result) warnings.push(`events.jsonl: seq ${String(record.seq)} (${event.type}) is refused by the rules and skipped: ${result.refused}`)
+    else state = result.state
+    seq = typeof record.seq === "number" ? Math.max(seq + 1, record.seq) : seq + 1
+    goodEnd = offset
+    checkSnapshot()
+  }
+
+  if (goodEnd < buffer.length) {
+    // Cut the torn tail off, so the next event starts on a line of its own.
+    fs.truncateSync(eventsPath, goodEnd)
+  }
+
+  if (snapshot) {
+    if (snapshot.seq > seq)
+      warnings.push(`scheduler-state.json reflects seq ${snapshot.seq} but the log ends at seq ${seq}; the log is the truth, the snapshot is rewritten`)
+    else if (matched === false)
+      warnings.push(`scheduler-state.json at seq ${snapshot.seq} differs from the state rebuilt from the log; the log is the truth, the snapshot is rewritten`)
+  }
+  const snapshotDamaged = snap.value === null ? snap.warnings.length > 0 : snap.from === "backup"
+  return { state, seq, size: goodEnd, snapshotSeq: snapshot && matched && !snapshotDamaged ? snapshot.seq : -1, snapshotDamaged, warnings }
+}
+
+function parseSnapshot(text: string): Snapshot {
+  const value = JSON.parse(text) as Snapshot
+  if (value.schemaVersion !== SCHEMA_VERSION) throw new Error(`schemaVersion ${String(value.schemaVersion)} is not ${SCHEMA_VERSION}`)
+  if (typeof value.seq !== "number" || !value.state || typeof value.state !== "object") throw new Error("it lacks seq or state")
+  return value
+}
+
+/** Both come from the same code, so their keys are in the same order and JSON text is a fair comparison. */
+export function sameState(a: SchedulerState, b: SchedulerState): boolean {
+  return JSON.stringify(a) === JSON.stringify(b)
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
