@@ -2,6 +2,7 @@ import { spawn } from "node:child_process"
 import { mkdir, rm, stat, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { z } from "zod"
+import { writeFileAtomic } from "./atomic.ts"
 import { Toolchain } from "./toolchain.ts"
 import { Worktrees } from "./worktree.ts"
 
@@ -151,8 +152,8 @@ export namespace Gates {
         toolchain: toolchainInfo,
         evidenceDir,
       }
-      // TODO(atomic): switch to writeFileAtomic from ./atomic.ts once it lands.
-      await writeFile(path.join(evidenceDir, LOGS.report), JSON.stringify(report, null, 2) + "\n")
+      // Written last and atomically: a report.json on disk always describes a finished run.
+      await writeFileAtomic(path.join(evidenceDir, LOGS.report), JSON.stringify(report, null, 2) + "\n", { backup: false })
       return report
     }
 
