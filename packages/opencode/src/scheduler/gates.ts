@@ -216,10 +216,15 @@ export namespace Gates {
         continue
       }
       const logPath = path.join(evidenceDir, LOGS[gate])
-      const failure = await commandGate(ctx, gate, commands, logPath)
+      const { failure, noTests } = await commandGate(ctx, gate, commands, logPath)
+      const summary = failure
+        ? failure.summary
+        : noTests
+          ? "the test commands passed but found no tests (ctest: No tests were found)"
+          : `${commands.length} command(s) passed`
       gates.push({
-        ...timed(gate, started, failure, failure ? failure.summary : `${commands.length} command(s) passed`),
-        ran: true,
+        ...timed(gate, started, failure, summary),
+        ran: !noTests,
         logPath,
         ...(failure?.missingTool ? { missingTool: failure.missingTool } : {}),
       })
@@ -314,6 +319,13 @@ export namespace Gates {
   async function commitGate(ctx: Context): Promise<Failure | undefined> {
     const { input, label } = ctx
     const branch = `air/${input.taskId}`
+    if (!(await isDir(input.worktree))) {
+      return {
+        gate: "commit",
+        summary: `no worktree at ${input.worktree}`,
+        message: `${label}: the worktree ${input.worktree} does not exist, so there is nothing to check. The task's work must be committed on ${branch} in its worktree.`,
+      }
+    }
     if (!(await hasBranch(input.root, input.taskId))) {
       return {
         gate: "commit",
@@ -373,9 +385,10 @@ export namespace Gates {
     gate: "build" | "test",
     commands: string[],
     logPath: string,
-  ): Promise<Failure | undefined> {
+  ): Promise<{ failure?: Failure; noTests?: boolean }> {
     const { input, label } = ctx
     let log = ""
+    let noTests = false
     try {
       for (const command of commands) {
         const result = await runProcess(command, [], {
@@ -386,11 +399,15 @@ export namespace Gates {
         })
         log += formatRun(command, input.worktree, result)
         await writeFile(logPath, log)
-        if (result.ok) continue
+        if (result.ok) {
+          // CTest exits 0 when it finds no test at all: that is not evidence that tests pass.
+          if (gate === "test" && /No tests were found/.test(result.output)) noTests = true
+          continue
+        }
         const output = stripPrefix(result.output, input.worktree)
         const tool = command.trim().split(/\s+/)[0] ?? command
         if (result.code === 127 && /not found|not recognized/i.test(output)) {
-          return {
+          const failure: Failure = {
             gate: "tool-missing",
             missingTool: tool,
             summary: `${tool} is not installed`,
@@ -399,6 +416,7 @@ export namespace Gates {
               `Install it${INSTALL_HINTS[path.basename(tool)] ? `: ${INSTALL_HINTS[path.basename(tool)]}` : ""}, or change ` +
               `the ${gate} commands in ${Toolchain.RULES_PATH}. Log: ${logPath}`,
           }
+          return { failure }
         }
         const what = result.timedOut
           ? `did not finish within ${seconds(ctx.rules.timeoutMs)} and was stopped`
@@ -407,7 +425,7 @@ export namespace Gates {
             : `exited with ${result.code ?? `signal ${result.signal}`}`
         if (gate === "build") {
           const first = firstError(output)
-          return {
+          const failure: Failure = {
             gate,
             summary: first ? `build failed: ${first.split("\n")[0]}` : `\`${command}\` ${what}`,
             message:
@@ -415,10 +433,11 @@ export namespace Gates {
               (first ? `First error:\n${indent(first)}\n` : `Last lines:\n${indent(lastLines(output, 15))}\n`) +
               `Full log: ${logPath}\nFix the build, commit on air/${input.taskId}, and report again.`,
           }
+          return { failure }
         }
         const failing = failingTests(output)
         const details = testFailureLines(output)
-        return {
+        const failure: Failure = {
           gate,
           summary: failing.length > 0 ? `failing tests: ${listSome(failing, 5)}` : `\`${command}\` ${what}`,
           message:
@@ -427,11 +446,12 @@ export namespace Gates {
             (details ? `Output:\n${indent(details)}\n` : `Last lines:\n${indent(lastLines(output, 15))}\n`) +
             `Full log: ${logPath}\nFix the code (or the test, if the test is what is wrong), commit on air/${input.taskId}, and report again.`,
         }
+        return { failure }
       }
     } finally {
       await writeFile(logPath, log)
     }
-    return undefined
+    return { noTests }
   }
 
   async function analysisGate(
@@ -533,7 +553,8 @@ export namespace Gates {
         else if (!gate?.passed) missing.push("analysis: cppcheck did not pass")
         continue
       }
-      if (!gate?.ran) missing.push(`${requirement}: no ${requirement} command configured (${ctx.toolchainNote})`)
+      if (gate?.passed && !gate.ran && ctx.rules[requirement].length > 0) missing.push(`${requirement}: ${gate.summary}`)
+      else if (!gate?.ran) missing.push(`${requirement}: no ${requirement} command configured (${ctx.toolchainNote})`)
       else if (!gate.passed) missing.push(`${requirement}: did not pass`)
     }
     if (missing.length === 0) return undefined
@@ -543,8 +564,8 @@ export namespace Gates {
       message:
         `${ctx.label} (kind ${ctx.input.kind}): the evidence this kind of task requires is missing:\n` +
         indent(missing.join("\n")) +
-        `\nAdd the commands to ${Toolchain.RULES_PATH} (build[], test[]) or give the project a CMakeLists.txt with ` +
-        `CTest tests, then run the gates again.`,
+        `\nAdd what is missing (tests registered with add_test in CMakeLists.txt, or build[] / test[] commands in ` +
+        `${Toolchain.RULES_PATH}), commit, and report again.`,
     }
   }
 

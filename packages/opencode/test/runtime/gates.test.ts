@@ -242,6 +242,18 @@ describe.concurrent("evidence gates", () => {
     expect(report.gates.find((g) => g.gate === "test")).toMatchObject({ passed: true, ran: false })
   })
 
+  test("a test task whose CMake project registers no test fails the evidence gate: zero tests is not evidence", async () => {
+    const { wt } = await task("no-tests", async (ws) => {
+      const cmake = await ws.read("CMakeLists.txt")
+      await ws.write("CMakeLists.txt", cmake.replace("add_test(NAME calc_test COMMAND calc_test)\n", ""))
+      await ws.commitAll("drop the test registration")
+    })
+    const report = await gates("no-tests", wt.path, { kind: "test", requires: ["diff", "build", "test"] })
+    expect(report.failedGate).toBe("evidence")
+    expect(report.gates.find((g) => g.gate === "test")).toMatchObject({ passed: true, ran: false })
+    expect(report.message).toContain("found no tests")
+  })
+
   test("a command that outlives the timeout is stopped and fails its gate", async () => {
     const { wt } = await task("slow-build", async (ws) => {
       await ws.write("src/calc.cpp", withFunction("int mul(int a, int b) { return a * b; }"))
