@@ -159,7 +159,7 @@ export namespace MergeQueue {
       const base = await requireRef(top, `refs/heads/${integration}`, taskId, `${integration} disappeared`)
       const before = await requireRef(top, `refs/heads/${branch}`, taskId, `${branch} disappeared`)
       if (!(await gitYes(top, ["merge-base", "--is-ancestor", base, before]))) {
-        const conflict = await rebase(worktree, base, branch, identity)
+        const conflict = await rebase(taskId, worktree, base, branch, identity)
         if (conflict) {
           return {
             status: "conflict",
@@ -184,7 +184,8 @@ export namespace MergeQueue {
       const commits = Number((await git(top, ["rev-list", "--count", `${base}..${tip}`])).trim())
       const body = [
         input.message?.trim(),
-        `Squash-merged from ${branch} (${commits} commit${commits === 1 ? "" : "s"}).`,
+        `Squash-merged from ${branch} (${commits} commit${commits === 1 ? "" : "s"}).` +
+          (touched.length === 0 ? ` Nothing left to change: ${integration} already had all of it.` : ""),
         `${TASK_TRAILER}: ${taskId}`,
       ].filter((part): part is string => Boolean(part))
       const commit = (
@@ -217,6 +218,7 @@ export namespace MergeQueue {
    * on conflict aborts, so the branch is as before, and says where.
    */
   async function rebase(
+    taskId: string,
     worktree: string,
     onto: string,
     branch: string,
@@ -226,7 +228,11 @@ export namespace MergeQueue {
     const result = await gitTry(worktree, ["rebase", onto, branch], { config })
     if (result.code === 0) return undefined
     if (!(await rebaseInProgress(worktree))) {
-      throw new Error(`git rebase in ${worktree} failed before starting: ${(result.stderr || result.stdout).trim()}`)
+      throw new MergeError(
+        taskId,
+        `the rebase of ${branch} onto ${onto.slice(0, 12)} could not start in ${worktree}: ` +
+          `${(result.stderr || result.stdout).trim()}\nNothing was merged and the branch is unchanged.`,
+      )
     }
     const files = (await git(worktree, ["diff", "--name-only", "--diff-filter=U", "-z"]))
       .split("\0")
