@@ -1,0 +1,156 @@
+import { basename, isAbsolute, resolve, sep } from "node:path"
+import { Paths } from "./paths"
+import { Roles } from "./roles"
+
+/**
+ * The debugger's evidence-first rule, in code: no edit before it has looked at the failure — ran the
+ * failing build, test or analysis, read a gate's output or a log. What counts is decided here; the guard
+ * records an item when it allows such a call (a worker's words are never evidence: there is no tool to
+ * "declare" evidence).
+ */
+export namespace Evidence {
+  export type Kind = "build" | "test" | "analysis" | "log"
+  export type Item = { kind: Kind; tool: string; detail: string; at?: string }
+
+  /** Tools that change files: refused for the debugger until it has evidence. */
+  export const EDIT_TOOLS: ReadonlySet<string> = new Set(Roles.WRITE_TOOLS)
+
+  /** Programs whose run is evidence, by what they show. */
+  export const PROGRAMS: Readonly<Record<string, Kind>> = {
+    cmake: "build",
+    make: "build",
+    gmake: "build",
+    ninja: "build",
+    meson: "build",
+    "g++": "build",
+    gcc: "build",
+    "c++": "build",
+    cc: "build",
+    clang: "build",
+    "clang++": "build",
+    ctest: "test",
+    valgrind: "test",
+    cppcheck: "analysis",
+    "clang-tidy": "analysis",
+    "scan-build": "analysis",
+  }
+
+  /** Words that may precede the program in a segment (`VAR=1 time make`, `timeout 60 ctest`). */
+  const PREFIXES = new Set(["time", "env", "nice", "nohup", "command", "exec", "stdbuf", "timeout", "xargs"])
+  const READERS = new Set(["cat", "tail", "head", "less", "more", "grep", "egrep", "rg", "sed", "awk", "tac", "wc"])
+
+  function segments(command: string): string[] {
+    return command
+      .split(/&&|\|\||[;|\n]/)
+      .map((s) => s.trim())
+      .filter(Boolean)
+  }
+
+  function words(segment: string): string[] {
+    return segment
+      .split(/\s+/)
+      .map((w) => w.replace(/^['"(]+|['")]+$/g, ""))
+      .filter(Boolean)
+  }
+
+  /** The program a segment runs, past environment assignments and wrappers. */
+  function program(ws: string[]): { name: string; invoked: string; rest: string[] } | undefined {
+    let i = 0
+    while (i < ws.length) {
+      const w = ws[i]!
+      if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(w)) i++
+      else if (PREFIXES.has(w)) {
+        i++
+        // `timeout 60 make`, `nice -n 5 make`, `env -i make`
+        while (i < ws.length && (/^-/.test(ws[i]!) || /^\d+[smhd]?$/.test(ws[i]!))) i++
+      } else break
+    }
+    const name = ws[i]
+    return name ? { name: basename(name), invoked: name, rest: ws.slice(i + 1) } : undefined
+  }
+
+  function normalize(command: string): string {
+    return command.trim().replace(/\s+/g, " ")
+  }
+
+  /**
+   * A bash command as evidence: a build, test or analysis program, one of the project's configured
+   * commands (`commands`: the toolchain's build/test/analysis lines), or a reader of a `*.log` file.
+   */
+  export function fromBash(command: string, commands: readonly string[] = []): Item | undefined {
+    const whole = normalize(command)
+    for (const configured of commands) {
+      const c = normalize(configured)
+      if (c && (whole === c || whole.startsWith(c + " ") || segments(whole).some((s) => s === c || s.startsWith(c + " "))))
+        return { kind: /test/i.test(c) ? "test" : /cppcheck|tidy|analy/i.test(c) ? "analysis" : "build", tool: "bash", detail: whole.slice(0, 300) }
+    }
+    for (const segment of segments(command)) {
+      const p = program(words(segment))
+      if (!p) continue
+      const kind = PROGRAMS[p.name]
+      if (kind) return { kind, tool: "bash", detail: whole.slice(0, 300) }
+      // A test binary the build produced, run by its path: ./build/tests/foo_test, build/bin/unit_tests
+      if (p.invoked.includes("/") && /test/i.test(p.name)) return { kind: "test", tool: "bash", detail: whole.slice(0, 300) }
+      if (READERS.has(p.name) && p.rest.some((w) => /\.log$/.test(w) || /(^|\/)Testing\/Temporary\//.test(w)))
+        return { kind: "log", tool: "bash", detail: whole.slice(0, 300) }
+    }
+    return undefined
+  }
+
+  /** A path as a gate output or log: under an evidence directory, under `.air/local/evidence/`, or `*.log`. */
+  export function isLogPath(path: string, evidenceDirs: readonly string[] = []): boolean {
+    const p = path.split(sep).join("/")
+    if (/(^|\/)\.air\/local\/evidence(\/|$)/.test(p)) return true
+    if (/\.log$/i.test(p) || /(^|\/)Testing\/Temporary\/LastTest/.test(p)) return true
+    return isAbsolute(path) && evidenceDirs.some((dir) => Paths.isInside(dir, path))
+  }
+
+  export type Context = {
+    /** The task's gate evidence directories (for relative paths: the worktree is the base). */
+    evidenceDirs?: readonly string[]
+    /** The project's configured build/test/analysis commands. */
+    commands?: readonly string[]
+    /** Where relative paths are resolved from. */
+    root?: string
+  }
+
+  /** What a call proves about the failure, or undefined when it proves nothing. */
+  export function classify(tool: string, args: Record<string, unknown>, ctx: Context = {}): Item | undefined {
+    if (tool === "bash") return typeof args.command === "string" ? fromBash(args.command, ctx.commands) : undefined
+    const target = tool === "read" ? args.filePath : tool === "grep" || tool === "glob" || tool === "list" ? args.path : undefined
+    if (typeof target !== "string" || target === "") return undefined
+    const abs = ctx.root && !isAbsolute(target) ? resolve(ctx.root, target) : target
+    if (isLogPath(abs, ctx.evidenceDirs)) return { kind: "log", tool, detail: target }
+    return undefined
+  }
+
+  /** The detail text of `classify` (the shape the first plugin draft records). */
+  export function collected(tool: string, args: Record<string, unknown>, ctx: Context = {}): string | undefined {
+    const item = classify(tool, args, ctx)
+    return item ? `${item.kind}: ${item.detail}` : undefined
+  }
+
+  /**
+   * A shell command that obviously changes files (redirect into a file, `sed -i`, `cp`, `mv`, `rm`,
+   * `tee`, `patch`, `git apply|checkout|restore|reset`, …): for the debugger, an edit like any other.
+   */
+  export function writesFiles(command: string): boolean {
+    const noDevices = command.replace(/\d*>>?\s*\/dev\/(null|stdout|stderr)\b/g, " ").replace(/\d*>&\d/g, " ")
+    if (/(^|[^<>&0-9-])\d*>>?\s*[^\s&>]/.test(noDevices) || /&>>?\s*\S/.test(noDevices)) return true
+    for (const segment of segments(command)) {
+      const ws = words(segment)
+      const p = program(ws)
+      if (!p) continue
+      if (["cp", "mv", "rm", "tee", "touch", "patch", "truncate", "dd", "install", "ln", "rsync", "unzip", "tar"].includes(p.name)) return true
+      if ((p.name === "sed" || p.name === "perl") && p.rest.some((w) => /^-[a-zA-Z]*i/.test(w))) return true
+      if (p.name === "git" && p.rest.some((w) => ["apply", "am", "checkout", "restore", "reset", "stash", "mv", "rm", "cherry-pick", "revert", "merge", "rebase"].includes(w)))
+        return true
+    }
+    return false
+  }
+
+  /** The example build/test command for a refusal text. */
+  export function example(commands: readonly string[] = []): string {
+    return commands.find((c) => /test/i.test(c)) ?? commands[0] ?? "ctest --test-dir build --output-on-failure"
+  }
+}

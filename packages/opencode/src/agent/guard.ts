@@ -1,0 +1,236 @@
+import { Evidence } from "./evidence"
+import { Language } from "./language"
+import { Paths } from "./paths"
+import { Roles } from "./roles"
+import { Sessions } from "./registry"
+
+/**
+ * The hard guard behind `tool.execute.before`. A call outside the caller's row of the whitelist (any
+ * built-in, MCP tool, other plugin's tool, `task`), outside its worktree, into `.air/local`, or — for the
+ * debugger — an edit before evidence, is refused with a message for the model that names the agent, the
+ * tool and what to do instead. Sessions whose agent is not one of AirCoding's roles are left alone.
+ *
+ * `evaluate` is the pure decision (it only reads the file system to resolve symlinks); `decide(sessionID,
+ * …)` looks the session up in the registry; `before` is the whole hook body.
+ */
+export namespace Guard {
+  export type Reason = "tool" | "path" | "air-local" | "evidence" | "unassigned"
+
+  export type Allow = {
+    allow: true
+    /** Replacement arguments (bash `workdir`, absolute paths), when they differ from the call's. */
+    args?: Record<string, unknown>
+    /** What the call proves, for the debugger's evidence rule: record it when the call is allowed. */
+    item?: Evidence.Item
+    /** `item` as one line ("test: ctest --test-dir build"). */
+    evidence?: string
+  }
+  export type Refuse = {
+    allow: false
+    /** The text the model receives as the tool's result. */
+    message: string
+    reason: Reason
+    /** The path or tool that caused the refusal. */
+    detail: string
+  }
+  export type Decision = Allow | Refuse
+
+  export type RefusedEvent = {
+    type: "guard.refused"
+    sessionID: string
+    callID?: string
+    agent: string
+    tool: string
+    reason: Reason
+    detail: string
+    message: string
+  }
+  export type EvidenceEvent = { type: "guard.evidence"; sessionID: string; agent: string; tool: string; evidence: Evidence.Item }
+
+  export type SessionView = {
+    /** The task's worktree (executor, debugger); the root of confinement. */
+    worktree?: string
+    /** The directory the session runs in: the root when no worktree is known. */
+    directory?: string
+    /** How much evidence the session has collected so far. */
+    evidenceCount: number
+    /** Readable, not writable, besides the root: the task's evidence directory, the shared plan. */
+    readRoots?: readonly string[]
+    /** The project's configured build/test/analysis commands. */
+    commands?: readonly string[]
+  }
+
+  export type Input = {
+    /** The session's agent; anything but one of AirCoding's roles is allowed everything. */
+    agent: string | undefined
+    tool: string
+    args: unknown
+    session: SessionView
+    /** The language of the refusal text: a setting ("auto", "zh-CN", …) or a catalog. Default English. */
+    language?: Language.Setting
+  }
+
+  function refuse(reason: Reason, detail: string, message: string): Refuse {
+    return { allow: false, reason, detail, message }
+  }
+
+  /** The refusal text for a tool outside the role's row. */
+  export function toolMessage(role: Roles.Name, tool: string, language: Language.Setting = "en"): string {
+    const owners = Roles.owners(tool)
+    const extra =
+      tool === "task"
+        ? Language.t(language, "guard.tool.task") + " "
+        : owners.length > 0
+          ? Language.t(language, "guard.tool.owner", { tool, owners: owners.join("/") }) + " "
+          : Roles.ENGINE_BUILTIN.includes(tool as never) || Roles.WRITE_TOOLS.includes(tool)
+            ? ""
+            : Language.t(language, "guard.tool.foreign", { tool }) + " "
+    return Language.t(language, "guard.tool", { agent: role, tool, instead: extra + Language.t(language, `guard.instead.${role}`) })
+  }
+
+  function pathRefusal(role: Roles.Name, tool: string, root: string, why: Paths.Why, path: string, language: Language.Setting): Refuse {
+    if (why === "air-local") return refuse("air-local", path, Language.t(language, "guard.airlocal", { agent: role, tool, path }))
+    const whyText = Language.t(language, `guard.why.${why}`, { path })
+    return refuse("path", path, Language.t(language, "guard.path", { agent: role, tool, root, why: whyText }))
+  }
+
+  /** The pure decision for one tool call. */
+  export function evaluate(input: Input): Decision {
+    const role = Roles.of(input.agent)
+    if (!role) return { allow: true }
+    const { tool } = input
+    const language = input.language ?? "en"
+    const args: Record<string, unknown> = input.args && typeof input.args === "object" ? (input.args as Record<string, unknown>) : {}
+    if (!Roles.allows(role, tool)) return refuse("tool", tool, toolMessage(role, tool, language))
+
+    const spec = Roles.table[role]
+    // Defence in depth: whatever a row says, no role changes `.air/local` (only the Scheduler's code does).
+    if (!spec.confined) {
+      if (Roles.isWriteTool(tool) || tool === "bash") {
+        const text = tool === "bash" ? String(args.command ?? "") : JSON.stringify(args)
+        if (Paths.touchesLocalState(text)) return refuse("air-local", ".air/local", Language.t(language, "guard.airlocal", { agent: role, tool, path: ".air/local" }))
+      }
+      return { allow: true }
+    }
+
+    const root = input.session.worktree ?? input.session.directory
+    if (!root) return refuse("unassigned", tool, Language.t(language, "guard.unassigned", { agent: role }))
+    const readRoots = input.session.readRoots ?? []
+
+    let next: Record<string, unknown> | undefined
+    if (tool === "bash") {
+      const command = typeof args.command === "string" ? args.command : ""
+      const v = Paths.bash(command, { root, workdir: args.workdir, readRoots })
+      if (!v.ok) return pathRefusal(role, tool, root, v.why, v.path, language)
+      // The worktree (or a directory inside it) is the working directory, whatever the model asked for.
+      if (args.workdir !== v.workdir) next = { ...args, workdir: v.workdir }
+    } else {
+      const v = Paths.confine(tool, args, { root, readRoots })
+      if (!v.ok) return pathRefusal(role, tool, root, v.why, v.path, language)
+      if (v.changed) next = v.args
+    }
+
+    const effective = next ?? args
+    const item = spec.evidenceFirst
+      ? Evidence.classify(tool, effective, { evidenceDirs: readRoots, commands: input.session.commands, root })
+      : undefined
+    if (spec.evidenceFirst && input.session.evidenceCount === 0 && !item) {
+      const writes = Roles.isWriteTool(tool) || (tool === "bash" && Evidence.writesFiles(String(effective.command ?? "")))
+      if (writes)
+        return refuse("evidence", tool, Language.t(language, "guard.evidence", { tool, example: Evidence.example(input.session.commands) }))
+    }
+    return {
+      allow: true,
+      ...(next ? { args: next } : {}),
+      ...(item ? { item, evidence: `${item.kind}: ${item.detail}` } : {}),
+    }
+  }
+
+  function languageFor(info: Sessions.Info | undefined): Language.Setting {
+    if (info?.language) return info.language
+    const l = Sessions.settings().language
+    return typeof l === "function" ? l(info) : (l ?? "en")
+  }
+
+  function viewOf(info: Sessions.Info): SessionView {
+    return {
+      worktree: info.worktree,
+      directory: info.directory,
+      evidenceCount: info.evidence.length,
+      readRoots: Sessions.readRootsOf(info),
+      commands: info.commands,
+    }
+  }
+
+  /**
+   * Replaces the contents of the engine's argument object in place: the engine keeps its own reference
+   * to the object it passed to the hook, so assigning `output.args = …` would have no effect.
+   */
+  export function applyArgs(target: Record<string, unknown>, next: Record<string, unknown>): void {
+    for (const k of Object.keys(target)) if (!(k in next)) delete target[k]
+    Object.assign(target, next)
+  }
+
+  /** The pure decision (see `evaluate`). */
+  export function decide(input: Input): Decision
+  /**
+   * The decision for a call of a registered session. Rewritten arguments are also written into `args`
+   * in place (it should be the hook's `output.args`). Nothing is recorded: see `before`.
+   */
+  export function decide(sessionID: string, tool: string, args: Record<string, unknown>): Decision
+  export function decide(a: Input | string, tool?: string, args?: Record<string, unknown>): Decision {
+    if (typeof a !== "string") return evaluate(a)
+    const info = Sessions.get(a)
+    if (!info) return { allow: true }
+    const decision = evaluate({ agent: info.agent, tool: tool ?? "", args: args ?? {}, session: viewOf(info), language: languageFor(info) })
+    if (decision.allow && decision.args && args) applyArgs(args, decision.args)
+    return decision
+  }
+
+  /** The refusal as an event for the run's log. */
+  export function refusedEvent(sessionID: string, agent: string, tool: string, decision: Refuse, callID?: string): RefusedEvent {
+    return {
+      type: "guard.refused",
+      sessionID,
+      ...(callID ? { callID } : {}),
+      agent,
+      tool,
+      reason: decision.reason,
+      detail: decision.detail,
+      message: decision.message,
+    }
+  }
+
+  /**
+   * The whole `tool.execute.before` hook:
+   *   "tool.execute.before": (input, output) => Guard.before(input, output)
+   * Finds the session (registry, then the resolver), decides, records evidence in the registry, sends
+   * events to `Sessions.configure({ onEvent })`, rewrites `output.args` in place, and throws the refusal
+   * text (the engine gives it to the model as the tool's result).
+   */
+  export async function before(input: { tool: string; sessionID: string; callID?: string }, output: { args: unknown }): Promise<void> {
+    const info = await Sessions.resolve(input.sessionID)
+    if (!info || !Roles.of(info.agent)) return
+    const args = (output.args && typeof output.args === "object" ? output.args : (output.args = {})) as Record<string, unknown>
+    const decision = evaluate({ agent: info.agent, tool: input.tool, args, session: viewOf(info), language: languageFor(info) })
+    const emit = Sessions.settings().onEvent
+    if (!decision.allow) {
+      try {
+        emit?.(refusedEvent(input.sessionID, info.agent, input.tool, decision, input.callID))
+      } catch {
+        // Recording must never turn a refusal into a crash of the session loop.
+      }
+      throw new Error(decision.message)
+    }
+    if (decision.args) applyArgs(args, decision.args)
+    if (decision.item) {
+      const item = { ...decision.item, at: new Date().toISOString() }
+      Sessions.addEvidence(input.sessionID, { at: item.at, tool: item.tool, detail: item.detail, kind: item.kind })
+      try {
+        emit?.({ type: "guard.evidence", sessionID: input.sessionID, agent: info.agent, tool: input.tool, evidence: item } satisfies EvidenceEvent)
+      } catch {
+        // as above
+      }
+    }
+  }
+}

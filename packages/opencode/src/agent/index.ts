@@ -1,0 +1,8 @@
+export { Roles } from "./roles"
+export { Permission } from "./permission"
+export { Sessions } from "./registry"
+export { Guard } from "./guard"
+export { Paths as AgentPaths } from "./paths"
+export { Evidence } from "./evidence"
+export { Language } from "./language"
+export { Prompt, loadPrompt } from "./prompt"

@@ -1,0 +1,69 @@
+import { existsSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { Language } from "./language"
+import { Roles } from "./roles"
+
+/**
+ * Role prompts are content: `prompts/<role>.md` at the repository root, with `{{language_rule}}` filled
+ * in by code. The directory is found from this module's own location (src/agent/ → ../../../../prompts),
+ * so it works wherever the checkout is, under Node and Bun alike.
+ */
+export namespace Prompt {
+  /** The seven parts every prompt has, as headings, in this order. */
+  export const PARTS = [
+    "## Who I am",
+    "## Who dispatched me and where my result goes",
+    "## Whom I may dispatch",
+    "## Shared files and formats",
+    "## Result format",
+    "## Language",
+    "## When blocked",
+  ] as const
+
+  export const PLACEHOLDER = "{{language_rule}}"
+
+  /** The first line of every prompt: the scripted test model recognises agents by it. */
+  export function roleLine(role: Roles.Name): string {
+    return `AirCoding role: ${role}`
+  }
+
+  export const dir: string = fileURLToPath(new URL("../../../../prompts/", import.meta.url))
+
+  export function file(role: Roles.Name, from: string = dir): string {
+    return join(from, Roles.table[role].prompt)
+  }
+
+  /** What is wrong with a prompt's text (missing role line, parts, placeholder), or [] when nothing. */
+  export function problems(role: Roles.Name, text: string, opts: { filled?: boolean } = {}): string[] {
+    const out: string[] = []
+    const first = text.split(/\r?\n/, 1)[0]?.trim()
+    if (first !== roleLine(role)) out.push(`the first line must be "${roleLine(role)}", not "${first ?? ""}"`)
+    let at = -1
+    for (const part of PARTS) {
+      const i = text.search(new RegExp(`^${part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\s*$`, "m"))
+      if (i < 0) out.push(`the heading "${part}" is missing`)
+      else if (i < at) out.push(`the heading "${part}" is out of order`)
+      else at = i
+    }
+    if (opts.filled) {
+      if (text.includes("{{")) out.push(`a placeholder is left unfilled: ${text.match(/\{\{[^}]*\}\}/)?.[0]}`)
+    } else if (!text.includes(PLACEHOLDER)) out.push(`the placeholder ${PLACEHOLDER} is missing (under "## Language")`)
+    return out
+  }
+
+  /** The raw prompt file. Throws a clear error when it is missing. */
+  export function raw(role: Roles.Name, from: string = dir): string {
+    const path = file(role, from)
+    if (!existsSync(path)) throw new Error(`AirCoding: the prompt of the ${role} agent is missing: ${path}`)
+    return readFileSync(path, "utf8")
+  }
+
+  /** The prompt for a role with the language rule filled in. */
+  export function load(role: Roles.Name, language: Language.Setting = "auto", from: string = dir): string {
+    return raw(role, from).replaceAll(PLACEHOLDER, Language.rule(Language.parse(language)))
+  }
+}
+
+/** `loadPrompt(role, language)`: the prompt of a role, language rule filled in. */
+export const loadPrompt = Prompt.load
