@@ -49,9 +49,12 @@ export namespace LaunchConfig {
   }
 
   /** Environment for the engine process: pinned (no self-update) and AirCoding's config. */
-  export function environment(opts: Options & { offline?: boolean; extra?: Record<string, string> } = {}): NodeJS.ProcessEnv {
-    const env: NodeJS.ProcessEnv = { ...process.env }
-    env.OPENCODE_CONFIG_CONTENT = JSON.stringify(build(opts, process.env))
+  export function environment(
+    opts: Options & { offline?: boolean; extra?: Record<string, string> } = {},
+    base: NodeJS.ProcessEnv = process.env,
+  ): NodeJS.ProcessEnv {
+    const env: NodeJS.ProcessEnv = { ...base }
+    env.OPENCODE_CONFIG_CONTENT = JSON.stringify(build(opts, base))
     env.OPENCODE_DISABLE_AUTOUPDATE = "1"
     if (opts.offline) {
       env.OPENCODE_DISABLE_MODELS_FETCH = "1"

@@ -454,6 +454,17 @@ export namespace Gates {
     return { noTests }
   }
 
+  /** Whether the worktree holds C++ sources (so its headers are C++ too). */
+  async function hasCxxSources(worktree: string): Promise<boolean> {
+    const listed = await runProcess("git", ["ls-files", "*.cpp", "*.cc", "*.cxx", "*.hpp", "*.hh", "*.hxx"], {
+      cwd: worktree,
+      env: process.env,
+      shell: false,
+      timeoutMs: 30_000,
+    })
+    return listed.output.trim().length > 0
+  }
+
   async function analysisGate(
     ctx: Context,
     changed: Worktrees.Change[],
@@ -469,8 +480,11 @@ export namespace Gates {
     const logPath = path.join(ctx.evidenceDir, LOGS.analysis)
     const includes: string[] = []
     for (const dir of ["include", "src"]) if (await isDir(path.join(input.worktree, dir))) includes.push("-I", dir)
+    // cppcheck reads a .h as C: in a project without C sources, headers are C++ (`namespace` is not a syntax error).
+    const cxx = files.every((f) => !f.endsWith(".c")) && (files.some((f) => !/\.h$/.test(f)) || (await hasCxxSources(input.worktree)))
     const args = [
       ...CPPCHECK_ARGS,
+      ...(cxx && !cppcheck.args.some((a) => a.startsWith("--language")) ? ["--language=c++"] : []),
       ...includes,
       ...cppcheck.args,
       ...files.map((file) => (file.startsWith("-") ? `./${file}` : file)),

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Gates } from "../../src/scheduler/gates.ts"
 import { Toolchain } from "../../src/scheduler/toolchain.ts"
 import { Worktrees } from "../../src/scheduler/worktree.ts"
-import { CALC_CPP, createCppRepo, type CppRepo, type Workspace } from "./cpp-repo.ts"
+import { CALC_CPP, CALC_H, createCppRepo, type CppRepo, type Workspace } from "./cpp-repo.ts"
 
 const ALL: Gates.Requirement[] = ["diff", "build", "test", "analysis"]
 
@@ -188,6 +188,18 @@ describe.concurrent("evidence gates", () => {
     // The gates' build directory and the evidence stay out of git.
     expect((await repo.at(wt.path).git(["status", "--porcelain"])).trim()).toBe("?? build/\n?? notes.txt")
     expect((await repo.git(["status", "--porcelain"])).trim()).toBe("")
+  })
+
+  test("a changed header of a C++ project is analysed as C++ (a namespace is not a C syntax error)", async () => {
+    const { wt } = await task("cxx-header", async (ws) => {
+      await ws.write("include/calc.h", CALC_H + "\nnamespace ext {\nint mul(int a, int b);\n}  // namespace ext\n")
+      await ws.commitAll("declare mul in a namespace")
+    })
+    const report = await gates("cxx-header", wt.path, { requires: ["diff"] })
+    expect(report.findings.filter((f) => f.id === "syntaxError")).toEqual([])
+    expect(report.gates.find((g) => g.gate === "analysis")?.passed).toBe(true)
+    const log = await readFile(path.join(report.evidenceDir, "cppcheck.log"), "utf8")
+    expect(log).toMatch(/--language=c\+\+ .*include\/calc\.h/)
   })
 
   test("cppcheck missing blocks the analysis with an install hint, never a silent pass", async () => {

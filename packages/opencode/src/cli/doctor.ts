@@ -1,0 +1,116 @@
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { ConfigDirs, LaunchConfig, Paths, Pin, Verify, runProcess } from "../engine"
+import { Roles } from "../agent"
+import { Launch } from "./launch"
+import { Ui } from "./ui"
+
+type Check = { name: string; ok: boolean; detail: string; fix?: string }
+
+async function versionOf(cmd: string, args = ["--version"]): Promise<string | undefined> {
+  try {
+    const out = await runProcess(cmd, args, { timeoutMs: 30_000 })
+    if (out.code !== 0) return undefined
+    return (out.stdout || out.stderr).trim().split("\n")[0]
+  } catch {
+    return undefined
+  }
+}
+
+async function tool(name: string, fix: string, cmd = name): Promise<Check> {
+  const v = await versionOf(cmd)
+  return v ? { name, ok: true, detail: v } : { name, ok: false, detail: "not found", fix }
+}
+
+async function engine(): Promise<Check[]> {
+  const checks: Check[] = []
+  let pinned = "?"
+  try {
+    pinned = Pin.engineVersion()
+    const installed = Pin.packages.map((p) => {
+      try {
+        return JSON.parse(readFileSync(join(Paths.packageRoot, "node_modules", p, "package.json"), "utf8")).version as string
+      } catch {
+        return "(not installed)"
+      }
+    })
+    const drift = installed.filter((v) => v !== pinned)
+    checks.push(
+      drift.length
+        ? { name: "engine pin", ok: false, detail: `pinned ${pinned}, installed ${installed.join(", ")}`, fix: "run `bun install` in the AirCoding checkout" }
+        : { name: "engine pin", ok: true, detail: `opencode-ai, @opencode-ai/plugin, @opencode-ai/sdk @ ${pinned}` },
+    )
+  } catch (err) {
+    checks.push({ name: "engine pin", ok: false, detail: (err as Error).message, fix: "pin all three packages to one version" })
+  }
+  const v = await versionOf(Paths.opencodeBinary())
+  checks.push(
+    !v
+      ? { name: "engine", ok: false, detail: `no engine at ${Paths.opencodeBinary()}`, fix: "run `bun install` in the AirCoding checkout" }
+      : v === pinned
+        ? { name: "engine", ok: true, detail: `opencode ${v} (${Paths.opencodeBinary()})` }
+        : { name: "engine", ok: false, detail: `opencode ${v}, expected ${pinned}`, fix: "run `bun install` to restore the pinned engine" },
+  )
+  return checks
+}
+
+function configDirs(dir: string): Check {
+  try {
+    const outcomes = ConfigDirs.prepareAll(dir)
+    const skipped = outcomes.filter((o) => o.action === "skipped")
+    if (skipped.length)
+      return { name: "config dirs", ok: true, detail: skipped.map((s) => s.note).join("; ") }
+    return { name: "config dirs", ok: true, detail: outcomes.map((o) => o.dir).join(", ") + " ready (no start-up install)" }
+  } catch (err) {
+    return { name: "config dirs", ok: false, detail: (err as Error).message, fix: "check that the npm registry is reachable once, then rerun" }
+  }
+}
+
+async function plugin(dir: string, env: NodeJS.ProcessEnv): Promise<Check> {
+  const result = await Verify.plugin(dir, env, Launch.expectedTools(Roles.names as unknown as string[]))
+  if (!result.ok) return { name: "plugin", ok: false, detail: result.message.split("\n")[0]!, fix: result.message.split("\n").slice(1).join(" ") }
+  return { name: "plugin", ok: true, detail: `agents ${result.agents.map((a) => a.name).join(", ")} with their tools` }
+}
+
+async function model(dir: string, env: NodeJS.ProcessEnv): Promise<Check> {
+  const out = await runProcess(Paths.opencodeBinary(), ["debug", "config"], { cwd: dir, env, timeoutMs: 60_000 })
+  const fix = 'set "model": "<provider>/<model>" in ~/.config/opencode/opencode.json and run `opencode auth login` (or try `aircoding demo`, which needs none)'
+  try {
+    const cfg = JSON.parse(out.stdout.slice(out.stdout.indexOf("{")))
+    if (cfg.model) return { name: "model", ok: true, detail: cfg.model }
+    return { name: "model", ok: false, detail: "no model configured", fix }
+  } catch {
+    return { name: "model", ok: false, detail: "could not read the resolved config: " + out.stderr.trim().split("\n")[0], fix }
+  }
+}
+
+export async function doctor(dirArg: string | undefined, opts: { json: boolean }): Promise<number> {
+  const dir = Launch.projectDir(dirArg)
+  const env = LaunchConfig.environment({})
+  const checks: Check[] = [
+    ...(await engine()),
+    configDirs(dir),
+    ...(await Promise.all([
+      plugin(dir, env),
+      tool("bun", "npm install -g bun (or run ./start.sh, which installs it)", process.execPath),
+      tool("git", "sudo apt-get install git"),
+      tool("cmake", "sudo apt-get install cmake"),
+      tool("ctest", "sudo apt-get install cmake (ctest ships with it)"),
+      tool("cppcheck", "sudo apt-get install cppcheck"),
+    ])),
+    await model(dir, env),
+  ]
+  const failed = checks.filter((c) => !c.ok)
+  if (opts.json) {
+    process.stdout.write(JSON.stringify({ ok: failed.length === 0, checks }, null, 2) + "\n")
+  } else {
+    const width = Math.max(...checks.map((c) => c.name.length))
+    for (const c of checks) {
+      const mark = c.ok ? Ui.green("✓") : Ui.red("✗")
+      process.stdout.write(`${mark} ${c.name.padEnd(width)}  ${c.detail}\n`)
+      if (!c.ok && c.fix) process.stdout.write(`  ${" ".repeat(width)}  ${Ui.yellow("fix:")} ${c.fix}\n`)
+    }
+    process.stdout.write(failed.length ? `\n${failed.length} check(s) failed.\n` : "\nAll checks passed.\n")
+  }
+  return failed.length ? 1 : 0
+}

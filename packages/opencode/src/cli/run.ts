@@ -1,0 +1,92 @@
+import { existsSync } from "node:fs"
+import { join } from "node:path"
+import { RunReport } from "../scheduler/run-report"
+import { Store } from "../scheduler/store"
+import { runMainAgent, type EngineTranscript } from "./headless"
+import { Launch } from "./launch"
+import { followProgress } from "./progress"
+import { UsageError, Ui } from "./ui"
+
+export type RunOutcome = { exitCode: number; summary: RunReport.Summary & { answer: string; wallTimeMs: number; errors: string[] } }
+
+async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) return ""
+  const chunks: Buffer[] = []
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString("utf8").trim()
+}
+
+/** The run's state as the Scheduler left it on disk (the engine process has exited and released the lock). */
+async function finalState(dir: string) {
+  if (!existsSync(join(dir, ".air", "local", "state"))) return undefined
+  const store = await Store.open(join(dir, ".air"))
+  try {
+    return store.state
+  } finally {
+    await store.close()
+  }
+}
+
+/** The engine's exit code says little (0 even when tools failed): the Scheduler's state decides. */
+function exitCodeOf(summary: RunReport.Summary, transcript: EngineTranscript): number {
+  if (transcript.exitCode !== 0 || transcript.errors.length) return 1
+  if (summary.status === "done" || summary.status === "idle") return 0
+  if (summary.status === "blocked" || summary.status === "waiting") return 2
+  return 1
+}
+
+export async function headlessRun(
+  dir: string,
+  requirement: string,
+  opts: { yes: boolean; scripted?: string; extra?: Record<string, string>; progress?: boolean },
+): Promise<RunOutcome> {
+  const started = Date.now()
+  const prepared = await Launch.prepare(dir, {
+    scripted: opts.scripted,
+    extra: { ...(opts.yes ? { AIRCODING_AUTO_CONFIRM: "1" } : {}), ...opts.extra },
+  })
+  const stop = opts.progress === false ? () => {} : followProgress(dir)
+  let transcript: EngineTranscript
+  try {
+    transcript = await runMainAgent(prepared, requirement)
+  } finally {
+    stop()
+    await prepared.close()
+  }
+  const state = await finalState(dir)
+  const base: RunReport.Summary = state
+    ? RunReport.summary(dir, state)
+    : { status: "idle", runId: null, stage: "idle", tasks: [], questions: [], modelRequests: {}, evidenceRoot: ".air/local/evidence" }
+  const errors = [...transcript.errors]
+  if (transcript.exitCode !== 0) errors.push(`engine exited with code ${transcript.exitCode}: ${transcript.stderr.trim().split("\n").slice(-3).join(" | ")}`)
+  if (base.status === "running") errors.push("the engine stopped before the run ended (see .air/local/state/events.jsonl)")
+  const summary = { ...base, answer: transcript.text, wallTimeMs: Date.now() - started, errors }
+  return { exitCode: exitCodeOf(base, transcript), summary }
+}
+
+export function printSummary(outcome: RunOutcome, json: boolean): void {
+  const s = outcome.summary
+  if (json) {
+    process.stdout.write(JSON.stringify(s, null, 2) + "\n")
+    return
+  }
+  if (s.answer) process.stdout.write(s.answer.trim() + "\n")
+  if (s.runId) {
+    process.stdout.write(`\n${Ui.bold(`Run ${s.runId}: ${s.status}`)} in ${(s.wallTimeMs / 1000).toFixed(1)} s\n`)
+    for (const t of s.tasks) process.stdout.write(`  ${t.id.padEnd(6)} ${t.state.padEnd(10)} ${t.attempts} attempt(s)  ${t.title}\n`)
+    const requests = Object.entries(s.modelRequests).map(([a, n]) => `${a} ${n}`)
+    if (requests.length) process.stdout.write(`  model requests: ${requests.join(", ")}\n`)
+    process.stdout.write(`  evidence: ${s.evidenceRoot}/<task-id>/\n`)
+  }
+  for (const q of s.questions) process.stdout.write(Ui.yellow(`Question ${q.questionId}: ${q.text}\n`))
+  for (const e of s.errors) process.stderr.write(Ui.red(`error: ${e}\n`))
+}
+
+export async function run(dirArg: string | undefined, opts: { yes: boolean; json: boolean; scripted?: string }): Promise<number> {
+  const dir = Launch.projectDir(dirArg)
+  const requirement = await readStdin()
+  if (!requirement) throw new UsageError("no requirement on stdin; usage: aircoding run [dir] < requirement.txt")
+  const outcome = await headlessRun(dir, requirement, opts)
+  printSummary(outcome, opts.json)
+  return outcome.exitCode
+}

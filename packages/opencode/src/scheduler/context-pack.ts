@@ -1,0 +1,116 @@
+import { existsSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import type { TaskNode } from "./task.schema"
+import type { TaskRuntime } from "./state"
+
+/**
+ * The prompts the Scheduler's code writes for each session it starts. A worker gets everything it
+ * needs in its first message — the task, its write-set and constraints, the ADRs it cites, what
+ * failed before — so it never has to ask the Scheduler and never guesses. First lines are stable
+ * ("Task <id>: <title>") because scenario files and people scan for them.
+ */
+export namespace ContextPack {
+  export function adrText(root: string, id: string): string {
+    const file = join(root, ".air", "shared", "plan", "adr", `${id}.md`)
+    return existsSync(file) ? readFileSync(file, "utf8").trim() : `(${id} not found in .air/shared/plan/adr/)`
+  }
+
+  function taskBlock(root: string, task: TaskNode): string[] {
+    const lines = [`Task ${task.id}: ${task.title}`, `Kind: ${task.kind} · phase ${task.phase}`]
+    lines.push("", "Write-set (the only files you may change):")
+    for (const w of task.writeSet) lines.push(`- ${w.path} (${w.action}${w.region ? `, region: ${w.region}` : ""})`)
+    if (task.writeSet.length === 0) lines.push("- (none: this task changes no files)")
+    if (task.keep.length) lines.push("", "Keep-constraints (must still hold when you finish):", ...task.keep.map((k) => `- ${k}`))
+    lines.push("", `Done when: ${task.doneWhen}`)
+    if (task.validation.length) lines.push("", "Validation commands:", ...task.validation.map((v) => `- ${v}`))
+    if (task.files?.length) lines.push("", "Read first:", ...task.files.map((f) => `- ${f}`))
+    for (const ref of task.adrRefs) lines.push("", `${ref}:`, adrText(root, ref))
+    return lines
+  }
+
+  function history(rt: TaskRuntime | undefined): string[] {
+    if (!rt) return []
+    const lines: string[] = []
+    if (rt.lastFailure)
+      lines.push(
+        "",
+        `What failed before (${rt.lastFailure.source}):`,
+        rt.lastFailure.message,
+        ...(rt.lastFailure.evidencePath ? [`Evidence: ${rt.lastFailure.evidencePath}`] : []),
+      )
+    if (rt.findings.length) lines.push("", "Review findings to address:", ...rt.findings.map((f) => `- ${f}`))
+    return lines
+  }
+
+  export function worker(
+    root: string,
+    role: "executor" | "debugger",
+    task: TaskNode,
+    rt: TaskRuntime | undefined,
+    worktree: { path: string; branch: string },
+    attempt: number,
+  ): string {
+    const intro =
+      role === "executor"
+        ? [
+            `You are the executor of this task (attempt ${attempt}). Your git worktree is ${worktree.path} on branch ${worktree.branch}.`,
+            "Work only there and only on this task. Commit as you go (git add, git commit). When the work is committed,",
+            "call air_report: it asks the Scheduler to run the gates (commit, diff, build, tests, cppcheck). If you cannot",
+            "finish, call air_report with `blocked` — never a temporary or fallback shortcut.",
+          ]
+        : [
+            `You are the debugger of this task (attempt ${attempt}). The gates failed; the worktree ${worktree.path} (branch ${worktree.branch}) holds the executor's work.`,
+            "Collect evidence first (run the failing build/test/cppcheck, or read the evidence file), then test one hypothesis at",
+            "a time. Commit the fix, then call air_report with what you found and changed.",
+          ]
+    return [...taskBlock(root, task), ...history(rt), "", ...intro].join("\n")
+  }
+
+  export function reviewer(root: string, task: TaskNode, worktree: string): string {
+    return [
+      `Review task ${task.id}: ${task.title}`,
+      "",
+      ...taskBlock(root, task).slice(1),
+      "",
+      `The task's worktree is ${worktree}. Call air_diff for the diff and the gate evidence, read what you need, then`,
+      "report with air_review: the code-to-design table first (one row per design point above), then static analysis,",
+      'then tests. "Tests pass" alone is never a pass.',
+    ].join("\n")
+  }
+
+  export function architect(requirement: string, autoConfirm: boolean): string {
+    return [
+      "Requirement:",
+      requirement,
+      "",
+      "Study the repository (read-only), then propose a plan with air_propose.",
+      autoConfirm
+        ? "This run is headless and pre-confirmed: after air_propose, write the task graph with air_plan right away."
+        : "Then stop: the user must confirm through Main before air_plan is accepted; you will be prompted again.",
+    ].join("\n")
+  }
+
+  export function consult(taskId: string, question: string, options: string[]): string {
+    return [
+      `Consult on task ${taskId}:`,
+      question,
+      "",
+      "Options (choose exactly one with air_decide):",
+      ...options.map((o) => `- ${o}`),
+    ].join("\n")
+  }
+
+  export function milestone(phase: number, requirement: string, tasks: TaskNode[]): string {
+    return [
+      `Milestone review of phase ${phase}.`,
+      "",
+      "Requirement:",
+      requirement,
+      "",
+      "Merged tasks of this phase:",
+      ...tasks.map((t) => `- ${t.id}: ${t.title} (done when: ${t.doneWhen})`),
+      "",
+      "Check the merged code against the requirement and the ADRs, then report with air_milestone (pass, or fail with fix tasks).",
+    ].join("\n")
+  }
+}

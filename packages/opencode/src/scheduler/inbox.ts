@@ -1,0 +1,40 @@
+/**
+ * What Main should tell the user next. Progress (notify) accumulates quietly; things that need the
+ * user — a plan to confirm, a question, a milestone, the end of the run — wake air_listen. So Main
+ * costs one model request per thing worth saying, not one per scheduling step. Not persisted: after
+ * a restart the state itself is the source, and listen reports it.
+ */
+export class Inbox {
+  private items: string[] = []
+  private waiters = new Set<() => void>()
+  private attention = false
+
+  push(text: string, attention = false): void {
+    this.items.push(text)
+    if (!attention) return
+    this.attention = true
+    for (const wake of this.waiters) wake()
+    this.waiters.clear()
+  }
+
+  /** Everything queued, once something needs attention or `timeoutMs` passed (or the call was aborted). */
+  async drain(timeoutMs: number, abort?: AbortSignal): Promise<string[]> {
+    if (!this.attention && !abort?.aborted) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer)
+          abort?.removeEventListener("abort", done)
+          this.waiters.delete(done)
+          resolve()
+        }
+        const timer = setTimeout(done, timeoutMs)
+        abort?.addEventListener("abort", done)
+        this.waiters.add(done)
+      })
+    }
+    const out = this.items
+    this.items = []
+    this.attention = false
+    return out
+  }
+}

@@ -1,0 +1,130 @@
+import type { PluginInput } from "@opencode-ai/plugin"
+import type { Event } from "@opencode-ai/sdk"
+
+type Client = PluginInput["client"]
+
+/**
+ * Child sessions as the Scheduler sees them: created by code (never by the `task` tool), watched
+ * through the engine's event bus, and ended by code. Every outcome — idle, error, abort, silence —
+ * becomes a callback at once, so a child can never disappear without the Scheduler hearing of it.
+ */
+export namespace ChildSessions {
+  export type Outcome =
+    | { kind: "idle" }
+    | { kind: "error"; message: string }
+    | { kind: "aborted"; message: string }
+
+  type Watched = {
+    sessionID: string
+    directory: string
+    agent: string
+    lastActivity: number
+    busy: boolean
+    requests: number
+    tokens: number
+    onOutcome: (o: Outcome) => void
+  }
+
+  const watched = new Map<string, Watched>()
+
+  export type Spec = { parentID?: string; agent: string; directory: string; title: string; prompt: string }
+
+  /** Creates the session and starts watching it; the caller records it, then sends the first prompt. */
+  export async function create(client: Client, spec: Omit<Spec, "prompt">, onOutcome: (o: Outcome) => void, now = Date.now()): Promise<string> {
+    const created = await client.session.create({
+      body: { parentID: spec.parentID, title: spec.title },
+      query: { directory: spec.directory },
+    })
+    const id = created.data?.id
+    if (!id) throw new Error(`could not create a ${spec.agent} session in ${spec.directory}: ${JSON.stringify(created.error ?? {})}`)
+    watched.set(id, { sessionID: id, directory: spec.directory, agent: spec.agent, lastActivity: now, busy: false, requests: 0, tokens: 0, onOutcome })
+    return id
+  }
+
+  /** Forgets a session whose work is over (its outcome was handled). */
+  export function release(sessionID: string): void {
+    watched.delete(sessionID)
+  }
+
+  /** Sends one more prompt to a session the Scheduler already owns (e.g. "you ended without a report"). */
+  export async function prompt(client: Client, sessionID: string, text: string, now = Date.now()): Promise<void> {
+    const w = watched.get(sessionID)
+    if (!w) throw new Error(`session ${sessionID} is not one of the Scheduler's`)
+    w.busy = true
+    w.lastActivity = now
+    const res = await client.session.promptAsync({
+      path: { id: sessionID },
+      query: { directory: w.directory },
+      body: { agent: w.agent, parts: [{ type: "text", text }] },
+    })
+    if (res.error) throw new Error(`prompt to session ${sessionID} refused: ${JSON.stringify(res.error)}`)
+  }
+
+  export async function abort(client: Client, sessionID: string): Promise<void> {
+    const w = watched.get(sessionID)
+    watched.delete(sessionID)
+    await client.session.abort({ path: { id: sessionID }, query: { directory: w?.directory } }).catch(() => undefined)
+  }
+
+  /** The text of the session's last assistant message (what the child said when it stopped). */
+  export async function lastReply(client: Client, sessionID: string, directory?: string): Promise<string> {
+    const res = await client.session.messages({ path: { id: sessionID }, query: { directory } })
+    const messages = res.data ?? []
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const m = messages[i]!
+      if (m.info.role !== "assistant") continue
+      const text = m.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n")
+      if (text) return text
+    }
+    return ""
+  }
+
+  export function isWatched(sessionID: string): boolean {
+    return watched.has(sessionID)
+  }
+
+  export function stats(sessionID: string): { requests: number; tokens: number; agent: string } | undefined {
+    const w = watched.get(sessionID)
+    return w && { requests: w.requests, tokens: w.tokens, agent: w.agent }
+  }
+
+  /** Sessions silent for longer than `ms` (the inactivity timer is code, not a model's judgement). */
+  export function stalled(ms: number, now = Date.now()): string[] {
+    return [...watched.values()].filter((w) => w.busy && now - w.lastActivity > ms).map((w) => w.sessionID)
+  }
+
+  function sessionOf(event: Event): string | undefined {
+    const p = (event as { properties?: Record<string, any> }).properties ?? {}
+    return p.sessionID ?? p.info?.sessionID ?? p.part?.sessionID
+  }
+
+  /** Fed from every instance's `event` hook; ignores sessions the Scheduler does not own. */
+  export function observe(event: Event, now = Date.now()): void {
+    const id = sessionOf(event)
+    const w = id ? watched.get(id) : undefined
+    if (!w) return
+    w.lastActivity = now
+    switch (event.type) {
+      case "message.updated": {
+        const info = event.properties.info
+        if (info.role === "assistant" && info.time.completed) {
+          w.requests++
+          w.tokens += info.tokens.input + info.tokens.output + info.tokens.reasoning
+        }
+        return
+      }
+      case "session.idle":
+        if (!w.busy) return
+        w.busy = false
+        w.onOutcome({ kind: "idle" })
+        return
+      case "session.error": {
+        const err = event.properties.error
+        const message = err ? `${err.name}: ${JSON.stringify((err as { data?: unknown }).data ?? {})}` : "unknown error"
+        w.busy = false
+        w.onOutcome(err?.name === "MessageAbortedError" ? { kind: "aborted", message } : { kind: "error", message })
+        return
+      }
+    }
+  }
+}

@@ -1,0 +1,68 @@
+import { existsSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { z } from "zod"
+import { DEFAULT_RUN_CONFIG, type RunConfig } from "./event.schema"
+
+/**
+ * AirCoding's own settings. OpenCode refuses unknown keys in opencode.json, so they live in
+ * .air/shared/config.json (committed with the project); environment variables override them for
+ * one run (headless flags are passed that way).
+ */
+export namespace Settings {
+  export const Schema = z
+    .object({
+      language: z.string().default("auto").describe('"auto" (the user\'s language) or a locked tag such as "zh-CN" or "en"'),
+      concurrency: z.number().int().min(1).max(32).default(DEFAULT_RUN_CONFIG.concurrency),
+      repairBudget: z.number().int().min(0).default(DEFAULT_RUN_CONFIG.repairBudget),
+      stallRetries: z.number().int().min(0).default(DEFAULT_RUN_CONFIG.stallRetries),
+      inactivityMs: z.number().int().min(1).default(DEFAULT_RUN_CONFIG.inactivityMs),
+      wallClockMs: z.number().int().min(1).default(DEFAULT_RUN_CONFIG.wallClockMs),
+      autoConfirm: z.boolean().default(false),
+      /** How long air_listen waits without news before it returns a progress summary. */
+      listenMs: z.number().int().min(1).default(4 * 60_000),
+    })
+    .strict()
+  export type Settings = z.infer<typeof Schema>
+
+  const envKeys: Record<string, keyof Settings> = {
+    AIRCODING_LANGUAGE: "language",
+    AIRCODING_CONCURRENCY: "concurrency",
+    AIRCODING_REPAIR_BUDGET: "repairBudget",
+    AIRCODING_INACTIVITY_MS: "inactivityMs",
+    AIRCODING_WALLCLOCK_MS: "wallClockMs",
+    AIRCODING_AUTO_CONFIRM: "autoConfirm",
+    AIRCODING_LISTEN_MS: "listenMs",
+  }
+
+  export function path(root: string): string {
+    return join(root, ".air", "shared", "config.json")
+  }
+
+  export function load(root: string, env: NodeJS.ProcessEnv = process.env): Settings {
+    let raw: Record<string, unknown> = {}
+    const file = path(root)
+    if (existsSync(file)) {
+      try {
+        raw = JSON.parse(readFileSync(file, "utf8"))
+      } catch (err) {
+        throw new Error(`${file}: not valid JSON (${(err as Error).message}); fix the file or delete it to use the defaults`)
+      }
+    }
+    for (const [key, field] of Object.entries(envKeys)) {
+      const value = env[key]
+      if (value === undefined || value === "") continue
+      raw[field] = field === "language" ? value : field === "autoConfirm" ? value === "1" || value === "true" : Number(value)
+    }
+    const parsed = Schema.safeParse(raw)
+    if (!parsed.success) {
+      const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ")
+      throw new Error(`AirCoding settings invalid (${file} or AIRCODING_* variables): ${problems}`)
+    }
+    return parsed.data
+  }
+
+  export function runConfig(s: Settings): RunConfig {
+    const { concurrency, repairBudget, stallRetries, inactivityMs, wallClockMs, autoConfirm } = s
+    return { concurrency, repairBudget, stallRetries, inactivityMs, wallClockMs, autoConfirm }
+  }
+}

@@ -1,0 +1,35 @@
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs"
+import { dirname, join } from "node:path"
+
+/**
+ * Model requests by agent, one line per request, recorded from the `chat.params` hook (which fires
+ * once per model call and names the agent). Invariant 5 — routine scheduling costs zero model calls —
+ * is checked against this file.
+ */
+export namespace Usage {
+  export function file(root: string): string {
+    return join(root, ".air", "local", "state", "requests.jsonl")
+  }
+
+  export function record(root: string, agent: string, sessionID: string, at = new Date().toISOString()): void {
+    const path = file(root)
+    mkdirSync(dirname(path), { recursive: true })
+    appendFileSync(path, JSON.stringify({ at, agent, sessionID }) + "\n")
+  }
+
+  export function byAgent(root: string): Record<string, number> {
+    const path = file(root)
+    const counts: Record<string, number> = {}
+    if (!existsSync(path)) return counts
+    for (const line of readFileSync(path, "utf8").split("\n")) {
+      if (!line.trim()) continue
+      try {
+        const { agent } = JSON.parse(line) as { agent: string }
+        counts[agent] = (counts[agent] ?? 0) + 1
+      } catch {
+        // A torn last line after a crash loses one count, never the file.
+      }
+    }
+    return counts
+  }
+}

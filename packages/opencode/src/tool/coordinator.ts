@@ -1,0 +1,145 @@
+import { readFileSync } from "node:fs"
+import { tool, type ToolContext, type ToolDefinition } from "@opencode-ai/plugin"
+import { z } from "zod"
+import { PlanDelta } from "../scheduler/delta.schema"
+import { ReviewRow } from "../scheduler/report.schema"
+import { TaskNode } from "../scheduler/task.schema"
+import { Orchestrators, type Orchestrator } from "../scheduler/runtime"
+
+/**
+ * The coordinator tools: the only way agents talk to the Scheduler. Each tool is a thin adapter —
+ * arguments are checked by zod, the caller is identified by its session (never by what the model
+ * claims), and the decision is the Scheduler's. Model-facing texts live in descriptions/*.txt.
+ */
+function describe(id: string): string {
+  return readFileSync(new URL(`./descriptions/${id}.txt`, import.meta.url), "utf8").trim()
+}
+
+/** Errors go back to the model as the tool's output, never as a crash of the session loop. */
+async function guarded(run: () => Promise<string>): Promise<string> {
+  try {
+    return await run()
+  } catch (err) {
+    return `Error: ${err instanceof Error ? err.message : String(err)}`
+  }
+}
+
+function orchestratorFor(ctx: ToolContext): Orchestrator {
+  return Orchestrators.forSession(ctx.sessionID) ?? Orchestrators.forRoot(ctx.worktree || ctx.directory)
+}
+
+export namespace CoordinatorTools {
+  export function build(): Record<string, ToolDefinition> {
+    return {
+      // Main
+      air_submit: tool({
+        description: describe("air_submit"),
+        args: { requirement: z.string().min(1).describe("the user's requirement, complete, in their words") },
+        execute: (args, ctx) => guarded(() => orchestratorFor(ctx).submit(args.requirement, ctx.sessionID)),
+      }),
+      air_confirm: tool({
+        description: describe("air_confirm"),
+        args: { notes: z.string().optional().describe("what the user said when confirming, if anything") },
+        execute: (args, ctx) => guarded(() => orchestratorFor(ctx).confirm(args.notes)),
+      }),
+      air_status: tool({
+        description: describe("air_status"),
+        args: {},
+        execute: (_args, ctx) => guarded(async () => orchestratorFor(ctx).statusText()),
+      }),
+      air_listen: tool({
+        description: describe("air_listen"),
+        args: {},
+        execute: (_args, ctx) => guarded(() => orchestratorFor(ctx).listen(ctx.abort)),
+      }),
+      air_answer: tool({
+        description: describe("air_answer"),
+        args: {
+          questionId: z.string().min(1).describe("the id of the question, as air_listen gave it"),
+          answer: z.string().min(1).describe("the user's answer"),
+        },
+        execute: (args, ctx) => guarded(() => orchestratorFor(ctx).answer(args.questionId, args.answer)),
+      }),
+      air_change: tool({
+        description: describe("air_change"),
+        args: { text: z.string().min(1).describe("the change to the requirement, in the user's words") },
+        execute: (args, ctx) => guarded(() => orchestratorFor(ctx).change(args.text)),
+      }),
+      // Architect
+      air_propose: tool({
+        description: describe("air_propose"),
+        args: { summary: z.string().min(1).describe("the proposed plan: approach, tasks in order, what runs in parallel, risks") },
+        execute: (args, ctx) => guarded(() => orchestratorFor(ctx).propose(ctx.sessionID, args.summary)),
+      }),
+      air_plan: tool({
+        description: describe("air_plan"),
+        args: {
+          tasks: z.array(TaskNode).describe("every task of the plan; see the description for the fields"),
+          requirement: z.string().optional().describe("one-line restatement of the requirement"),
+        },
+        execute: (args, ctx) => guarded(() => orchestratorFor(ctx).plan(ctx.sessionID, args)),
+      }),
+      air_delta: tool({
+        description: describe("air_delta"),
+        args: { delta: PlanDelta.describe("the change to the current task graph") },
+        execute: (args, ctx) => guarded(() => orchestratorFor(ctx).delta(ctx.sessionID, args.delta)),
+      }),
+      air_adr: tool({
+        description: describe("air_adr"),
+        args: {
+          id: z.string().regex(/^ADR-\d{1,4}$/, "an ADR id looks like ADR-1").describe("ADR-<number>"),
+          title: z.string().min(1),
+          status: z.enum(["proposed", "accepted", "superseded"]).default("accepted"),
+          body: z.string().min(1).describe("context, decision, consequences (markdown)"),
+          supersedes: z.array(z.string()).optional(),
+        },
+        execute: (args, ctx) => guarded(() => orchestratorFor(ctx).adr(ctx.sessionID, args)),
+      }),
+      air_milestone: tool({
+        description: describe("air_milestone"),
+        args: {
+          phase: z.number().int().min(1),
+          verdict: z.enum(["pass", "fail"]),
+          findings: z.array(z.string()).default([]),
+          fixTasks: z.array(TaskNode).optional().describe("tasks that fix what the milestone review found"),
+        },
+        execute: (args, ctx) => guarded(() => orchestratorFor(ctx).milestone(ctx.sessionID, args)),
+      }),
+      // Executor and debugger
+      air_report: tool({
+        description: describe("air_report"),
+        args: {
+          summary: z.string().min(1).describe("what you changed and how you checked it"),
+          blocked: z.string().optional().describe("only if you cannot finish: what stands in the way"),
+        },
+        execute: (args, ctx) => guarded(() => orchestratorFor(ctx).report(ctx.sessionID, args)),
+      }),
+      // Reviewer
+      air_diff: tool({
+        description: describe("air_diff"),
+        args: {},
+        execute: (_args, ctx) => guarded(() => orchestratorFor(ctx).diffForReview(ctx.sessionID)),
+      }),
+      air_review: tool({
+        description: describe("air_review"),
+        args: {
+          verdict: z.enum(["pass", "fail"]),
+          rows: z.array(ReviewRow).min(1).describe("the code-to-design table: one row per design point"),
+          findings: z.array(z.string()).default([]),
+        },
+        execute: (args, ctx) => guarded(() => orchestratorFor(ctx).review(ctx.sessionID, args)),
+      }),
+      // Scheduler agent
+      air_decide: tool({
+        description: describe("air_decide"),
+        args: {
+          choice: z.string().min(1).describe("exactly one of the options you were offered"),
+          reason: z.string().min(1),
+        },
+        execute: (args, ctx) => guarded(() => orchestratorFor(ctx).decide(ctx.sessionID, args.choice, args.reason)),
+      }),
+    }
+  }
+
+  export const ids = Object.keys(build())
+}
