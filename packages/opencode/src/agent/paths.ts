@@ -191,6 +191,49 @@ export namespace Paths {
     return SYSTEM_FILES.includes(n) || SYSTEM_PREFIXES.some((prefix) => n.startsWith(prefix) || n + "/" === prefix)
   }
 
+  /** The command without the bodies of its heredocs (`<<EOF … EOF`, `<<-'EOF' … EOF`). */
+  export function stripHeredocs(command: string): string {
+    const out: string[] = []
+    const pending: { word: string; dash: boolean }[] = []
+    for (const line of command.split("\n")) {
+      const current = pending[0]
+      if (current) {
+        if ((current.dash ? line.replace(/^\t+/, "") : line).trimEnd() === current.word) pending.shift()
+        continue
+      }
+      out.push(line)
+      for (const m of line.matchAll(/(?<!<)<<(?!<)(-?)\s*(['"]?)([A-Za-z_][\w-]*)\2/g)) pending.push({ word: m[3]!, dash: m[1] === "-" })
+    }
+    return out.join("\n")
+  }
+
+  /** Every word of a segment, and every `=`/`:`/`,`-separated piece of it, that looks like a path. */
+  function scanWords(segment: string, root: string, cwd: string, readRoots?: readonly string[]): { ok: false; why: Why; path: string } | undefined {
+    for (const word of segment.split(/[\s'"`;|&<>(){}]+/)) {
+      for (let piece of word.split(/[=:,]/)) {
+        piece = piece.replace(/^-{1,2}[A-Za-z][A-Za-z-]*(?=[./~])/, "").replace(/^-[A-Za-z]{1,2}(?=[./])/, "")
+        if (piece === "" || piece.startsWith("$")) continue
+        if (piece.startsWith("/") && isSystemPath(piece)) continue
+        if (piece.includes("/") || piece === "..") {
+          const v = check(root, piece, { base: cwd, readRoots })
+          if (!v.ok) return v
+          continue
+        }
+        // A bare word: only a symlink in the working directory can lead out.
+        if (!/^[\w.+@-]+$/.test(piece)) continue
+        try {
+          if (lstatSync(join(cwd, piece)).isSymbolicLink()) {
+            const v = check(root, piece, { base: cwd, readRoots })
+            if (!v.ok) return v
+          }
+        } catch {
+          // not a file: not a path
+        }
+      }
+    }
+    return undefined
+  }
+
   export type BashResult = { ok: true; workdir: string } | { ok: false; why: Why; path: string }
 
   /**
@@ -205,55 +248,44 @@ export namespace Paths {
       if (!v.ok) return v
       workdir = v.path
     }
+    // Heredoc bodies are data (a C++ file's `// comment` is no path); the lines that start them stay.
+    const text = stripHeredocs(command)
     // Naming the worktree itself (it lives under .air/local/worktrees) is not touching the Scheduler's state.
-    let text = command
-    for (const r of new Set([real(root), root])) text = text.split(r).join(".")
-    if (touchesLocalState(text)) return { ok: false, why: "air-local", path: ".air/local" }
-    const home = text.match(/\$\{?(HOME|OLDPWD)\b\}?|(?:^|[\s=:'"(])(~[A-Za-z_]*)(?=[\\/\s'"):;]|$)/)
+    let unrooted = text
+    for (const r of new Set([real(root), root])) unrooted = unrooted.split(r).join(".")
+    if (touchesLocalState(unrooted)) return { ok: false, why: "air-local", path: ".air/local" }
+    const home = unrooted.match(/\$\{?(HOME|OLDPWD)\b\}?|(?:^|[\s=:'"(])(~[A-Za-z_]*)(?=[\\/\s'"):;]|$)/)
     if (home) return { ok: false, why: "home", path: (home[0] ?? "~").trim() }
 
-    // cd / pushd: where to?
-    for (const m of text.matchAll(/(?:^|[;&|({\n]|\bthen|\bdo|\belse)\s*(cd|pushd)\b(?:\s+(?:-[LPe@]\s+)*([^\s;&|)}]+))?/g)) {
-      const target = (m[2] ?? "").replace(/^['"]|['"]$/g, "")
-      if (target === "" && m[1] === "cd") return { ok: false, why: "home", path: "cd" }
-      if (target === "-") return { ok: false, why: "cd", path: "cd -" }
-      if (target === "") continue
-      if (target.startsWith("$")) return { ok: false, why: "variable", path: target }
-      const v = check(root, target, { base: workdir })
-      if (!v.ok) return { ok: false, why: v.why === "absolute" || v.why === "dotdot" ? "cd" : v.why, path: target }
-    }
-
-    // Every word, and every `=`/`:`-separated piece of it, that looks like a path.
-    const stripped = text.replace(/[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s'"`]*/g, " ")
-    for (const word of stripped.split(/[\s'"`;|&<>(){}]+/)) {
-      for (let piece of word.split(/[=:,]/)) {
-        piece = piece.replace(/^-{1,2}[A-Za-z][A-Za-z-]*(?=[./~])/, "").replace(/^-[A-Za-z]{1,2}(?=[./])/, "")
-        if (piece === "" || piece.startsWith("$")) continue
-        const segments = piece.split("/")
-        const absolute = piece.startsWith("/")
-        const climbs = segments.includes("..")
-        if (absolute) {
-          if (isSystemPath(piece)) continue
-          const v = check(root, piece, { base: workdir, readRoots: ctx.readRoots })
-          if (!v.ok) return v
-          continue
-        }
-        if (climbs || piece.includes("/")) {
-          const v = check(root, piece, { base: workdir, readRoots: ctx.readRoots })
-          if (!v.ok) return v
-          continue
-        }
-        // A bare word: only a symlink in the working directory can lead out.
-        const candidate = join(workdir, piece)
-        try {
-          if (/^[\w.+@-]+$/.test(piece) && lstatSync(candidate).isSymbolicLink()) {
-            const v = check(root, piece, { base: workdir, readRoots: ctx.readRoots })
-            if (!v.ok) return v
-          }
-        } catch {
-          // not a file: not a path
-        }
+    // Segment by segment, following `cd` (a subshell's `cd` ends with its parenthesis).
+    const withoutUrls = text.replace(/[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s'"`]*/g, " ")
+    const stack: string[] = []
+    let cwd = workdir
+    for (const token of withoutUrls.split(/(&&|\|\||[;|\n()])/)) {
+      if (token === "(") {
+        stack.push(cwd)
+        continue
       }
+      if (token === ")") {
+        cwd = stack.pop() ?? workdir
+        continue
+      }
+      const segment = token.trim()
+      if (segment === "" || /^(&&|\|\||[;|])$/.test(segment)) continue
+      const cd = segment.match(/^(?:(?:then|do|else|if|while|until|\{)\s+)*(cd|pushd)\b(?:\s+(?:-[LPe@]\s+)*([^\s]+))?/)
+      if (cd) {
+        const target = (cd[2] ?? "").replace(/^['"]|['"]$/g, "")
+        if (target === "" && cd[1] === "cd") return { ok: false, why: "home", path: "cd" }
+        if (target === "-") return { ok: false, why: "cd", path: "cd -" }
+        if (target === "") continue
+        if (target.startsWith("$")) return { ok: false, why: "variable", path: target }
+        const v = check(root, target, { base: cwd })
+        if (!v.ok) return { ok: false, why: v.why === "absolute" || v.why === "dotdot" ? "cd" : v.why, path: target }
+        cwd = v.path
+        continue
+      }
+      const problem = scanWords(segment, root, cwd, ctx.readRoots)
+      if (problem) return problem
     }
     return { ok: true, workdir }
   }

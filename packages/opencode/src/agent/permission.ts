@@ -144,10 +144,32 @@ export namespace Permission {
   export function apply(
     cfg: { agent?: Record<string, unknown>; permission?: unknown; default_agent?: string },
     promptFor: (role: Roles.Name) => string,
+    opts: { hideFromTask?: boolean } = {},
   ): void {
     const agents = (cfg.agent ??= {})
     for (const role of Roles.names) agents[role] = agentConfig(role, promptFor(role), agents[role], { topLevel: cfg.permission })
     cfg.default_agent = Roles.names.find((n) => Roles.table[n].default) ?? "main"
+    if (opts.hideFromTask !== false) hideFromTask(cfg)
+  }
+
+  /**
+   * No agent starts AirCoding's agents — only the Scheduler's code does: the user's own agents (build,
+   * plan, general, …) get `task: { <role>: "deny" }` appended to the top-level rules, which hides our
+   * roles from their `task` tool's list and refuses such a call. Their other `task` rules stay as they are.
+   */
+  export function hideFromTask(cfg: { permission?: unknown }): void {
+    const raw = cfg.permission
+    const top: Record<string, unknown> =
+      typeof raw === "string" ? { "*": raw } : raw && typeof raw === "object" && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {}
+    const current = top.task
+    const task: Record<string, unknown> =
+      typeof current === "string" ? { "*": current } : current && typeof current === "object" ? { ...(current as Record<string, unknown>) } : {}
+    for (const role of Roles.names) {
+      delete task[role]
+      task[role] = "deny"
+    }
+    top.task = task
+    cfg.permission = top
   }
 
   // ---- A model of the engine's evaluation (1.18.33), for tests and for the launcher's checks ----

@@ -146,6 +146,11 @@ describe("bash confinement (best effort)", () => {
       "g++ -I../../../../outside src/a.cpp",
       "cmake -DCMAKE_INSTALL_PREFIX=/srv/x ..",
       `git -C ${project} log`,
+      "cd src && cat ../../../../../outside/secret.txt",
+      "(cd build && cmake ..) && cat ../x",
+      "cat <<< ../../../x",
+      "cat > src/b.cpp <<EOF\nint b;\nEOF\ncat /etc/passwd",
+      "find / -name '*.pem'",
     ])
       expect([command, bash(command).allow]).toEqual([command, false])
   })
@@ -167,6 +172,10 @@ describe("bash confinement (best effort)", () => {
       "sed -n '1,20p' src/a.cpp",
       "curl -s https://example.com/x/y || true",
       "make -C build VERBOSE=1",
+      "mkdir -p build && cd build && cmake .. && make -j2 && ctest --output-on-failure",
+      "(cd build && cmake ..) && ls src",
+      "cat > src/b.cpp <<'EOF'\n// a comment with a / and /* c */ and ../../x\nint b;\nEOF\ngit add src/b.cpp",
+      "cat <<-EOF > src/c.txt\n\t/etc/passwd is just text here\n\tEOF",
     ])
       expect([command, bash(command).allow]).toEqual([command, true])
   })

@@ -118,4 +118,21 @@ describe("the permission config derived from the table", () => {
     }
     expect((cfg.agent!.reviewer as Permission.AgentConfig).model).toBe("local/small")
   })
+
+  it("hides AirCoding's roles from the user's own agents' task tool", () => {
+    const cfg: { agent?: Record<string, unknown>; permission?: unknown } = { permission: { "*": "allow", task: "allow", bash: "ask" } }
+    Permission.apply(cfg, () => "p")
+    const top = cfg.permission as Record<string, unknown>
+    expect(top.bash).toBe("ask")
+    const rules = [...Permission.toRules(DEFAULTS), ...Permission.toRules(top as Permission.Rules)]
+    for (const role of Roles.names) expect([role, Permission.evaluate(rules, "task", role)]).toEqual([role, "deny"])
+    expect(Permission.evaluate(rules, "task", "general")).toBe("allow")
+    expect(Permission.visible(["task"], rules)).toEqual(["task"])
+    // our own agents are not affected by those top-level rules: task stays denied, the row stays offered
+    const exec = [...rules, ...Permission.toRules((cfg.agent!.executor as Permission.AgentConfig).permission)]
+    expect(Permission.visible(UNIVERSE, exec).filter((t) => t !== "invalid").sort()).toEqual(Permission.expectedOffer("executor", UNIVERSE))
+    const bare: { permission?: unknown } = { permission: "allow" }
+    Permission.hideFromTask(bare)
+    expect(bare.permission).toEqual({ "*": "allow", task: Object.fromEntries(Roles.names.map((r) => [r, "deny"])) })
+  })
 })
