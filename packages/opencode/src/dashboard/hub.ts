@@ -23,7 +23,7 @@ export type FullPayload = {
 /** What changed since the last message: the new events, and the view and graph as they are now. */
 export type UpdatePayload = Pick<FullPayload, "view" | "graph" | "warnings" | "torn" | "waiting" | "budgets"> & { events: PageEvent[] }
 
-export type HubMessage = { kind: "full"; data: FullPayload } | { kind: "update"; data: UpdatePayload }
+export type HubMessage = { kind: "full"; data: FullPayload } | { kind: "update"; data: UpdatePayload } | { kind: "close" }
 
 /**
  * Follows events.jsonl for the dashboard: polls it (fs.watch misses appends on some file systems and
@@ -141,5 +141,12 @@ export class RunHub {
   stop(): void {
     if (this.timer) clearInterval(this.timer)
     this.timer = undefined
+  }
+
+  /** The server is going away: every open stream ends now (Bun's server waits for them otherwise). */
+  close(): void {
+    this.stop()
+    this.broadcast({ kind: "close" })
+    this.subscribers.clear()
   }
 }

@@ -137,7 +137,13 @@ export namespace DashboardServer {
         let wake: () => void = () => {}
         const stopped = new Promise<void>((resolve) => (wake = resolve))
         const unsubscribe = hub.subscribe((message) => {
-          if (!closed) void stream.writeSSE({ event: message.kind, data: JSON.stringify(message.data) })
+          if (closed) return
+          if (message.kind === "close") {
+            closed = true
+            wake()
+            return
+          }
+          void stream.writeSSE({ event: message.kind, data: JSON.stringify(message.data) })
         })
         stream.onAbort(() => {
           closed = true
@@ -152,6 +158,8 @@ export namespace DashboardServer {
           await stopped
         } finally {
           clearInterval(ping)
+          unsubscribe()
+          await stream.close()
         }
       }),
     )
@@ -200,9 +208,14 @@ export namespace DashboardServer {
       host,
       close: () =>
         new Promise<void>((resolve) => {
-          hub.stop()
+          hub.close()
           const s = server as ServerType & { closeAllConnections?: () => void }
-          s.close(() => resolve())
+          // Never hang on a client that keeps a connection open: give them a second, then go.
+          const timer = setTimeout(resolve, 1000)
+          s.close(() => {
+            clearTimeout(timer)
+            resolve()
+          })
           s.closeAllConnections?.()
         }),
     }

@@ -286,7 +286,7 @@ export namespace RunView {
       case "confirm":
         return t(lang, "waiting.confirm", { summary: oneLine(w.summary, 100) })
       case "question":
-        return t(lang, "waiting.question", { questionId: w.questionId, text: oneLine(w.text, 160) })
+        return t(lang, "waiting.question", { questionId: w.questionId, text: oneLine(w.text, 240) })
       case "frozen":
         return t(lang, "waiting.frozen", { text: oneLine(w.text, 100) })
       case "milestone":
@@ -442,6 +442,7 @@ export namespace RunView {
       for (const task of v.tasks) {
         if (task.lastFailure && task.state !== "merged")
           lines.push(`  ${task.id}: ${gateLabel(task.lastFailure.source)} — ${oneLine(firstLine(task.lastFailure.message), 120)}`)
+        if (task.waitingOn) lines.push(`  ${task.id}: ${t(lang, "tasks.waitsOn", { what: task.waitingOn })}`)
       }
     }
     lines.push("", t(lang, "budgets.heading"))

@@ -5,6 +5,7 @@ import { eventsCommand, followEvents } from "../../src/cli/events"
 import { renderStatus, statusCommand } from "../../src/cli/status"
 import { RunData } from "../../src/dashboard/run-data"
 import { RunView } from "../../src/dashboard/view"
+import { isRefused, transition } from "../../src/scheduler/machine"
 import { RunReport } from "../../src/scheduler/run-report"
 import { recordedEvents } from "../fixtures/recorded-run/generate"
 import { capture, copyFixture, FIXTURE, golden } from "./helpers"
@@ -83,6 +84,26 @@ describe("aircoding status", () => {
     test(`golden: waiting for the user's confirmation of the plan (${lang})`, () => {
       const { states } = recordedEvents()
       golden(`status-confirming.${lang}.txt`, renderStatus(states[1]!, lang))
+    })
+  }
+
+  for (const lang of ["en", "zh-CN"] as const) {
+    test(`golden: a worker blocked on a question, and the run waiting for the answer (${lang})`, () => {
+      const { events, states } = recordedEvents()
+      const n = events.findIndex((e) => e.type === "task.dispatched" && e.taskId === "T-1") + 1
+      const blocked = {
+        type: "worker.reported" as const,
+        at: "2026-11-29T09:02:10.000Z",
+        seq: n + 1,
+        taskId: "T-1",
+        sessionId: "ses_t1_exec1",
+        result: { taskId: "T-1", role: "executor" as const, summary: "", blocked: { reason: "should unary minus be a token or part of a number?" } },
+      }
+      const result = transition(states[n - 1]!, blocked)
+      if (isRefused(result)) throw new Error(result.refused)
+      const entries = [...events.slice(0, n), blocked].map((event) => ({ event }))
+      golden(`status-question.${lang}.txt`, RunView.render(RunView.build({ state: result.state, entries }), lang))
+      golden(`events-question.${lang}.txt`, entries.slice(-2).map((e) => RunView.eventLine(e, lang) + "\n").join(""))
     })
   }
 

@@ -168,7 +168,8 @@ describe("dashboard HTTP", () => {
       const lines = keepFirst(root, 5)
       hub.tick()
       expect(got.map((m) => m.kind)).toEqual(["full"])
-      expect((got[0]!.data as { events: unknown[] }).events).toHaveLength(5)
+      const first = got[0]!
+      expect(first.kind === "full" && first.data.events).toHaveLength(5)
       writeFileSync(RunData.eventsFile(root), lines.slice(0, 5).join("\n") + "\n" + lines[5] + "\n")
       hub.tick()
       expect(got.map((m) => m.kind)).toEqual(["full", "update"])

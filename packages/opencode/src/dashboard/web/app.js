@@ -312,6 +312,9 @@ function App() {
         <section class="panel" id="graph-panel">
           <h2>${() => L("ui.graph")}</h2>
           <div class="graph-scroll">${Graph()}</div>
+          <ul class="legend">
+            <${For} each=${() => [...new Set((run()?.graph.nodes ?? []).map((n) => n.state))]}>${(state) => html`<li><span class="swatch" style=${`background:${COLORS[state] ?? "#8a94a6"}`}></span>${stateLabel(state)} <small>${() => (run()?.graph.nodes ?? []).filter((n) => n.state === state).length}</small></li>`}<//>
+          </ul>
           ${Tasks()}
         </section>
         ${Timeline()}
