@@ -27,7 +27,22 @@ describe("the recorded run fixture", () => {
     expect(loaded.entries.filter((e) => e.refused)).toEqual([])
     expect(loaded.state.finished).toEqual({ status: "done" })
     expect(loaded.state.tasks.map((t) => t.status)).toEqual(["merged", "merged", "merged"])
-    expect(JSON.parse(readFileSync(RunData.snapshotFile(FIXTURE), "utf8"))).toEqual(JSON.parse(JSON.stringify(loaded.state)))
+    const snapshot = JSON.parse(readFileSync(RunData.snapshotFile(FIXTURE), "utf8"))
+    expect(snapshot.seq).toBe(32)
+    expect(snapshot.state).toEqual(JSON.parse(JSON.stringify(loaded.state)))
+  })
+
+  test("the real Store opens it without a warning and folds the same state", async () => {
+    const root = fixture()
+    const { Store } = await import("../../src/scheduler/store")
+    const store = await Store.open(join(root, ".air"))
+    try {
+      expect(store.warnings).toEqual([])
+      expect(store.seq).toBe(32)
+      expect(store.state).toEqual(RunData.load(FIXTURE).state)
+    } finally {
+      await store.close()
+    }
   })
 
   test("matches its generator, so regenerating it changes nothing", () => {
