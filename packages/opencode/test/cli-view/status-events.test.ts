@@ -2,7 +2,7 @@ import { appendFileSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach, describe, expect, test } from "vitest"
 import { eventsCommand, followEvents } from "../../src/cli/events"
-import { renderStatus, statusCommand } from "../../src/cli/status"
+import { renderStatus, statusCommand, statusText } from "../../src/cli/status"
 import { RunData } from "../../src/dashboard/run-data"
 import { RunView } from "../../src/dashboard/view"
 import { isRefused, transition } from "../../src/scheduler/machine"
@@ -132,6 +132,10 @@ describe("aircoding status", () => {
     const fromSummary = renderStatus(summary, "en")
     expect(fromSummary).toContain("Run run-20261129-0900 — done")
     expect(fromSummary).toContain("Model requests: 35")
+  })
+
+  test("statusText gives the same text as the command, for the air_status tool", async () => {
+    expect(statusText(FIXTURE, "zh-CN")).toBe((await capture(() => statusCommand([FIXTURE, "--lang", "zh-CN"]))).stdout)
   })
 
   test("a directory with no run says so and exits 1", async () => {
