@@ -1,3 +1,4 @@
+import { homedir } from "node:os"
 import { join } from "node:path"
 import type { Evidence as EvidenceNs } from "./evidence"
 import type { Language } from "./language"
@@ -112,12 +113,21 @@ export namespace Sessions {
   }
 
   /**
-   * What a worker may read besides its worktree: its task's gate evidence and the project's shared
+   * Where the engine keeps the full output of a tool call it truncated (it tells the model to read it
+   * there): `$XDG_DATA_HOME/opencode/tool-output`.
+   */
+  export function engineToolOutputDir(): string {
+    const data = process.env.XDG_DATA_HOME || join(homedir(), ".local", "share")
+    return join(data, "opencode", "tool-output")
+  }
+
+  /**
+   * What a worker may read besides its worktree: the engine's truncated tool outputs, its task's gate evidence and the project's shared
    * plan and rules (`<project>/.air/shared`), when the worktree sits at
    * `<project>/.air/local/worktrees/<task>` or the evidence directory is given.
    */
   export function readRootsOf(info: Info): string[] {
-    const out: string[] = []
+    const out: string[] = [engineToolOutputDir()]
     if (info.evidenceDir) out.push(info.evidenceDir)
     const project = info.worktree ? Paths.projectOfWorktree(info.worktree) : undefined
     if (project) {

@@ -153,4 +153,19 @@ describe("the session registry and the hook", () => {
     expect(r.allow).toBe(false)
     if (!r.allow) expect(r.message).toContain("executor 角色不得调用 `task`")
   })
+
+  it("lets a worker read its task's evidence, the shared plan and the engine's truncated outputs — nothing else outside", () => {
+    const roots = Sessions.readRootsOf({ agent: "executor", worktree, taskId: "T1", evidence: [] })
+    expect(roots).toEqual([
+      Sessions.engineToolOutputDir(),
+      join(project, ".air", "local", "evidence", "T1"),
+      join(project, ".air", "shared"),
+    ])
+    Sessions.record("w3", { agent: "executor", worktree, taskId: "T1" })
+    expect(Guard.decide("w3", "read", { filePath: join(project, ".air", "shared", "plan", "plan.md") }).allow).toBe(true)
+    expect(Guard.decide("w3", "read", { filePath: join(Sessions.engineToolOutputDir(), "tool_1") }).allow).toBe(true)
+    expect(Guard.decide("w3", "read", { filePath: join(project, ".air", "local", "evidence", "T2", "build.log") }).allow).toBe(false)
+    expect(Guard.decide("w3", "read", { filePath: join(project, "src", "main.cpp") }).allow).toBe(false)
+    expect(Guard.decide("w3", "write", { filePath: join(project, ".air", "shared", "plan", "plan.md"), content: "" }).allow).toBe(false)
+  })
 })
