@@ -35,17 +35,13 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
 }
 
 /**
- * The current file becomes the backup without a moment in which the file is missing: a hard link to it is
- * renamed over the old backup (a copy where links are not allowed).
+ * The current file becomes the backup without a moment in which the file is missing: a copy of it is
+ * renamed over the old backup. A copy, not a hard link: damage to one file must not reach the other.
  */
 function keepBackup(path: string): void {
   const bak = `${path}.bak`
   const tmp = `${bak}.tmp-${process.pid}-${++counter}`
-  try {
-    fs.linkSync(path, tmp)
-  } catch {
-    fs.copyFileSync(path, tmp)
-  }
+  fs.copyFileSync(path, tmp)
   fs.renameSync(tmp, bak)
 }
 

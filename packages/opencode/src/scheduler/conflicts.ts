@@ -41,22 +41,23 @@ function range(m: RegExpExecArray): [number, number] {
 
 /** First conflict between two tasks' write-sets, looking only at the files they share. */
 export function tasksConflict(a: TaskNode, b: TaskNode): Conflict | null {
-  if (a.writeSet.length === 0 || b.writeSet.length === 0) return null
-  const byPath = new Map<string, WriteEntry[]>()
-  for (const entry of a.writeSet) {
-    const list = byPath.get(entry.path)
-    if (list) list.push(entry)
-    else byPath.set(entry.path, [entry])
-  }
-  for (const other of b.writeSet) {
-    const mine = byPath.get(other.path)
-    if (!mine) continue
-    for (const entry of mine) {
+  // Write-sets are a handful of entries: a direct comparison beats building an index for two tasks.
+  // (Many tasks at once go through FileIndex.)
+  if (a.writeSet.length * b.writeSet.length > 64) return conflictThroughIndex(a, b)
+  for (const entry of a.writeSet)
+    for (const other of b.writeSet) {
+      if (entry.path !== other.path) continue
       const why = entriesConflict(entry, other)
       if (why) return { a: a.id, b: b.id, path: other.path, why }
     }
-  }
   return null
+}
+
+function conflictThroughIndex(a: TaskNode, b: TaskNode): Conflict | null {
+  const index = new FileIndex()
+  index.add(a)
+  const found = index.conflictFor(b)
+  return found ? { ...found, a: a.id, b: b.id } : null
 }
 
 /**

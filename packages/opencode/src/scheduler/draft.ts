@@ -2,9 +2,11 @@ import { commandId, type Command, type ConsultOption } from "./command"
 import { tasksConflict } from "./conflicts"
 import type { Event, WorkerRole } from "./event.schema"
 import { graphIndex, isLive } from "./graph-index"
-import { compareIds } from "./names"
 import { ACTIVE_STATUSES, type Failure, type SchedulerState, type TaskRuntime } from "./state"
 import type { TaskGraph, TaskNode, TaskStatus } from "./task.schema"
+
+/** History notes are for people scanning a task's story; whole reports and gate logs live in the evidence. */
+const NOTE_LIMIT = 160
 
 /**
  * The next state while one event is being applied. The previous state is never written to: arrays are
@@ -20,11 +22,17 @@ export class Draft {
   private queueCopied = false
   private notices = 0
 
+  /**
+   * `owned`: the arrays of `prev` belong to this fold alone (see Folder), so they are written in place
+   * instead of copied.
+   */
   constructor(
     prev: SchedulerState,
     readonly event: Event,
+    owned = false,
   ) {
     this.s = { ...prev, eventCount: prev.eventCount + 1, lastAt: event.at }
+    if (owned) this.tasksCopied = this.activeCopied = this.readyCopied = this.queueCopied = true
   }
 
   get graph(): TaskGraph {
@@ -45,31 +53,35 @@ export class Draft {
     return i === undefined ? undefined : this.s.tasks[i]
   }
 
-  /** Replaces fields of one task; a status change goes through setStatus so the indexes follow. */
-  patch(id: string, fields: Partial<Omit<TaskRuntime, "id" | "status" | "history">>): TaskRuntime {
-    const i = this.indexOf(id)!
+  /**
+   * The task at index i as an object this draft may write to: copied (with its history) the first time it
+   * is touched in this event, then written in place, so an event costs one copy per task it changes.
+   */
+  private writable(i: number): TaskRuntime {
     if (!this.tasksCopied) {
       this.s.tasks = this.s.tasks.slice()
       this.tasksCopied = true
     }
-    const next = { ...this.s.tasks[i]!, ...fields }
-    this.s.tasks[i] = next
-    return next
+    const current = this.s.tasks[i]!
+    if (this.fresh.has(current)) return current
+    const copy = { ...current, history: current.history.slice() }
+    this.fresh.add(copy)
+    this.s.tasks[i] = copy
+    return copy
+  }
+
+  private readonly fresh = new Set<TaskRuntime>()
+
+  /** Replaces fields of one task; a status change goes through setStatus so the indexes follow. */
+  patch(id: string, fields: Partial<Omit<TaskRuntime, "id" | "status" | "history">>): TaskRuntime {
+    return Object.assign(this.writable(this.indexOf(id)!), fields)
   }
 
   setStatus(id: string, to: TaskStatus, note: string | null = null): void {
-    const i = this.indexOf(id)!
-    const current = this.s.tasks[i]!
-    const from = current.status
-    if (!this.tasksCopied) {
-      this.s.tasks = this.s.tasks.slice()
-      this.tasksCopied = true
-    }
-    this.s.tasks[i] = {
-      ...current,
-      status: to,
-      history: [...current.history, { at: this.event.at, event: this.event.type, from, to, note }],
-    }
+    const task = this.writable(this.indexOf(id)!)
+    const from = task.status
+    task.status = to
+    task.history.push({ at: this.event.at, event: this.event.type, from, to, note: note === null || note.length <= NOTE_LIMIT ? note : `${note.slice(0, NOTE_LIMIT - 1)}…` })
     const wasActive = ACTIVE_STATUSES.has(from)
     const isActive = ACTIVE_STATUSES.has(to)
     if (wasActive && !isActive) this.activeList().splice(this.s.active.indexOf(id), 1)
@@ -121,18 +133,18 @@ export class Draft {
     if (remainingDeps !== task.remainingDeps) this.patch(id, { remainingDeps })
     if (remainingDeps > 0) return
     if (this.s.merging === id) return // its branch is still being merged; it may start once that settles
-    if (this.s.ready.includes(id)) return
-    const node = this.node(id)
-    const list = this.readyList()
+    const { rank } = graphIndex(this.graph)
+    const mine = rank[this.indexOf(id)!]!
+    const list = this.s.ready
     let lo = 0
     let hi = list.length
     while (lo < hi) {
       const mid = (lo + hi) >> 1
-      const other = this.node(list[mid]!)
-      if (other.phase < node.phase || (other.phase === node.phase && compareIds(other.id, node.id) < 0)) lo = mid + 1
+      if (rank[this.indexOf(list[mid]!)!]! < mine) lo = mid + 1
       else hi = mid
     }
-    list.splice(lo, 0, id)
+    if (list[lo] === id) return // already offered
+    this.readyList().splice(lo, 0, id)
   }
 
   /** Rebuilds the ready list and the dependency counts from scratch: after a graph change only. */
@@ -148,7 +160,8 @@ export class Draft {
       if (remaining !== task.remainingDeps) this.patch(task.id, { remainingDeps: remaining })
       if (remaining === 0 && task.waitingOn === null && this.s.merging !== task.id) ready.push(task.id)
     })
-    ready.sort((a, b) => this.node(a).phase - this.node(b).phase || compareIds(a, b))
+    const { rank } = graphIndex(graph)
+    ready.sort((a, b) => rank[indexOf.get(a)!]! - rank[indexOf.get(b)!]!)
     this.s.ready = ready
     this.readyCopied = true
   }
@@ -172,17 +185,17 @@ export class Draft {
   }
 
   runGates(id: string, note: string | null): void {
-    const task = this.task(id)!
+    const run = this.task(id)!.gateRuns + 1
     this.setStatus(id, "gating", note)
-    this.patch(id, { gateRuns: task.gateRuns + 1, sessionId: null, gatesStarted: false, resume: null })
-    this.emit({ type: "runGates", id: commandId.runGates(id, task.gateRuns + 1), taskId: id })
+    this.patch(id, { gateRuns: run, sessionId: null, gatesStarted: false, resume: null })
+    this.emit({ type: "runGates", id: commandId.runGates(id, run), taskId: id })
   }
 
   review(id: string, note: string | null): void {
-    const task = this.task(id)!
+    const run = this.task(id)!.reviewRuns + 1
     this.setStatus(id, "reviewing", note)
-    this.patch(id, { reviewRuns: task.reviewRuns + 1, reviewSessionId: null, resume: null })
-    this.emit({ type: "review", id: commandId.review(id, task.reviewRuns + 1), taskId: id })
+    this.patch(id, { reviewRuns: run, reviewSessionId: null, resume: null })
+    this.emit({ type: "review", id: commandId.review(id, run), taskId: id })
   }
 
   /** Repairs spend the task's budget; when it is spent a rule can no longer decide, so the model is consulted. */
@@ -198,18 +211,18 @@ export class Draft {
   }
 
   consult(id: string, question: string, options: ConsultOption[]): void {
-    const task = this.task(id)!
+    const n = this.task(id)!.consults + 1
     this.setStatus(id, "consulting", question)
-    this.patch(id, { consults: task.consults + 1, consultOptions: options, sessionId: null, reviewSessionId: null })
-    this.emit({ type: "consult", id: commandId.consult(id, task.consults + 1), taskId: id, options, question })
+    this.patch(id, { consults: n, consultOptions: options, sessionId: null, reviewSessionId: null })
+    this.emit({ type: "consult", id: commandId.consult(id, n), taskId: id, options, question })
   }
 
   /** Blocks a task and asks the user, through Main, the one question that would unblock it. */
   block(id: string, reason: string, resume: NonNullable<TaskRuntime["resume"]>): void {
-    const task = this.task(id)!
-    const questionId = `${id}:blocked:${task.blocks + 1}`
+    const blocks = this.task(id)!.blocks + 1
+    const questionId = `${id}:blocked:${blocks}`
     this.setStatus(id, "blocked", reason)
-    this.patch(id, { blocks: task.blocks + 1, resume, sessionId: null, reviewSessionId: null, consultOptions: null })
+    this.patch(id, { blocks, resume, sessionId: null, reviewSessionId: null, consultOptions: null })
     const text = `Task ${id} (${this.node(id).title}) is blocked: ${reason}. How should it continue?`
     this.s.questions = [...this.s.questions, { questionId, taskId: id, text }]
     this.emit({ type: "ask", id: commandId.ask(questionId), questionId, text })
@@ -218,11 +231,10 @@ export class Draft {
 
   /** Stops whatever session works on the task now. */
   abortSessions(id: string): void {
-    const task = this.task(id)!
-    if (task.sessionId) this.emit({ type: "abort", id: commandId.abort(id, task.sessionId), taskId: id, sessionId: task.sessionId })
-    if (task.reviewSessionId)
-      this.emit({ type: "abort", id: commandId.abort(id, task.reviewSessionId), taskId: id, sessionId: task.reviewSessionId })
-    if (task.sessionId || task.reviewSessionId) this.patch(id, { sessionId: null, reviewSessionId: null })
+    const { sessionId, reviewSessionId } = this.task(id)!
+    if (sessionId) this.emit({ type: "abort", id: commandId.abort(id, sessionId), taskId: id, sessionId })
+    if (reviewSessionId) this.emit({ type: "abort", id: commandId.abort(id, reviewSessionId), taskId: id, sessionId: reviewSessionId })
+    if (sessionId || reviewSessionId) this.patch(id, { sessionId: null, reviewSessionId: null })
   }
 
   enqueueMerge(id: string): void {
@@ -235,11 +247,11 @@ export class Draft {
   pumpMerge(): void {
     if (this.s.merging !== null || this.s.mergeQueue.length === 0) return
     const id = this.queue()[0]!
-    const task = this.task(id)!
+    const run = this.task(id)!.mergeRuns + 1
     this.setStatus(id, "merging", null) // also takes it off the queue
     this.s.merging = id
-    this.patch(id, { mergeRuns: task.mergeRuns + 1 })
-    this.emit({ type: "merge", id: commandId.merge(id, task.mergeRuns + 1), taskId: id })
+    this.patch(id, { mergeRuns: run })
+    this.emit({ type: "merge", id: commandId.merge(id, run), taskId: id })
   }
 
   revert(id: string): void {
@@ -352,8 +364,10 @@ export class Draft {
   }
 
   /** Brings parked tasks back when the run can move again (an answer arrived, a change was requested). */
-  reopen(): void {
+  reopen(budgetRaised = false): void {
     const s = this.s
+    // Tasks are parked only when a run stops blocked or its budget runs out: otherwise there is nothing to scan.
+    if (s.stage !== "finished" && !budgetRaised) return
     if (s.stage === "finished") {
       s.stage = "running"
       s.finished = null

@@ -1,5 +1,5 @@
 import type { Event } from "./event.schema"
-import { transition } from "./machine"
+import { Folder, transition } from "./machine"
 import { initialState, type SchedulerState } from "./state"
 
 /** state = fold(events): the same events always give the same state. Events the rules refuse are reported. */
@@ -14,4 +14,11 @@ export function foldEvents(events: Iterable<Event>, from: SchedulerState = initi
     index++
   }
   return { state, refused }
+}
+
+/** The same fold, faster (see Folder); falls back to `foldEvents` when an event is refused. */
+export function foldEventsFast(events: readonly Event[], from: SchedulerState = initialState()): { state: SchedulerState; refused: { index: number; reason: string }[] } {
+  const folder = new Folder(from)
+  for (const event of events) if (folder.apply(event)) return foldEvents(events, from)
+  return { state: folder.state, refused: [] }
 }

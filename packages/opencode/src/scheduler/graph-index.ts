@@ -1,3 +1,4 @@
+import { compareIds } from "./names"
 import type { TaskGraph, TaskNode } from "./task.schema"
 
 /**
@@ -9,6 +10,8 @@ export interface GraphIndex {
   /** dependents[i]: indices of the tasks that list tasks[i] among their deps. */
   readonly dependents: readonly (readonly number[])[]
   readonly phases: readonly number[]
+  /** rank[i]: place of tasks[i] in dispatch order (phase, then natural id order); compared as plain numbers. */
+  readonly rank: Int32Array
 }
 
 const cache = new WeakMap<TaskGraph, GraphIndex>()
@@ -29,7 +32,11 @@ export function graphIndex(graph: TaskGraph): GraphIndex {
       if (d !== undefined) dependents[d]!.push(i)
     }
   })
-  const index: GraphIndex = { indexOf, dependents, phases: [...phases].sort((a, b) => a - b) }
+  const order = graph.tasks.map((_, i) => i)
+  order.sort((a, b) => graph.tasks[a]!.phase - graph.tasks[b]!.phase || compareIds(graph.tasks[a]!.id, graph.tasks[b]!.id))
+  const rank = new Int32Array(graph.tasks.length)
+  order.forEach((taskIndex, position) => (rank[taskIndex] = position))
+  const index: GraphIndex = { indexOf, dependents, phases: [...phases].sort((a, b) => a - b), rank }
   cache.set(graph, index)
   return index
 }

@@ -22,6 +22,39 @@ export function transition(state: SchedulerState, event: Event): TransitionResul
   return { state: draft.s, commands: draft.commands }
 }
 
+/**
+ * Folds many events whose intermediate states nobody looks at — a replay of the log — without copying the
+ * task array at every event: the folder owns private copies of the arrays and writes them in place. The
+ * result equals the fold by `transition`, event for event. After a refusal the folder's state may be
+ * half-changed: `poisoned` is set and the caller must fold again with `transition`.
+ */
+export class Folder {
+  private current: SchedulerState
+  poisoned: string | null = null
+
+  constructor(from: SchedulerState) {
+    this.current = { ...from, tasks: from.tasks.slice(), active: from.active.slice(), ready: from.ready.slice(), mergeQueue: from.mergeQueue.slice() }
+  }
+
+  get state(): SchedulerState {
+    return this.current
+  }
+
+  /** Applies one event; returns the refusal reason, if any (and then the folder is poisoned). */
+  apply(event: Event): string | null {
+    if (this.poisoned) throw new Error(`the folder is poisoned: ${this.poisoned}`)
+    const draft = new Draft(this.current, event, true)
+    const refusal = (RULES[event.type] as Handler<EventType>)(draft, event)
+    if (refusal) {
+      this.poisoned = refusal
+      return refusal
+    }
+    // A handler may have swapped in fresh arrays (a new graph); they are ours too.
+    this.current = draft.s
+    return null
+  }
+}
+
 export function isRefused(result: TransitionResult): result is { refused: string } {
   return "refused" in result
 }
@@ -309,6 +342,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
     const question = d.s.questions.find((q) => q.questionId === e.questionId)
     if (!question) return `no open question ${e.questionId}; open: ${d.s.questions.map((q) => q.questionId).join(", ") || "none"}`
     d.s.questions = d.s.questions.filter((q) => q !== question)
+    const budgetRaised = question.taskId === null
     if (question.taskId === null) d.s.runBudgetSpent = false
     else {
       const t = d.task(question.taskId)!
@@ -318,7 +352,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
         d.offerReady(t.id)
       }
     }
-    d.reopen()
+    d.reopen(budgetRaised)
     d.schedule()
   },
 
@@ -336,11 +370,11 @@ const RULES: { [T in EventType]: Handler<T> } = {
       d.s.runBudgetSpent = true
       // Merges finish (they cost no model budget); everything else stops and waits for one answer.
       for (const id of [...d.s.active]) {
-        const t = d.task(id)!
-        if (t.status === "merge_queued" || t.status === "merging") continue
+        const status = d.task(id)!.status
+        if (status === "merge_queued" || status === "merging") continue
         d.abortSessions(id)
         d.setStatus(id, "blocked", `run ${e.kind} budget spent`)
-        d.patch(id, { resume: resumeFor(t.status), waitingOn: "run budget" })
+        d.patch(id, { resume: resumeFor(status), waitingOn: "run budget" })
       }
       const questionId = `run:budget:${d.s.eventCount}`
       const text = `The run's ${e.kind} budget is spent. Raise it and continue?`

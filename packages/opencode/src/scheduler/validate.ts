@@ -5,6 +5,7 @@ import { graphIndex, isLive } from "./graph-index"
 import { compareIds, idProblem, normaliseRepoPath } from "./names"
 import { KIND_RULES, TaskGraph, TaskNode, type WriteEntry } from "./task.schema"
 import { findAmbiguousVerb } from "./verbs"
+import { parseTaskGraphFast } from "./fast-parse"
 
 /** One problem, said for a person: what is wrong, where, and what to do about it. */
 export interface ValidationError {
@@ -25,14 +26,18 @@ export type DeltaValidation =
  * Linear in the size of the graph: maps for lookups, an iterative walk for cycles.
  */
 export function validateGraph(input: unknown): GraphValidation {
-  const parsed = TaskGraph.safeParse(input)
-  if (!parsed.success) return { ok: false, errors: zodErrors(parsed.error, input, "") }
+  let graph = parseTaskGraphFast(input)
+  if (!graph) {
+    const parsed = TaskGraph.safeParse(input)
+    if (!parsed.success) return { ok: false, errors: zodErrors(parsed.error, input, "") }
+    graph = parsed.data
+  }
   const errors: ValidationError[] = []
-  const tasks = parsed.data.tasks.map((task, i) => checkTask(task, `tasks[${i}]`, errors))
+  const tasks = graph.tasks.map((task, i) => checkTask(task, `tasks[${i}]`, errors))
   checkIds(tasks, (i) => `tasks[${i}]`, errors)
   checkDeps(tasks, (i) => `tasks[${i}]`, new Map(), errors)
   if (errors.length > 0) return { ok: false, errors }
-  return { ok: true, graph: { ...parsed.data, tasks } }
+  return { ok: true, graph: { ...graph, tasks } }
 }
 
 /**
@@ -274,14 +279,12 @@ function checkDeps(
 
   tasks.forEach((task, i) => {
     if (!isLive(task)) return
-    const seen = new Set<string>()
     task.deps.forEach((dep, j) => {
       const path = `${pathOf(i)}.deps[${j}]`
-      if (seen.has(dep)) {
+      if (task.deps.indexOf(dep) !== j) {
         errors.push({ path, taskId: task.id, message: `task ${task.id}: depends on ${dep} twice`, fix: "list each dependency once" })
         return
       }
-      seen.add(dep)
       if (dep === task.id) {
         errors.push({ path, taskId: task.id, message: `task ${task.id}: depends on itself`, fix: `remove ${dep} from its deps` })
         return

@@ -22,12 +22,16 @@ const ENGLISH_FORMS = [
 const ENGLISH = new Set(ENGLISH_FORMS)
 /** "clean up", "cleaning up": the verb only counts with its particle. */
 const CLEAN = new Set(["clean", "cleans", "cleaned", "cleaning"])
+/** Every form above starts with one of these: most titles contain none, and are done with in a few scans. */
+const STEMS = ["clean", "optimi", "tid", "updat", "refactor", "improv", "polish", "rework", "tweak", "enhanc", "streamlin", "simplif", "moderni"]
 const CHINESE = ["清理", "优化", "整理", "更新", "改进", "完善", "调整", "重构", "改善"]
 
 /** The first ambiguous verb in the text, or null. Word by word: this runs for every task of a 10,000-task graph. */
 export function findAmbiguousVerb(text: string): string | null {
   for (const word of CHINESE) if (text.includes(word)) return word
-  const words = text.toLowerCase().split(/[^a-z]+/)
+  const lower = text.toLowerCase()
+  if (!STEMS.some((stem) => lower.includes(stem))) return null
+  const words = lower.split(/[^a-z]+/)
   for (let i = 0; i < words.length; i++) {
     const word = words[i]!
     if (ENGLISH.has(word)) return word
