@@ -1,7 +1,7 @@
 import { appendFileSync, mkdirSync } from "node:fs"
 import { join } from "node:path"
 import type { Hooks, Plugin } from "@opencode-ai/plugin"
-import { Guard, Permission, Prompt, Roles, Sessions } from "./agent"
+import { Guard, Permission, Prompt, Sessions } from "./agent"
 import { Orchestrators } from "./scheduler/runtime"
 import { ChildSessions } from "./scheduler/sessions"
 import { Settings } from "./scheduler/settings"
@@ -21,49 +21,41 @@ function languageOf(directory: string): string {
   }
 }
 
-/** Guard refusals are kept beside the Scheduler's log, so a person can see what each role tried. */
-function recordRefusal(directory: string, entry: Record<string, unknown>): void {
-  try {
-    const dir = join(Orchestrators.projectRoot(directory), ".air", "local", "state")
-    mkdirSync(dir, { recursive: true })
-    appendFileSync(join(dir, "guard.jsonl"), JSON.stringify({ at: new Date().toISOString(), type: "guard.refused", ...entry }) + "\n")
-  } catch {
-    // Recording must never turn a refusal into a crash of the session loop.
-  }
+/** Guard events (refusals, evidence) are kept beside the Scheduler's log: what each role tried, and when. */
+function recordGuardEvent(directory: string, event: Record<string, unknown>): void {
+  const dir = join(Orchestrators.projectRoot(directory), ".air", "local", "state")
+  mkdirSync(dir, { recursive: true })
+  appendFileSync(join(dir, "guard.jsonl"), JSON.stringify({ at: new Date().toISOString(), ...event }) + "\n")
 }
 
 const server: Plugin = async (input) => {
   Orchestrators.attach(input.directory, input.client)
   Orchestrators.configure({ onSessionStarted: (id, info) => void Sessions.record(id, info) })
   const directoryOf = (sessionID: string) => Sessions.get(sessionID)?.directory ?? input.directory
+  Sessions.configure({
+    onEvent: (event) => recordGuardEvent(directoryOf(String(event.sessionID ?? "")), event),
+    language: (info) => languageOf(info?.directory ?? input.directory),
+  })
 
   const hooks: Hooks = {
+    // A throw here would silently drop every agent: languageOf never throws, and the prompts ship with us.
     config: async (cfg) => {
       const language = languageOf(input.directory)
-      const agents = (cfg.agent ??= {}) as Record<string, Record<string, unknown> | undefined>
-      for (const role of Roles.names) agents[role] = Permission.agentConfig(role, Prompt.load(role, language), agents[role])
-      ;(cfg as { default_agent?: string }).default_agent = "main"
+      Permission.apply(cfg as Parameters<typeof Permission.apply>[0], (role) => Prompt.load(role, language))
     },
     tool: CoordinatorTools.build(),
     "chat.params": async (i) => {
-      Sessions.record(i.sessionID, { agent: i.agent })
+      Sessions.record(i.sessionID, { agent: i.agent, directory: input.directory })
       try {
         Usage.record(Orchestrators.projectRoot(directoryOf(i.sessionID)), i.agent, i.sessionID)
       } catch {
         // Counting requests is bookkeeping; a full disk must not stop the model call.
       }
     },
-    "tool.execute.before": async (i, o) => {
-      const decision = Guard.decide(i.sessionID, i.tool, (o.args ?? {}) as Record<string, unknown>)
-      if (!decision.allow) {
-        recordRefusal(directoryOf(i.sessionID), { sessionID: i.sessionID, agent: Sessions.get(i.sessionID)?.agent, tool: i.tool, reason: decision.reason })
-        throw new Error(decision.message)
-      }
-      if (decision.args) o.args = decision.args
-      if (decision.evidence) Sessions.addEvidence(i.sessionID, { at: new Date().toISOString(), tool: i.tool, detail: decision.evidence })
-    },
+    "tool.execute.before": (i, o) => Guard.before(i, o),
     event: async ({ event }) => {
       if (event.type === "session.created") Sessions.noteDirectory(event.properties.info.id, event.properties.info.directory)
+      if (event.type === "session.deleted") Sessions.forget(event.properties.info.id)
       ChildSessions.observe(event)
     },
   }

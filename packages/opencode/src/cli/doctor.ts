@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { ConfigDirs, LaunchConfig, Paths, Pin, Verify, runProcess } from "../engine"
+import { ConfigDirs, LaunchConfig, Paths, Pin, runProcess } from "../engine"
 import { Roles } from "../agent"
 import { Launch } from "./launch"
 import { Ui } from "./ui"
@@ -66,22 +66,19 @@ function configDirs(dir: string): Check {
   }
 }
 
-async function plugin(dir: string, env: NodeJS.ProcessEnv): Promise<Check> {
-  const result = await Verify.plugin(dir, env, Launch.expectedTools(Roles.names as unknown as string[]))
-  if (!result.ok) return { name: "plugin", ok: false, detail: result.message.split("\n")[0]!, fix: result.message.split("\n").slice(1).join(" ") }
-  return { name: "plugin", ok: true, detail: `agents ${result.agents.map((a) => a.name).join(", ")} with their tools` }
-}
-
-async function model(dir: string, env: NodeJS.ProcessEnv): Promise<Check> {
-  const out = await runProcess(Paths.opencodeBinary(), ["debug", "config"], { cwd: dir, env, timeoutMs: 60_000 })
+/** One look at the engine serves two checks: AirCoding loaded, and a model configured. */
+async function pluginAndModel(dir: string, env: NodeJS.ProcessEnv): Promise<Check[]> {
+  const result = await Launch.verify(dir, env)
+  const plugin: Check = result.ok
+    ? { name: "plugin", ok: true, detail: `agents ${result.agents.join(", ")} registered; main offered ${Roles.coordinatorTools("main").join(", ")}` }
+    : { name: "plugin", ok: false, detail: result.message.split("\n")[0]!, fix: result.message.split("\n").slice(1).join(" ") }
   const fix = 'set "model": "<provider>/<model>" in ~/.config/opencode/opencode.json and run `opencode auth login` (or try `aircoding demo`, which needs none)'
-  try {
-    const cfg = JSON.parse(out.stdout.slice(out.stdout.indexOf("{")))
-    if (cfg.model) return { name: "model", ok: true, detail: cfg.model }
-    return { name: "model", ok: false, detail: "no model configured", fix }
-  } catch {
-    return { name: "model", ok: false, detail: "could not read the resolved config: " + out.stderr.trim().split("\n")[0], fix }
-  }
+  const model: Check = !result.config
+    ? { name: "model", ok: false, detail: "could not read the engine's resolved config", fix }
+    : result.config.model
+      ? { name: "model", ok: true, detail: String(result.config.model) }
+      : { name: "model", ok: false, detail: "no model configured", fix }
+  return [plugin, model]
 }
 
 export async function doctor(dirArg: string | undefined, opts: { json: boolean }): Promise<number> {
@@ -91,14 +88,13 @@ export async function doctor(dirArg: string | undefined, opts: { json: boolean }
     ...(await engine()),
     configDirs(dir),
     ...(await Promise.all([
-      plugin(dir, env),
+      pluginAndModel(dir, env),
       tool("bun", "npm install -g bun (or run ./start.sh, which installs it)", process.execPath),
       tool("git", "sudo apt-get install git"),
       tool("cmake", "sudo apt-get install cmake"),
       tool("ctest", "sudo apt-get install cmake (ctest ships with it)"),
       tool("cppcheck", "sudo apt-get install cppcheck"),
-    ])),
-    await model(dir, env),
+    ])).flat(),
   ]
   const failed = checks.filter((c) => !c.ok)
   if (opts.json) {

@@ -6,6 +6,9 @@ Usage:
   aircoding run [dir] [options]   run headless: the requirement is read from stdin
   aircoding demo [options]        run the offline demo on the bundled C++ sample (scripted model)
   aircoding doctor [dir]          check the engine, the plugin, the toolchain and the model
+  aircoding status [dir]          the run's tasks, budgets and what it waits for (--json, --lang)
+  aircoding events [dir]          the event log as readable lines (--follow, --json, --lang)
+  aircoding dashboard [dir]       a live web page of the run on 127.0.0.1 (--port N; --host H --token T)
   aircoding <command> --help      help for one command
 
 Options for the TUI:

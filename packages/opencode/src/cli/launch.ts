@@ -16,9 +16,9 @@ export namespace Launch {
     return dir
   }
 
-  /** The tools each role must be offered; a check of the plugin as the engine resolved it. */
-  export function expectedTools(roles: string[] = ["main", "executor"]): Record<string, string[]> {
-    return Object.fromEntries(roles.map((r) => [r, Roles.coordinatorTools(r as Roles.Name)]))
+  /** AirCoding as the engine must have resolved it: every role registered, Main offered its tools. */
+  export function verify(dir: string, env: NodeJS.ProcessEnv) {
+    return Verify.plugin(dir, env, Roles.names, Roles.coordinatorTools("main"))
   }
 
   export async function prepare(
@@ -40,7 +40,7 @@ export namespace Launch {
     const close = async () => {
       await model?.close()
     }
-    const verified = await Verify.plugin(dir, env, expectedTools())
+    const verified = await verify(dir, env)
     if (!verified.ok) {
       await close()
       throw new LaunchError(verified.message)

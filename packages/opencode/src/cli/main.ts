@@ -17,6 +17,18 @@ function parse<O extends Options>(argv: string[], options: O) {
 }
 
 const commands: Record<string, Command> = {
+  async status(argv) {
+    const { statusCommand } = await import("./status")
+    return statusCommand(argv)
+  },
+  async events(argv) {
+    const { eventsCommand } = await import("./events")
+    return eventsCommand(argv)
+  },
+  async dashboard(argv) {
+    const { dashboardCommand } = await import("../dashboard/command")
+    return dashboardCommand(argv)
+  },
   async run(argv) {
     const { values, positionals } = parse(argv, {
       yes: { type: "boolean" },

@@ -30,6 +30,7 @@ async function finalState(dir: string) {
 /** The engine's exit code says little (0 even when tools failed): the Scheduler's state decides. */
 function exitCodeOf(summary: RunReport.Summary, transcript: EngineTranscript): number {
   if (transcript.exitCode !== 0 || transcript.errors.length) return 1
+  if (summary.final && !summary.final.passed) return 1
   if (summary.status === "done" || summary.status === "idle") return 0
   if (summary.status === "blocked" || summary.status === "waiting") return 2
   return 1
@@ -56,10 +57,11 @@ export async function headlessRun(
   const state = await finalState(dir)
   const base: RunReport.Summary = state
     ? RunReport.summary(dir, state)
-    : { status: "idle", runId: null, stage: "idle", tasks: [], questions: [], modelRequests: {}, evidenceRoot: ".air/local/evidence" }
+    : { status: "idle", runId: null, stage: "idle", tasks: [], questions: [], modelRequests: {}, evidenceRoot: ".air/local/evidence", final: null }
   const errors = [...transcript.errors]
   if (transcript.exitCode !== 0) errors.push(`engine exited with code ${transcript.exitCode}: ${transcript.stderr.trim().split("\n").slice(-3).join(" | ")}`)
   if (base.status === "running") errors.push("the engine stopped before the run ended (see .air/local/state/events.jsonl)")
+  if (base.final && !base.final.passed) errors.push(base.final.summary)
   const summary = { ...base, answer: transcript.text, wallTimeMs: Date.now() - started, errors }
   return { exitCode: exitCodeOf(base, transcript), summary }
 }
@@ -76,6 +78,7 @@ export function printSummary(outcome: RunOutcome, json: boolean): void {
     for (const t of s.tasks) process.stdout.write(`  ${t.id.padEnd(6)} ${t.state.padEnd(10)} ${t.attempts} attempt(s)  ${t.title}\n`)
     const requests = Object.entries(s.modelRequests).map(([a, n]) => `${a} ${n}`)
     if (requests.length) process.stdout.write(`  model requests: ${requests.join(", ")}\n`)
+    if (s.final) process.stdout.write(`  final check: ${s.final.summary}\n`)
     process.stdout.write(`  evidence: ${s.evidenceRoot}/<task-id>/\n`)
   }
   for (const q of s.questions) process.stdout.write(Ui.yellow(`Question ${q.questionId}: ${q.text}\n`))

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs"
 import { join, relative } from "node:path"
 import type { SchedulerState } from "./state"
+import { FinalCheck } from "./final-check"
 import { Usage } from "./usage"
 
 /** How a run looks to people and to CI: status lines, the end-of-run text, the JSON summary. */
@@ -13,7 +14,8 @@ export namespace RunReport {
     questions: { questionId: string; text: string }[]
     modelRequests: Record<string, number>
     evidenceRoot: string
-    wallTimeMs?: number
+    /** The Scheduler's own build and test run of the integration branch after the last merge. */
+    final: FinalCheck.Result | null
   }
 
   export function runInfo(root: string): { runId: string; integration: string; mainSessionID: string } | undefined {
@@ -56,6 +58,7 @@ export namespace RunReport {
       questions: state.questions.map((q) => ({ questionId: q.questionId, text: q.text })),
       modelRequests: Usage.byAgent(root),
       evidenceRoot: ".air/local/evidence",
+      final: FinalCheck.read(root) ?? null,
     }
   }
 
@@ -66,19 +69,11 @@ export namespace RunReport {
     return `Stage: ${state.stage}${parts.length ? ` — tasks: ${parts.join(", ")}` : ""}.`
   }
 
-  export function statusText(root: string, state: SchedulerState): string {
-    if (state.stage === "idle") return "No AirCoding run in this project yet. Submit a requirement with air_submit."
-    const s = summary(root, state)
-    const lines = [`Run ${s.runId ?? "?"} — ${s.status} (stage ${s.stage})`]
-    for (const t of s.tasks) lines.push(`- ${t.id} ${t.title}: ${t.state}, ${t.attempts} attempt(s)`)
-    for (const q of s.questions) lines.push(`Question ${q.questionId}: ${q.text}`)
-    return lines.join("\n")
-  }
-
   export function endText(root: string, state: SchedulerState): string {
     const s = summary(root, state)
     const lines = [`RUN ENDED: ${s.status}.`]
     for (const t of s.tasks) lines.push(`- ${t.id} ${t.title}: ${t.state} after ${t.attempts} attempt(s)`)
+    if (s.final) lines.push(`Final check: ${s.final.summary}.`)
     lines.push(`Evidence: ${s.evidenceRoot}/<task-id>/`)
     return lines.join("\n")
   }

@@ -1,6 +1,8 @@
 import { join, relative, resolve, sep } from "node:path"
 import type { PluginInput } from "@opencode-ai/plugin"
 import type { Command } from "./command"
+import { Language } from "../agent/language"
+import { statusText } from "../cli/status"
 import { ContextPack } from "./context-pack"
 import type { PlanDelta } from "./delta.schema"
 import type { Event } from "./event.schema"
@@ -18,6 +20,7 @@ import { git } from "./git"
 import { Gates } from "./gates"
 import { MergeQueue } from "./merge"
 import { RunReport } from "./run-report"
+import { FinalCheck } from "./final-check"
 
 type Client = PluginInput["client"]
 /** An event before the runtime stamps its time. */
@@ -172,7 +175,7 @@ class OrchestratorImpl {
 
   async statusText(): Promise<string> {
     const store = await this.open()
-    return RunReport.statusText(this.root, store.state)
+    return statusText(this.root, Language.catalogOf(this.settings.language), store.state)
   }
 
   // ——— Architect ———
@@ -331,9 +334,12 @@ class OrchestratorImpl {
         return this.replan(cmd.text)
       case "revert":
         return this.revert(cmd.taskId)
-      case "finish":
+      case "finish": {
         this.stopTimers()
-        return this.inbox.push(RunReport.endText(this.root, (await this.open()).state), true)
+        const state = (await this.open()).state
+        if (cmd.status === "done") await FinalCheck.run(this.root).catch((err) => this.inbox.push(`The final build of the integration branch could not run: ${(err as Error).message}`))
+        return this.inbox.push(RunReport.endText(this.root, state), true)
+      }
     }
   }
 

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { z } from "zod"
+import { Language } from "../agent/language"
 import { DEFAULT_RUN_CONFIG, type RunConfig } from "./event.schema"
 
 /**
@@ -11,7 +12,18 @@ import { DEFAULT_RUN_CONFIG, type RunConfig } from "./event.schema"
 export namespace Settings {
   export const Schema = z
     .object({
-      language: z.string().default("auto").describe('"auto" (the user\'s language) or a locked tag such as "zh-CN" or "en"'),
+      language: z
+        .string()
+        .default("auto")
+        .transform((v, ctx) => {
+          try {
+            return Language.parse(v)
+          } catch (err) {
+            ctx.addIssue({ code: "custom", message: (err as Error).message })
+            return z.NEVER
+          }
+        })
+        .describe('"auto" (the user\'s language) or a locked tag such as "zh-CN" or "en"'),
       concurrency: z.number().int().min(1).max(32).default(DEFAULT_RUN_CONFIG.concurrency),
       repairBudget: z.number().int().min(0).default(DEFAULT_RUN_CONFIG.repairBudget),
       stallRetries: z.number().int().min(0).default(DEFAULT_RUN_CONFIG.stallRetries),
