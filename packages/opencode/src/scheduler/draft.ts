@@ -1,7 +1,7 @@
 import { commandId, type Command, type ConsultOption } from "./command"
 import { tasksConflict } from "./conflicts"
 import type { Event, WorkerRole } from "./event.schema"
-import { graphIndex, isLive } from "./graph-index"
+import { graphIndex, isLive, type GraphIndex } from "./graph-index"
 import { ACTIVE_STATUSES, type Failure, type SchedulerState, type TaskRuntime } from "./state"
 import type { TaskGraph, TaskNode, TaskStatus } from "./task.schema"
 
@@ -29,10 +29,14 @@ export class Draft {
   constructor(
     prev: SchedulerState,
     readonly event: Event,
-    owned = false,
+    private readonly owned = false,
   ) {
-    this.s = { ...prev, eventCount: prev.eventCount + 1, lastAt: event.at }
-    if (owned) this.tasksCopied = this.activeCopied = this.readyCopied = this.queueCopied = true
+    if (owned) {
+      this.s = prev
+      this.s.eventCount++
+      this.s.lastAt = event.at
+      this.tasksCopied = this.activeCopied = this.readyCopied = this.queueCopied = true
+    } else this.s = { ...prev, eventCount: prev.eventCount + 1, lastAt: event.at }
   }
 
   get graph(): TaskGraph {
@@ -40,8 +44,17 @@ export class Draft {
     return this.s.graph
   }
 
+  private indexedGraph: TaskGraph | null = null
+  private index: GraphIndex | null = null
+
   indexOf(id: string): number | undefined {
-    return this.s.graph ? graphIndex(this.s.graph).indexOf.get(id) : undefined
+    const graph = this.s.graph
+    if (!graph) return undefined
+    if (graph !== this.indexedGraph) {
+      this.indexedGraph = graph
+      this.index = graphIndex(graph)
+    }
+    return this.index!.indexOf.get(id)
   }
 
   node(id: string): TaskNode {
@@ -58,6 +71,7 @@ export class Draft {
    * is touched in this event, then written in place, so an event costs one copy per task it changes.
    */
   private writable(i: number): TaskRuntime {
+    if (this.owned) return this.s.tasks[i]!
     if (!this.tasksCopied) {
       this.s.tasks = this.s.tasks.slice()
       this.tasksCopied = true

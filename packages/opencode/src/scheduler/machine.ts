@@ -33,7 +33,14 @@ export class Folder {
   poisoned: string | null = null
 
   constructor(from: SchedulerState) {
-    this.current = { ...from, tasks: from.tasks.slice(), active: from.active.slice(), ready: from.ready.slice(), mergeQueue: from.mergeQueue.slice() }
+    // Private copies of everything a rule writes in place: the arrays, and each task with its history.
+    this.current = {
+      ...from,
+      tasks: from.tasks.map((task) => ({ ...task, history: task.history.slice() })),
+      active: from.active.slice(),
+      ready: from.ready.slice(),
+      mergeQueue: from.mergeQueue.slice(),
+    }
   }
 
   get state(): SchedulerState {
@@ -44,12 +51,18 @@ export class Folder {
   apply(event: Event): string | null {
     if (this.poisoned) throw new Error(`the folder is poisoned: ${this.poisoned}`)
     const draft = new Draft(this.current, event, true)
-    const refusal = (RULES[event.type] as Handler<EventType>)(draft, event)
+    let refusal: string | undefined
+    try {
+      refusal = (RULES[event.type] as Handler<EventType>)(draft, event)
+    } catch (error) {
+      this.poisoned = `a rule failed: ${error instanceof Error ? error.message : String(error)}`
+      throw error
+    }
     if (refusal) {
       this.poisoned = refusal
       return refusal
     }
-    // A handler may have swapped in fresh arrays (a new graph); they are ours too.
+    // Written in place; a handler may also have swapped in fresh arrays (a new graph): they are ours too.
     this.current = draft.s
     return null
   }

@@ -81,6 +81,7 @@ type Open =
   | { kind: "command"; command: Command; stage: number }
   | { kind: "session"; taskId: string; sessionId: string; role: "executor" | "debugger" }
   | { kind: "reviewer"; taskId: string; sessionId: string }
+  | { kind: "resume" }
 
 export interface SimulatorOptions {
   /** Chance that a worker, gate, review or merge goes wrong. */
@@ -89,9 +90,11 @@ export interface SimulatorOptions {
   answers: number
   changes: number
   milestoneFixes: number
+  /** Pauses and spent budgets, now and then. */
+  extras?: boolean
 }
 
-export const DEFAULT_SIM: SimulatorOptions = { trouble: 0.25, answers: 6, changes: 1, milestoneFixes: 1 }
+export const DEFAULT_SIM: SimulatorOptions = { trouble: 0.25, answers: 6, changes: 1, milestoneFixes: 1, extras: true }
 
 export class Simulator {
   state: SchedulerState
@@ -104,6 +107,7 @@ export class Simulator {
   private changes: number
   private fixes: number
   private fixCount = 0
+  private runBudgets = 1
 
   constructor(
     private readonly rng: Rng,
@@ -184,6 +188,24 @@ export class Simulator {
       this.apply({ type: "change.requested", at: this.at(), text: "also support tabs" })
       return true
     }
+    // And now and then the user pauses the run, or a budget runs out.
+    if (this.options.extras && (this.state.stage === "running" || this.state.stage === "milestone")) {
+      const r = this.rng()
+      if (r < 0.01 && !this.state.paused) {
+        this.apply({ type: "run.paused", at: this.at() })
+        this.open.push({ kind: "resume" })
+        return true
+      }
+      if (r < 0.015 && this.state.active.length > 0) {
+        const taskId = this.state.active[Math.floor(this.rng() * this.state.active.length)]!
+        this.apply({ type: "budget.spent", at: this.at(), taskId, kind: "tokens" })
+        return true
+      }
+      if (r < 0.0165 && this.runBudgets-- > 0) {
+        this.apply({ type: "budget.spent", at: this.at(), kind: "cost" })
+        return true
+      }
+    }
     const i = Math.floor(this.rng() * this.open.length)
     const item = this.open[i]!
     const done = this.deliver(item)
@@ -214,6 +236,10 @@ export class Simulator {
       } else {
         this.apply({ type: "worker.failed", at, taskId, sessionId, reason: "aborted", message: "user abort" })
       }
+      return true
+    }
+    if (item.kind === "resume") {
+      this.apply({ type: "run.resumed", at })
       return true
     }
     if (item.kind === "reviewer") {

@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest"
+import { outstanding } from "../../src/scheduler/outstanding"
+import { apply, graphOf, started, steps, task } from "./fixtures"
+
+describe("outstanding: what a restarted runtime must carry out again", () => {
+  const graph = graphOf(task("T-1"), task("T-2"), task("T-3"), task("T-4"))
+
+  it("re-issues unconfirmed dispatches, gates, reviews and merges with the ids first issued", () => {
+    const first = started(graph, { concurrency: 4 })
+    const issued = new Map(first.commands.map((c) => [c.id, c]))
+    let state = first.state
+    const later = apply(state, steps.dispatched("T-2"), steps.reported("T-2"))
+    for (const c of later.commands) issued.set(c.id, c)
+    state = later.state
+    const more = apply(state, steps.dispatched("T-3"), steps.reported("T-3"), steps.gatesPassed("T-3"))
+    for (const c of more.commands) issued.set(c.id, c)
+    state = more.state
+    const merge = apply(state, steps.dispatched("T-4"), steps.reported("T-4"), steps.gatesPassed("T-4"), steps.reviewPass("T-4"))
+    for (const c of merge.commands) issued.set(c.id, c)
+    state = merge.state
+
+    const again = outstanding(state)
+    expect(again.map((c) => c.id)).toEqual(["dispatch:T-1:executor:1", "gates:T-2:1", "review:T-3:1", "merge:T-4:1"])
+    for (const command of again) expect(issued.get(command.id)).toMatchObject({ type: command.type, taskId: (command as { taskId: string }).taskId })
+  })
+
+  it("does not re-dispatch a task whose session is running, nor anything merged", () => {
+    const { state } = apply(started(graph, { concurrency: 1 }).state, steps.dispatched("T-1"))
+    expect(outstanding(state)).toEqual([])
+  })
+
+  it("re-asks open questions and the pending milestone review or replan", () => {
+    const blocked = apply(started(graphOf(task("T-1")), {}).state, steps.dispatched("T-1"), { type: "worker.failed", taskId: "T-1", sessionId: "s-T-1-1", reason: "aborted", message: "" })
+    expect(outstanding(blocked.state).map((c) => c.id)).toEqual(["ask:T-1:blocked:1"])
+    const frozen = apply(started(graphOf(task("T-1")), {}).state, { type: "change.requested", text: "x" })
+    expect(outstanding(frozen.state).map((c) => c.type)).toEqual(["dispatch", "replan"])
+  })
+})
