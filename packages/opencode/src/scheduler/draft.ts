@@ -77,14 +77,15 @@ export class Draft {
       this.tasksCopied = true
     }
     const current = this.s.tasks[i]!
-    if (this.fresh.has(current)) return current
+    if (this.fresh?.has(current)) return current
     const copy = { ...current, history: current.history.slice() }
-    this.fresh.add(copy)
+    ;(this.fresh ??= new Set()).add(copy)
     this.s.tasks[i] = copy
     return copy
   }
 
-  private readonly fresh = new Set<TaskRuntime>()
+  /** Task objects this draft made, and may therefore write to. */
+  private fresh: Set<TaskRuntime> | null = null
 
   /** Replaces fields of one task; a status change goes through setStatus so the indexes follow. */
   patch(id: string, fields: Partial<Omit<TaskRuntime, "id" | "status" | "history">>): TaskRuntime {

@@ -16,7 +16,7 @@ export function foldEvents(events: Iterable<Event>, from: SchedulerState = initi
   return { state, refused }
 }
 
-/** The same fold, faster (see Folder); falls back to `foldEvents` when an event is refused. */
+/** The same fold, faster (see Folder); an event the rules refuse sends it back to `foldEvents`, which reports it. */
 export function foldEventsFast(events: readonly Event[], from: SchedulerState = initialState()): { state: SchedulerState; refused: { index: number; reason: string }[] } {
   const folder = new Folder(from)
   for (const event of events) if (folder.apply(event)) return foldEvents(events, from)

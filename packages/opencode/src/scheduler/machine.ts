@@ -23,14 +23,15 @@ export function transition(state: SchedulerState, event: Event): TransitionResul
 }
 
 /**
- * Folds many events whose intermediate states nobody looks at — a replay of the log — without copying the
- * task array at every event: the folder owns private copies of the arrays and writes them in place. The
- * result equals the fold by `transition`, event for event. After a refusal the folder's state may be
- * half-changed: `poisoned` is set and the caller must fold again with `transition`.
+ * Folds many events whose earlier states nobody keeps — a replay of the log — without copying anything per
+ * event: the folder owns private copies of the arrays and tasks and writes them in place. The result
+ * equals the fold by `transition`, event for event (a property test checks it).
  */
 export class Folder {
   private current: SchedulerState
   poisoned: string | null = null
+  /** The commands of the last event applied. */
+  commands: Command[] = []
 
   constructor(from: SchedulerState) {
     // Private copies of everything a rule writes in place: the arrays, and each task with its history.
@@ -47,9 +48,14 @@ export class Folder {
     return this.current
   }
 
-  /** Applies one event; returns the refusal reason, if any (and then the folder is poisoned). */
+  /**
+   * Applies one event; returns the refusal reason, if any. Rules refuse before they change anything (a
+   * property test holds them to it), so a refused event leaves the folder as it was; a rule that throws
+   * poisons it.
+   */
   apply(event: Event): string | null {
     if (this.poisoned) throw new Error(`the folder is poisoned: ${this.poisoned}`)
+    const { eventCount, lastAt } = this.current
     const draft = new Draft(this.current, event, true)
     let refusal: string | undefined
     try {
@@ -59,11 +65,13 @@ export class Folder {
       throw error
     }
     if (refusal) {
-      this.poisoned = refusal
+      this.current.eventCount = eventCount
+      this.current.lastAt = lastAt
       return refusal
     }
     // Written in place; a handler may also have swapped in fresh arrays (a new graph): they are ours too.
     this.current = draft.s
+    this.commands = draft.commands
     return null
   }
 }

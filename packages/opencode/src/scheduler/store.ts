@@ -1,3 +1,4 @@
+import { createHash, type Hash } from "node:crypto"
 import * as fs from "node:fs"
 import { join } from "node:path"
 import { readWithBackup, removeStaleTemps, writeFileAtomicSync } from "./atomic"
@@ -19,9 +20,17 @@ export interface StoreOptions {
   verify?: Verify
 }
 
+/**
+ * scheduler-state.json: the state after event `seq`, with two SHA-1 digests — `log`, of events.jsonl up to
+ * and including that event, and `digest`, of the state's JSON. Opening checks the snapshot against the log
+ * through them: same log prefix and an intact state text mean the snapshot is the fold of those events,
+ * without serialising the fold again (megabytes for a large run). `verify: "full"` compares states too.
+ */
 interface Snapshot {
   schemaVersion: number
   seq: number
+  log: string
+  digest: string
   state: SchedulerState
 }
 
@@ -37,13 +46,16 @@ export class Store {
   private sinceSnapshot = 0
   private current: SchedulerState
   private lastSeq: number
+  /** SHA-1 of events.jsonl as it stands, kept up to date line by line for the snapshot's `log` digest. */
+  private readonly logHash: Hash
 
   private constructor(
     readonly dir: string,
     private readonly lock: HeldLock,
     private readonly options: Required<StoreOptions>,
-    opened: { state: SchedulerState; seq: number; size: number; warnings: string[] },
+    opened: { state: SchedulerState; seq: number; size: number; warnings: string[]; logHash: Hash },
   ) {
+    this.logHash = opened.logHash
     this.current = opened.state
     this.lastSeq = opened.seq
     this.size = opened.size
@@ -110,6 +122,7 @@ export class Store {
       throw error
     }
     this.size += line.length
+    this.logHash.update(line)
     this.current = result.state
     this.lastSeq = seq
     if (++this.sinceSnapshot >= this.options.snapshotEvery) this.snapshot()
@@ -117,7 +130,7 @@ export class Store {
   }
 
   snapshot(): void {
-    writeFileAtomicSync(this.snapshotPath, snapshotText(this.lastSeq, this.current))
+    writeFileAtomicSync(this.snapshotPath, snapshotText(this.lastSeq, this.logHash.copy().digest("hex"), this.current))
     this.sinceSnapshot = 0
   }
 
@@ -134,7 +147,7 @@ export class Store {
 }
 
 /** Reads the log (repairing a torn tail), folds it, and compares the snapshot with the fold. */
-type Loaded = { state: SchedulerState; seq: number; size: number; snapshotSeq: number; snapshotDamaged: boolean; warnings: string[] }
+type Loaded = { state: SchedulerState; seq: number; size: number; snapshotSeq: number; snapshotDamaged: boolean; warnings: string[]; logHash: Hash }
 
 function load(dir: string, verify: Verify): Loaded {
   // The fast fold writes its arrays in place; if the log holds an event the rules refuse, fold again safely.
@@ -170,9 +183,9 @@ function loadWith(dir: string, fast: boolean, verify: Verify): Loaded | null {
   const snapshotPath = join(dir, "scheduler-state.json")
   removeStaleTemps(snapshotPath)
 
-  const snap = readWithBackup(snapshotPath, (text) => ({ value: peekSnapshot(text), text }))
+  const snap = readWithBackup(snapshotPath, (text) => ({ ...peekSnapshot(text), text }))
   warnings.push(...snap.warnings)
-  const snapshot = snap.value ? { ...snap.value, seq: snap.value.value.seq } : null
+  const snapshot = snap.value
 
   let buffer: Buffer
   try {
@@ -189,7 +202,9 @@ function loadWith(dir: string, fast: boolean, verify: Verify): Loaded | null {
   let offset = 0
   let goodEnd = 0
   const checkSnapshot = () => {
-    if (snapshot && matched === null && seq === snapshot.seq) matched = snapshot.text === snapshotText(seq, state) || sameState(state, parseSnapshot(snapshot.text).state)
+    if (!snapshot || matched !== null || seq !== snapshot.seq) return
+    matched = sha1(buffer.subarray(0, offset)) === snapshot.log
+    if (matched && verify === "full") matched = sameState(state, parseSnapshot(snapshot.text).state)
   }
   checkSnapshot()
   while (offset < buffer.length) {
@@ -246,32 +261,37 @@ function loadWith(dir: string, fast: boolean, verify: Verify): Loaded | null {
     // Cut the torn tail off, so the next event starts on a line of its own.
     fs.truncateSync(eventsPath, goodEnd)
   }
+  const logHash = createHash("sha1").update(buffer.subarray(0, goodEnd))
 
   if (snapshot) {
     if (snapshot.seq > seq)
       warnings.push(`scheduler-state.json reflects seq ${snapshot.seq} but the log ends at seq ${seq}; the log is the truth, the snapshot is rewritten`)
     else if (matched === false)
-      warnings.push(`scheduler-state.json at seq ${snapshot.seq} differs from the state rebuilt from the log; the log is the truth, the snapshot is rewritten`)
+      warnings.push(`scheduler-state.json at seq ${snapshot.seq} does not match the log (it was made from other events, or its state differs from the fold); the log is the truth, the snapshot is rewritten`)
   }
   const snapshotDamaged = snap.value === null ? snap.warnings.length > 0 : snap.from === "backup"
-  return { state, seq, size: goodEnd, snapshotSeq: snapshot && matched && !snapshotDamaged ? snapshot.seq : -1, snapshotDamaged, warnings }
+  return { state, seq, size: goodEnd, snapshotSeq: snapshot && matched && !snapshotDamaged ? snapshot.seq : -1, snapshotDamaged, warnings, logHash }
 }
 
-/** The snapshot file's exact text: a snapshot equal to the fold is recognised without parsing it. */
-function snapshotText(seq: number, state: SchedulerState): string {
-  const snapshot: Snapshot = { schemaVersion: SCHEMA_VERSION, seq, state }
-  return JSON.stringify(snapshot)
+/** The snapshot file's text, built around the state's JSON so that it is serialised once. */
+function snapshotText(seq: number, log: string, state: SchedulerState): string {
+  const stateText = JSON.stringify(state)
+  return `{"schemaVersion":${SCHEMA_VERSION},"seq":${seq},"log":"${log}","digest":"${sha1(stateText)}","state":${stateText}}`
 }
 
-/**
- * Checks a snapshot's envelope and reads its seq without parsing the whole state (megabytes for a large
- * run); the full parse happens only when the text differs from the fold and the difference must be judged.
- */
-function peekSnapshot(text: string): { seq: number } {
-  const head = /^\{"schemaVersion":(\d+),"seq":(\d+),"state":\{/.exec(text)
-  if (!head || !text.endsWith("}}")) return parseSnapshot(text)
+const SNAPSHOT_HEAD = /^\{"schemaVersion":(\d+),"seq":(\d+),"log":"([0-9a-f]{40})","digest":"([0-9a-f]{40})","state":/
+
+/** Reads a snapshot's envelope and checks its state against its digest, without parsing the state. */
+function peekSnapshot(text: string): { seq: number; log: string } {
+  const head = SNAPSHOT_HEAD.exec(text)
+  if (!head || !text.endsWith("}")) throw new Error("it is not a snapshot in the expected format (schemaVersion, seq, log, digest, state)")
   if (Number(head[1]) !== SCHEMA_VERSION) throw new Error(`schemaVersion ${head[1]} is not ${SCHEMA_VERSION}`)
-  return { seq: Number(head[2]) }
+  if (sha1(text.slice(head[0].length, -1)) !== head[4]) throw new Error("its state does not match its digest")
+  return { seq: Number(head[2]), log: head[3]! }
+}
+
+function sha1(data: string | Uint8Array): string {
+  return createHash("sha1").update(data).digest("hex")
 }
 
 function parseSnapshot(text: string): Snapshot {

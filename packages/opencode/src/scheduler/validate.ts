@@ -196,6 +196,13 @@ function checkTask(task: TaskNode, path: string, errors: ValidationError[]): Tas
       })
       return entry
     }
+    if (/[*?[\]{}]/.test(normal.path))
+      errors.push({
+        path: entryPath,
+        taskId,
+        message: `${where}: write-set path ${JSON.stringify(entry.path)} is a pattern; a write-set names files`,
+        fix: "list each file the task touches, one entry per file",
+      })
     const key = `${normal.path}\u0000${entry.region ?? ""}`
     if (seenEntries.has(key))
       errors.push({

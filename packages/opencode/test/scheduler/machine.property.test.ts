@@ -1,7 +1,7 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { foldEventsFast } from "../../src/scheduler/fold"
-import { transition } from "../../src/scheduler/machine"
+import { Folder, transition } from "../../src/scheduler/machine"
 import type { Event } from "../../src/scheduler/event.schema"
 import { initialState, type SchedulerState } from "../../src/scheduler/state"
 import { checkStep } from "./invariants"
@@ -80,6 +80,10 @@ describe("the machine under random DAGs and random event orders", () => {
             expect(result.refused.length).toBeGreaterThan(10)
             expect(sim.state).toEqual(before)
           }
+          // The in-place folder too: rules refuse before they write.
+          const folder = new Folder(sim.state)
+          const json = JSON.stringify(folder.state)
+          if (folder.apply(event) !== null) expect(JSON.stringify(folder.state)).toBe(json)
         }
       }),
       { numRuns: 100 },

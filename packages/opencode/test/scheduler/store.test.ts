@@ -69,7 +69,7 @@ describe("Store", () => {
   it("snapshots every N events with the seq it reflects, keeping one backup", async () => {
     const store = await startedStore({ snapshotEvery: 2 })
     const snap = JSON.parse(fs.readFileSync(snapshotPath(), "utf8"))
-    expect(snap).toMatchObject({ schemaVersion: 1, seq: 4 })
+    expect(snap).toMatchObject({ schemaVersion: 1, seq: 4, log: expect.stringMatching(/^[0-9a-f]{40}$/), digest: expect.stringMatching(/^[0-9a-f]{40}$/) })
     expect(fs.existsSync(`${snapshotPath()}.bak`)).toBe(true)
     store.close()
   })
@@ -113,17 +113,31 @@ describe("Store", () => {
     expect(JSON.parse(fs.readFileSync(`${snapshotPath()}.bak`, "utf8")).seq).toBeGreaterThan(0)
   })
 
-  it("says so when the snapshot disagrees with the log, and trusts the log", async () => {
+  it("detects a snapshot whose state was altered, through its digest, and falls back to the backup", async () => {
     const store = await startedStore()
     const state = store.state
     store.close()
-    const snap = JSON.parse(fs.readFileSync(snapshotPath(), "utf8"))
-    snap.state.requirement = "tampered"
-    fs.writeFileSync(snapshotPath(), JSON.stringify(snap))
+    const text = fs.readFileSync(snapshotPath(), "utf8")
+    fs.writeFileSync(snapshotPath(), text.replace('"requirement":"req"', '"requirement":"tampered"'))
     const again = await Store.open(root)
-    expect(again.warnings).toEqual([expect.stringMatching(/differs from the state rebuilt from the log/)])
+    expect(again.warnings.join("\n")).toMatch(/scheduler-state.json is damaged and was ignored: its state does not match its digest/)
+    expect(again.warnings.join("\n")).toMatch(/using its backup/)
     expect(again.state).toEqual(state)
     again.close()
+  })
+
+  it("says so when the snapshot was made from another log, and trusts the log", async () => {
+    const store = await startedStore()
+    store.close()
+    const log = fs.readFileSync(eventsPath(), "utf8")
+    fs.writeFileSync(eventsPath(), log.replace('"requirement":"req"', '"requirement":"other"'))
+    const again = await Store.open(root)
+    expect(again.warnings).toEqual([expect.stringMatching(/at seq 4 does not match the log/)])
+    expect(again.state.requirement).toBe("other")
+    again.close()
+    const reopened = await Store.open(root, { verify: "full" })
+    expect(reopened.warnings).toEqual([])
+    reopened.close()
   })
 
   it("keeps a second process out with a lock, and takes over the lock of a dead one with a warning", async () => {

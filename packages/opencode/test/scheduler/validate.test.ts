@@ -108,6 +108,12 @@ describe("validateGraph", () => {
     expect(errors[0]!.message).toContain(why)
   })
 
+  it("refuses a pattern where a write-set must name files", () => {
+    const errors = errorsOf(graphOf(task("T-1", { writeSet: [{ path: "src/*.cpp", action: "modify" }] })))
+    expect(errors[0]).toMatchObject({ path: "tasks[0].writeSet[0].path", taskId: "T-1" })
+    expect(errors[0]!.message).toContain("is a pattern")
+  })
+
   it("refuses a code task with an empty write-set, but not a verify task", () => {
     expect(errorsOf(graphOf(task("T-1", { writeSet: [] })))[0]!.path).toBe("tasks[0].writeSet")
     expect(validateGraph(graphOf(task("T-1", { kind: "verify", writeSet: [] }))).ok).toBe(true)
