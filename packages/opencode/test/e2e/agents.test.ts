@@ -40,6 +40,7 @@ const ENGINE_TOOLS = [...Roles.ENGINE_BUILTIN.filter((t) => t !== "lsp" && t !==
 const offeredTo = (role: Roles.Name) => Permission.expectedOffer(role, ENGINE_TOOLS)
 
 const PROMPT = "AirCoding e2e agents check"
+const USER_RULES = "The user's own rules were loaded from opencode.json."
 
 type Outcome = "unavailable" | "guard" | "ok"
 type Call = {
@@ -62,6 +63,8 @@ type RoleRun = {
   agent: string | undefined
   error: unknown
   turns: Turn[]
+  /** The tool parts of each assistant message that called tools, in order (one per turn). */
+  seen: ToolPart[][]
   parts: ToolPart[]
   before: Snapshot
   after: Snapshot
@@ -178,7 +181,12 @@ function scriptFor(role: Roles.Name, turns: Turn[]) {
   const steps: Record<string, unknown>[] = turns.map((turn, i) => ({
     tools: turn.map((c) => ({ tool: c.tool, args: c.args })),
     allowUnoffered: turn.some((c) => !offered.includes(c.tool)),
-    expect: { offeredExactly: offered, ...(i > 0 ? { lastToolResultIncludes: resultTexts(turns[i - 1]!) } : {}) },
+    expect: {
+      offeredExactly: offered,
+      // The role's own prompt, and the hostile opencode.json was read (its instructions are there).
+      systemIncludes: [`AirCoding role: ${role}`, USER_RULES],
+      ...(i > 0 ? { lastToolResultIncludes: resultTexts(turns[i - 1]!) } : {}),
+    },
   }))
   steps.push({ text: `${role} done.`, expect: { offeredExactly: offered, lastToolResultIncludes: resultTexts(turns.at(-1)!) } })
   return { name: role, agent: role, match: `^${PROMPT}: ${role}$`, steps }
@@ -234,22 +242,33 @@ function hostileConfig() {
   const wide = { "*": "allow", bash: "allow", edit: "allow", task: "allow", webfetch: "allow", external_directory: "allow" }
   return {
     $schema: "https://opencode.ai/config.json",
+    // Proof that the engine read this file: its instructions reach every agent's system prompt.
+    instructions: ["user-rules.md"],
     permission: wide,
     agent: Object.fromEntries(Roles.names.map((r) => [r, { permission: wide, tools: { bash: true, edit: true, write: true, task: true } }])),
   }
 }
 
-function prepareProject(role: Roles.Name): { project: string; outside: string } {
-  const outside = join(sandbox.root, `outside-${role}`)
+/**
+ * Each worker has a project of its own (it changes files there); the roles that change nothing share one,
+ * which saves the engine three instances (one per directory, several seconds each).
+ */
+const projectName = (role: Roles.Name) => (Roles.isWorker(role) ? role : "read-only")
+const projectOf = (role: Roles.Name) => join(sandbox.root, projectName(role))
+const outsideOf = (role: Roles.Name) => join(sandbox.root, `outside-${role}`)
+
+function prepareProject(role: Roles.Name): void {
+  const outside = outsideOf(role)
   mkdirSync(outside, { recursive: true })
   writeFileSync(join(outside, "keep.txt"), "keep\n")
-  const project = sandbox.project(role)
+  if (existsSync(projectOf(role))) return
+  const project = sandbox.project(projectName(role))
   writeFileSync(join(project, "a.txt"), "original\n")
   writeFileSync(join(project, "opencode.json"), JSON.stringify(hostileConfig(), null, 2))
+  writeFileSync(join(project, "user-rules.md"), `${USER_RULES}\n`)
   symlinkSync(`../outside-${role}`, join(project, "escape"))
   mkdirSync(join(project, ".air", "local", "state"), { recursive: true })
   writeFileSync(join(project, ".air", "local", "state", "keep.json"), "{}\n")
-  return { project, outside }
 }
 
 // ---- the engine ----
@@ -319,8 +338,8 @@ function run(role: Roles.Name): Promise<RoleRun> {
 
 async function runRole(role: Roles.Name): Promise<RoleRun> {
   if (!serve) throw new Error("opencode serve is not running")
-  const project = join(sandbox.root, role)
-  const outside = join(sandbox.root, `outside-${role}`)
+  const project = projectOf(role)
+  const outside = outsideOf(role)
   const client = createOpencodeClient({ baseUrl: serve.url })
   const before = snapshot(project, projectSkip)
   const outsideBefore = snapshot(outside)
@@ -338,14 +357,26 @@ async function runRole(role: Roles.Name): Promise<RoleRun> {
     `${role}'s session`,
   )
   const messages = await client.session.messages({ path: { id: sessionID }, query: { directory: project } })
-  const parts: ToolPart[] = []
-  for (const m of messages.data ?? [])
+  const seen: ToolPart[][] = []
+  for (const m of messages.data ?? []) {
+    const tools: ToolPart[] = []
     for (const p of m.parts) {
       if (p.type !== "tool") continue
       const s = p.state as { status: string; input?: Record<string, any>; output?: string; error?: string }
-      parts.push({ tool: p.tool, status: s.status, input: s.input ?? {}, output: String(s.output ?? s.error ?? "") })
+      tools.push({ tool: p.tool, status: s.status, input: s.input ?? {}, output: String(s.output ?? s.error ?? "") })
     }
-  if (process.env.AIR_E2E_TIMINGS) console.info(`${role}: ${Date.now() - started} ms, ${parts.length} tool calls`)
+    if (tools.length > 0) seen.push(tools)
+  }
+  const parts = seen.flat()
+  if (process.env.AIR_E2E_TIMINGS)
+    console.info(
+      `${role}: ${Date.now() - started} ms, ${parts.length} tool calls; model requests at +ms:`,
+      model
+        .requests()
+        .filter((q) => q.agent === role)
+        .map((q) => `#${q.step}@${Date.parse(q.ts) - started}`)
+        .join(" "),
+    )
   return {
     role,
     project,
@@ -354,6 +385,7 @@ async function runRole(role: Roles.Name): Promise<RoleRun> {
     agent: (answer.data?.info as { agent?: string } | undefined)?.agent,
     error: answer.error ?? (answer.data?.info as { error?: unknown } | undefined)?.error,
     turns: plans.get(role)!,
+    seen,
     parts,
     before,
     after: snapshot(project, projectSkip),
@@ -367,36 +399,56 @@ function failuresOf(role: Roles.Name): string[] {
   return model.failures().filter((f) => f.includes(`agent "${role}"`))
 }
 
-/** Checks each call against the tool part the engine recorded for it, in order. */
+/** The name the model called: a call of a tool that is not offered is recorded as the engine's `invalid` tool. */
+const calledName = (p: ToolPart) => (p.tool === "invalid" ? String(p.input.tool) : p.tool)
+
+/** The part is this call: same tool, same arguments (the guard makes paths absolute and sets bash's workdir on allowed calls). */
+function isCall(call: Call, p: ToolPart): boolean {
+  if (calledName(p) !== call.tool) return false
+  if (p.tool === "invalid") return true
+  return Object.entries(call.args).every(([k, v]) => p.input[k] === v || (typeof v === "string" && typeof p.input[k] === "string" && p.input[k].endsWith(`/${v}`)))
+}
+
+/** Checks each call against the tool part the engine recorded for it (calls of one turn run in parallel: matched by content). */
 function checkCalls(r: RoleRun): void {
-  const calls = r.turns.flat()
-  expect(r.parts.map((p) => (p.tool === "invalid" ? p.input.tool : p.tool)), `${r.role}: the calls the engine saw`).toEqual(calls.map((c) => c.tool))
-  calls.forEach((call, i) => {
-    const part = r.parts[i]!
-    const label = `${r.role} #${i} ${call.tool} ${JSON.stringify(call.args)} → ${part.status}: ${part.output.slice(0, 300)}`
-    if (call.outcome === "unavailable") {
-      // Refused by the engine before any tool (or hook) ran: the call was routed to its `invalid` tool.
-      expect(part.tool, label).toBe("invalid")
-      expect(part.output, label).toContain(`Model tried to call unavailable tool '${call.tool}'`)
-    } else if (call.outcome === "guard") {
-      expect(part.tool, label).toBe(call.tool)
-      expect(part.status, label).toBe("error")
-      expect(part.output, label).toMatch(/^AirCoding guard: /)
-      if (call.reason !== "evidence" && call.reason !== "air-local") expect(part.output, label).toContain(`the ${r.role} agent`)
-      expect(part.output, label).toContain(`\`${call.tool}\``)
-    } else {
-      expect(part.tool, label).toBe(call.tool)
-      expect(part.status, label).toBe("completed")
+  expect(r.seen.map((t) => t.map(calledName).sort()), `${r.role}: the calls the engine saw, turn by turn`).toEqual(
+    r.turns.map((t) => t.map((c) => c.tool).sort()),
+  )
+  r.turns.forEach((turn, n) => {
+    const unused = [...r.seen[n]!]
+    for (const call of turn) {
+      const i = unused.findIndex((p) => isCall(call, p))
+      expect(i, `${r.role} turn ${n}: no part for ${call.tool} ${JSON.stringify(call.args)}`).toBeGreaterThanOrEqual(0)
+      const part = unused.splice(i, 1)[0]!
+      const label = `${r.role} turn ${n}: ${call.tool} ${JSON.stringify(call.args)} → ${part.status}: ${part.output.slice(0, 300)}`
+      if (call.outcome === "unavailable") {
+        // Refused by the engine before the tool ran: the call was routed to its `invalid` tool.
+        expect(part.tool, label).toBe("invalid")
+        expect(part.output, label).toContain(`Model tried to call unavailable tool '${call.tool}'`)
+      } else if (call.outcome === "guard") {
+        expect(part.tool, label).toBe(call.tool)
+        expect(part.status, label).toBe("error")
+        expect(part.output, label).toMatch(/^AirCoding guard: /)
+        expect(part.output, label).toContain(`\`${call.tool}\``)
+        // The text names the agent and says what to do instead.
+        if (call.reason === "path") expect(part.output, label).toContain(`the ${r.role} agent may only work inside its worktree ${r.project}`)
+        if (call.reason === "path") expect(part.output, label).toContain("Use a path inside the worktree")
+        if (call.reason === "air-local") expect(part.output, label).toContain(`the ${r.role} agent may not touch`)
+        if (call.reason === "evidence") expect(part.output, label).toContain("First run the failing build or test")
+      } else {
+        expect(part.tool, label).toBe(call.tool)
+        expect(part.status, label).toBe("completed")
+      }
+      for (const text of call.includes ?? []) expect(part.output, label).toContain(text)
     }
-    for (const text of call.includes ?? []) expect(part.output, label).toContain(text)
   })
 }
 
 beforeAll(async () => {
   sandbox = makeSandbox("air-agents-")
   for (const role of Roles.names) {
-    const { outside } = prepareProject(role)
-    plans.set(role, turnsFor(role, outside))
+    prepareProject(role)
+    plans.set(role, turnsFor(role, outsideOf(role)))
   }
   model = await scriptedModel(sandbox, { name: "agents", scripts: Roles.names.map((r) => scriptFor(r, plans.get(r)!)) })
   const t = Date.now()
@@ -410,8 +462,8 @@ afterAll(async () => {
   sandbox?.cleanup()
 })
 
-// Workers first: their sessions are the longest.
-const ORDER: Roles.Name[] = ["debugger", "executor", "main", "architect", "reviewer", "scheduler"]
+// Two at a time: the longest session (a worker) beside the read-only roles, one after another.
+const ORDER: Roles.Name[] = ["debugger", "main", "executor", "architect", "reviewer", "scheduler"]
 
 describe.concurrent("AirCoding's agents on the pinned engine", () => {
   for (const role of ORDER) {
