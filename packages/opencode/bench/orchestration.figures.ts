@@ -14,11 +14,13 @@
  *
  * The two runs happen once, whichever of these figures is asked first; `--only parallel_speedup_8x4` runs
  * just them. Targets (speedup ≥ 3.2, overhead < 50 ms) are reported on stderr, never fail the bench:
- * the figures depend on the machine's load. AIR_BENCH_STEP_DELAY_MS changes the per-step delay (default 1500).
+ * the figures depend on the machine's load. AIR_BENCH_STEP_DELAY_MS changes the per-step delay (default 1500);
+ * AIR_BENCH_KEEP=1 keeps the two projects (event logs, model request logs) and prints where;
+ * AIR_BENCH_SKIP_ORCHESTRATION=1 leaves these figures out of `bun run bench`.
  */
+import { spawn } from "node:child_process"
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from "node:fs"
 import { join } from "node:path"
-import { runProcess } from "../src/engine"
 import { aircodingBin, bunBinary, makeSandbox, type Sandbox } from "../test/support/sandbox"
 import { median, registerFigure } from "./figures"
 
@@ -173,12 +175,7 @@ async function runOnce(sandbox: Sandbox, scenarioFile: string, concurrency: numb
     AIRCODING_SCRIPTED_LOG: join(sandbox.root, `model-c${concurrency}.jsonl`),
   }
   const started = Date.now()
-  const out = await runProcess(bunBinary(), [aircodingBin, "run", dir, "--yes", "--json", "--scripted", scenarioFile], {
-    cwd: dir,
-    env,
-    input: REQUIREMENT,
-    timeoutMs: RUN_TIMEOUT_MS,
-  })
+  const out = await runCli(["run", dir, "--yes", "--json", "--scripted", scenarioFile], dir, env)
   const totalMs = Date.now() - started
   const fail = (why: string): never => {
     throw new Error(
@@ -187,6 +184,10 @@ async function runOnce(sandbox: Sandbox, scenarioFile: string, concurrency: numb
     )
   }
   if (out.code !== 0) fail("did not exit 0")
+  const modelFailures = readFileSync(env.AIRCODING_SCRIPTED_LOG!, "utf8")
+    .split("\n")
+    .filter((line) => line.includes('"failure"'))
+  if (modelFailures.length) fail(`made ${modelFailures.length} request(s) the scenario did not foresee, first: ${modelFailures[0]!.slice(0, 600)}`)
   let summary: { status?: string; tasks?: { id: string; state: string }[]; wallTimeMs?: number }
   try {
     summary = JSON.parse(out.stdout.slice(out.stdout.indexOf("{")))
@@ -211,6 +212,37 @@ async function runOnce(sandbox: Sandbox, scenarioFile: string, concurrency: numb
   }
 }
 
+/**
+ * `bun aircoding.ts …` in its own process group, so a run that overstays RUN_TIMEOUT_MS is killed with the
+ * engine it started (a plain kill would leave the engine running on the loaded machine).
+ */
+function runCli(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bunBinary(), [aircodingBin, ...args], { cwd, env, stdio: ["pipe", "pipe", "pipe"], detached: true })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (d) => (stdout += d))
+    child.stderr.on("data", (d) => (stderr += d))
+    const timer = setTimeout(() => {
+      stderr += `\n(the bench killed the run after ${RUN_TIMEOUT_MS} ms)`
+      try {
+        process.kill(-child.pid!, "SIGKILL")
+      } catch {
+        child.kill("SIGKILL")
+      }
+    }, RUN_TIMEOUT_MS)
+    child.on("error", (err) => {
+      clearTimeout(timer)
+      reject(err)
+    })
+    child.on("close", (code, signal) => {
+      clearTimeout(timer)
+      resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr })
+    })
+    child.stdin.end(REQUIREMENT)
+  })
+}
+
 async function measure(): Promise<Measurement> {
   const sandbox = makeSandbox("air-bench-orch-")
   const scenarioFile = join(sandbox.root, "scenario.json")
@@ -224,7 +256,8 @@ async function measure(): Promise<Measurement> {
     log(`  execution ${(run.executionMs / 1000).toFixed(1)} s (graph.accepted → last merge.succeeded), whole run ${(run.totalMs / 1000).toFixed(1)} s`)
     runs.push(run)
   }
-  sandbox.cleanup()
+  if (process.env.AIR_BENCH_KEEP) log(`runs kept in ${sandbox.root}`)
+  else sandbox.cleanup()
   const [serial, parallel] = runs as [RunMeasure, RunMeasure]
   const speedup = serial.executionMs / parallel.executionMs
   const reports = runs.flatMap((r) => r.reportToGates)
@@ -255,34 +288,39 @@ function loadAverage(): string {
 let measured: Promise<Measurement> | undefined
 const measurement = () => (measured ??= measure())
 
+// AIR_BENCH_SKIP_ORCHESTRATION=1 leaves these out (they cost two real runs, ~4–6 minutes on this machine).
+if (!process.env.AIR_BENCH_SKIP_ORCHESTRATION) registerAll()
+
 // No `target` on these: a miss is reported on stderr but never fails the bench (the runs are timing-noisy).
-registerFigure({
-  name: "parallel_speedup_8x4",
-  description: `8 independent tasks, real runs: execution time at concurrency 1 / at 4 (target >= ${SPEEDUP_TARGET}, reported, not enforced)`,
-  unit: "x",
-  run: async () => (await measurement()).speedup,
-})
-registerFigure({
-  name: "parallel_8x4_c1_exec_ms",
-  description: "the same plan at concurrency 1: graph.accepted -> last merge.succeeded",
-  unit: "ms",
-  run: async () => (await measurement()).runs[0]!.executionMs,
-})
-registerFigure({
-  name: "parallel_8x4_c4_exec_ms",
-  description: "the same plan at concurrency 4: graph.accepted -> last merge.succeeded",
-  unit: "ms",
-  run: async () => (await measurement()).runs[1]!.executionMs,
-})
-registerFigure({
-  name: "scheduler_overhead_ms_per_task",
-  description: `median worker.reported -> gates.started over both runs' tasks (target < ${OVERHEAD_TARGET_MS}, reported, not enforced)`,
-  unit: "ms",
-  run: async () => (await measurement()).overheadMs,
-})
-registerFigure({
-  name: "review_to_merge_ms_per_task",
-  description: "median review.reported -> merge.started over both runs' tasks",
-  unit: "ms",
-  run: async () => (await measurement()).reviewToMergeMs,
-})
+function registerAll(): void {
+  registerFigure({
+    name: "parallel_speedup_8x4",
+    description: `8 independent tasks, real runs: execution time at concurrency 1 / at 4 (target >= ${SPEEDUP_TARGET}, reported, not enforced)`,
+    unit: "x",
+    run: async () => (await measurement()).speedup,
+  })
+  registerFigure({
+    name: "parallel_8x4_c1_exec_ms",
+    description: "the same plan at concurrency 1: graph.accepted -> last merge.succeeded",
+    unit: "ms",
+    run: async () => (await measurement()).runs[0]!.executionMs,
+  })
+  registerFigure({
+    name: "parallel_8x4_c4_exec_ms",
+    description: "the same plan at concurrency 4: graph.accepted -> last merge.succeeded",
+    unit: "ms",
+    run: async () => (await measurement()).runs[1]!.executionMs,
+  })
+  registerFigure({
+    name: "scheduler_overhead_ms_per_task",
+    description: `median worker.reported -> gates.started over both runs' tasks (target < ${OVERHEAD_TARGET_MS}, reported, not enforced)`,
+    unit: "ms",
+    run: async () => (await measurement()).overheadMs,
+  })
+  registerFigure({
+    name: "review_to_merge_ms_per_task",
+    description: "median review.reported -> merge.started over both runs' tasks",
+    unit: "ms",
+    run: async () => (await measurement()).reviewToMergeMs,
+  })
+}
