@@ -71,8 +71,10 @@ export class Store {
     try {
       const opened = load(dir, settings.verify)
       const store = new Store(dir, lock, settings, opened)
-      // A damaged snapshot must not become the backup: the backup is the good copy we still have.
-      if (opened.snapshotDamaged) fs.rmSync(store.snapshotPath, { force: true })
+      // A damaged snapshot, or one the log does not back, must not live on as the backup: start afresh
+      // from the log (the backup only ever spares a reader without the log a fold).
+      if (opened.snapshot !== "good") fs.rmSync(store.snapshotPath, { force: true })
+      if (opened.snapshot === "unusable") fs.rmSync(`${store.snapshotPath}.bak`, { force: true })
       if (opened.snapshotSeq !== opened.seq) store.snapshot()
       return store
     } catch (error) {
@@ -147,7 +149,9 @@ export class Store {
 }
 
 /** Reads the log (repairing a torn tail), folds it, and compares the snapshot with the fold. */
-type Loaded = { state: SchedulerState; seq: number; size: number; snapshotSeq: number; snapshotDamaged: boolean; warnings: string[]; logHash: Hash }
+/** good: the main snapshot is whole and backed by the log; main-damaged: the backup was used and is; unusable: neither. */
+type SnapshotVerdict = "good" | "main-damaged" | "unusable"
+type Loaded = { state: SchedulerState; seq: number; size: number; snapshotSeq: number; snapshot: SnapshotVerdict; warnings: string[]; logHash: Hash }
 
 function load(dir: string, verify: Verify): Loaded {
   // The fast fold writes its arrays in place; if the log holds an event the rules refuse, fold again safely.
@@ -269,8 +273,9 @@ function loadWith(dir: string, fast: boolean, verify: Verify): Loaded | null {
     else if (matched === false)
       warnings.push(`scheduler-state.json at seq ${snapshot.seq} does not match the log (it was made from other events, or its state differs from the fold); the log is the truth, the snapshot is rewritten`)
   }
-  const snapshotDamaged = snap.value === null ? snap.warnings.length > 0 : snap.from === "backup"
-  return { state, seq, size: goodEnd, snapshotSeq: snapshot && matched && !snapshotDamaged ? snapshot.seq : -1, snapshotDamaged, warnings, logHash }
+  const verdict: SnapshotVerdict =
+    snapshot === null ? (snap.warnings.length > 0 ? "unusable" : "good") : matched !== true ? "unusable" : snap.from === "backup" ? "main-damaged" : "good"
+  return { state, seq, size: goodEnd, snapshotSeq: snapshot && matched && verdict === "good" ? snapshot.seq : -1, snapshot: verdict, warnings, logHash }
 }
 
 /** The snapshot file's text, built around the state's JSON so that it is serialised once. */
