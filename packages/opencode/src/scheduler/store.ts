@@ -207,8 +207,8 @@ function loadWith(dir: string, fast: boolean, verify: Verify): Loaded | null {
   let goodEnd = 0
   const checkSnapshot = () => {
     if (!snapshot || matched !== null || seq !== snapshot.seq) return
-    matched = sha1(buffer.subarray(0, offset)) === snapshot.log
-    if (matched && verify === "full") matched = sameState(state, parseSnapshot(snapshot.text).state)
+    matched = snapshot.log === null || sha1(buffer.subarray(0, offset)) === snapshot.log
+    if (matched && (snapshot.log === null || verify === "full")) matched = sameState(state, parseSnapshot(snapshot.text).state)
   }
   checkSnapshot()
   while (offset < buffer.length) {
@@ -286,10 +286,17 @@ function snapshotText(seq: number, log: string, state: SchedulerState): string {
 
 const SNAPSHOT_HEAD = /^\{"schemaVersion":(\d+),"seq":(\d+),"log":"([0-9a-f]{40})","digest":"([0-9a-f]{40})","state":/
 
-/** Reads a snapshot's envelope and checks its state against its digest, without parsing the state. */
-function peekSnapshot(text: string): { seq: number; log: string } {
+/**
+ * Reads a snapshot's envelope and checks its state against its digest, without parsing the state. A plain
+ * `{ schemaVersion, seq, state }` (written by hand or by a tool) is accepted too, and compared in full.
+ */
+function peekSnapshot(text: string): { seq: number; log: string | null } {
   const head = SNAPSHOT_HEAD.exec(text)
-  if (!head || !text.endsWith("}")) throw new Error("it is not a snapshot in the expected format (schemaVersion, seq, log, digest, state)")
+  if (!head) {
+    const plain = parseSnapshot(text)
+    return { seq: plain.seq, log: null }
+  }
+  if (!text.endsWith("}")) throw new Error("it is cut short")
   if (Number(head[1]) !== SCHEMA_VERSION) throw new Error(`schemaVersion ${head[1]} is not ${SCHEMA_VERSION}`)
   if (sha1(text.slice(head[0].length, -1)) !== head[4]) throw new Error("its state does not match its digest")
   return { seq: Number(head[2]), log: head[3]! }

@@ -126,6 +126,20 @@ describe("Store", () => {
     again.close()
   })
 
+  it("accepts a plain { schemaVersion, seq, state } snapshot and compares it in full", async () => {
+    const store = await startedStore()
+    const state = store.state
+    store.close()
+    fs.writeFileSync(snapshotPath(), JSON.stringify({ schemaVersion: 1, seq: 4, state }))
+    const again = await Store.open(root)
+    expect(again.warnings).toEqual([])
+    again.close()
+    fs.writeFileSync(snapshotPath(), JSON.stringify({ schemaVersion: 1, seq: 4, state: { ...state, requirement: "other" } }))
+    const third = await Store.open(root)
+    expect(third.warnings).toEqual([expect.stringMatching(/at seq 4 does not match the log/)])
+    third.close()
+  })
+
   it("says so when the snapshot was made from another log, and trusts the log", async () => {
     const store = await startedStore()
     store.close()
