@@ -27,8 +27,9 @@ import { makeSandbox, type Sandbox } from "../support/sandbox"
  * `"*": "allow"`, per-agent allows and `tools`): the offered lists must not move.
  *
  * A tool that is not offered comes back from the engine as its `invalid` tool ("Model tried to call
- * unavailable tool …"), before any plugin hook; an offered tool used out of bounds (a path, `.air/local`,
- * the debugger's evidence rule) comes back with the guard's "AirCoding guard: …" text.
+ * unavailable tool …"; the guard's hook only sees a call of `invalid`, which it lets through, so such
+ * attempts are not in guard.jsonl); an offered tool used out of bounds (a path, `.air/local`, the
+ * debugger's evidence rule) comes back with the guard's "AirCoding guard: …" text.
  */
 
 /**
@@ -522,8 +523,8 @@ describe.concurrent("AirCoding's agents on the pinned engine", () => {
       const refusedCalls = r.turns.flat().filter((c) => c.outcome === "guard")
       const lines = guardLog(r.project).filter((e) => e.type === "guard.refused")
       // Calls of one turn run in parallel: compare as sets.
-      const key = (e: { sessionID: string; agent: string; tool: string; reason?: string }) => `${e.sessionID} ${e.agent} ${e.tool} ${e.reason}`
-      expect(lines.map(key).sort(), role).toEqual(refusedCalls.map((c) => key({ sessionID: r.sessionID, agent: role, tool: c.tool, reason: c.reason })).sort())
+      const key = (e: Record<string, unknown>) => `${e.sessionID} ${e.agent} ${e.tool} ${e.reason}`
+      expect(lines.map((e) => key(e)).sort(), role).toEqual(refusedCalls.map((c) => key({ sessionID: r.sessionID, agent: role, tool: c.tool, reason: c.reason })).sort())
       for (const e of lines) expect(e.message).toMatch(/^AirCoding guard: /)
     }
   }, 300_000)
