@@ -155,7 +155,7 @@ registerFigure({
       fs.writeFileSync(join(dir, "events.jsonl"), log.slice(0, 100_000).map((e, i) => JSON.stringify({ seq: i + 1, ...e })).join("\n") + "\n")
       const first = await Store.open(root)
       first.close() // writes the snapshot the timed opens compare against
-      return await medianMs(async () => (await Store.open(root)).close(), 3, 1)
+      return await medianMs(async () => (await Store.open(root)).close(), 5, 1)
     } finally {
       fs.rmSync(root, { recursive: true, force: true })
     }
