@@ -253,7 +253,10 @@ async function measure(): Promise<Measurement> {
   for (const concurrency of [1, CONCURRENCY]) {
     log(`run: ${TASKS} independent tasks at concurrency ${concurrency}, ${STEP_DELAY_MS} ms per executor/reviewer step …`)
     const run = await runOnce(sandbox, scenarioFile, concurrency)
-    log(`  execution ${(run.executionMs / 1000).toFixed(1)} s (graph.accepted → last merge.succeeded), whole run ${(run.totalMs / 1000).toFixed(1)} s`)
+    log(
+      `  execution ${(run.executionMs / 1000).toFixed(1)} s (graph.accepted → last merge.succeeded), whole run ${(run.totalMs / 1000).toFixed(1)} s; ` +
+        `report → gates median ${median(run.reportToGates)} ms, review → merge median ${median(run.reviewToMerge)} ms`,
+    )
     runs.push(run)
   }
   if (process.env.AIR_BENCH_KEEP) log(`runs kept in ${sandbox.root}`)
