@@ -47,14 +47,22 @@ export class Draft {
   private indexedGraph: TaskGraph | null = null
   private index: GraphIndex | null = null
 
+  private lastId: string | null = null
+  private lastIndex: number | undefined = undefined
+
   indexOf(id: string): number | undefined {
     const graph = this.s.graph
     if (!graph) return undefined
     if (graph !== this.indexedGraph) {
       this.indexedGraph = graph
       this.index = graphIndex(graph)
+      this.lastId = null
     }
-    return this.index!.indexOf.get(id)
+    // An event asks about the same task many times in a row.
+    if (id === this.lastId) return this.lastIndex
+    this.lastId = id
+    this.lastIndex = this.index!.indexOf.get(id)
+    return this.lastIndex
   }
 
   node(id: string): TaskNode {
