@@ -44,6 +44,7 @@ export class Folder {
     }
   }
 
+  /** The folder's own state: the next `apply` changes it in place. Hand it on only once folding is over. */
   get state(): SchedulerState {
     return this.current
   }
