@@ -4,8 +4,8 @@ export default defineConfig({
   test: {
     include: ["packages/*/test/**/*.test.ts"],
     // End-to-end tests drive the real opencode binary: a few seconds per run on two cores.
-    testTimeout: 120_000,
-    hookTimeout: 120_000,
+    testTimeout: 300_000,
+    hookTimeout: 300_000,
     fileParallelism: true,
     maxWorkers: 2,
   },

@@ -210,8 +210,20 @@ export namespace Guard {
    */
   export async function before(input: { tool: string; sessionID: string; callID?: string }, output: { args: unknown }): Promise<void> {
     const info = await Sessions.resolve(input.sessionID)
-    if (!info || !Roles.of(info.agent)) return
+    const role = Roles.of(info?.agent)
+    if (!info || !role) return
     const args = (output.args && typeof output.args === "object" ? output.args : (output.args = {})) as Record<string, unknown>
+    // A call of a tool the role is not offered reaches us as the engine's `invalid` tool, which already
+    // answers the model; the attempt is still a refusal, and is recorded as one.
+    if (input.tool === "invalid" && typeof args.tool === "string" && !Roles.allows(role, args.tool)) {
+      const message = toolMessage(role, args.tool, languageFor(info))
+      try {
+        Sessions.settings().onEvent?.(refusedEvent(input.sessionID, info.agent, args.tool, { allow: false, reason: "tool", detail: args.tool, message }, input.callID))
+      } catch {
+        // Recording must never turn a refusal into a crash of the session loop.
+      }
+      return
+    }
     const decision = evaluate({ agent: info.agent, tool: input.tool, args, session: viewOf(info), language: languageFor(info) })
     const emit = Sessions.settings().onEvent
     if (!decision.allow) {

@@ -54,6 +54,8 @@ export function describeEvent(e: Record<string, any>): string | undefined {
       return `${e.taskId}: ${e.result.role} reported`
     case "worker.failed":
       return `${e.taskId}: worker ${e.reason}: ${e.message}`
+    case "timer.fired":
+      return `${e.taskId}: ${e.kind === "inactivity" ? "no activity within the inactivity timeout" : "wall-clock cap reached"}`
     case "gates.passed":
       return `${e.taskId}: gates passed`
     case "gates.failed":

@@ -20,6 +20,9 @@ export namespace ChildSessions {
     agent: string
     lastActivity: number
     busy: boolean
+    /** The model has started a step since the last prompt (the engine's instance is up and working). */
+    answering: boolean
+    assistantMessages: Set<string>
     requests: number
     tokens: number
     onOutcome: (o: Outcome) => void
@@ -37,7 +40,7 @@ export namespace ChildSessions {
     })
     const id = created.data?.id
     if (!id) throw new Error(`could not create a ${spec.agent} session in ${spec.directory}: ${JSON.stringify(created.error ?? {})}`)
-    watched.set(id, { sessionID: id, directory: spec.directory, agent: spec.agent, lastActivity: now, busy: false, requests: 0, tokens: 0, onOutcome })
+    watched.set(id, { sessionID: id, directory: spec.directory, agent: spec.agent, lastActivity: now, busy: false, answering: false, assistantMessages: new Set(), requests: 0, tokens: 0, onOutcome })
     return id
   }
 
@@ -51,6 +54,7 @@ export namespace ChildSessions {
     const w = watched.get(sessionID)
     if (!w) throw new Error(`session ${sessionID} is not one of the Scheduler's`)
     w.busy = true
+    w.answering = false
     w.lastActivity = now
     const res = await client.session.promptAsync({
       path: { id: sessionID },
@@ -88,9 +92,15 @@ export namespace ChildSessions {
     return w && { requests: w.requests, tokens: w.tokens, agent: w.agent }
   }
 
-  /** Sessions silent for longer than `ms` (the inactivity timer is code, not a model's judgement). */
-  export function stalled(ms: number, now = Date.now()): string[] {
-    return [...watched.values()].filter((w) => w.busy && now - w.lastActivity > ms).map((w) => w.sessionID)
+  /**
+   * Sessions silent for longer than `ms` (the inactivity timer is code, not a model's judgement). Until
+   * the model first answers, the engine may still be starting the instance of a new worktree — seconds
+   * on an idle machine, far more on a loaded one — so that wait gets at least `startupMs`.
+   */
+  export function stalled(ms: number, now = Date.now(), startupMs = 120_000): string[] {
+    return [...watched.values()]
+      .filter((w) => w.busy && now - w.lastActivity > (w.answering ? ms : Math.max(ms, startupMs)))
+      .map((w) => w.sessionID)
   }
 
   function sessionOf(event: Event): string | undefined {
@@ -104,6 +114,9 @@ export namespace ChildSessions {
     const w = id ? watched.get(id) : undefined
     if (!w) return
     w.lastActivity = now
+    // A part of an assistant message means a model step is under way; the prompt's own parts come earlier.
+    if (event.type === "message.updated" && event.properties.info.role === "assistant") w.assistantMessages.add(event.properties.info.id)
+    if (event.type === "message.part.updated" && w.assistantMessages.has(event.properties.part.messageID)) w.answering = true
     switch (event.type) {
       case "message.updated": {
         const info = event.properties.info

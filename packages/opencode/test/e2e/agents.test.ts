@@ -517,10 +517,13 @@ describe.concurrent("AirCoding's agents on the pinned engine", () => {
     expect(evidence[0]).toMatchObject({ sessionID: r.sessionID, agent: "debugger", tool: "bash", evidence: { kind: "build", detail: "cmake --version" } })
   }, 300_000)
 
-  test("guard.jsonl records every refusal of the guard with the agent, the tool and the reason", async () => {
+  test("guard.jsonl records every refusal — the guard's own and calls of tools the role is not offered — with the agent, the tool and the reason", async () => {
     for (const role of ["executor", "debugger"] as const) {
       const r = await run(role)
-      const refusedCalls = r.turns.flat().filter((c) => c.outcome === "guard")
+      const refusedCalls = r.turns
+        .flat()
+        .filter((c) => c.outcome === "guard" || c.outcome === "unavailable")
+        .map((c) => (c.outcome === "unavailable" ? { ...c, reason: "tool" } : c))
       const lines = guardLog(r.project).filter((e) => e.type === "guard.refused")
       // Calls of one turn run in parallel: compare as sets.
       const key = (e: Record<string, unknown>) => `${e.sessionID} ${e.agent} ${e.tool} ${e.reason}`
