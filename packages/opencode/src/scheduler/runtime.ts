@@ -64,13 +64,20 @@ class OrchestratorImpl {
     return Settings.load(this.root)
   }
 
-  private async open(): Promise<Store> {
-    if (!this.store) {
-      this.store = await Store.open(join(this.root, ".air"))
-      for (const w of this.store.warnings) this.inbox.push(`Warning from the Scheduler's store: ${w}`, true)
-      this.resume(this.store.state)
-    }
-    return this.store
+  private opening?: Promise<Store>
+
+  /** Opens the store once per process (concurrent callers share the opening); a run in progress resumes. */
+  private open(): Promise<Store> {
+    if (this.store) return Promise.resolve(this.store)
+    this.opening ??= (async () => {
+      const store = await Store.open(join(this.root, ".air"))
+      this.store = store
+      for (const w of store.warnings) this.inbox.push(`Warning from the Scheduler's store: ${w}`)
+      this.resume(store.state)
+      return store
+    })()
+    this.opening.catch(() => (this.opening = undefined))
+    return this.opening
   }
 
   /**
@@ -83,9 +90,14 @@ class OrchestratorImpl {
     this.inbox.push(`Resuming run ${state.runId} from the event log (stage ${state.stage}).`)
     for (const cmd of outstanding(state)) this.execute(cmd)
     for (const t of state.tasks) {
-      if ((t.status === "running" || t.status === "debugging") && t.sessionId)
-        void this.apply({ type: "worker.failed", taskId: t.id, sessionId: t.sessionId, reason: "error", message: "the session was lost when AirCoding restarted" })
-      if (t.status === "reviewing" && t.reviewSessionId) void this.apply({ type: "timer.fired", taskId: t.id, kind: "inactivity" })
+      // Sessions of the dead process: lost, not failed — the same step starts again at no cost to the budgets.
+      if ((t.status === "running" || t.status === "debugging") && t.sessionId) void this.apply({ type: "session.lost", taskId: t.id, sessionId: t.sessionId })
+      if (t.status === "reviewing" && t.reviewSessionId) void this.apply({ type: "session.lost", taskId: t.id, sessionId: t.reviewSessionId })
+    }
+    // A milestone review whose session died with the old process: review again (it was recorded as started).
+    if (state.stage === "milestone" && state.milestone?.reviewing) {
+      const phase = state.milestone.phase
+      void this.reviewMilestone(phase, true).catch((err) => this.inbox.push(`Could not restart the milestone review: ${(err as Error).message}`, true))
     }
     if (state.stage === "planning" || state.stage === "confirmed")
       void this.spawnArchitect(state.requirement, state.config?.autoConfirm ?? false).catch((err) =>
@@ -171,6 +183,16 @@ class OrchestratorImpl {
     return r.ok
       ? "Change recorded: dispatch is frozen while the Architect prepares a plan delta. Call air_listen."
       : `Change refused: ${r.reason}`
+  }
+
+  async pause(): Promise<string> {
+    const r = await this.apply({ type: "run.paused" })
+    return r.ok ? "Run paused: tasks in flight finish, no new task starts until air_resume." : `Cannot pause: ${r.reason}`
+  }
+
+  async resumeRun(): Promise<string> {
+    const r = await this.apply({ type: "run.resumed" })
+    return r.ok ? "Run resumed: the Scheduler dispatches ready tasks again." : `Cannot resume: ${r.reason}`
   }
 
   async statusText(): Promise<string> {
@@ -329,7 +351,7 @@ class OrchestratorImpl {
       case "consult":
         return this.consult(cmd.taskId, cmd.question, [...cmd.options])
       case "reviewMilestone":
-        return this.reviewMilestone(cmd.phase)
+        return this.reviewMilestone(cmd.phase, false)
       case "replan":
         return this.replan(cmd.text)
       case "revert":
@@ -383,7 +405,13 @@ class OrchestratorImpl {
       worktree: spec.directory === this.root ? undefined : spec.directory,
       taskId: spec.taskId,
     })
-    await record?.(sessionID)
+    const recorded = (await record?.(sessionID)) as { ok: boolean; reason?: string } | undefined
+    if (recorded && recorded.ok === false) {
+      // The state no longer waits for this session (e.g. a command re-issued after a restart): never let it work.
+      this.purposes.delete(sessionID)
+      await ChildSessions.abort(this.client, sessionID).catch(() => undefined)
+      throw new Error(`the ${spec.agent} session was not started: ${recorded.reason}`)
+    }
     await ChildSessions.prompt(this.client, sessionID, spec.prompt)
     return sessionID
   }
@@ -475,13 +503,16 @@ class OrchestratorImpl {
     )
   }
 
-  private async reviewMilestone(phase: number): Promise<void> {
+  private async reviewMilestone(phase: number, resumed: boolean): Promise<void> {
     const state = (await this.open()).state
-    const tasks = (state.graph?.tasks ?? []).filter((t) => t.phase === phase)
+    const tasks = (state.graph?.tasks ?? []).filter((t, i) => t.phase === phase && state.tasks[i]?.status === "merged")
     await this.spawn(
       { kind: "milestone", phase, nudged: false },
       { agent: "architect", directory: this.root, title: `Architect: milestone ${phase}`, prompt: ContextPack.milestone(phase, state.requirement, tasks) },
+      // Recorded before the first prompt: after a crash the review is known to have started.
+      resumed ? undefined : () => this.apply({ type: "milestone.reached", phase }),
     )
+    this.inbox.push(`MILESTONE phase ${phase}: every task of the phase is merged; the Architect reviews it against the requirement.`)
   }
 
   private async replan(text: string): Promise<void> {

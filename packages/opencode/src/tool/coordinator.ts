@@ -65,6 +65,16 @@ export namespace CoordinatorTools {
         args: { text: z.string().min(1).describe("the change to the requirement, in the user's words") },
         execute: (args, ctx) => guarded(() => orchestratorFor(ctx).change(args.text)),
       }),
+      air_pause: tool({
+        description: describe("air_pause"),
+        args: {},
+        execute: (_args, ctx) => guarded(() => orchestratorFor(ctx).pause()),
+      }),
+      air_resume: tool({
+        description: describe("air_resume"),
+        args: {},
+        execute: (_args, ctx) => guarded(() => orchestratorFor(ctx).resumeRun()),
+      }),
       // Architect
       air_propose: tool({
         description: describe("air_propose"),

@@ -36,7 +36,7 @@ describe("the role table", () => {
   })
 
   it("rows are exactly read-only tools plus the role's coordinator tools (or worker tools)", () => {
-    expect(Roles.table.main.tools).toEqual([...Roles.READ_ONLY, "air_submit", "air_confirm", "air_status", "air_listen", "air_change", "air_answer"])
+    expect(Roles.table.main.tools).toEqual([...Roles.READ_ONLY, "air_submit", "air_confirm", "air_status", "air_listen", "air_change", "air_answer", "air_pause", "air_resume"])
     expect(Roles.table.architect.tools).toEqual([...Roles.READ_ONLY, "air_propose", "air_plan", "air_delta", "air_adr", "air_milestone"])
     expect(Roles.table.reviewer.tools).toEqual([...Roles.READ_ONLY, "air_diff", "air_review"])
     expect(Roles.table.executor.tools).toEqual([...Roles.READ_ONLY, "edit", "write", "apply_patch", "bash", "air_report"])
@@ -48,7 +48,7 @@ describe("the role table", () => {
     expect(Roles.owners("air_status")).toEqual(["main", "scheduler"])
     expect(Roles.owners("task")).toEqual([])
     expect(Roles.offered("main", [...Roles.ENGINE_BUILTIN, ...Roles.AIR_TOOLS])).toEqual(
-      ["air_answer", "air_change", "air_confirm", "air_listen", "air_status", "air_submit", "glob", "grep", "lsp", "read"],
+      ["air_answer", "air_change", "air_confirm", "air_listen", "air_pause", "air_resume", "air_status", "air_submit", "glob", "grep", "lsp", "read"],
     )
     expect(Roles.isRole("build")).toBe(false)
     expect(Roles.of("executor")).toBe("executor")

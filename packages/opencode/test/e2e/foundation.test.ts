@@ -3,6 +3,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import type { ScriptedModel } from "@aircoding/scripted-model"
 import { Roles } from "../../src/agent"
+import { Paths, runProcess } from "../../src/engine"
 import { aircoding, engineEnv, opencodeRun, scriptedModel, texts, toolUses, writeScenario } from "../support/engine"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
 
@@ -37,6 +38,14 @@ beforeAll(async () => {
           { tool: "air_submit", args: { requirement: "Add calc::square." } },
           { tool: "air_listen", args: {}, until: "PLAN PROPOSED" },
           { text: "The Architect proposes a plan; please confirm it." },
+        ],
+      },
+      {
+        agent: "main",
+        match: "Call air_pause",
+        steps: [
+          { tool: "air_pause", args: {} },
+          { text: "There is no run to pause.", expect: { lastToolResultIncludes: ["Cannot pause"] } },
         ],
       },
       {
@@ -79,6 +88,20 @@ describe("AirCoding on the pinned engine", () => {
     // The architect is offered only its row of the whitelist: never bash, edit, write or task.
     for (const tool of ["bash", "edit", "write", "task"]) expect(architect[0]!.offered).not.toContain(tool)
     expect(texts(out.stdout)).toContain("please confirm it")
+  })
+
+  test("the TUI command /air-pause reaches Main with its template and runs through the Scheduler", async () => {
+    const project = sandbox.project("command")
+    const out = await runProcess(Paths.opencodeBinary(), ["run", "--agent", "main", "--format", "json", "--command", "air-pause"], {
+      cwd: project,
+      env: engineEnv(sandbox, model),
+      input: "",
+      timeoutMs: 240_000,
+    })
+    expect(out.code, out.stderr).toBe(0)
+    expect(toolUses(out.stdout).map((u) => u.tool)).toEqual(["air_pause"])
+    expect(texts(out.stdout)).toContain("There is no run to pause.")
+    expect(model.failures()).toEqual([])
   })
 
   test("a plugin that fails to import stops the launcher with a clear message", async () => {
