@@ -3,26 +3,34 @@ import { runProcess } from "./process"
 
 /**
  * OpenCode skips a plugin whose imports fail without a word, and the user would then be talking to a
- * plain OpenCode that does the work itself. Before handing over, ask the engine itself which agents
- * and tools it resolved, and stop loudly when AirCoding's are missing.
+ * plain OpenCode that does the work itself. Before handing over, ask the engine itself what it
+ * resolved — the agents in its config and the tools it offers Main — and stop loudly when AirCoding's
+ * are missing. Two engine processes, run side by side: about as long as one.
  */
 export namespace Verify {
-  export type AgentView = { name: string; tools: Record<string, boolean> }
-  export type Result =
-    | { ok: true; agents: AgentView[] }
-    | { ok: false; message: string; agents: AgentView[] }
+  export type Result = { ok: true; agents: string[]; config: Record<string, any> } | { ok: false; message: string; config?: Record<string, any> }
 
-  /** The engine's resolved view of one agent (`opencode debug agent NAME`), or why it has none. */
-  export async function agentView(name: string, cwd: string, env: NodeJS.ProcessEnv): Promise<AgentView | string> {
-    const out = await runProcess(Paths.opencodeBinary(), ["debug", "agent", name], { cwd, env, timeoutMs: 120_000 })
-    const start = out.stdout.indexOf("{")
-    if (out.code !== 0 || start < 0) return (out.stdout + out.stderr).trim() || `exit code ${out.code}`
+  function parseJson(stdout: string): Record<string, any> | undefined {
+    const start = stdout.indexOf("{")
+    if (start < 0) return undefined
     try {
-      const parsed = JSON.parse(out.stdout.slice(start))
-      return { name, tools: parsed.tools ?? {} }
+      return JSON.parse(stdout.slice(start))
     } catch {
-      return `unreadable output of "opencode debug agent ${name}"`
+      return undefined
     }
+  }
+
+  /** The engine's resolved config (`opencode debug config`): agents, model, plugins. */
+  export async function resolvedConfig(cwd: string, env: NodeJS.ProcessEnv): Promise<Record<string, any> | string> {
+    const out = await runProcess(Paths.opencodeBinary(), ["debug", "config"], { cwd, env, timeoutMs: 120_000 })
+    return parseJson(out.stdout) ?? ((out.stderr || out.stdout).trim().split("\n").slice(-3).join(" ") || `exit code ${out.code}`)
+  }
+
+  /** The tools the engine offers one agent (`opencode debug agent NAME`). */
+  export async function agentTools(name: string, cwd: string, env: NodeJS.ProcessEnv): Promise<Record<string, boolean> | string> {
+    const out = await runProcess(Paths.opencodeBinary(), ["debug", "agent", name], { cwd, env, timeoutMs: 120_000 })
+    const parsed = parseJson(out.stdout)
+    return parsed?.tools ?? ((out.stdout + out.stderr).trim() || `exit code ${out.code}`)
   }
 
   /** Imports the plugin entry here to surface the error the engine swallowed. */
@@ -37,35 +45,28 @@ export namespace Verify {
     }
   }
 
-  /**
-   * `expected` maps each agent to tools it must be offered (present and enabled). Missing agents or
-   * tools fail with a message that says what to do.
-   */
-  export async function plugin(
-    cwd: string,
-    env: NodeJS.ProcessEnv,
-    expected: Record<string, string[]>,
-  ): Promise<Result> {
-    const names = Object.keys(expected)
-    const views = await Promise.all(names.map((n) => agentView(n, cwd, env)))
-    const agents = views.filter((v): v is AgentView => typeof v !== "string")
+  /** `agents`: every agent that must be registered; `mainTools`: what the engine must offer `main`. */
+  export async function plugin(cwd: string, env: NodeJS.ProcessEnv, agents: readonly string[], mainTools: readonly string[]): Promise<Result> {
+    const [config, tools] = await Promise.all([resolvedConfig(cwd, env), agentTools("main", cwd, env)])
     const problems: string[] = []
-    views.forEach((v, i) => {
-      const name = names[i]!
-      if (typeof v === "string") {
-        problems.push(`agent "${name}" is missing`)
-        return
-      }
-      const absent = expected[name]!.filter((t) => v.tools[t] !== true)
-      if (absent.length) problems.push(`agent "${name}" lacks tools: ${absent.join(", ")}`)
-    })
-    if (problems.length === 0) return { ok: true, agents }
+    if (typeof config === "string") problems.push(`the engine could not resolve its config (${config})`)
+    else {
+      const missing = agents.filter((a) => !config.agent?.[a])
+      if (missing.length) problems.push(`agents missing: ${missing.join(", ")}`)
+    }
+    if (typeof tools === "string") problems.push(`agent "main" is missing`)
+    else {
+      const absent = mainTools.filter((t) => tools[t] !== true)
+      if (absent.length) problems.push(`agent "main" lacks tools: ${absent.join(", ")}`)
+    }
+    const resolved = typeof config === "string" ? undefined : config
+    if (problems.length === 0) return { ok: true, agents: [...agents], config: resolved! }
     const cause = await importError()
     const message = [
       "AirCoding did not load into OpenCode: " + problems.join("; ") + ".",
       cause ? `The plugin fails to import: ${cause}` : "The plugin imports, but the engine did not register it.",
       "Fix: run `bun install` at the AirCoding checkout, then `aircoding doctor`.",
     ].join("\n")
-    return { ok: false, message, agents }
+    return { ok: false, message, config: resolved }
   }
 }
