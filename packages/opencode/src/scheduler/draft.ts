@@ -319,6 +319,9 @@ export class Draft {
 
   private conflictsWithActive(node: TaskNode): boolean {
     for (const other of this.s.active) if (tasksConflict(this.node(other), node)) return true
+    // A merge still landing for a task the plan dropped holds its files until it lands (and is reverted).
+    const merging = this.s.merging
+    if (merging !== null && !this.s.active.includes(merging) && tasksConflict(this.node(merging), node)) return true
     return false
   }
 
