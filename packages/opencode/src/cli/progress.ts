@@ -54,6 +54,8 @@ export function describeEvent(e: Record<string, any>): string | undefined {
       return `${e.taskId}: ${e.result.role} reported`
     case "worker.failed":
       return `${e.taskId}: worker ${e.reason}: ${e.message}`
+    case "session.lost":
+      return `${e.taskId}: session lost in a restart; started again`
     case "timer.fired":
       return `${e.taskId}: ${e.kind === "inactivity" ? "no activity within the inactivity timeout" : "wall-clock cap reached"}`
     case "gates.passed":

@@ -524,6 +524,8 @@ export namespace RunView {
         return L("ev.question.answered", { questionId: e.questionId, answer: oneLine(e.answer, 80) })
       case "budget.spent":
         return L("ev.budget.spent", { kind: e.kind })
+      case "session.lost":
+        return L("ev.timer.fired", { kind: "restart" })
       case "timer.fired":
         return L("ev.timer.fired", { kind: e.kind })
       case "run.paused":

@@ -55,6 +55,11 @@ export const Event = z.discriminatedUnion("type", [
     reason: z.enum(["error", "aborted", "stalled", "timeout"]),
     message: z.string(),
   }),
+  /**
+   * The session of a task's worker or reviewer belonged to a process that died (AirCoding restarted). Not
+   * the session's fault: the same step starts again in a fresh session without spending the stall budget.
+   */
+  event("session.lost", { taskId, sessionId: z.string().min(1) }),
   event("gates.started", { taskId }),
   event("gates.passed", { taskId, evidence: z.record(z.string(), z.string()) }),
   event("gates.failed", { taskId, gate: z.enum(GATES), message: z.string(), evidencePath: z.string() }),

@@ -167,6 +167,20 @@ const RULES: { [T in EventType]: Handler<T> } = {
     d.schedule()
   },
 
+  "session.lost": (d, e) => {
+    const t = findTask(d, e.taskId)
+    if (typeof t === "string") return t
+    if (WORKER_STATUSES.includes(t.status)) {
+      if (t.sessionId !== e.sessionId) return `session ${e.sessionId} is not the current session of task ${t.id} (${t.sessionId ?? "none recorded"}); nothing was lost`
+      // A fresh session for the same step; stalls and repairs stay as they were.
+      d.dispatch(t.id, t.role ?? "executor", "its session was lost when AirCoding restarted")
+    } else if (t.status === "reviewing") {
+      if (t.reviewSessionId !== e.sessionId) return `session ${e.sessionId} is not the current review of task ${t.id} (${t.reviewSessionId ?? "none recorded"}); nothing was lost`
+      d.review(t.id, "its review session was lost when AirCoding restarted")
+    } else return `task ${t.id} is ${t.status}: no session of it runs`
+    d.schedule()
+  },
+
   "timer.fired": (d, e) => {
     const t = findTask(d, e.taskId)
     if (typeof t === "string") return t

@@ -101,6 +101,7 @@ function randomEvent(rng: () => number, state: SchedulerState): Event {
     { type: "task.dispatched", at, taskId, role: "executor", sessionId, attempt: 1 + Math.floor(rng() * 3) },
     { type: "worker.reported", at, taskId, sessionId, result: { taskId, role: "executor", summary: "" } },
     { type: "worker.failed", at, taskId, sessionId, reason: "error", message: "" },
+    { type: "session.lost", at, taskId, sessionId },
     { type: "gates.started", at, taskId },
     { type: "gates.passed", at, taskId, evidence: {} },
     { type: "gates.failed", at, taskId, gate: "build", message: "", evidencePath: "" },

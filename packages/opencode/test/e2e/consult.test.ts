@@ -1,0 +1,83 @@
+import { execFileSync } from "node:child_process"
+import { afterAll, beforeAll, describe, expect, test } from "vitest"
+import { makeSandbox, type Sandbox } from "../support/sandbox"
+import { commitStep, passingReviewer, runScenario, trivialProject, type RunResult } from "../support/runs"
+
+/**
+ * A repair budget spent: T-1's test gate keeps failing (the toolchain's test refuses the word BAD), the
+ * Debugger's one repair (AIRCODING_REPAIR_BUDGET=1) does not help, so the Scheduler consults the
+ * scheduler agent; it chooses "block"; Main asks the user the one question, answers it with air_answer,
+ * the task runs again with the answer in its prompt, merges, and the run finishes.
+ */
+const requirement = "Write the release notes."
+const tasks = [{ id: "T-1", title: "Write the release notes", kind: "test", writeSet: [{ path: "notes.md", action: "create" }], doneWhen: "notes.md exists and the notes check passes" }]
+const answer = "Never write the word BAD in the notes."
+const scenario = {
+  name: "consult",
+  scripts: [
+    {
+      agent: "main",
+      steps: [
+        { tool: "air_submit", args: { requirement } },
+        { tool: "air_listen", args: {}, until: "QUESTION T-1:blocked:1" },
+        { tool: "air_answer", args: { questionId: "T-1:blocked:1", answer } },
+        { tool: "air_listen", args: {}, until: "RUN ENDED: done" },
+        { text: "Done." },
+      ],
+    },
+    { agent: "architect", match: "^Requirement:", steps: [{ tool: "air_propose", args: { summary: "One task." } }, { tool: "air_plan", args: { tasks } }, { text: "Planned." }] },
+    {
+      agent: "executor",
+      match: "^Task T-1:[\\s\\S]*\\(attempt 1\\)",
+      steps: [{ tool: "write", args: { filePath: "notes.md", content: "BAD notes\n" } }, commitStep("notes"), { tool: "air_report", args: { summary: "Wrote the notes." } }, { text: "Reported." }],
+    },
+    { agent: "debugger", match: "^Task T-1:", steps: [{ tool: "air_report", args: { summary: "I could not find what the check wants." } }, { text: "Reported." }] },
+    { agent: "scheduler", match: "^Consult on task T-1:", steps: [{ tool: "air_decide", args: { choice: "block", reason: "the same check failed twice; the user must say what it wants" } }, { text: "Decided." }] },
+    {
+      agent: "executor",
+      match: "^Task T-1:[\\s\\S]*\\(attempt 3\\)",
+      steps: [
+        { tool: "edit", args: { filePath: "notes.md", oldString: "BAD notes", newString: "Good notes" }, expect: { lastUserIncludes: [answer] } },
+        commitStep("fix notes"),
+        { tool: "air_report", args: { summary: "Rewrote the notes as the user asked." } },
+        { text: "Reported." },
+      ],
+    },
+    passingReviewer,
+  ],
+}
+
+let sandbox: Sandbox
+let project: string
+let r: RunResult
+
+beforeAll(async () => {
+  sandbox = makeSandbox("air-consult-")
+  project = trivialProject(sandbox, { "README.md": "# Notes\n" }, { test: ["if grep -q BAD notes.md; then echo 'notes.md contains BAD' >&2; exit 1; fi"] })
+  r = await runScenario(sandbox, project, scenario, { input: requirement, env: { AIRCODING_REPAIR_BUDGET: "1" } })
+}, 900_000)
+
+afterAll(() => sandbox?.cleanup())
+
+describe("a spent repair budget: consult, then a question to the user, answered", () => {
+  test("the run finishes done with T-1 merged", () => {
+    expect(r.code, r.stderr.slice(-3000)).toBe(0)
+    expect(r.summary.status).toBe("done")
+    expect(r.summary.tasks.map((t: any) => [t.id, t.state])).toEqual([["T-1", "merged"]])
+    expect(execFileSync("git", ["show", "main:notes.md"], { cwd: project, encoding: "utf8" })).toBe("Good notes\n")
+  })
+
+  test("executor, debugger, consult (block), question, answer, executor again", () => {
+    const story = r.events
+      .filter((e) => ["task.dispatched", "gates.failed", "consult.answered", "question.answered", "merge.succeeded"].includes(e.type))
+      .map((e) => (e.type === "task.dispatched" ? `${e.role}:${e.attempt}` : e.type === "consult.answered" ? `consult:${e.choice}` : e.type === "gates.failed" ? `failed:${e.gate}` : e.type))
+    expect(story).toEqual(["executor:1", "failed:test", "debugger:2", "failed:test", "consult:block", "question.answered", "executor:3", "merge.succeeded"])
+    expect(r.events.find((e) => e.type === "question.answered").answer).toBe(answer)
+  })
+
+  test("the scheduler agent was asked once; Main once per turn", () => {
+    const by = (a: string) => r.modelLog.filter((l) => l.agent === a).length
+    expect(by("scheduler")).toBe(2)
+    expect(by("main")).toBeGreaterThanOrEqual(5)
+  })
+})

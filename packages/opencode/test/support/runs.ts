@@ -1,0 +1,93 @@
+import { execFileSync } from "node:child_process"
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { basename, dirname, join } from "node:path"
+import { aircoding, writeScenario } from "./engine"
+import type { Sandbox } from "./sandbox"
+
+/**
+ * A tiny project for orchestration tests: text files and a toolchain whose build and test are `true`
+ * (plus any command given), so the gates cost milliseconds and a test pays only for the engine.
+ */
+export function trivialProject(sandbox: Sandbox, files: Record<string, string>, toolchain: { build?: string[]; test?: string[] } = {}): string {
+  const project = sandbox.project("proj")
+  const all: Record<string, string> = {
+    ".air/shared/rules/toolchain.json": JSON.stringify({
+      schemaVersion: 1,
+      build: toolchain.build ?? ["true"],
+      test: toolchain.test ?? ["true"],
+      analysis: { cppcheck: { enabled: false } },
+    }),
+    ...files,
+  }
+  for (const [path, text] of Object.entries(all)) {
+    const file = join(project, path)
+    mkdirSync(dirname(file), { recursive: true })
+    writeFileSync(file, text)
+  }
+  execFileSync("git", ["add", "-A"], { cwd: project, env: sandbox.env })
+  execFileSync("git", ["commit", "-qm", "sample"], { cwd: project, env: sandbox.env })
+  return project
+}
+
+export const commitStep = (msg: string) => ({ tool: "bash", args: { command: `git add -A && git commit -q -m "${msg}"`, description: "commit" } })
+
+/** A reviewer that passes every task. */
+export const passingReviewer = {
+  agent: "reviewer",
+  match: "^Review task (?<id>[A-Za-z0-9_.-]+):",
+  steps: [
+    { tool: "air_diff", args: {} },
+    { tool: "air_review", args: { verdict: "pass", rows: [{ designRef: "{{id}}: done when", code: "the diff of {{id}}", status: "match", note: "" }], findings: [] } },
+    { text: "Reviewed {{id}}." },
+  ],
+}
+
+/** An executor step list that writes one file and reports. */
+export function writeAndReport(path: string, content: string, msg: string) {
+  return [
+    { tool: "write", args: { filePath: path, content } },
+    commitStep(msg),
+    { tool: "air_report", args: { summary: msg } },
+    { text: "Reported." },
+  ]
+}
+
+export type RunResult = { code: number; stdout: string; stderr: string; summary: any; events: any[]; modelLog: any[] }
+
+export async function runScenario(
+  sandbox: Sandbox,
+  project: string,
+  scenario: Record<string, unknown>,
+  opts: { input: string; env?: Record<string, string>; args?: string[]; timeoutMs?: number; name?: string },
+): Promise<RunResult> {
+  const log = join(sandbox.root, `${opts.name ?? "model"}.jsonl`)
+  const out = await aircoding(["run", project, "--yes", "--json", "--scripted", writeScenario(sandbox, scenario, `${opts.name ?? "scenario"}.json`), ...(opts.args ?? [])], {
+    cwd: project,
+    input: opts.input,
+    timeoutMs: opts.timeoutMs,
+    env: { ...sandbox.env, AIRCODING_SCRIPTED_LOG: log, AIRCODING_INACTIVITY_MS: "20000", AIRCODING_LISTEN_MS: "600000", ...opts.env },
+  })
+  let summary: any
+  try {
+    summary = JSON.parse(out.stdout)
+  } catch {
+    throw new Error(`aircoding run printed no JSON summary (exit ${out.code}):\n${out.stdout}\n${out.stderr.slice(-4000)}`)
+  }
+  const events = readJsonl(join(project, ".air/local/state/events.jsonl"))
+  const modelLog = readJsonl(log)
+  // AIR_TEST_DUMP=<dir>: keep the log, the model's requests and stderr of the run, to read after the sandbox is gone.
+  const dump = process.env.AIR_TEST_DUMP
+  if (dump) {
+    mkdirSync(dump, { recursive: true })
+    const name = opts.name ?? basename(sandbox.root)
+    writeFileSync(join(dump, `${name}.events.jsonl`), events.map((e) => JSON.stringify(e)).join("\n"))
+    writeFileSync(join(dump, `${name}.model.jsonl`), modelLog.map((e) => JSON.stringify(e)).join("\n"))
+    writeFileSync(join(dump, `${name}.stderr.txt`), out.stderr)
+  }
+  return { ...out, summary, events, modelLog }
+}
+
+export function readJsonl(file: string): any[] {
+  if (!existsSync(file)) return []
+  return readFileSync(file, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l))
+}
