@@ -5,7 +5,7 @@ import { runProcess } from "./process"
  * OpenCode skips a plugin whose imports fail without a word, and the user would then be talking to a
  * plain OpenCode that does the work itself. Before handing over, ask the engine itself what it
  * resolved — the agents in its config and the tools it offers Main — and stop loudly when AirCoding's
- * are missing. Two engine processes, run side by side: about as long as one.
+ * are missing.
  */
 export namespace Verify {
   export type Result = { ok: true; agents: string[]; config: Record<string, any> } | { ok: false; message: string; config?: Record<string, any> }
@@ -47,7 +47,9 @@ export namespace Verify {
 
   /** `agents`: every agent that must be registered; `mainTools`: what the engine must offer `main`. */
   export async function plugin(cwd: string, env: NodeJS.ProcessEnv, agents: readonly string[], mainTools: readonly string[]): Promise<Result> {
-    const [config, tools] = await Promise.all([resolvedConfig(cwd, env), agentTools("main", cwd, env)])
+    // One after the other: two engines starting at once on a fresh data dir race to create its database.
+    const config = await resolvedConfig(cwd, env)
+    const tools = await agentTools("main", cwd, env)
     const problems: string[] = []
     if (typeof config === "string") problems.push(`the engine could not resolve its config (${config})`)
     else {

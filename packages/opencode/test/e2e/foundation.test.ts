@@ -28,7 +28,7 @@ beforeAll(async () => {
         match: "^What is the state",
         steps: [
           { tool: "air_status", args: {}, expect: { offeredExactly: mainTools } },
-          { text: "AirCoding is ready; no run yet.", expect: { lastToolResultIncludes: ["No AirCoding run"] } },
+          { text: "AirCoding is ready; no run yet.", expect: { lastToolResultIncludes: ["Waiting for: a requirement"] } },
         ],
       },
       {
