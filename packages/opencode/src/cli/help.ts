@@ -19,8 +19,10 @@ Options for the TUI:
 
 Usage:
   aircoding run [dir] [--yes] [--json] [--scripted FILE] < requirement.txt
+  aircoding run [dir] --resume [--json] [--scripted FILE]
 
 Reads the requirement from stdin and gives it to the main agent in dir (default: .).
+  --resume          continue the run in progress (after a crash or a kill) from its event log; no stdin
   --yes             confirm the Architect's plan without asking (headless runs cannot ask)
   --json            print a JSON summary on stdout instead of the text answer
   --scripted FILE   use the scripted model with this scenario instead of your configured model

@@ -34,10 +34,11 @@ const commands: Record<string, Command> = {
       yes: { type: "boolean" },
       json: { type: "boolean" },
       scripted: { type: "string" },
+      resume: { type: "boolean" },
     } as const)
     if (values.help) return print(Help.run)
     const { run } = await import("./run")
-    return run(positionals[0], { yes: Boolean(values.yes), json: Boolean(values.json), scripted: values.scripted as string | undefined })
+    return run(positionals[0], { yes: Boolean(values.yes), json: Boolean(values.json), scripted: values.scripted as string | undefined, resume: Boolean(values.resume) })
   },
   async doctor(argv) {
     const { values, positionals } = parse(argv, { json: { type: "boolean" } } as const)

@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs"
 import { join } from "node:path"
+import { FinalCheck } from "../scheduler/final-check"
 import { RunReport } from "../scheduler/run-report"
 import { Store } from "../scheduler/store"
 import { runMainAgent, type EngineTranscript } from "./headless"
@@ -85,8 +86,26 @@ export function printSummary(outcome: RunOutcome, json: boolean): void {
   for (const e of s.errors) process.stderr.write(Ui.red(`error: ${e}\n`))
 }
 
-export async function run(dirArg: string | undefined, opts: { yes: boolean; json: boolean; scripted?: string }): Promise<number> {
+/** What Main is told when a run is resumed: the Scheduler resumes from its log when Main first listens. */
+export const RESUME_PROMPT =
+  "Resume the AirCoding run in this project: it was interrupted. Call air_listen now, and again after each answer, until it says RUN ENDED."
+
+export async function run(dirArg: string | undefined, opts: { yes: boolean; json: boolean; scripted?: string; resume?: boolean }): Promise<number> {
   const dir = Launch.projectDir(dirArg)
+  if (opts.resume) {
+    const state = await finalState(dir)
+    if (!state || state.stage === "idle") throw new UsageError(`no AirCoding run to resume in ${dir}; start one with: aircoding run [dir] < requirement.txt`)
+    if (state.finished && state.questions.length === 0) {
+      // Nothing left to do: say how it ended, as the run itself would have (the final check may have died with it).
+      if (state.finished.status === "done" && !FinalCheck.read(dir)) await FinalCheck.run(dir)
+      const outcome = { exitCode: state.finished.status === "done" ? 0 : 2, summary: { ...RunReport.summary(dir, state), answer: "", wallTimeMs: 0, errors: [] } }
+      printSummary(outcome, opts.json)
+      return outcome.exitCode
+    }
+    const outcome = await headlessRun(dir, RESUME_PROMPT, opts)
+    printSummary(outcome, opts.json)
+    return outcome.exitCode
+  }
   const requirement = await readStdin()
   if (!requirement) throw new UsageError("no requirement on stdin; usage: aircoding run [dir] < requirement.txt")
   const outcome = await headlessRun(dir, requirement, opts)

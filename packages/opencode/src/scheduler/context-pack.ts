@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import type { TaskNode } from "./task.schema"
 import type { TaskRuntime } from "./state"
@@ -98,6 +98,33 @@ export namespace ContextPack {
       "Options (choose exactly one with air_decide):",
       ...options.map((o) => `- ${o}`),
     ].join("\n")
+  }
+
+  /** Everything the Architect needs to write a plan delta: the change, the graph as it runs, the ADRs in force. */
+  export function change(root: string, text: string, graph: { tasks: TaskNode[] } | null, statusOf: (id: string) => string | undefined): string {
+    const lines = ["Requirement change:", text, "", "Current task graph (id · status · phase · kind · title · write-set · ADRs):"]
+    for (const t of graph?.tasks ?? [])
+      lines.push(
+        `- ${t.id} · ${statusOf(t.id) ?? "pending"} · phase ${t.phase} · ${t.kind} · ${t.title} · ${t.writeSet.map((w) => `${w.path}(${w.action})`).join(", ") || "no files"}${t.adrRefs.length ? ` · ${t.adrRefs.join(", ")}` : ""}${t.deps.length ? ` · after ${t.deps.join(", ")}` : ""}`,
+      )
+    const dir = join(root, ".air", "shared", "plan", "adr")
+    const adrs = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".md")).sort() : []
+    lines.push("", "ADRs:")
+    if (adrs.length === 0) lines.push("- (none)")
+    for (const f of adrs) {
+      const text = readFileSync(join(dir, f), "utf8")
+      const status = /^Status:\s*(.+)$/m.exec(text)?.[1]?.trim() ?? "unknown"
+      lines.push(`- ${f.replace(/\.md$/, "")} (${status}): ${text.split("\n")[0]!.replace(/^#\s*/, "")}`)
+    }
+    lines.push(
+      "",
+      "Write a plan delta against this graph with air_delta: add the new tasks, remove or modify the ones the change",
+      "makes wrong, and list in supersedesAdrs every ADR the change replaces (write the new ADR first with air_adr,",
+      "with `supersedes`). The Scheduler invalidates exactly the tasks the delta reaches: running ones are aborted",
+      "(their worktrees kept for reference), merged ones are reverted by their air/done tag. A merged task that must",
+      "be redone gets a new id in `add` (and its old id in `remove`). Leave every other task alone.",
+    )
+    return lines.join("\n")
   }
 
   export function milestone(phase: number, requirement: string, tasks: TaskNode[]): string {

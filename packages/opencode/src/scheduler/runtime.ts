@@ -85,10 +85,17 @@ class OrchestratorImpl {
    * on (command ids make that safe), and report the sessions of the old process as lost.
    */
   private resume(state: SchedulerState): void {
-    if (state.stage === "idle" || state.finished) return
+    if (state.stage === "idle") return
+    if (state.finished) {
+      // The process may have died between the last merge and the final build of the integration branch.
+      if (state.finished.status === "done" && !FinalCheck.read(this.root))
+        void FinalCheck.run(this.root).catch((err) => this.inbox.push(`The final build of the integration branch could not run: ${(err as Error).message}`))
+      return
+    }
     this.integration = RunReport.runInfo(this.root)?.integration
     this.inbox.push(`Resuming run ${state.runId} from the event log (stage ${state.stage}).`)
     for (const cmd of outstanding(state)) this.execute(cmd)
+    void this.resumeReverts(state).catch((err) => this.inbox.push(`Could not finish a revert after the restart: ${(err as Error).message}`, true))
     for (const t of state.tasks) {
       // Sessions of the dead process: lost, not failed — the same step starts again at no cost to the budgets.
       if ((t.status === "running" || t.status === "debugging") && t.sessionId) void this.apply({ type: "session.lost", taskId: t.id, sessionId: t.sessionId })
@@ -425,6 +432,7 @@ class OrchestratorImpl {
 
   private async dispatch(taskId: string, role: "executor" | "debugger", attempt: number): Promise<void> {
     const task = this.task(taskId)
+    await this.reverting
     const wt = await Worktrees.create(this.root, taskId, this.integrationBranch())
     const prompt = ContextPack.worker(this.root, role, task, this.runtimeOf(taskId), wt, attempt)
     await this.spawn(
@@ -492,8 +500,43 @@ class OrchestratorImpl {
     )
   }
 
-  private async revert(taskId: string): Promise<void> {
-    await MergeQueue.revert({ root: this.root, taskId, integration: this.integrationBranch() })
+  /** Undoes a merged task by its air/done tag (idempotent: a revert already made is recognised by its tag). */
+  private revert(taskId: string): Promise<void> {
+    // Work dispatched after a plan delta starts from the integration branch without the reverted change.
+    const next = this.reverting.then(() => this.revertNow(taskId))
+    this.reverting = next.catch(() => undefined)
+    return next
+  }
+
+  /** Reverts in flight: a dispatch waits for them before it branches off the integration branch. */
+  private reverting: Promise<void> = Promise.resolve()
+
+  private async revertNow(taskId: string): Promise<void> {
+    const result = await MergeQueue.revert({ root: this.root, taskId, integration: this.integrationBranch() })
+    if (result.status === "conflict")
+      this.inbox.push(
+        `The revert of ${taskId} conflicts with later work in ${result.files.join(", ") || "(files not named)"}: ${result.message}. ` +
+          `${this.integrationBranch()} still holds ${taskId}'s change; ask the user to revert it by hand (git revert ${await this.doneCommit(taskId)}) or to change the plan.`,
+        true,
+      )
+    else this.inbox.push(`task ${taskId} reverted on ${this.integrationBranch()} (${result.tag})`)
+  }
+
+  private async doneCommit(taskId: string): Promise<string> {
+    return (await git(this.root, ["rev-parse", "--short", `refs/tags/${Worktrees.doneTag(taskId)}^{commit}`]).catch(() => Worktrees.doneTag(taskId))).trim()
+  }
+
+  /**
+   * Reverts are not in the state's outstanding work (the delta already reset the task): after a restart, a task
+   * that is no longer merged but still has its air/done tag is reverted now (a finished revert is recognised).
+   */
+  private async resumeReverts(state: SchedulerState): Promise<void> {
+    for (const t of state.tasks) {
+      if (t.status === "merged" || t.status === "merging" || t.status === "merge_queued") continue
+      if (!t.history.some((h) => h.to === "merged")) continue
+      const has = (tag: string) => git(this.root, ["rev-parse", "-q", "--verify", `refs/tags/${tag}`]).then(() => true, () => false)
+      if ((await has(Worktrees.doneTag(t.id))) && !(await has(Worktrees.revertedTag(t.id)))) await this.revert(t.id)
+    }
   }
 
   private async consult(taskId: string, question: string, options: string[]): Promise<void> {
@@ -516,7 +559,8 @@ class OrchestratorImpl {
   }
 
   private async replan(text: string): Promise<void> {
-    const prompt = [`Requirement change:`, text, "", "Produce a plan delta against the current task graph with air_delta (and ADRs with air_adr where a decision changes)."].join("\n")
+    const state = (await this.open()).state
+    const prompt = ContextPack.change(this.root, text, state.graph, (id) => state.tasks.find((t) => t.id === id)?.status)
     this.architectSessionID = await this.spawn(
       { kind: "architect", nudged: false },
       { agent: "architect", directory: this.root, title: "Architect: change", prompt },
