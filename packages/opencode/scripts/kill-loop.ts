@@ -1,0 +1,206 @@
+/**
+ * Crash and resume, by hand or from a test: starts `aircoding run` on a small plan (three independent
+ * docs tasks, a toolchain of `true`), kills the whole process tree (aircoding, the engine, the scripted
+ * model) with SIGKILL at random moments, resumes with `aircoding run --resume`, and at the end lets the
+ * run finish and checks that every task was merged exactly once and the integration branch builds.
+ *
+ *   bun packages/opencode/scripts/kill-loop.ts [--kills N] [--min-ms A] [--max-ms B] [--seed S] [--keep]
+ */
+import { spawn, execFileSync } from "node:child_process"
+import { readFileSync, statSync } from "node:fs"
+import { join } from "node:path"
+import { aircodingBin, bunBinary, makeSandbox, type Sandbox } from "../test/support/sandbox"
+import { passingReviewer, readJsonl, trivialProject } from "../test/support/runs"
+import { writeScenario } from "../test/support/engine"
+
+export const REQUIREMENT = "Write three notes: alpha, beta and gamma."
+export const TASK_IDS = ["T-1", "T-2", "T-3"]
+
+const tasks = TASK_IDS.map((id, i) => ({
+  id,
+  title: `Write note ${["alpha", "beta", "gamma"][i]}`,
+  kind: "docs",
+  writeSet: [{ path: `notes/${id}.md`, action: "create" }],
+  doneWhen: `notes/${id}.md exists`,
+}))
+
+export const scenario = {
+  name: "kill-loop",
+  scripts: [
+    { agent: "main", match: "^Resume the AirCoding run", steps: [{ tool: "air_listen", args: {}, until: "RUN ENDED" }, { text: "Resumed to the end." }] },
+    { agent: "main", steps: [{ tool: "air_submit", args: { requirement: REQUIREMENT } }, { tool: "air_listen", args: {}, until: "RUN ENDED" }, { text: "Done." }] },
+    { agent: "architect", match: "^Requirement:", steps: [{ tool: "air_propose", args: { summary: "Three independent notes." } }, { tool: "air_plan", args: { tasks } }, { text: "Planned." }] },
+    {
+      agent: "executor",
+      match: "^Task (?<id>T-\\d+):",
+      steps: [
+        // Idempotent: a session started again after a kill finds its earlier work and keeps it.
+        { tool: "bash", args: { command: 'mkdir -p notes && echo "note {{id}}" > notes/{{id}}.md && git add -A && (git diff --cached --quiet || git commit -q -m "note {{id}}")', description: "write and commit" } },
+        { tool: "air_report", args: { summary: "Wrote notes/{{id}}.md." } },
+        { text: "Reported." },
+      ],
+    },
+    // Only if a gate failed after a kill: the debugger finds the note committed and reports.
+    { agent: "debugger", match: "^Task (?<id>T-\\d+):", steps: [{ tool: "bash", args: { command: "git status --short; git log --oneline -3", description: "evidence" } }, { tool: "air_report", args: { summary: "Checked the note." } }, { text: "Reported." }] },
+    passingReviewer,
+  ],
+}
+
+export type Attempt = { kind: "start" | "resume"; delayMs: number | null; code: number | null; killed: boolean; ms: number }
+export type LoopResult = { project: string; attempts: Attempt[]; kills: number; final: { code: number | null; stdout: string; stderr: string }; problems: string[] }
+
+function rng(seed: number) {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+function size(file: string): number {
+  try {
+    return statSync(file).size
+  } catch {
+    return 0
+  }
+}
+
+/**
+ * Runs aircoding in its own process group. With `killAfterMs`, the group is killed that long after the new
+ * process first talks to the model (its engine is up and working): the moments a kill can hurt, not the
+ * seconds of start-up, which cost nothing to lose. Never armed within `armCapMs`: killed then anyway.
+ */
+function runOnce(sandbox: Sandbox, project: string, args: string[], input: string | null, killAfterMs: number | null, timeoutMs: number, armCapMs = 120_000) {
+  const modelLog = join(sandbox.root, "model.jsonl")
+  return new Promise<{ code: number | null; killed: boolean; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(bunBinary(), [aircodingBin, ...args], {
+      cwd: project,
+      env: { ...sandbox.env, AIRCODING_SCRIPTED_LOG: modelLog, AIRCODING_INACTIVITY_MS: "20000", AIRCODING_LISTEN_MS: "600000" },
+      detached: true,
+      stdio: ["pipe", "pipe", "pipe"],
+    })
+    let stdout = ""
+    let stderr = ""
+    let killed = false
+    child.stdout!.on("data", (d) => (stdout += d))
+    child.stderr!.on("data", (d) => (stderr += d))
+    child.stdin!.end(input ?? "")
+    const kill = () => {
+      killed = true
+      try {
+        process.kill(-child.pid!, "SIGKILL")
+      } catch {}
+    }
+    let timer = setTimeout(kill, killAfterMs === null ? timeoutMs : armCapMs)
+    const before = size(modelLog)
+    const arm =
+      killAfterMs === null
+        ? undefined
+        : setInterval(() => {
+            if (size(modelLog) === before) return
+            clearInterval(arm)
+            clearTimeout(timer)
+            timer = setTimeout(kill, killAfterMs)
+          }, 50)
+    child.on("exit", (code) => {
+      clearTimeout(timer)
+      if (arm) clearInterval(arm)
+      // Whatever is left of the group (the engine) goes too, so no orphan keeps a lock.
+      try {
+        process.kill(-child.pid!, "SIGKILL")
+      } catch {}
+      setTimeout(() => resolve({ code, killed, stdout, stderr }), 200)
+    })
+  })
+}
+
+const started = (project: string) => readJsonl(join(project, ".air/local/state/events.jsonl")).some((e) => e.type === "run.started")
+
+export async function killLoop(opts: { kills: number; minMs: number; maxMs: number; seed: number; sandbox?: Sandbox; finalTimeoutMs?: number; log?: (s: string) => void }): Promise<LoopResult> {
+  const sandbox = opts.sandbox ?? makeSandbox("air-kill-")
+  const project = trivialProject(sandbox, { "README.md": "# Notes\n" }, { build: ["true"], test: ["test -f README.md"] })
+  const scenarioFile = writeScenario(sandbox, scenario)
+  const random = rng(opts.seed)
+  const attempts: Attempt[] = []
+  const log = opts.log ?? (() => {})
+  let kills = 0
+  const args = (resume: boolean) => ["run", project, "--yes", "--json", "--scripted", scenarioFile, ...(resume ? ["--resume"] : [])]
+  while (kills < opts.kills) {
+    const resume = started(project)
+    const delayMs = Math.round(opts.minMs + random() * (opts.maxMs - opts.minMs))
+    const t0 = Date.now()
+    const out = await runOnce(sandbox, project, args(resume), resume ? null : REQUIREMENT, delayMs, 600_000)
+    attempts.push({ kind: resume ? "resume" : "start", delayMs, code: out.code, killed: out.killed, ms: Date.now() - t0 })
+    if (out.killed) kills++
+    log(`${resume ? "resume" : "start "} kill ${delayMs} ms after its first model request: ${out.killed ? "killed" : `ended (exit ${out.code})`} after ${Date.now() - t0} ms; events: ${readJsonl(join(project, ".air/local/state/events.jsonl")).length}`)
+    if (!out.killed) {
+      const summary = safeJson(out.stdout)
+      if (summary?.status === "done") break
+    }
+  }
+  let final = { code: 0 as number | null, stdout: "", stderr: "" }
+  for (let i = 0; i < 3; i++) {
+    const resume = started(project)
+    const t0 = Date.now()
+    const out = await runOnce(sandbox, project, args(resume), resume ? null : REQUIREMENT, null, opts.finalTimeoutMs ?? 600_000)
+    attempts.push({ kind: resume ? "resume" : "start", delayMs: null, code: out.code, killed: out.killed, ms: Date.now() - t0 })
+    final = out
+    log(`final ${resume ? "resume" : "start"}: exit ${out.code}`)
+    if (safeJson(out.stdout)?.status === "done") break
+  }
+  return { project, attempts, kills, final, problems: check(project, safeJson(final.stdout)) }
+}
+
+function safeJson(text: string): any {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+/** What must hold at the end, whatever the kills did. */
+export function check(project: string, summary: any): string[] {
+  const problems: string[] = []
+  const git = (...a: string[]) => execFileSync("git", a, { cwd: project, encoding: "utf8" }).trim()
+  if (summary?.status !== "done") problems.push(`the run ended ${summary?.status ?? "without a summary"}`)
+  if (summary && summary.final?.passed !== true) problems.push(`the final check of the integration branch: ${summary.final?.summary ?? "did not run"}`)
+  const tags = git("tag", "--list", "air/done/*").split("\n").filter(Boolean).sort()
+  if (JSON.stringify(tags) !== JSON.stringify(TASK_IDS.map((id) => `air/done/${id}`))) problems.push(`tags: ${tags.join(", ")}`)
+  const trailers = git("log", "main", "--format=%(trailers:key=Air-Task,valueonly)").split("\n").filter(Boolean)
+  for (const id of TASK_IDS) {
+    const n = trailers.filter((t) => t.trim() === id).length
+    if (n !== 1) problems.push(`${id} has ${n} squash commit(s) on main`)
+    let text = ""
+    try {
+      text = git("show", `main:notes/${id}.md`)
+    } catch {}
+    if (text !== `note ${id}`) problems.push(`notes/${id}.md is not on main`)
+  }
+  const events = readJsonl(join(project, ".air/local/state/events.jsonl"))
+  for (const id of TASK_IDS) {
+    const merged = events.filter((e) => e.type === "merge.succeeded" && e.taskId === id).length
+    if (merged !== 1) problems.push(`${id}: ${merged} merge.succeeded events`)
+  }
+  const blocked = events.filter((e) => e.type === "worker.failed" || (e.type === "timer.fired" && e.kind === "inactivity"))
+  if (blocked.length > 0) problems.push(`sessions failed or stalled: ${blocked.map((e) => `${e.type}:${e.taskId}`).join(", ")}`)
+  if (readFileSync(join(project, "README.md"), "utf8") !== "# Notes\n") problems.push("README.md changed")
+  return problems
+}
+
+if (import.meta.main) {
+  const arg = (name: string, dflt: number) => {
+    const i = process.argv.indexOf(`--${name}`)
+    return i >= 0 ? Number(process.argv[i + 1]) : dflt
+  }
+  const keep = process.argv.includes("--keep")
+  const sandbox = makeSandbox("air-kill-")
+  const result = await killLoop({ kills: arg("kills", 50), minMs: arg("min-ms", 0), maxMs: arg("max-ms", 8000), seed: arg("seed", Date.now() % 100000), sandbox, log: (s) => console.log(s) })
+  console.log(`${result.kills} kills; ${result.problems.length ? `PROBLEMS:\n- ${result.problems.join("\n- ")}` : "every task merged exactly once, integration branch green"}`)
+  if (keep || result.problems.length) console.log(`project kept at ${result.project}`)
+  else sandbox.cleanup()
+  process.exit(result.problems.length ? 1 : 0)
+}
