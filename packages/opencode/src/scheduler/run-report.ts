@@ -3,6 +3,7 @@ import { join, relative } from "node:path"
 import type { SchedulerState } from "./state"
 import { FinalCheck } from "./final-check"
 import { Usage } from "./usage"
+import { Budget } from "./budget"
 
 /** How a run looks to people and to CI: status lines, the end-of-run text, the JSON summary. */
 export namespace RunReport {
@@ -16,6 +17,8 @@ export namespace RunReport {
     evidenceRoot: string
     /** The Scheduler's own build and test run of the integration branch after the last merge. */
     final: FinalCheck.Result | null
+    /** What the run spent against its budgets (tokens only as far as this process saw them). */
+    spent?: { requests: number; minutes: number; byTask: Record<string, number> }
   }
 
   export function runInfo(root: string): { runId: string; integration: string; mainSessionID: string } | undefined {
@@ -57,9 +60,15 @@ export namespace RunReport {
       })),
       questions: state.questions.map((q) => ({ questionId: q.questionId, text: q.text })),
       modelRequests: Usage.byAgent(root),
+      spent: spentOf(root),
       evidenceRoot: ".air/local/evidence",
       final: FinalCheck.read(root) ?? null,
     }
+  }
+
+  function spentOf(root: string): Summary["spent"] {
+    const s = Budget.spent(root, Budget.readEvents(root), Date.now())
+    return { requests: s.run.requests, minutes: s.run.minutes, byTask: Object.fromEntries(Object.entries(s.tasks).map(([id, t]) => [id, t.requests])) }
   }
 
   export function progressLine(state: SchedulerState): string {

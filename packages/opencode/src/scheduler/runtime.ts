@@ -20,6 +20,7 @@ import { git } from "./git"
 import { Gates } from "./gates"
 import { MergeQueue } from "./merge"
 import { RunReport } from "./run-report"
+import { Budget } from "./budget"
 import { FinalCheck } from "./final-check"
 
 type Client = PluginInput["client"]
@@ -618,6 +619,7 @@ class OrchestratorImpl {
         this.inbox.push(`The ${purpose.kind} session stalled (no activity for ${inactivityMs} ms) and was aborted.`, true)
       }
     }
+    await this.checkBudgets().catch((err) => this.inbox.push(`Budget check failed: ${(err as Error).message}`))
     const cap = this.state?.config?.wallClockMs
     if (!cap) return
     const now = Date.now()
@@ -625,6 +627,43 @@ class OrchestratorImpl {
       if (now - since <= cap) continue
       this.taskStarted.delete(taskId)
       await this.apply({ type: "timer.fired", taskId, kind: "wallclock" })
+    }
+  }
+
+  /** Tokens each session used, as the engine reported them (kept after the session ends). */
+  private sessionTokens = new Map<string, { taskId?: string; tokens: number }>()
+
+  private tokens(): { run: number; byTask: Map<string, number> } {
+    for (const [sessionID, purpose] of this.purposes) {
+      const stats = ChildSessions.stats(sessionID)
+      if (stats) this.sessionTokens.set(sessionID, { taskId: "taskId" in purpose ? purpose.taskId : undefined, tokens: stats.tokens })
+    }
+    let run = 0
+    const byTask = new Map<string, number>()
+    for (const { taskId, tokens } of this.sessionTokens.values()) {
+      run += tokens
+      if (taskId) byTask.set(taskId, (byTask.get(taskId) ?? 0) + tokens)
+    }
+    return { run, byTask }
+  }
+
+  /** What the run has spent against its budgets; also shown by air_status and the JSON summary. */
+  budgetSpent(): Budget.Spent {
+    return Budget.spent(this.root, Budget.readEvents(this.root), Date.now(), this.tokens())
+  }
+
+  /** A spent budget goes to the machine once; it blocks (the task, or the run) and asks the user. */
+  private async checkBudgets(): Promise<void> {
+    const state = this.state
+    if (!state || (state.stage !== "running" && state.stage !== "milestone") || state.runBudgetSpent) return
+    const limits = Settings.budgets(this.settings)
+    if (!Object.values(limits).some((v) => v > 0)) return
+    const events = Budget.readEvents(this.root)
+    const spent = Budget.spent(this.root, events, Date.now(), this.tokens())
+    for (const over of Budget.over(limits, spent, events, state.active)) {
+      const r = await this.apply({ type: "budget.spent", ...(over.taskId ? { taskId: over.taskId } : {}), kind: over.kind })
+      if (r.ok) this.inbox.push(over.taskId ? `task ${over.taskId}: its ${over.kind} budget is spent` : `the run's ${over.kind} budget is spent`, true)
+      if (!over.taskId) return
     }
   }
 

@@ -30,6 +30,12 @@ export namespace Settings {
       inactivityMs: z.number().int().min(1).default(DEFAULT_RUN_CONFIG.inactivityMs),
       wallClockMs: z.number().int().min(1).default(DEFAULT_RUN_CONFIG.wallClockMs),
       autoConfirm: z.boolean().default(false),
+      /** Budgets (0 = no limit): model requests and tokens per task and per run, minutes per run. */
+      taskRequests: z.number().int().min(0).default(0),
+      runRequests: z.number().int().min(0).default(0),
+      taskTokens: z.number().int().min(0).default(0),
+      runTokens: z.number().int().min(0).default(0),
+      runMinutes: z.number().int().min(0).default(0),
       /** How long air_listen waits without news before it returns a progress summary. */
       listenMs: z.number().int().min(1).default(4 * 60_000),
     })
@@ -44,6 +50,11 @@ export namespace Settings {
     AIRCODING_WALLCLOCK_MS: "wallClockMs",
     AIRCODING_AUTO_CONFIRM: "autoConfirm",
     AIRCODING_LISTEN_MS: "listenMs",
+    AIRCODING_TASK_REQUESTS: "taskRequests",
+    AIRCODING_RUN_REQUESTS: "runRequests",
+    AIRCODING_TASK_TOKENS: "taskTokens",
+    AIRCODING_RUN_TOKENS: "runTokens",
+    AIRCODING_RUN_MINUTES: "runMinutes",
   }
 
   export function path(root: string): string {
@@ -71,6 +82,11 @@ export namespace Settings {
       throw new Error(`AirCoding settings invalid (${file} or AIRCODING_* variables): ${problems}`)
     }
     return parsed.data
+  }
+
+  export function budgets(s: Settings): { taskRequests: number; runRequests: number; taskTokens: number; runTokens: number; runMinutes: number } {
+    const { taskRequests, runRequests, taskTokens, runTokens, runMinutes } = s
+    return { taskRequests, runRequests, taskTokens, runTokens, runMinutes }
   }
 
   export function runConfig(s: Settings): RunConfig {

@@ -17,6 +17,20 @@ export namespace Usage {
     appendFileSync(path, JSON.stringify({ at, agent, sessionID }) + "\n")
   }
 
+  /** Every request recorded, in order (a torn last line is skipped). */
+  export function entries(root: string): { at: string; agent: string; sessionID: string }[] {
+    const path = file(root)
+    if (!existsSync(path)) return []
+    const out: { at: string; agent: string; sessionID: string }[] = []
+    for (const line of readFileSync(path, "utf8").split("\n")) {
+      if (!line.trim()) continue
+      try {
+        out.push(JSON.parse(line))
+      } catch {}
+    }
+    return out
+  }
+
   export function byAgent(root: string): Record<string, number> {
     const path = file(root)
     const counts: Record<string, number> = {}
