@@ -68,6 +68,13 @@ function size(file: string): number {
   }
 }
 
+/** Whether the model log got, after `offset`, a request of an agent at work (title requests do not count). */
+function working(file: string, offset: number): boolean {
+  if (size(file) <= offset) return false
+  const text = readFileSync(file).subarray(offset).toString("utf8")
+  return text.split("\n").some((line) => line.includes('"agent":"') && !line.includes('"agent":"title"'))
+}
+
 /**
  * Runs aircoding in its own process group. With `killAfterMs`, the group is killed that long after the new
  * process first talks to the model (its engine is up and working): the moments a kill can hurt, not the
@@ -100,7 +107,7 @@ function runOnce(sandbox: Sandbox, project: string, args: string[], input: strin
       killAfterMs === null
         ? undefined
         : setInterval(() => {
-            if (size(modelLog) === before) return
+            if (!working(modelLog, before)) return
             clearInterval(arm)
             clearTimeout(timer)
             timer = setTimeout(kill, killAfterMs)

@@ -32,6 +32,7 @@ type Purpose =
   | { kind: "worker"; taskId: string; role: "executor" | "debugger"; nudged: boolean }
   | { kind: "reviewer"; taskId: string; nudged: boolean }
   | { kind: "architect"; nudged: boolean }
+  | { kind: "change"; nudged: boolean }
   | { kind: "milestone"; phase: number; nudged: boolean }
   | { kind: "consult"; taskId: string; options: string[]; nudged: boolean }
 
@@ -563,7 +564,7 @@ class OrchestratorImpl {
     const state = (await this.open()).state
     const prompt = ContextPack.change(this.root, text, state.graph, (id) => state.tasks.find((t) => t.id === id)?.status)
     this.architectSessionID = await this.spawn(
-      { kind: "architect", nudged: false },
+      { kind: "change", nudged: false },
       { agent: "architect", directory: this.root, title: "Architect: change", prompt },
     )
   }
@@ -581,13 +582,13 @@ class OrchestratorImpl {
       else this.inbox.push(`The ${purpose.kind} session ${sessionID} failed: ${outcome.message}`, true)
       return
     }
-    if (purpose.kind === "architect" && this.state?.stage !== "planning" && this.state?.stage !== "confirmed") {
+    if ((purpose.kind === "architect" && this.state?.stage !== "planning" && this.state?.stage !== "confirmed") || (purpose.kind === "change" && !this.state?.frozen)) {
       ChildSessions.release(sessionID)
       return this.purposes.delete(sessionID) as unknown as void
     }
     if (!purpose.nudged) {
       purpose.nudged = true
-      const expected = { worker: "air_report", reviewer: "air_review", architect: "air_propose or air_plan", milestone: "air_milestone", consult: "air_decide" }[purpose.kind]
+      const expected = { worker: "air_report", reviewer: "air_review", architect: "air_propose or air_plan", change: "air_delta (until it is accepted)", milestone: "air_milestone", consult: "air_decide" }[purpose.kind]
       await ChildSessions.prompt(this.client, sessionID, `You ended your turn without calling ${expected}. The Scheduler only acts on that tool: call it now.`)
       return
     }
@@ -596,6 +597,11 @@ class OrchestratorImpl {
     if (purpose.kind === "worker")
       await this.apply({ type: "worker.failed", taskId: purpose.taskId, sessionId: sessionID, reason: "error", message: "the session ended twice without calling air_report" })
     else if (purpose.kind === "reviewer") await this.apply({ type: "timer.fired", taskId: purpose.taskId, kind: "inactivity" })
+    else if (purpose.kind === "change")
+      this.inbox.push(
+        "The Architect ended twice without an accepted plan delta: dispatch stays frozen and the run needs attention (air_status). Tell the user.",
+        true,
+      )
     else this.inbox.push(`The ${purpose.kind} session ended without its report; the run needs attention (air_status).`, true)
   }
 
