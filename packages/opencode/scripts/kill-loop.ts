@@ -80,7 +80,13 @@ function working(file: string, offset: number): boolean {
  * process first talks to the model (its engine is up and working): the moments a kill can hurt, not the
  * seconds of start-up, which cost nothing to lose. Never armed within `armCapMs`: killed then anyway.
  */
-function runOnce(sandbox: Sandbox, project: string, args: string[], input: string | null, killAfterMs: number | null, timeoutMs: number, armCapMs = 120_000) {
+/** What arms the kill timer: the first request of a working agent, or the next event of a type in the log. */
+export type Trigger = { kind: "request" } | { kind: "event"; type: string }
+export const TRIGGER_EVENTS = ["task.dispatched", "worker.reported", "gates.started", "gates.passed", "review.started", "merge.started", "merge.succeeded"]
+
+const eventCount = (project: string, type: string) => readJsonl(join(project, ".air/local/state/events.jsonl")).filter((e) => e.type === type).length
+
+function runOnce(sandbox: Sandbox, project: string, args: string[], input: string | null, killAfterMs: number | null, timeoutMs: number, trigger: Trigger = { kind: "request" }, armCapMs = 120_000) {
   const modelLog = join(sandbox.root, "model.jsonl")
   return new Promise<{ code: number | null; killed: boolean; stdout: string; stderr: string }>((resolve) => {
     const child = spawn(bunBinary(), [aircodingBin, ...args], {
@@ -103,11 +109,13 @@ function runOnce(sandbox: Sandbox, project: string, args: string[], input: strin
     }
     let timer = setTimeout(kill, killAfterMs === null ? timeoutMs : armCapMs)
     const before = size(modelLog)
+    const eventsBefore = trigger.kind === "event" ? eventCount(project, trigger.type) : 0
+    const armed = () => (trigger.kind === "request" ? working(modelLog, before) : eventCount(project, trigger.type) > eventsBefore)
     const arm =
       killAfterMs === null
         ? undefined
         : setInterval(() => {
-            if (!working(modelLog, before)) return
+            if (!armed()) return
             clearInterval(arm)
             clearTimeout(timer)
             timer = setTimeout(kill, killAfterMs)
@@ -128,37 +136,51 @@ const started = (project: string) => readJsonl(join(project, ".air/local/state/e
 
 export async function killLoop(opts: { kills: number; minMs: number; maxMs: number; seed: number; sandbox?: Sandbox; finalTimeoutMs?: number; log?: (s: string) => void }): Promise<LoopResult> {
   const sandbox = opts.sandbox ?? makeSandbox("air-kill-")
-  const project = trivialProject(sandbox, { "README.md": "# Notes\n" }, { build: ["true"], test: ["test -f README.md"] })
   const scenarioFile = writeScenario(sandbox, scenario)
   const random = rng(opts.seed)
   const attempts: Attempt[] = []
   const log = opts.log ?? (() => {})
+  const problems: string[] = []
   let kills = 0
-  const args = (resume: boolean) => ["run", project, "--yes", "--json", "--scripted", scenarioFile, ...(resume ? ["--resume"] : [])]
-  while (kills < opts.kills) {
-    const resume = started(project)
-    const delayMs = Math.round(opts.minMs + random() * (opts.maxMs - opts.minMs))
-    const t0 = Date.now()
-    const out = await runOnce(sandbox, project, args(resume), resume ? null : REQUIREMENT, delayMs, 600_000)
-    attempts.push({ kind: resume ? "resume" : "start", delayMs, code: out.code, killed: out.killed, ms: Date.now() - t0 })
-    if (out.killed) kills++
-    log(`${resume ? "resume" : "start "} kill ${delayMs} ms after its first model request: ${out.killed ? "killed" : `ended (exit ${out.code})`} after ${Date.now() - t0} ms; events: ${readJsonl(join(project, ".air/local/state/events.jsonl")).length}`)
-    if (!out.killed) {
-      const summary = safeJson(out.stdout)
-      if (summary?.status === "done") break
-    }
-  }
+  let project = ""
   let final = { code: 0 as number | null, stdout: "", stderr: "" }
-  for (let i = 0; i < 3; i++) {
-    const resume = started(project)
-    const t0 = Date.now()
-    const out = await runOnce(sandbox, project, args(resume), resume ? null : REQUIREMENT, null, opts.finalTimeoutMs ?? 600_000)
-    attempts.push({ kind: resume ? "resume" : "start", delayMs: null, code: out.code, killed: out.killed, ms: Date.now() - t0 })
-    final = out
-    log(`final ${resume ? "resume" : "start"}: exit ${out.code}`)
-    if (safeJson(out.stdout)?.status === "done") break
+  // A run that ends before all kills are spent is checked, and the kills go on in a fresh project.
+  for (let round = 1; kills < opts.kills; round++) {
+    project = trivialProject(sandbox, { "README.md": "# Notes\n" }, { build: ["true"], test: ["test -f README.md"] }, `proj-${round}`)
+    const args = (resume: boolean) => ["run", project, "--yes", "--json", "--scripted", scenarioFile, ...(resume ? ["--resume"] : [])]
+    let done = false
+    while (kills < opts.kills) {
+      const resume = started(project)
+      // Half the kills come at a random moment after the process starts working, half just after a chosen
+      // step of the Scheduler (a dispatch, the gates, a merge) lands in the log, to hit those moments often.
+      const trigger: Trigger = random() < 0.5 ? { kind: "request" } : { kind: "event", type: TRIGGER_EVENTS[Math.floor(random() * TRIGGER_EVENTS.length)]! }
+      const delayMs = trigger.kind === "request" ? Math.round(opts.minMs + random() * (opts.maxMs - opts.minMs)) : Math.round(random() * 1500)
+      const t0 = Date.now()
+      const out = await runOnce(sandbox, project, args(resume), resume ? null : REQUIREMENT, delayMs, 600_000, trigger)
+      attempts.push({ kind: resume ? "resume" : "start", delayMs, code: out.code, killed: out.killed, ms: Date.now() - t0 })
+      if (out.killed) kills++
+      const what = trigger.kind === "request" ? "its first model request" : trigger.type
+      log(`round ${round} ${resume ? "resume" : "start "} kill ${delayMs} ms after ${what}: ${out.killed ? "killed" : `ended (exit ${out.code})`} after ${Date.now() - t0} ms; events: ${readJsonl(join(project, ".air/local/state/events.jsonl")).length}`)
+      if (!out.killed && safeJson(out.stdout)?.status === "done") {
+        final = out
+        done = true
+        break
+      }
+    }
+    if (!done) {
+      for (let i = 0; i < 3; i++) {
+        const resume = started(project)
+        const t0 = Date.now()
+        const out = await runOnce(sandbox, project, args(resume), resume ? null : REQUIREMENT, null, opts.finalTimeoutMs ?? 600_000)
+        attempts.push({ kind: resume ? "resume" : "start", delayMs: null, code: out.code, killed: out.killed, ms: Date.now() - t0 })
+        final = out
+        log(`round ${round} final ${resume ? "resume" : "start"}: exit ${out.code}`)
+        if (safeJson(out.stdout)?.status === "done") break
+      }
+    }
+    problems.push(...check(project, safeJson(final.stdout)).map((p) => `round ${round}: ${p}`))
   }
-  return { project, attempts, kills, final, problems: check(project, safeJson(final.stdout)) }
+  return { project, attempts, kills, final, problems }
 }
 
 function safeJson(text: string): any {

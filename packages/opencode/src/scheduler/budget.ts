@@ -71,7 +71,7 @@ export namespace Budget {
     return { run: { requests, tokens: tokens.run, minutes: startAt ? Math.floor((now - startAt) / 60_000) : 0 }, tasks }
   }
 
-  /** The budgets spent now and not yet reported, given the log (answers raise the limits). */
+  /** The budgets overrun now (a limit of N allows N), given the log (answers raise the limits). */
   export function over(limits: Limits, spent: Spent, events: readonly LogEvent[], active: readonly string[]): Over[] {
     const out: Over[] = []
     const runGrants = 1 + events.filter((e) => e.type === "question.answered" && e.questionId?.startsWith("run:budget:")).length
@@ -80,12 +80,12 @@ export namespace Budget {
       ["tokens", limits.runTokens, spent.run.tokens],
       ["minutes", limits.runMinutes, spent.run.minutes],
     ]
-    for (const [kind, limit, used] of runChecks) if (limit > 0 && used >= limit * runGrants) out.push({ kind })
+    for (const [kind, limit, used] of runChecks) if (limit > 0 && used > limit * runGrants) out.push({ kind })
     for (const taskId of active) {
       const used = spent.tasks[taskId]
       if (!used) continue
-      if (limits.taskRequests > 0 && used.requests >= limits.taskRequests) out.push({ taskId, kind: "requests" })
-      else if (limits.taskTokens > 0 && used.tokens >= limits.taskTokens) out.push({ taskId, kind: "tokens" })
+      if (limits.taskRequests > 0 && used.requests > limits.taskRequests) out.push({ taskId, kind: "requests" })
+      else if (limits.taskTokens > 0 && used.tokens > limits.taskTokens) out.push({ taskId, kind: "tokens" })
     }
     return out
   }

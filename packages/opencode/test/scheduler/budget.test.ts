@@ -46,13 +46,14 @@ describe("budgets", () => {
   })
 
   it("a task over its request or token budget; the run over requests, tokens or minutes", () => {
-    expect(Budget.over({ ...none, taskRequests: 3 }, spent, events, ["T-1", "T-2"])).toEqual([{ taskId: "T-1", kind: "requests" }])
-    expect(Budget.over({ ...none, taskTokens: 400 }, spent, events, ["T-1", "T-2"])).toEqual([{ taskId: "T-2", kind: "tokens" }])
-    expect(Budget.over({ ...none, runRequests: 5, runMinutes: 10, runTokens: 1000 }, spent, events, [])).toEqual([{ kind: "requests" }, { kind: "minutes" }])
+    expect(Budget.over({ ...none, taskRequests: 3 }, spent, events, ["T-1", "T-2"])).toEqual([])
+    expect(Budget.over({ ...none, taskRequests: 2 }, spent, events, ["T-1", "T-2"])).toEqual([{ taskId: "T-1", kind: "requests" }])
+    expect(Budget.over({ ...none, taskTokens: 399 }, spent, events, ["T-1", "T-2"])).toEqual([{ taskId: "T-2", kind: "tokens" }])
+    expect(Budget.over({ ...none, runRequests: 4, runMinutes: 9, runTokens: 1000 }, spent, events, [])).toEqual([{ kind: "requests" }, { kind: "minutes" }])
   })
 
   it("only tasks in flight are checked", () => {
-    expect(Budget.over({ ...none, taskRequests: 1 }, spent, events, ["T-2"])).toEqual([{ taskId: "T-2", kind: "requests" }])
+    expect(Budget.over({ ...none, taskRequests: 0.5 }, spent, events, ["T-2"])).toEqual([{ taskId: "T-2", kind: "requests" }])
   })
 
   it("an answer gives the run another budget's worth and the task a fresh budget, so the same limit never trips again at once", () => {
@@ -61,5 +62,6 @@ describe("budgets", () => {
     expect(after.tasks["T-1"]).toBeUndefined()
     expect(Budget.over({ ...none, taskRequests: 1, runRequests: 5 }, after, more, ["T-1"])).toEqual([])
     expect(Budget.over({ ...none, runRequests: 2 }, after, more, [])).toEqual([{ kind: "requests" }])
+    expect(Budget.over({ ...none, runRequests: 3 }, after, more, [])).toEqual([])
   })
 })

@@ -8,8 +8,8 @@ import type { Sandbox } from "./sandbox"
  * A tiny project for orchestration tests: text files and a toolchain whose build and test are `true`
  * (plus any command given), so the gates cost milliseconds and a test pays only for the engine.
  */
-export function trivialProject(sandbox: Sandbox, files: Record<string, string>, toolchain: { build?: string[]; test?: string[] } = {}): string {
-  const project = sandbox.project("proj")
+export function trivialProject(sandbox: Sandbox, files: Record<string, string>, toolchain: { build?: string[]; test?: string[] } = {}, name = "proj"): string {
+  const project = sandbox.project(name)
   const all: Record<string, string> = {
     ".air/shared/rules/toolchain.json": JSON.stringify({
       schemaVersion: 1,
