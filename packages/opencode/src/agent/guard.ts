@@ -1,3 +1,4 @@
+import { isAbsolute, resolve } from "node:path"
 import { Evidence } from "./evidence"
 import { Language } from "./language"
 import { Paths } from "./paths"
@@ -109,6 +110,14 @@ export namespace Guard {
       if (Roles.isWriteTool(tool) || tool === "bash") {
         const text = tool === "bash" ? String(args.command ?? "") : JSON.stringify(args)
         if (Paths.touchesLocalState(text)) return refuse("air-local", ".air/local", Language.t(language, "guard.airlocal", { agent: role, tool, path: ".air/local" }))
+      }
+      // A reviewer of a task reads the task's worktree: its relative paths mean the worktree, not the project.
+      const worktree = input.session.worktree
+      if (worktree && (tool === "read" || tool === "glob" || tool === "grep")) {
+        const key = tool === "read" ? "filePath" : "path"
+        const value = args[key]
+        if (value === undefined && tool !== "read") return { allow: true, args: { ...args, [key]: worktree } }
+        if (typeof value === "string" && value !== "" && !isAbsolute(value)) return { allow: true, args: { ...args, [key]: resolve(worktree, value) } }
       }
       return { allow: true }
     }

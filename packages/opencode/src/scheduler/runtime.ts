@@ -398,7 +398,7 @@ class OrchestratorImpl {
    */
   private async spawn(
     purpose: Purpose,
-    spec: { agent: string; directory: string; title: string; prompt: string; taskId?: string },
+    spec: { agent: string; directory: string; worktree?: string; title: string; prompt: string; taskId?: string },
     record?: (sessionID: string) => Promise<unknown>,
   ): Promise<string> {
     const sessionID: string = await ChildSessions.create(
@@ -411,7 +411,7 @@ class OrchestratorImpl {
     this.hooks.onSessionStarted(sessionID, {
       agent: spec.agent,
       directory: spec.directory,
-      worktree: spec.directory === this.root ? undefined : spec.directory,
+      worktree: spec.worktree,
       taskId: spec.taskId,
     })
     const recorded = (await record?.(sessionID)) as { ok: boolean; reason?: string } | undefined
@@ -439,7 +439,7 @@ class OrchestratorImpl {
     const prompt = ContextPack.worker(this.root, role, task, this.runtimeOf(taskId), wt, attempt)
     await this.spawn(
       { kind: "worker", taskId, role, nudged: false },
-      { agent: role, directory: wt.path, title: `${role} ${taskId}`, prompt, taskId },
+      { agent: role, directory: this.root, worktree: wt.path, title: `${role} ${taskId}`, prompt, taskId },
       (sessionId) => this.apply({ type: "task.dispatched", taskId, role, sessionId, attempt }),
     )
     this.taskStarted.set(taskId, Date.now())
@@ -481,7 +481,7 @@ class OrchestratorImpl {
     const wt = Worktrees.pathFor(this.root, taskId)
     await this.spawn(
       { kind: "reviewer", taskId, nudged: false },
-      { agent: "reviewer", directory: wt, title: `reviewer ${taskId}`, prompt: ContextPack.reviewer(this.root, task, wt), taskId },
+      { agent: "reviewer", directory: this.root, worktree: wt, title: `reviewer ${taskId}`, prompt: ContextPack.reviewer(this.root, task, wt), taskId },
       (sessionId) => this.apply({ type: "review.started", taskId, sessionId }),
     )
   }

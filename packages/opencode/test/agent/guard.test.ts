@@ -169,3 +169,20 @@ describe("the session registry and the hook", () => {
     expect(Guard.decide("w3", "write", { filePath: join(project, ".air", "shared", "plan", "plan.md"), content: "" }).allow).toBe(false)
   })
 })
+
+describe("a reviewer started for a task reads that task's worktree", () => {
+  it("relative paths of read, glob and grep are resolved in the worktree; absolute paths stay as they are", () => {
+    const session = { directory: "/p", worktree: "/p/.air/local/worktrees/T-1", evidenceCount: 0 }
+    expect(Guard.decide({ agent: "reviewer", tool: "read", args: { filePath: "src/a.cpp" }, session })).toEqual({
+      allow: true,
+      args: { filePath: "/p/.air/local/worktrees/T-1/src/a.cpp" },
+    })
+    expect(Guard.decide({ agent: "reviewer", tool: "glob", args: { pattern: "**/*.cpp" }, session })).toEqual({
+      allow: true,
+      args: { pattern: "**/*.cpp", path: "/p/.air/local/worktrees/T-1" },
+    })
+    expect(Guard.decide({ agent: "reviewer", tool: "read", args: { filePath: "/p/.air/shared/plan/plan.md" }, session })).toEqual({ allow: true })
+    // Without a worktree (a reviewer the user started), nothing is rewritten.
+    expect(Guard.decide({ agent: "reviewer", tool: "read", args: { filePath: "src/a.cpp" }, session: { directory: "/p", evidenceCount: 0 } })).toEqual({ allow: true })
+  })
+})
