@@ -25,6 +25,7 @@ afterAll(() => sandbox?.cleanup())
 
 describe(`crash and resume (seed ${SEED})`, () => {
   test(`survives ${KILLS} random SIGKILLs of the whole process tree`, () => {
+    console.log(`kill loop (seed ${SEED}):\n${lines.join("\n")}`)
     expect(result.kills, lines.join("\n")).toBe(KILLS)
   })
 
