@@ -115,6 +115,15 @@ class OrchestratorImpl {
     this.startTimers(state.config?.inactivityMs ?? Settings.load(this.root).inactivityMs)
   }
 
+  /**
+   * Opens the run's store now instead of on first use: a run in progress resumes at once (lost sessions
+   * dispatched again, outstanding commands carried out). For the TUI on start; headless runs resume when
+   * Main first listens.
+   */
+  async start(): Promise<void> {
+    await this.open()
+  }
+
   get state(): SchedulerState | undefined {
     return this.store?.state
   }
