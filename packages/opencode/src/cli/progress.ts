@@ -74,6 +74,14 @@ export function describeEvent(e: Record<string, any>): string | undefined {
       return "requirement change: dispatch frozen"
     case "question.answered":
       return `question ${e.questionId} answered`
+    case "milestone.reached":
+      return `milestone ${e.phase}: the Architect reviews the phase`
+    case "delta.accepted":
+      return `plan delta accepted: ${e.delta.add.length} added, ${e.delta.remove.length} removed, ${e.delta.modify.length} modified${e.delta.supersedesAdrs.length ? `; supersedes ${e.delta.supersedesAdrs.join(", ")}` : ""}`
+    case "consult.answered":
+      return `${e.taskId}: the scheduler agent chose ${e.choice}`
+    case "budget.spent":
+      return `${e.taskId ? `${e.taskId}: its` : "the run's"} ${e.kind} budget is spent`
     default:
       return undefined
   }
