@@ -30,6 +30,8 @@ export interface CrashReport {
   /** Kills after which the snapshot was also overwritten with garbage. */
   damagedSnapshots: number
   staleLocks: number
+  /** Children that died by a signal or exit code of their own (not our SIGKILL): verified like a kill. */
+  unplannedDeaths?: number
   failures: string[]
 }
 
@@ -124,7 +126,7 @@ async function lane(index: number, child: string, options: CrashOptions, report:
   try {
     while (report.kills < options.kills && report.failures.length === 0 && attempts++ < options.kills * 3) {
       const delay = Math.floor(Math.random() * maxDelay)
-      const outcome = await new Promise<{ killed: boolean; output: string }>((resolve) => {
+      const outcome = await new Promise<{ killed: boolean; death: string | null; output: string }>((resolve) => {
         const proc = spawn(options.bun, [child, root, String(seed)], { stdio: ["ignore", "pipe", "pipe"] })
         let output = ""
         let timer: NodeJS.Timeout | undefined
@@ -134,21 +136,26 @@ async function lane(index: number, child: string, options: CrashOptions, report:
           if (!timer && output.includes("ready")) timer = setTimeout(() => proc.kill("SIGKILL"), delay)
         })
         proc.stderr.on("data", (chunk) => (output += chunk))
-        proc.on("exit", (_code, signal) => {
+        proc.on("exit", (code, signal) => {
           if (timer) clearTimeout(timer)
-          resolve({ killed: signal === "SIGKILL", output })
+          resolve({ killed: signal === "SIGKILL", death: signal ?? (code ? `exit code ${code}` : null), output })
         })
       })
       if (outcome.killed) report.kills++
       else if (/finished/.test(outcome.output)) report.runsFinished++
-      else {
-        report.failures.push(`the child failed without being killed: ${outcome.output.slice(-2000)}`)
+      else if (outcome.death) {
+        // The runtime itself died (a signal we did not send, e.g. on a machine out of memory): that is a
+        // crash too, and the store must survive it like any other; it is counted, not a failure.
+        report.unplannedDeaths = (report.unplannedDeaths ?? 0) + 1
+        options.log?.(`lane ${index}: the child died by itself (${outcome.death}): ${outcome.output.slice(-500)}`)
+      } else {
+        report.failures.push(`the child stopped without being killed and without finishing: ${outcome.output.slice(-2000)}`)
         return
       }
       const injected = outcome.killed ? injectDamage(root) : null
       if (injected === "torn") report.tornTails++
       if (injected === "snapshot") report.damagedSnapshots++
-      const stage = await verify(root, report, outcome.killed, injected)
+      const stage = await verify(root, report, outcome.killed || Boolean(outcome.death), injected)
       if (stage === null) return
       options.log?.(`lane ${index} kill ${report.kills}: stage ${stage}`)
       if (!outcome.killed || stage === "finished") {
