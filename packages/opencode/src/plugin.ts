@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync } from "node:fs"
+import { appendFileSync, existsSync, mkdirSync } from "node:fs"
 import { join } from "node:path"
 import type { Hooks, Plugin } from "@opencode-ai/plugin"
 import { Guard, Permission, Prompt, Sessions } from "./agent"
@@ -32,6 +32,12 @@ const server: Plugin = async (input) => {
   Orchestrators.attach(input.directory, input.client)
   Orchestrators.configure({ onSessionStarted: (id, info) => void Sessions.record(id, info) })
   const directoryOf = (sessionID: string) => Sessions.get(sessionID)?.directory ?? input.directory
+  // The TUI picks up a run that a crash interrupted; short-lived engine processes (the launcher's checks) must not.
+  const hasRun = existsSync(join(input.directory, ".air", "local", "state", "events.jsonl"))
+  if (process.env.AIRCODING_RESUME_ON_START === "1" && hasRun && Orchestrators.projectRoot(input.directory) === input.directory)
+    void Orchestrators.forRoot(input.directory)
+      .start()
+      .catch(() => undefined)
   Sessions.configure({
     onEvent: (event) => recordGuardEvent(directoryOf(String(event.sessionID ?? "")), event),
     language: (info) => languageOf(info?.directory ?? input.directory),
