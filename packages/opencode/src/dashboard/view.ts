@@ -525,7 +525,7 @@ export namespace RunView {
       case "budget.spent":
         return L("ev.budget.spent", { kind: e.kind })
       case "session.lost":
-        return L("ev.timer.fired", { kind: "restart" })
+        return L("ev.session.lost", { sessionId: e.sessionId })
       case "timer.fired":
         return L("ev.timer.fired", { kind: e.kind })
       case "run.paused":
