@@ -3,7 +3,8 @@ import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { MergeQueue } from "../../src/scheduler/merge.ts"
 import { Worktrees } from "../../src/scheduler/worktree.ts"
-import { CALC_CPP, createCppRepo, type CppRepo, type Workspace } from "./cpp-repo.ts"
+import { CALC_CPP, createCppRepo, type CppRepo } from "./cpp-repo.ts"
+import { taskBranches } from "./task-branch.ts"
 
 // The tests build on each other in one repository, in order.
 describe("merge queue: squash, replay, rebase, conflicts", () => {
@@ -16,18 +17,7 @@ describe("merge queue: squash, replay, rebase, conflicts", () => {
     await repo?.cleanup()
   })
 
-  const tip = async (ref = "main") => (await repo.git(["rev-parse", ref])).trim()
-
-  /** A task branch from the current integration tip, with `work` committed on it by the "executor". */
-  async function task(taskId: string, work: (ws: Workspace) => Promise<void>) {
-    const wt = await Worktrees.create(repo.root, taskId, "main")
-    const ws = repo.at(wt.path)
-    await work(ws)
-    return { wt, ws }
-  }
-
-  const merge = (taskId: string, title = `task ${taskId}`) =>
-    MergeQueue.merge({ root: repo.root, taskId, integration: "main", title, message: `work of ${taskId}` })
+  const { tip, task, merge } = taskBranches(() => repo)
 
   test("a task is squash-merged onto the integration branch as one commit, tagged air/done/<id>", async () => {
     const before = await tip()
