@@ -27,7 +27,7 @@ export namespace Roles {
   /** AirCoding's coordinator tools (src/tool/coordinator.ts), by the role that owns them. */
   export const COORDINATOR = {
     main: ["air_submit", "air_confirm", "air_status", "air_listen", "air_change", "air_answer", "air_pause", "air_resume"],
-    architect: ["air_propose", "air_plan", "air_delta", "air_adr", "air_milestone"],
+    architect: ["air_propose", "air_plan", "air_delta", "air_adr", "air_milestone", "air_decide"],
     reviewer: ["air_diff", "air_review"],
     executor: ["air_report"],
     debugger: ["air_report"],

@@ -79,7 +79,11 @@ export function describeEvent(e: Record<string, any>): string | undefined {
     case "delta.accepted":
       return `plan delta accepted: ${e.delta.add.length} added, ${e.delta.remove.length} removed, ${e.delta.modify.length} modified${e.delta.supersedesAdrs.length ? `; supersedes ${e.delta.supersedesAdrs.join(", ")}` : ""}`
     case "consult.answered":
-      return `${e.taskId}: the scheduler agent chose ${e.choice}`
+      return `${e.taskId}: the ${e.by === "architect" ? "Architect" : "scheduler agent"} chose ${e.choice}`
+    case "consult.unanswered":
+      return `${e.taskId}: the ${e.by === "architect" ? "Architect" : "scheduler agent"} gave no decision`
+    case "dispatch.failed":
+      return `${e.taskId}: the ${e.role} session could not start: ${e.message}`
     case "budget.spent":
       return `${e.taskId ? `${e.taskId}: its` : "the run's"} ${e.kind} budget is spent`
     default:

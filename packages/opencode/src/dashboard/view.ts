@@ -519,7 +519,11 @@ export namespace RunView {
       case "delta.accepted":
         return L("ev.delta.accepted", { add: e.delta.add.length, remove: e.delta.remove.length, modify: e.delta.modify.length })
       case "consult.answered":
-        return L("ev.consult.answered", { choice: e.choice })
+        return L("ev.consult.answered", { by: L(`consultant.${e.by}`), choice: e.choice })
+      case "consult.unanswered":
+        return L("ev.consult.unanswered", { by: L(`consultant.${e.by}`), reason: oneLine(e.reason, 100) })
+      case "dispatch.failed":
+        return L("ev.dispatch.failed", { role: roleLabel(lang, e.role), message: oneLine(e.message, 100) })
       case "question.answered":
         return L("ev.question.answered", { questionId: e.questionId, answer: oneLine(e.answer, 80) })
       case "budget.spent":

@@ -4,9 +4,9 @@ import { Usage } from "./usage"
 
 /**
  * Budgets per task and per run: model requests (counted by the `chat.params` hook in requests.jsonl),
- * tokens (where the provider reports them; counted by the runtime for the sessions it watches, so they
- * start again from zero after a restart) and minutes. A limit of 0 means no limit. Spending is derived
- * from files and the event log, so a restarted process sees what the dead one spent.
+ * tokens (where the provider reports them; counted by the runtime for the sessions it watches, in
+ * tokens.json) and minutes. A limit of 0 means no limit. Spending is derived from files and the event
+ * log, so a restarted process sees what the dead one spent.
  *
  * A spent budget is reported to the machine once (`budget.spent`), which blocks and asks the user. A task's
  * budget then starts afresh with its next session; each answer to the run's budget question grants the run
@@ -50,8 +50,8 @@ export namespace Budget {
     return map
   }
 
-  /** What the current run spent. `tokens` are the runtime's own counts by task (and the run's total). */
-  export function spent(root: string, events: readonly LogEvent[], now: number, tokens: { run: number; byTask: Map<string, number> } = { run: 0, byTask: new Map() }): Spent {
+  /** What the current run spent. */
+  export function spent(root: string, events: readonly LogEvent[], now: number): Spent {
     let startAt = 0
     for (let i = events.length - 1; i >= 0; i--)
       if (events[i]!.type === "run.started") {
@@ -67,8 +67,14 @@ export namespace Budget {
       const taskId = owner.get(r.sessionID)
       if (taskId) (tasks[taskId] ??= { requests: 0, tokens: 0 }).requests++
     }
-    for (const [taskId, n] of tokens.byTask) (tasks[taskId] ??= { requests: 0, tokens: 0 }).tokens = n
-    return { run: { requests, tokens: tokens.run, minutes: startAt ? Math.floor((now - startAt) / 60_000) : 0 }, tasks }
+    let tokens = 0
+    for (const [sessionID, used] of Object.entries(Usage.readTokens(root))) {
+      if (startAt && Date.parse(used.at) < startAt) continue
+      tokens += used.tokens
+      const taskId = owner.get(sessionID)
+      if (taskId) (tasks[taskId] ??= { requests: 0, tokens: 0 }).tokens += used.tokens
+    }
+    return { run: { requests, tokens, minutes: startAt ? Math.floor((now - startAt) / 60_000) : 0 }, tasks }
   }
 
   /** The budgets overrun now (a limit of N allows N), given the log (answers raise the limits). */

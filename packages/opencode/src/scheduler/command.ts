@@ -9,9 +9,11 @@ export type Command =
   | { type: "abort"; id: string; taskId: string; sessionId: string }
   | { type: "runGates"; id: string; taskId: string }
   | { type: "review"; id: string; taskId: string }
-  | { type: "merge"; id: string; taskId: string }
-  | { type: "revert"; id: string; taskId: string }
-  | { type: "consult"; id: string; taskId: string; options: ConsultOption[]; question: string }
+  /** `round`: which landing of the task this is (1 unless a plan delta reverted an earlier one). */
+  | { type: "merge"; id: string; taskId: string; round: number }
+  /** `round`: the landing to undo. */
+  | { type: "revert"; id: string; taskId: string; round: number }
+  | { type: "consult"; id: string; taskId: string; agent: Consultant; options: ConsultOption[]; question: string }
   | { type: "ask"; id: string; questionId: string; text: string }
   | { type: "notify"; id: string; text: string }
   | { type: "reviewMilestone"; id: string; phase: number }
@@ -23,6 +25,10 @@ export type CommandType = Command["type"]
 /** The choices the code offers the scheduler agent when a rule cannot decide. */
 export const CONSULT_OPTIONS = ["debug-again", "executor-again", "review-again", "block"] as const
 export type ConsultOption = (typeof CONSULT_OPTIONS)[number]
+
+/** Who is consulted, in order; when neither settles it ("block"), the user is asked. */
+export const CONSULTANTS = ["scheduler", "architect"] as const
+export type Consultant = (typeof CONSULTANTS)[number]
 
 /** Command ids: built from counters in the state, so replaying the same events yields the same ids. */
 export const commandId = {

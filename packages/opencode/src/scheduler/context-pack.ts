@@ -51,7 +51,14 @@ export namespace ContextPack {
     attempt: number,
   ): string {
     const intro =
-      role === "executor"
+      role === "executor" && task.kind === "verify"
+        ? [
+            `You are the executor of this verify task (attempt ${attempt}). Your git worktree is ${worktree.path} on branch ${worktree.branch}: the integration branch as it is now.`,
+            "Change nothing and commit nothing: check that \"Done when\" still holds there — run the validation commands, build and",
+            "run the tests — then call air_report with what you checked. The Scheduler runs the build and tests itself too. If it",
+            "does not hold, call air_report with `blocked` and the evidence: the user and the Architect decide what changes.",
+          ]
+        : role === "executor"
         ? [
             `You are the executor of this task (attempt ${attempt}). Your git worktree is ${worktree.path} on branch ${worktree.branch}.`,
             "Work only there and only on this task. Commit as you go (git add, git commit). When the work is committed,",
@@ -90,13 +97,17 @@ export namespace ContextPack {
     ].join("\n")
   }
 
-  export function consult(taskId: string, question: string, options: string[]): string {
+  export function consult(taskId: string, question: string, options: string[], agent: "scheduler" | "architect"): string {
     return [
       `Consult on task ${taskId}:`,
       question,
       "",
       "Options (choose exactly one with air_decide):",
       ...options.map((o) => `- ${o}`),
+      "",
+      agent === "architect"
+        ? `You are consulted because the scheduler agent could not settle it. Read the task's evidence in .air/local/evidence/${taskId}/ and the ADRs if that helps; "block" puts one precise question to the user.`
+        : `"block" means no option is right: the Architect is consulted next, then the user.`,
     ].join("\n")
   }
 

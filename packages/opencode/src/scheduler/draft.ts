@@ -1,4 +1,4 @@
-import { commandId, type Command, type ConsultOption } from "./command"
+import { commandId, type Command, type Consultant, type ConsultOption } from "./command"
 import { tasksConflict } from "./conflicts"
 import type { Event, WorkerRole } from "./event.schema"
 import { graphIndex, isLive, type GraphIndex } from "./graph-index"
@@ -233,11 +233,12 @@ export class Draft {
     this.consult(id, `task ${id}: repair budget of ${this.s.config!.repairBudget} spent; last failure: ${reason}`, fallback)
   }
 
-  consult(id: string, question: string, options: ConsultOption[]): void {
+  /** Asks the scheduler agent (or, when it could not settle it, the Architect) to pick one of the options. */
+  consult(id: string, question: string, options: ConsultOption[], agent: Consultant = "scheduler"): void {
     const n = this.task(id)!.consults + 1
     this.setStatus(id, "consulting", question)
-    this.patch(id, { consults: n, consultOptions: options, sessionId: null, reviewSessionId: null })
-    this.emit({ type: "consult", id: commandId.consult(id, n), taskId: id, options, question })
+    this.patch(id, { consults: n, consultOptions: options, consultBy: agent, sessionId: null, reviewSessionId: null })
+    this.emit({ type: "consult", id: commandId.consult(id, n), taskId: id, agent, options, question })
   }
 
   /** Blocks a task and asks the user, through Main, the one question that would unblock it. */
@@ -245,7 +246,7 @@ export class Draft {
     const blocks = this.task(id)!.blocks + 1
     const questionId = `${id}:blocked:${blocks}`
     this.setStatus(id, "blocked", reason)
-    this.patch(id, { blocks, resume, sessionId: null, reviewSessionId: null, consultOptions: null })
+    this.patch(id, { blocks, resume, sessionId: null, reviewSessionId: null, consultOptions: null, consultBy: null })
     const text = `Task ${id} (${this.node(id).title}) is blocked: ${reason}. How should it continue?`
     this.s.questions = [...this.s.questions, { questionId, taskId: id, text }]
     this.emit({ type: "ask", id: commandId.ask(questionId), questionId, text })
@@ -270,20 +271,22 @@ export class Draft {
   pumpMerge(): void {
     if (this.s.merging !== null || this.s.mergeQueue.length === 0) return
     const id = this.queue()[0]!
-    const run = this.task(id)!.mergeRuns + 1
+    const task = this.task(id)!
+    const run = task.mergeRuns + 1
     this.setStatus(id, "merging", null) // also takes it off the queue
     this.s.merging = id
     this.patch(id, { mergeRuns: run })
-    this.emit({ type: "merge", id: commandId.merge(id, run), taskId: id })
+    this.emit({ type: "merge", id: commandId.merge(id, run), taskId: id, round: task.merges + 1 })
   }
 
+  /** Undoes the task's last landing on the integration branch. */
   revert(id: string): void {
-    this.emit({ type: "revert", id: commandId.revert(id, this.s.eventCount), taskId: id })
+    this.emit({ type: "revert", id: commandId.revert(id, this.s.eventCount), taskId: id, round: Math.max(1, this.task(id)!.merges) })
   }
 
   markMerged(id: string, commit: string, tag: string): void {
     this.setStatus(id, "merged", commit)
-    this.patch(id, { merged: { commit, tag }, sessionId: null, reviewSessionId: null, resume: null })
+    this.patch(id, { merged: { commit, tag }, merges: this.task(id)!.merges + 1, sessionId: null, reviewSessionId: null, resume: null })
     const i = this.indexOf(id)!
     for (const d of graphIndex(this.graph).dependents[i]!) {
       const dependent = this.s.tasks[d]!

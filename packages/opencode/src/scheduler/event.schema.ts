@@ -1,4 +1,5 @@
 import { z } from "zod"
+import { CONSULTANTS } from "./command"
 import { PlanDelta } from "./delta.schema"
 import { ReviewReport, WorkerResult } from "./report.schema"
 import { TaskGraph, TaskNode } from "./task.schema"
@@ -60,6 +61,12 @@ export const Event = z.discriminatedUnion("type", [
    * the session's fault: the same step starts again in a fresh session without spending the stall budget.
    */
   event("session.lost", { taskId, sessionId: z.string().min(1) }),
+  /**
+   * The runtime could not start the session of a dispatch or a review (no worktree, the engine refused the
+   * session): the step is tried again like a stalled one, and blocks when its retries are spent.
+   * `run` is the attempt of a worker dispatch, or the review run of a reviewer.
+   */
+  event("dispatch.failed", { taskId, role: z.enum([...WORKER_ROLES, "reviewer"]), run: z.number().int().min(1), message: z.string() }),
   event("gates.started", { taskId }),
   event("gates.passed", { taskId, evidence: z.record(z.string(), z.string()) }),
   event("gates.failed", { taskId, gate: z.enum(GATES), message: z.string(), evidencePath: z.string() }),
@@ -76,7 +83,9 @@ export const Event = z.discriminatedUnion("type", [
   }),
   event("change.requested", { text: z.string().min(1) }),
   event("delta.accepted", { delta: PlanDelta }),
-  event("consult.answered", { taskId, choice: z.string() }),
+  event("consult.answered", { taskId, choice: z.string(), by: z.enum(CONSULTANTS).default("scheduler"), reason: z.string().optional() }),
+  /** The consulted agent's session ended, failed or stalled without a decision: the next one is asked. */
+  event("consult.unanswered", { taskId, by: z.enum(CONSULTANTS), reason: z.string() }),
   event("question.answered", { questionId: z.string().min(1), answer: z.string() }),
   event("budget.spent", { taskId: taskId.optional(), kind: z.enum(BUDGET_KINDS) }),
   event("timer.fired", { taskId, kind: z.enum(["inactivity", "wallclock"]) }),

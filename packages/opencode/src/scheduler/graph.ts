@@ -39,8 +39,8 @@ export function readySet(graph: TaskGraph, statusOf: StatusOf): string[] {
 
 export interface DeltaImpact {
   id: string
-  /** How the delta reaches the task. */
-  change: "removed" | "modified" | "superseded" | "added"
+  /** How the delta reaches the task; "reverify" is a task the Scheduler generated to re-check a boundary task. */
+  change: "removed" | "modified" | "superseded" | "added" | "reverify"
   reason: string
   /** What becomes of the task. */
   becomes: "invalidated" | "pending"
@@ -98,12 +98,60 @@ export function applyDelta(graph: TaskGraph, statusOf: StatusOf, delta: PlanDelt
     impacts.push({ id: task.id, change: "added", reason: "added by the plan delta", becomes: "pending", undo: "none" })
     tasks.push(task)
   }
-  const next: TaskGraph = { ...graph, tasks }
   const touched = new Set(impacts.map((impact) => impact.id))
   const changed = impacts.filter((impact) => impact.change !== "added").map((impact) => impact.id)
   // Boundary is judged against the tasks as they were, since that is the code that is now in question.
   const boundary = boundaryOf(graph, new Set(changed)).filter((id) => !touched.has(id))
-  return { graph: next, impacts, boundary }
+  for (const task of reverifyTasks(graph, tasks, boundary, statusOf, delta)) {
+    impacts.push({ id: task.id, change: "reverify", reason: task.title, becomes: "pending", undo: "none" })
+    tasks.push(task)
+  }
+  return { graph: { ...graph, tasks }, impacts, boundary }
+}
+
+/**
+ * A boundary task that is already merged was checked against code the delta now changes: a generated
+ * `verify` task checks it again once the new work has landed. It depends on the delta's new or modified
+ * tasks near it (it depends on them, or they share a file with it) — or on all of them when none is near.
+ * Boundary tasks not merged yet need nothing: their own gates run on the new code.
+ */
+function reverifyTasks(before: TaskGraph, after: readonly TaskNode[], boundary: readonly string[], statusOf: StatusOf, delta: PlanDelta): TaskNode[] {
+  const { indexOf } = graphIndex(before)
+  const taken = new Set(after.map((t) => t.id))
+  const byId = new Map(after.map((t) => [t.id, t]))
+  const fresh = [...delta.add.map((t) => t.id), ...delta.modify.map((m) => m.id)].filter((id) => isLive(byId.get(id)!))
+  const superseded = new Set(delta.supersedesAdrs)
+  const out: TaskNode[] = []
+  for (const id of boundary) {
+    if (statusOf(id) !== "merged") continue
+    const task = before.tasks[indexOf.get(id)!]!
+    const files = new Set(task.writeSet.map((entry) => entry.path))
+    const near = fresh.filter((f) => task.deps.includes(f) || byId.get(f)!.writeSet.some((entry) => files.has(entry.path)))
+    const deps = near.length > 0 ? near : fresh
+    const newId = unusedId(id, taken)
+    taken.add(newId)
+    out.push({
+      id: newId,
+      title: `Re-verify ${id} (${task.title}) after the plan change`,
+      kind: "verify",
+      phase: Math.max(task.phase, ...deps.map((dep) => byId.get(dep)!.phase)),
+      deps,
+      writeSet: [],
+      keep: task.keep,
+      doneWhen: `${task.doneWhen} — still true on the integration branch after the plan change`,
+      validation: task.validation,
+      adrRefs: task.adrRefs.filter((ref) => !superseded.has(ref)),
+      files: [...files],
+    })
+  }
+  return out
+}
+
+/** `<id>.rv`, then `<id>.rv2` …: a valid id (at most 64 characters, no "..") that no task has. */
+function unusedId(id: string, taken: ReadonlySet<string>): string {
+  const short = `${id.slice(0, 58).replace(/\.+$/, "")}.rv`
+  if (!taken.has(short)) return short
+  for (let n = 2; ; n++) if (!taken.has(`${short}${n}`)) return `${short}${n}`
 }
 
 export interface AdrImpact {

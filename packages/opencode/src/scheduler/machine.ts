@@ -1,4 +1,4 @@
-import type { Command, ConsultOption } from "./command"
+import type { Command, Consultant, ConsultOption } from "./command"
 import { Draft } from "./draft"
 import type { Event, EventOf, EventType } from "./event.schema"
 import { graphIndex, isLive } from "./graph-index"
@@ -282,7 +282,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
     d.s.merging = null
     if (t.revertOnMerge) {
       // The plan changed while this merge ran: undo it now that it landed.
-      d.patch(t.id, { revertOnMerge: false, merged: { commit: e.commit, tag: e.tag } })
+      d.patch(t.id, { revertOnMerge: false, merged: { commit: e.commit, tag: e.tag }, merges: t.merges + 1 })
       d.revert(t.id)
       d.offerReady(t.id)
     } else {
@@ -361,16 +361,47 @@ const RULES: { [T in EventType]: Handler<T> } = {
   },
 
   "consult.answered": (d, e) => {
-    const t = findTask(d, e.taskId, ["consulting"])
+    const t = consultedTask(d, e.taskId, e.by)
     if (typeof t === "string") return t
     const options = t.consultOptions ?? []
     if (!options.includes(e.choice as ConsultOption)) return `"${e.choice}" is not one of the options offered for task ${t.id}: ${options.join(", ")}`
-    d.patch(t.id, { consultOptions: null })
     const choice = e.choice as ConsultOption
-    if (choice === "debug-again") d.dispatch(t.id, "debugger", "the scheduler chose another debugger run")
-    else if (choice === "executor-again") d.dispatch(t.id, "executor", "the scheduler chose another executor run")
-    else if (choice === "review-again") d.review(t.id, "the scheduler chose another review")
-    else d.block(t.id, `no rule or consult could decide: ${t.lastFailure?.message ?? "see the task's history"}`, "executor")
+    const who = e.by === "architect" ? "the Architect" : "the scheduler agent"
+    if (choice === "block") {
+      escalate(d, t, e.by, `${who} chose not to decide${e.reason ? `: ${e.reason}` : ""}`)
+    } else {
+      d.patch(t.id, { consultOptions: null, consultBy: null })
+      if (choice === "debug-again") d.dispatch(t.id, "debugger", `${who} chose another debugger run`)
+      else if (choice === "executor-again") d.dispatch(t.id, "executor", `${who} chose another executor run`)
+      else d.review(t.id, `${who} chose another review`)
+    }
+    d.schedule()
+  },
+
+  "consult.unanswered": (d, e) => {
+    const t = consultedTask(d, e.taskId, e.by)
+    if (typeof t === "string") return t
+    escalate(d, t, e.by, `the ${e.by === "architect" ? "Architect" : "scheduler agent"} gave no decision: ${e.reason}`)
+    d.schedule()
+  },
+
+  "dispatch.failed": (d, e) => {
+    const t = findTask(d, e.taskId)
+    if (typeof t === "string") return t
+    const reason = `its ${e.role} session could not be started: ${e.message}`
+    if (e.role === "reviewer") {
+      if (t.status !== "reviewing" || t.reviewRuns !== e.run) return `task ${t.id} is ${t.status} (review run ${t.reviewRuns}); review run ${e.run} is not outstanding`
+      if (t.reviewSessionId !== null) return `task ${t.id} is already reviewed in session ${t.reviewSessionId}; its review did start`
+      if (t.stalls < d.s.config!.stallRetries) {
+        d.patch(t.id, { stalls: t.stalls + 1, lastFailure: { source: "dispatch", message: reason, evidencePath: null } })
+        d.review(t.id, `retry: ${reason}`)
+      } else d.block(t.id, reason, "review")
+    } else {
+      if (!WORKER_STATUSES.includes(t.status) || t.role !== e.role || t.attempts !== e.run)
+        return `task ${t.id} is ${t.status} (attempt ${t.attempts} by the ${t.role ?? "nobody"}); the ${e.role}'s attempt ${e.run} is not outstanding`
+      if (t.sessionId !== null) return `task ${t.id} attempt ${e.run} already runs in session ${t.sessionId}; its dispatch did not fail`
+      retryOrBlock(d, t, reason)
+    }
     d.schedule()
   },
 
@@ -459,6 +490,25 @@ function workerTask(d: Draft, id: string, sessionId: string): TaskRuntime | stri
   return t
 }
 
+/** The task as consulted now, provided `by` is the one being asked (a stale session's answer is refused). */
+function consultedTask(d: Draft, id: string, by: Consultant): TaskRuntime | string {
+  const t = findTask(d, id, ["consulting"])
+  if (typeof t === "string") return t
+  const asked = t.consultBy ?? "scheduler"
+  if (asked !== by) return `task ${t.id} is waiting on the ${asked === "architect" ? "Architect" : "scheduler agent"}, not the ${by === "architect" ? "Architect" : "scheduler agent"}`
+  return t
+}
+
+/** A consult that did not settle it: the Architect is asked after the scheduler agent; after the Architect, the user. */
+function escalate(d: Draft, t: TaskRuntime, by: Consultant, why: string): void {
+  const last = t.lastFailure?.message ?? "see the task's history"
+  if (by === "scheduler") {
+    d.consult(t.id, `task ${t.id}: ${why}. Last failure: ${last}`, t.consultOptions ?? ["block"], "architect")
+    return
+  }
+  d.block(t.id, `neither the scheduler agent nor the Architect could decide (${why}); last failure: ${last}`, "executor")
+}
+
 /** Stalls, errors and timeouts get a fresh session, a limited number of times; then the user hears of it. */
 function retryOrBlock(d: Draft, t: TaskRuntime, reason: string): void {
   const role = t.role ?? "executor"
@@ -485,7 +535,7 @@ function acceptDelta(d: Draft, input: unknown): string | undefined {
   const { graph, impacts, boundary } = checked.result
   const oldCount = d.s.tasks.length
   for (const impact of impacts) {
-    if (impact.change === "added") continue
+    if (impact.change === "added" || impact.change === "reverify") continue
     const t = d.task(impact.id)!
     if (impact.undo === "abort") d.abortSessions(t.id)
     if (impact.undo === "revert") d.revert(t.id)
@@ -499,6 +549,7 @@ function acceptDelta(d: Draft, input: unknown): string | undefined {
       resume: null,
       waitingOn: null,
       consultOptions: null,
+      consultBy: null,
       findings: [],
       ...(impact.undo === "revert" ? { merged: null } : {}),
     })
@@ -516,7 +567,8 @@ function acceptDelta(d: Draft, input: unknown): string | undefined {
   const count = (change: string) => impacts.filter((impact) => impact.change === change).length
   d.notify(
     `plan delta applied: ${count("added")} added, ${count("modified")} modified, ${count("removed") + count("superseded")} invalidated` +
-      (boundary.length > 0 ? `; boundary tasks to re-verify: ${boundary.join(", ")}` : ""),
+      (boundary.length > 0 ? `; boundary tasks: ${boundary.join(", ")}` : "") +
+      (count("reverify") > 0 ? `; re-verified by ${impacts.filter((impact) => impact.change === "reverify").map((impact) => impact.id).join(", ")}` : ""),
   )
   return undefined
 }

@@ -29,6 +29,8 @@ export namespace MergeQueue {
     integration: string
     /** The squash commit's subject and the tag's message. */
     title: string
+    /** Which landing of the task this is: 1, or more when a plan delta reverted the earlier ones. */
+    round?: number
     /** The squash commit's body. */
     message?: string
     /** How long to wait for another process's merge lock; default 2 minutes. */
@@ -49,6 +51,8 @@ export namespace MergeQueue {
   export interface RevertInput {
     root: string
     taskId: string
+    /** The landing to undo; 1 by default. */
+    round?: number
     integration: string
     lockTimeoutMs?: number
   }
@@ -126,7 +130,9 @@ export namespace MergeQueue {
 
   async function mergeLocked(top: string, input: MergeInput): Promise<MergeResult> {
     const { taskId, integration } = input
-    const tag = Worktrees.doneTag(taskId)
+    const round = input.round ?? 1
+    const tag = Worktrees.doneTag(taskId, round)
+    const name = Worktrees.landing(taskId, round)
     const branch = Worktrees.branchName(taskId)
     const identity = await identityConfig(top)
 
@@ -135,7 +141,7 @@ export namespace MergeQueue {
 
     await requireRef(top, `refs/heads/${integration}`, taskId, `the integration branch ${integration} does not exist`)
     // A crash after the integration branch moved but before the tag: recognise the squash commit.
-    const landed = await findByTrailer(top, integration, TASK_TRAILER, taskId)
+    const landed = await findByTrailer(top, integration, TASK_TRAILER, name)
     if (landed) {
       await finishCheckout(top, integration, landed, taskId)
       await createTag(top, tag, landed, input.title, identity)
@@ -155,7 +161,7 @@ export namespace MergeQueue {
     }
 
     let rebased = false
-    for (let round = 0; round < 5; round++) {
+    for (let tries = 0; tries < 5; tries++) {
       const base = await requireRef(top, `refs/heads/${integration}`, taskId, `${integration} disappeared`)
       const before = await requireRef(top, `refs/heads/${branch}`, taskId, `${branch} disappeared`)
       if (!(await gitYes(top, ["merge-base", "--is-ancestor", base, before]))) {
@@ -186,7 +192,7 @@ export namespace MergeQueue {
         input.message?.trim(),
         `Squash-merged from ${branch} (${commits} commit${commits === 1 ? "" : "s"}).` +
           (touched.length === 0 ? ` Nothing left to change: ${integration} already had all of it.` : ""),
-        `${TASK_TRAILER}: ${taskId}`,
+        `${TASK_TRAILER}: ${name}`,
       ].filter((part): part is string => Boolean(part))
       const commit = (
         await git(top, ["commit-tree", `${tip}^{tree}`, "-p", base, "-m", subject, ...body.flatMap((p) => ["-m", p])], {
@@ -262,14 +268,17 @@ export namespace MergeQueue {
 
   async function revertLocked(top: string, input: RevertInput): Promise<RevertResult> {
     const { taskId, integration } = input
-    const tag = Worktrees.revertedTag(taskId)
+    const round = input.round ?? 1
+    const tag = Worktrees.revertedTag(taskId, round)
+    const name = Worktrees.landing(taskId, round)
     const identity = await identityConfig(top)
     const done = await revParse(top, `refs/tags/${tag}^{commit}`)
     if (done) return { status: "already-reverted", commit: done, tag }
-    const merged = await revParse(top, `refs/tags/${Worktrees.doneTag(taskId)}^{commit}`)
-    if (!merged) throw new MergeError(taskId, `cannot revert: it was never merged (no tag ${Worktrees.doneTag(taskId)})`)
+    const doneTag = Worktrees.doneTag(taskId, round)
+    const merged = await revParse(top, `refs/tags/${doneTag}^{commit}`)
+    if (!merged) throw new MergeError(taskId, `cannot revert: it was never merged (no tag ${doneTag})`)
     await requireRef(top, `refs/heads/${integration}`, taskId, `the integration branch ${integration} does not exist`)
-    const landed = await findByTrailer(top, integration, REVERT_TRAILER, taskId)
+    const landed = await findByTrailer(top, integration, REVERT_TRAILER, name)
     if (landed) {
       await finishCheckout(top, integration, landed, taskId)
       await createTag(top, tag, landed, `revert of ${taskId}`, identity)
@@ -277,7 +286,7 @@ export namespace MergeQueue {
     }
     const subject = (await git(top, ["log", "-1", "--format=%s", merged])).trim()
 
-    for (let round = 0; round < 5; round++) {
+    for (let tries = 0; tries < 5; tries++) {
       const base = await requireRef(top, `refs/heads/${integration}`, taskId, `${integration} disappeared`)
       const scratch = path.join(Worktrees.worktreesDir(top), `_revert-${taskId}`)
       await dropScratch(top, scratch)
@@ -310,7 +319,7 @@ export namespace MergeQueue {
             "-m",
             `This reverts commit ${merged} (task ${taskId}).`,
             "-m",
-            `${REVERT_TRAILER}: ${taskId}`,
+            `${REVERT_TRAILER}: ${name}`,
           ],
           { config: identity },
         )
@@ -407,8 +416,9 @@ export namespace MergeQueue {
   }
 
   /** The newest first-parent commit on `branch` whose message has the line `<trailer>: <taskId>`. */
-  async function findByTrailer(top: string, branch: string, trailer: string, taskId: string) {
-    const pattern = `^${trailer}: ${taskId.replace(/[.[\]*^$\\]/g, "\\$&")}$`
+  async function findByTrailer(top: string, branch: string, trailer: string, name: string) {
+    // A basic regular expression: "+" is literal there ("\\+" would be GNU's one-or-more).
+    const pattern = `^${trailer}: ${name.replace(/[.[\]*^$\\]/g, "\\$&")}$`
     const out = await git(top, [
       "log",
       "--first-parent",

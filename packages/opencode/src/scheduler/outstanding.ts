@@ -24,17 +24,17 @@ export function outstanding(state: SchedulerState): Command[] {
         if (task.reviewSessionId === null) commands.push({ type: "review", id: commandId.review(id, task.reviewRuns), taskId: id })
         break
       case "merging":
-        commands.push({ type: "merge", id: commandId.merge(id, task.mergeRuns), taskId: id })
+        commands.push({ type: "merge", id: commandId.merge(id, task.mergeRuns), taskId: id, round: task.merges + 1 })
         break
       case "consulting":
-        commands.push({ type: "consult", id: commandId.consult(id, task.consults), taskId: id, options: task.consultOptions ?? [], question: task.lastFailure?.message ?? `task ${id} needs a decision` })
+        commands.push({ type: "consult", id: commandId.consult(id, task.consults), taskId: id, agent: task.consultBy ?? "scheduler", options: task.consultOptions ?? [], question: task.lastFailure?.message ?? `task ${id} needs a decision` })
         break
     }
   }
   // A merge that landed while its task was being invalidated still has to be undone.
   if (state.merging !== null) {
     const task = state.tasks.find((t) => t.id === state.merging)
-    if (task && task.status !== "merging") commands.push({ type: "merge", id: commandId.merge(task.id, task.mergeRuns), taskId: task.id })
+    if (task && task.status !== "merging") commands.push({ type: "merge", id: commandId.merge(task.id, task.mergeRuns), taskId: task.id, round: task.merges + 1 })
   }
   for (const question of state.questions) commands.push({ type: "ask", id: commandId.ask(question.questionId), questionId: question.questionId, text: question.text })
   if (state.milestone && !state.milestone.reviewing) commands.push({ type: "reviewMilestone", id: state.milestone.commandId, phase: state.milestone.phase })

@@ -17,8 +17,8 @@ export namespace RunReport {
     evidenceRoot: string
     /** The Scheduler's own build and test run of the integration branch after the last merge. */
     final: FinalCheck.Result | null
-    /** What the run spent against its budgets (tokens only as far as this process saw them). */
-    spent?: { requests: number; minutes: number; byTask: Record<string, number> }
+    /** What the run spent against its budgets: requests, tokens (where the provider reports them), minutes; requests by task. */
+    spent?: { requests: number; tokens: number; minutes: number; byTask: Record<string, number> }
   }
 
   export function runInfo(root: string): { runId: string; integration: string; mainSessionID: string } | undefined {
@@ -68,7 +68,7 @@ export namespace RunReport {
 
   function spentOf(root: string): Summary["spent"] {
     const s = Budget.spent(root, Budget.readEvents(root), Date.now())
-    return { requests: s.run.requests, minutes: s.run.minutes, byTask: Object.fromEntries(Object.entries(s.tasks).map(([id, t]) => [id, t.requests])) }
+    return { requests: s.run.requests, tokens: s.run.tokens, minutes: s.run.minutes, byTask: Object.fromEntries(Object.entries(s.tasks).map(([id, t]) => [id, t.requests])) }
   }
 
   export function progressLine(state: SchedulerState): string {

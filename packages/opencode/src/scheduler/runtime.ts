@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, rmSync } from "node:fs"
 import { join, relative, resolve, sep } from "node:path"
 import type { PluginInput } from "@opencode-ai/plugin"
-import type { Command } from "./command"
+import type { Command, Consultant } from "./command"
 import { Language } from "../agent/language"
 import { statusText } from "../cli/status"
 import { ContextPack } from "./context-pack"
@@ -23,6 +23,7 @@ import { MergeQueue } from "./merge"
 import { RunReport } from "./run-report"
 import { Budget } from "./budget"
 import { FinalCheck } from "./final-check"
+import { Usage } from "./usage"
 
 type Client = PluginInput["client"]
 /** An event before the runtime stamps its time. */
@@ -35,7 +36,7 @@ type Purpose =
   | { kind: "architect"; nudged: boolean }
   | { kind: "change"; nudged: boolean }
   | { kind: "milestone"; phase: number; nudged: boolean }
-  | { kind: "consult"; taskId: string; options: string[]; nudged: boolean }
+  | { kind: "consult"; taskId: string; agent: Consultant; options: string[]; nudged: boolean }
 
 export type Orchestrator = InstanceType<typeof OrchestratorImpl>
 
@@ -261,7 +262,12 @@ class OrchestratorImpl {
     if (!r.ok) return `The plan delta was refused: ${r.reason}`
     const after = (await this.open()).state.graph
     if (after) await writeFileAtomic(join(this.root, ".air", "shared", "plan", "task-graph.json"), JSON.stringify(after, null, 2))
-    return `Plan delta accepted: ${checked.result.impacts.length} task(s) impacted. Dispatch resumes.`
+    const reverify = checked.result.impacts.filter((impact) => impact.change === "reverify").map((impact) => impact.id)
+    return (
+      `Plan delta accepted: ${checked.result.impacts.length} task(s) impacted.` +
+      (reverify.length > 0 ? ` The Scheduler added ${reverify.join(", ")} to re-verify merged work next to the change.` : "") +
+      " Dispatch resumes."
+    )
   }
 
   async adr(_sessionID: string, args: { id: string; title: string; status: string; body: string; supersedes?: string[] }): Promise<string> {
@@ -333,10 +339,10 @@ class OrchestratorImpl {
     const purpose = this.purposes.get(sessionID)
     if (purpose?.kind !== "consult") return "Refused: you were not consulted."
     if (!purpose.options.includes(choice)) return `Refused: "${choice}" is not one of the options: ${purpose.options.join(", ")}.`
-    const r = await this.apply({ type: "consult.answered", taskId: purpose.taskId, choice })
+    const r = await this.apply({ type: "consult.answered", taskId: purpose.taskId, choice, by: purpose.agent, reason })
     if (!r.ok) return `Decision refused: ${r.reason}`
     this.purposes.delete(sessionID)
-    this.inbox.push(`The scheduler agent chose "${choice}" for task ${purpose.taskId}: ${reason}`)
+    this.inbox.push(`The ${purpose.agent === "architect" ? "Architect" : "scheduler agent"} chose "${choice}" for task ${purpose.taskId}: ${reason}`)
     return "Decision recorded."
   }
 
@@ -359,8 +365,9 @@ class OrchestratorImpl {
       case "review":
         return this.startReview(cmd.taskId)
       case "merge":
-        return this.merge(cmd.taskId)
+        return this.merge(cmd.taskId, cmd.round)
       case "abort":
+        this.recordTokens([cmd.sessionId])
         this.purposes.delete(cmd.sessionId)
         return ChildSessions.abort(this.client, cmd.sessionId)
       case "notify":
@@ -368,13 +375,13 @@ class OrchestratorImpl {
       case "ask":
         return this.inbox.push(`QUESTION ${cmd.questionId} — ask the user, then call air_answer with this id:\n${cmd.text}`, true)
       case "consult":
-        return this.consult(cmd.taskId, cmd.question, [...cmd.options])
+        return this.consult(cmd.taskId, cmd.agent, cmd.question, [...cmd.options])
       case "reviewMilestone":
         return this.reviewMilestone(cmd.phase, false)
       case "replan":
         return this.replan(cmd.text)
       case "revert":
-        return this.revert(cmd.taskId)
+        return this.revert(cmd.taskId, cmd.round)
       case "finish": {
         this.stopTimers()
         const state = (await this.open()).state
@@ -443,20 +450,24 @@ class OrchestratorImpl {
   }
 
   private async dispatch(taskId: string, role: "executor" | "debugger", attempt: number): Promise<void> {
-    const task = this.task(taskId)
-    await this.reverting
-    const wt = await Worktrees.create(this.root, taskId, this.integrationBranch()).catch(async (err) => {
-      // A `git worktree add` killed half-way leaves a worktree registered as "locked initializing", with no
-      // work in it: clear it and create the worktree again. Anything else is a real problem.
-      if (!(await this.clearInterruptedWorktree(taskId))) throw err
-      return Worktrees.create(this.root, taskId, this.integrationBranch())
-    })
-    const prompt = ContextPack.worker(this.root, role, task, this.runtimeOf(taskId), wt, attempt)
-    await this.spawn(
-      { kind: "worker", taskId, role, nudged: false },
-      { agent: role, directory: this.root, worktree: wt.path, title: `${role} ${taskId}`, prompt, taskId },
-      (sessionId) => this.apply({ type: "task.dispatched", taskId, role, sessionId, attempt }),
-    )
+    try {
+      const task = this.task(taskId)
+      await this.reverting
+      const wt = await Worktrees.create(this.root, taskId, this.integrationBranch()).catch(async (err) => {
+        // A `git worktree add` killed half-way leaves a worktree registered as "locked initializing", with no
+        // work in it: clear it and create the worktree again. Anything else is a real problem.
+        if (!(await this.clearInterruptedWorktree(taskId))) throw err
+        return Worktrees.create(this.root, taskId, this.integrationBranch())
+      })
+      const prompt = ContextPack.worker(this.root, role, task, this.runtimeOf(taskId), wt, attempt)
+      await this.spawn(
+        { kind: "worker", taskId, role, nudged: false },
+        { agent: role, directory: this.root, worktree: wt.path, title: `${role} ${taskId}`, prompt, taskId },
+        (sessionId) => this.apply({ type: "task.dispatched", taskId, role, sessionId, attempt }),
+      )
+    } catch (err) {
+      return this.dispatchFailed(taskId, role, attempt, err)
+    }
     this.taskStarted.set(taskId, Date.now())
   }
 
@@ -507,17 +518,30 @@ class OrchestratorImpl {
   private async startReview(taskId: string): Promise<void> {
     const task = this.task(taskId)
     const wt = Worktrees.pathFor(this.root, taskId)
-    await this.spawn(
-      { kind: "reviewer", taskId, nudged: false },
-      { agent: "reviewer", directory: this.root, worktree: wt, title: `reviewer ${taskId}`, prompt: ContextPack.reviewer(this.root, task, wt), taskId },
-      (sessionId) => this.apply({ type: "review.started", taskId, sessionId }),
-    )
+    const run = this.runtimeOf(taskId)?.reviewRuns ?? 1
+    try {
+      await this.spawn(
+        { kind: "reviewer", taskId, nudged: false },
+        { agent: "reviewer", directory: this.root, worktree: wt, title: `reviewer ${taskId}`, prompt: ContextPack.reviewer(this.root, task, wt), taskId },
+        (sessionId) => this.apply({ type: "review.started", taskId, sessionId }),
+      )
+    } catch (err) {
+      await this.dispatchFailed(taskId, "reviewer", run, err)
+    }
   }
 
-  private async merge(taskId: string): Promise<void> {
+  /** A session that could not start goes to the machine, which retries or blocks: the task never waits on nothing. */
+  private async dispatchFailed(taskId: string, role: "executor" | "debugger" | "reviewer", run: number, err: unknown): Promise<void> {
+    const message = err instanceof Error ? err.message : String(err)
+    const r = await this.apply({ type: "dispatch.failed", taskId, role, run, message })
+    if (r.ok) this.inbox.push(`task ${taskId}: the ${role} session could not start (${message}); the Scheduler retries or asks you.`)
+    else throw err
+  }
+
+  private async merge(taskId: string, round: number): Promise<void> {
     const task = this.task(taskId)
     await this.apply({ type: "merge.started", taskId })
-    const result = await MergeQueue.merge({ root: this.root, taskId, integration: this.integrationBranch(), title: task.title })
+    const result = await MergeQueue.merge({ root: this.root, taskId, round, integration: this.integrationBranch(), title: task.title })
     this.taskStarted.delete(taskId)
     if (result.status === "conflict") {
       await this.apply({ type: "merge.conflicted", taskId, files: result.files })
@@ -525,15 +549,15 @@ class OrchestratorImpl {
     }
     await this.apply({ type: "merge.succeeded", taskId, commit: result.commit, tag: result.tag })
     // Only now, with the merge confirmed and tagged, may the branch and worktree go.
-    await Worktrees.remove(this.root, taskId, { integration: this.integrationBranch() }).catch((err) =>
+    await Worktrees.remove(this.root, taskId, { integration: this.integrationBranch(), round }).catch((err) =>
       this.inbox.push(`Worktree of ${taskId} kept: ${(err as Error).message}`),
     )
   }
 
   /** Undoes a merged task by its air/done tag (idempotent: a revert already made is recognised by its tag). */
-  private revert(taskId: string): Promise<void> {
+  private revert(taskId: string, round: number): Promise<void> {
     // Work dispatched after a plan delta starts from the integration branch without the reverted change.
-    const next = this.reverting.then(() => this.revertNow(taskId))
+    const next = this.reverting.then(() => this.revertNow(taskId, round))
     this.reverting = next.catch(() => undefined)
     return next
   }
@@ -541,19 +565,20 @@ class OrchestratorImpl {
   /** Reverts in flight: a dispatch waits for them before it branches off the integration branch. */
   private reverting: Promise<void> = Promise.resolve()
 
-  private async revertNow(taskId: string): Promise<void> {
-    const result = await MergeQueue.revert({ root: this.root, taskId, integration: this.integrationBranch() })
+  private async revertNow(taskId: string, round: number): Promise<void> {
+    const result = await MergeQueue.revert({ root: this.root, taskId, round, integration: this.integrationBranch() })
     if (result.status === "conflict")
       this.inbox.push(
         `The revert of ${taskId} conflicts with later work in ${result.files.join(", ") || "(files not named)"}: ${result.message}. ` +
-          `${this.integrationBranch()} still holds ${taskId}'s change; ask the user to revert it by hand (git revert ${await this.doneCommit(taskId)}) or to change the plan.`,
+          `${this.integrationBranch()} still holds ${taskId}'s change; ask the user to revert it by hand (git revert ${await this.doneCommit(taskId, round)}) or to change the plan.`,
         true,
       )
     else this.inbox.push(`task ${taskId} reverted on ${this.integrationBranch()} (${result.tag})`)
   }
 
-  private async doneCommit(taskId: string): Promise<string> {
-    return (await git(this.root, ["rev-parse", "--short", `refs/tags/${Worktrees.doneTag(taskId)}^{commit}`]).catch(() => Worktrees.doneTag(taskId))).trim()
+  private async doneCommit(taskId: string, round: number): Promise<string> {
+    const tag = Worktrees.doneTag(taskId, round)
+    return (await git(this.root, ["rev-parse", "--short", `refs/tags/${tag}^{commit}`]).catch(() => tag)).trim()
   }
 
   /**
@@ -562,18 +587,17 @@ class OrchestratorImpl {
    */
   private async resumeReverts(state: SchedulerState): Promise<void> {
     for (const t of state.tasks) {
-      if (t.status === "merged" || t.status === "merging" || t.status === "merge_queued") continue
-      if (!t.history.some((h) => h.to === "merged")) continue
+      if (t.status === "merged" || t.status === "merging" || t.status === "merge_queued" || t.merges === 0) continue
       const has = (tag: string) => git(this.root, ["rev-parse", "-q", "--verify", `refs/tags/${tag}`]).then(() => true, () => false)
-      if ((await has(Worktrees.doneTag(t.id))) && !(await has(Worktrees.revertedTag(t.id)))) await this.revert(t.id)
+      if ((await has(Worktrees.doneTag(t.id, t.merges))) && !(await has(Worktrees.revertedTag(t.id, t.merges)))) await this.revert(t.id, t.merges)
     }
   }
 
-  private async consult(taskId: string, question: string, options: string[]): Promise<void> {
+  private async consult(taskId: string, agent: Consultant, question: string, options: string[]): Promise<void> {
     await this.spawn(
-      { kind: "consult", taskId, options, nudged: false },
-      { agent: "scheduler", directory: this.root, title: `consult ${taskId}`, prompt: ContextPack.consult(taskId, question, options), taskId },
-    )
+      { kind: "consult", taskId, agent, options, nudged: false },
+      { agent, directory: this.root, title: `consult ${taskId} (${agent})`, prompt: ContextPack.consult(taskId, question, options, agent), taskId },
+    ).catch((err) => this.apply({ type: "consult.unanswered", taskId, by: agent, reason: `its session could not start: ${(err as Error).message}` }))
   }
 
   private async reviewMilestone(phase: number, resumed: boolean): Promise<void> {
@@ -599,6 +623,7 @@ class OrchestratorImpl {
 
   /** A child stopped. Silence about its result is never success: nudge once, then fail it. */
   private async onOutcome(sessionID: string, outcome: ChildSessions.Outcome): Promise<void> {
+    this.recordTokens([sessionID])
     const purpose = this.purposes.get(sessionID)
     if (!purpose) return ChildSessions.release(sessionID)
     if (outcome.kind !== "idle") {
@@ -607,6 +632,7 @@ class OrchestratorImpl {
       if (purpose.kind === "worker")
         await this.apply({ type: "worker.failed", taskId: purpose.taskId, sessionId: sessionID, reason: outcome.kind === "aborted" ? "aborted" : "error", message: outcome.message })
       else if (purpose.kind === "reviewer") await this.apply({ type: "timer.fired", taskId: purpose.taskId, kind: "inactivity" })
+      else if (purpose.kind === "consult") await this.apply({ type: "consult.unanswered", taskId: purpose.taskId, by: purpose.agent, reason: `its session ${outcome.kind === "aborted" ? "was aborted" : "failed"}: ${outcome.message}` })
       else this.inbox.push(`The ${purpose.kind} session ${sessionID} failed: ${outcome.message}`, true)
       return
     }
@@ -625,6 +651,7 @@ class OrchestratorImpl {
     if (purpose.kind === "worker")
       await this.apply({ type: "worker.failed", taskId: purpose.taskId, sessionId: sessionID, reason: "error", message: "the session ended twice without calling air_report" })
     else if (purpose.kind === "reviewer") await this.apply({ type: "timer.fired", taskId: purpose.taskId, kind: "inactivity" })
+    else if (purpose.kind === "consult") await this.apply({ type: "consult.unanswered", taskId: purpose.taskId, by: purpose.agent, reason: "the session ended twice without calling air_decide" })
     else if (purpose.kind === "change")
       this.inbox.push(
         "The Architect ended twice without an accepted plan delta: dispatch stays frozen and the run needs attention (air_status). Tell the user.",
@@ -648,6 +675,9 @@ class OrchestratorImpl {
       this.purposes.delete(sessionID)
       if (purpose.kind === "worker" || purpose.kind === "reviewer") {
         await this.apply({ type: "timer.fired", taskId: purpose.taskId, kind: "inactivity" })
+      } else if (purpose.kind === "consult") {
+        await ChildSessions.abort(this.client, sessionID)
+        await this.apply({ type: "consult.unanswered", taskId: purpose.taskId, by: purpose.agent, reason: `no activity for ${inactivityMs} ms; the session was aborted` })
       } else {
         await ChildSessions.abort(this.client, sessionID)
         this.inbox.push(`The ${purpose.kind} session stalled (no activity for ${inactivityMs} ms) and was aborted.`, true)
@@ -664,26 +694,26 @@ class OrchestratorImpl {
     }
   }
 
-  /** Tokens each session used, as the engine reported them (kept after the session ends). */
-  private sessionTokens = new Map<string, { taskId?: string; tokens: number }>()
+  /** Tokens each session used, as the engine reported them; on disk, so a restart does not forget them. */
+  private sessionTokens?: Usage.SessionTokens
 
-  private tokens(): { run: number; byTask: Map<string, number> } {
-    for (const [sessionID, purpose] of this.purposes) {
+  /** Brings tokens.json up to date with the sessions this process watches (or the ones named, before they are let go). */
+  private recordTokens(sessionIDs: Iterable<string> = ChildSessions.ids()): void {
+    const known = (this.sessionTokens ??= Usage.readTokens(this.root))
+    let changed = false
+    for (const sessionID of sessionIDs) {
       const stats = ChildSessions.stats(sessionID)
-      if (stats) this.sessionTokens.set(sessionID, { taskId: "taskId" in purpose ? purpose.taskId : undefined, tokens: stats.tokens })
+      if (!stats || known[sessionID]?.tokens === stats.tokens) continue
+      known[sessionID] = { at: known[sessionID]?.at ?? new Date().toISOString(), tokens: stats.tokens }
+      changed = true
     }
-    let run = 0
-    const byTask = new Map<string, number>()
-    for (const { taskId, tokens } of this.sessionTokens.values()) {
-      run += tokens
-      if (taskId) byTask.set(taskId, (byTask.get(taskId) ?? 0) + tokens)
-    }
-    return { run, byTask }
+    if (changed) Usage.writeTokens(this.root, known)
   }
 
   /** What the run has spent against its budgets; also shown by air_status and the JSON summary. */
   budgetSpent(): Budget.Spent {
-    return Budget.spent(this.root, Budget.readEvents(this.root), Date.now(), this.tokens())
+    this.recordTokens()
+    return Budget.spent(this.root, Budget.readEvents(this.root), Date.now())
   }
 
   /** A spent budget goes to the machine once; it blocks (the task, or the run) and asks the user. */
@@ -692,8 +722,9 @@ class OrchestratorImpl {
     if (!state || (state.stage !== "running" && state.stage !== "milestone") || state.runBudgetSpent) return
     const limits = Settings.budgets(this.settings)
     if (!Object.values(limits).some((v) => v > 0)) return
+    this.recordTokens()
     const events = Budget.readEvents(this.root)
-    const spent = Budget.spent(this.root, events, Date.now(), this.tokens())
+    const spent = Budget.spent(this.root, events, Date.now())
     for (const over of Budget.over(limits, spent, events, state.active)) {
       const r = await this.apply({ type: "budget.spent", ...(over.taskId ? { taskId: over.taskId } : {}), kind: over.kind })
       if (r.ok) this.inbox.push(over.taskId ? `task ${over.taskId}: its ${over.kind} budget is spent` : `the run's ${over.kind} budget is spent`, true)

@@ -23,8 +23,8 @@ export namespace ChildSessions {
     /** The model has started a step since the last prompt (the engine's instance is up and working). */
     answering: boolean
     assistantMessages: Set<string>
-    requests: number
-    tokens: number
+    /** Tokens of each completed assistant message (a message may be reported completed more than once). */
+    completed: Map<string, number>
     onOutcome: (o: Outcome) => void
   }
 
@@ -40,7 +40,7 @@ export namespace ChildSessions {
     })
     const id = created.data?.id
     if (!id) throw new Error(`could not create a ${spec.agent} session in ${spec.directory}: ${JSON.stringify(created.error ?? {})}`)
-    watched.set(id, { sessionID: id, directory: spec.directory, agent: spec.agent, lastActivity: now, busy: false, answering: false, assistantMessages: new Set(), requests: 0, tokens: 0, onOutcome })
+    watched.set(id, { sessionID: id, directory: spec.directory, agent: spec.agent, lastActivity: now, busy: false, answering: false, assistantMessages: new Set(), completed: new Map(), onOutcome })
     return id
   }
 
@@ -89,7 +89,15 @@ export namespace ChildSessions {
 
   export function stats(sessionID: string): { requests: number; tokens: number; agent: string } | undefined {
     const w = watched.get(sessionID)
-    return w && { requests: w.requests, tokens: w.tokens, agent: w.agent }
+    if (!w) return undefined
+    let tokens = 0
+    for (const n of w.completed.values()) tokens += n
+    return { requests: w.completed.size, tokens, agent: w.agent }
+  }
+
+  /** Every session the Scheduler watches now. */
+  export function ids(): string[] {
+    return [...watched.keys()]
   }
 
   /**
@@ -120,10 +128,7 @@ export namespace ChildSessions {
     switch (event.type) {
       case "message.updated": {
         const info = event.properties.info
-        if (info.role === "assistant" && info.time.completed) {
-          w.requests++
-          w.tokens += info.tokens.input + info.tokens.output + info.tokens.reasoning
-        }
+        if (info.role === "assistant" && info.time.completed) w.completed.set(info.id, info.tokens.input + info.tokens.output + info.tokens.reasoning)
         return
       }
       case "session.idle":

@@ -1,5 +1,5 @@
 import { z } from "zod"
-import { CONSULT_OPTIONS } from "./command"
+import { CONSULTANTS, CONSULT_OPTIONS } from "./command"
 import { RunConfig, WORKER_ROLES } from "./event.schema"
 import { SCHEMA_VERSION, TASK_STATUSES, TaskGraph } from "./task.schema"
 
@@ -50,6 +50,8 @@ export const TaskRuntime = z.object({
   findings: z.array(z.string()),
   evidence: z.record(z.string(), z.string()).nullable(),
   consultOptions: z.array(z.enum(CONSULT_OPTIONS)).nullable(),
+  /** Who is being consulted now: the scheduler agent first, then the Architect; then the user is asked. */
+  consultBy: z.enum(CONSULTANTS).nullable().default(null),
   /** Where a blocked task goes when the user's answer arrives. */
   resume: z.enum(["executor", "gates", "review"]).nullable(),
   /** Set on a pending task parked as blocked at the end of a run because something it waits for is blocked. */
@@ -57,6 +59,11 @@ export const TaskRuntime = z.object({
   /** The task was invalidated or reset while its merge was in flight: revert it once the merge lands. */
   revertOnMerge: z.boolean(),
   merged: z.object({ commit: z.string(), tag: z.string() }).nullable(),
+  /**
+   * Times the task's work landed on the integration branch. A task reverted by a plan delta and done again
+   * merges as round merges + 1, under its own tag, so the first round's tags and trailers never collide.
+   */
+  merges: z.number().int().default(0),
   history: z.array(HistoryEntry),
 })
 export type TaskRuntime = z.infer<typeof TaskRuntime>
@@ -145,10 +152,12 @@ export function newTaskRuntime(id: string, remainingDeps: number): TaskRuntime {
     findings: [],
     evidence: null,
     consultOptions: null,
+    consultBy: null,
     resume: null,
     waitingOn: null,
     revertOnMerge: false,
     merged: null,
+    merges: 0,
     history: [],
   }
 }

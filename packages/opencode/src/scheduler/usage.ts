@@ -1,5 +1,7 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs"
 import { dirname, join } from "node:path"
+import { z } from "zod"
+import { writeFileAtomicSync } from "./atomic"
 
 /**
  * Model requests by agent, one line per request, recorded from the `chat.params` hook (which fires
@@ -45,5 +47,32 @@ export namespace Usage {
       }
     }
     return counts
+  }
+
+  /**
+   * Tokens each session used, as the engine reported them, kept on disk so that a restarted process
+   * counts what the dead one spent. `at`: when the session was first seen (to tell runs apart).
+   */
+  export const SessionTokens = z.record(z.string(), z.object({ at: z.string(), tokens: z.number().int().min(0) }))
+  export type SessionTokens = z.infer<typeof SessionTokens>
+
+  export function tokensFile(root: string): string {
+    return join(root, ".air", "local", "state", "tokens.json")
+  }
+
+  export function readTokens(root: string): SessionTokens {
+    const path = tokensFile(root)
+    if (!existsSync(path)) return {}
+    try {
+      const parsed = SessionTokens.safeParse(JSON.parse(readFileSync(path, "utf8")))
+      return parsed.success ? parsed.data : {}
+    } catch {
+      return {} // written atomically, so only a hand-edited file is unreadable; it is rebuilt as sessions report
+    }
+  }
+
+  export function writeTokens(root: string, tokens: SessionTokens): void {
+    mkdirSync(dirname(tokensFile(root)), { recursive: true })
+    writeFileAtomicSync(tokensFile(root), JSON.stringify(tokens))
   }
 }

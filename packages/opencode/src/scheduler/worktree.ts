@@ -88,14 +88,22 @@ export namespace Worktrees {
     return `air/${taskId}`
   }
 
-  export function doneTag(taskId: string): string {
+  /**
+   * The name of one landing of a task: its id, or `<id>+<round>` from the second round on (a task reverted
+   * by a plan delta and done again). "+" is never part of a task id, so the names cannot collide.
+   */
+  export function landing(taskId: string, round = 1): string {
     assertTaskId(taskId)
-    return `air/done/${taskId}`
+    if (!Number.isInteger(round) || round < 1) throw new InvalidTaskId(taskId, `round ${round} is not a positive whole number`)
+    return round === 1 ? taskId : `${taskId}+${round}`
   }
 
-  export function revertedTag(taskId: string): string {
-    assertTaskId(taskId)
-    return `air/reverted/${taskId}`
+  export function doneTag(taskId: string, round = 1): string {
+    return `air/done/${landing(taskId, round)}`
+  }
+
+  export function revertedTag(taskId: string, round = 1): string {
+    return `air/reverted/${landing(taskId, round)}`
   }
 
   export function worktreesDir(root: string): string {
@@ -155,6 +163,8 @@ export namespace Worktrees {
   export interface RemoveOptions {
     /** The integration branch: a tip it contains counts as merged (besides the `air/done/<id>` tag). */
     integration?: string
+    /** Which landing of the task the tag names (see `landing`); 1 by default. */
+    round?: number
   }
 
   /**
@@ -174,7 +184,7 @@ export namespace Worktrees {
       const branch = branchName(taskId)
       const target = pathFor(top, taskId)
       const tip = await revParse(top, `refs/heads/${branch}`)
-      if (tip) await assertMerged(top, taskId, branch, tip, options.integration)
+      if (tip) await assertMerged(top, taskId, branch, tip, options.integration, options.round)
 
       const registered = (await worktreeEntries(top)).find((entry) => samePath(entry.path, target))
       if (registered && !registered.missing) {
@@ -357,18 +367,18 @@ export namespace Worktrees {
   }
 
   /** The work of `air/<id>` is safe to delete only when the integration branch holds it. */
-  async function assertMerged(top: string, taskId: string, branch: string, tip: string, integration?: string) {
+  async function assertMerged(top: string, taskId: string, branch: string, tip: string, integration?: string, round = 1) {
     if (integration) {
       const integrationTip = await revParse(top, `refs/heads/${integration}`)
       if (integrationTip && (await gitYes(top, ["merge-base", "--is-ancestor", tip, integrationTip]))) return
     }
-    const tagged = await revParse(top, `refs/tags/${doneTag(taskId)}^{commit}`)
+    const tagged = await revParse(top, `refs/tags/${doneTag(taskId, round)}^{commit}`)
     if (!tagged) {
       throw new NotMerged(
         taskId,
         branch,
         tip,
-        `there is no tag ${doneTag(taskId)}${integration ? ` and ${integration} does not contain the tip` : ""}`,
+        `there is no tag ${doneTag(taskId, round)}${integration ? ` and ${integration} does not contain the tip` : ""}`,
       )
     }
     const [tipTree, tagTree] = await Promise.all([revParse(top, `${tip}^{tree}`), revParse(top, `${tagged}^{tree}`)])

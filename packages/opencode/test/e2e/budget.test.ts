@@ -1,4 +1,6 @@
 import { execFileSync } from "node:child_process"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
 import { passingReviewer, runScenario, trivialProject, type RunResult } from "../support/runs"
@@ -63,5 +65,13 @@ describe("a task's request budget", () => {
     expect(first).toBeGreaterThan(7)
     expect(first).toBeLessThan(14)
     expect(r.summary.spent.requests).toBeGreaterThan(10)
+  })
+
+  test("tokens the provider reported are kept on disk by session, so a restart does not forget them", () => {
+    const tokens = JSON.parse(readFileSync(join(project, ".air/local/state/tokens.json"), "utf8")) as Record<string, { at: string; tokens: number }>
+    const executors = r.events.filter((e) => e.type === "task.dispatched").map((e) => e.sessionId)
+    for (const session of executors) expect(tokens[session]?.tokens ?? 0).toBeGreaterThan(0)
+    const total = Object.values(tokens).reduce((sum, t) => sum + t.tokens, 0)
+    expect(r.summary.spent.tokens).toBe(total)
   })
 })

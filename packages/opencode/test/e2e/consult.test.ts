@@ -6,8 +6,9 @@ import { commitStep, passingReviewer, runScenario, trivialProject, type RunResul
 /**
  * A repair budget spent: T-1's test gate keeps failing (the toolchain's test refuses the word BAD), the
  * Debugger's one repair (AIRCODING_REPAIR_BUDGET=1) does not help, so the Scheduler consults the
- * scheduler agent; it chooses "block"; Main asks the user the one question, answers it with air_answer,
- * the task runs again with the answer in its prompt, merges, and the run finishes.
+ * scheduler agent; it cannot settle it ("block"), so the Architect is consulted; it cannot either; Main
+ * asks the user the one question, answers it with air_answer, the task runs again with the answer in its
+ * prompt, merges, and the run finishes.
  */
 const requirement = "Write the release notes."
 const tasks = [{ id: "T-1", title: "Write the release notes", kind: "test", writeSet: [{ path: "notes.md", action: "create" }], doneWhen: "notes.md exists and the notes check passes" }]
@@ -32,7 +33,15 @@ const scenario = {
       steps: [{ tool: "write", args: { filePath: "notes.md", content: "BAD notes\n" } }, commitStep("notes"), { tool: "air_report", args: { summary: "Wrote the notes." } }, { text: "Reported." }],
     },
     { agent: "debugger", match: "^Task T-1:", steps: [{ tool: "air_report", args: { summary: "I could not find what the check wants." } }, { text: "Reported." }] },
-    { agent: "scheduler", match: "^Consult on task T-1:", steps: [{ tool: "air_decide", args: { choice: "block", reason: "the same check failed twice; the user must say what it wants" } }, { text: "Decided." }] },
+    { agent: "scheduler", match: "^Consult on task T-1:", steps: [{ tool: "air_decide", args: { choice: "block", reason: "the same check failed twice" } }, { text: "Decided." }] },
+    {
+      agent: "architect",
+      match: "^Consult on task T-1:",
+      steps: [
+        { tool: "air_decide", args: { choice: "block", reason: "the requirement does not say what the check wants; the user must" }, expect: { lastUserIncludes: ["the scheduler agent chose not to decide: the same check failed twice", "notes.md contains BAD"] } },
+        { text: "Decided." },
+      ],
+    },
     {
       agent: "executor",
       match: "^Task T-1:[\\s\\S]*\\(attempt 3\\)",
@@ -67,17 +76,19 @@ describe("a spent repair budget: consult, then a question to the user, answered"
     expect(execFileSync("git", ["show", "main:notes.md"], { cwd: project, encoding: "utf8" })).toBe("Good notes\n")
   })
 
-  test("executor, debugger, consult (block), question, answer, executor again", () => {
+  test("executor, debugger, scheduler agent (block), Architect (block), question, answer, executor again", () => {
     const story = r.events
       .filter((e) => ["task.dispatched", "gates.failed", "consult.answered", "question.answered", "merge.succeeded"].includes(e.type))
-      .map((e) => (e.type === "task.dispatched" ? `${e.role}:${e.attempt}` : e.type === "consult.answered" ? `consult:${e.choice}` : e.type === "gates.failed" ? `failed:${e.gate}` : e.type))
-    expect(story).toEqual(["executor:1", "failed:test", "debugger:2", "failed:test", "consult:block", "question.answered", "executor:3", "merge.succeeded"])
+      .map((e) => (e.type === "task.dispatched" ? `${e.role}:${e.attempt}` : e.type === "consult.answered" ? `${e.by}:${e.choice}` : e.type === "gates.failed" ? `failed:${e.gate}` : e.type))
+    expect(story).toEqual(["executor:1", "failed:test", "debugger:2", "failed:test", "scheduler:block", "architect:block", "question.answered", "executor:3", "merge.succeeded"])
     expect(r.events.find((e) => e.type === "question.answered").answer).toBe(answer)
   })
 
-  test("the scheduler agent was asked once; Main once per turn", () => {
+  test("the scheduler agent and the Architect were asked once each; Main once per turn", () => {
     const by = (a: string) => r.modelLog.filter((l) => l.agent === a).length
     expect(by("scheduler")).toBe(2)
+    // The Architect's plan (3 requests) and its consult (2).
+    expect(by("architect")).toBe(5)
     expect(by("main")).toBeGreaterThanOrEqual(5)
   })
 })

@@ -5,6 +5,7 @@ import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Gates } from "../../src/scheduler/gates.ts"
 import { Toolchain } from "../../src/scheduler/toolchain.ts"
+import { MergeQueue } from "../../src/scheduler/merge.ts"
 import { Worktrees } from "../../src/scheduler/worktree.ts"
 import { CALC_CPP, CALC_H, createCppRepo, type CppRepo, type Workspace } from "./cpp-repo.ts"
 
@@ -237,6 +238,19 @@ describe.concurrent("evidence gates", () => {
     })
     expect(report.passed).toBe(true)
     expect(report.gates.find((g) => g.gate === "analysis")).toMatchObject({ passed: true, ran: false, summary: "no C/C++ files changed" })
+  })
+
+  test("a verify task needs no commit: it passes on build and test evidence of the integration branch's code, and merges as an empty squash", async () => {
+    const { wt } = await task("T-2.rv", async () => {})
+    const report = await gates("T-2.rv", wt.path, { kind: "verify", requires: ["build", "test"] })
+    expect(report.passed, report.message).toBe(true)
+    expect(report.gates.find((g) => g.gate === "commit")).toMatchObject({ ran: false })
+    expect(report.gates.find((g) => g.gate === "test")).toMatchObject({ passed: true, ran: true })
+    const before = (await repo.git(["rev-parse", "main"])).trim()
+    const merged = await MergeQueue.merge({ root: repo.root, taskId: "T-2.rv", integration: "main", title: "Re-verify T-2" })
+    expect(merged).toMatchObject({ status: "merged", tag: "air/done/T-2.rv" })
+    expect((await repo.git(["diff", "--name-only", before, "main"])).trim()).toBe("")
+    expect(await Worktrees.remove(repo.root, "T-2.rv", { integration: "main" })).toEqual({ removed: true })
   })
 
   test("a test task whose toolchain has no test command fails the evidence gate", async () => {

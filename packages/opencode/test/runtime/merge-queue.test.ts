@@ -4,6 +4,7 @@ import { mkdir, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { MergeQueue } from "../../src/scheduler/merge.ts"
+import { Worktrees } from "../../src/scheduler/worktree.ts"
 import { createCppRepo, type CppRepo } from "./cpp-repo.ts"
 import { taskBranches } from "./task-branch.ts"
 
@@ -130,6 +131,33 @@ describe("merge queue: the user's checkout, concurrent requests, the lock, rever
     expect((await repo.git(["worktree", "list"])).includes("_revert-")).toBe(false)
   })
 
+  test("a reverted task done again lands as round 2 under its own tag and trailer, and round 2 reverts on its own", async () => {
+    // R-1 was merged and reverted above; its worktree and branch went with the merge.
+    await Worktrees.remove(repo.root, "R-1", { integration: "main" })
+    await task("R-1", async (ws) => {
+      expect(await ws.read("docs/r2.md")).toBe("after R-1\n")
+      await ws.write("docs/r1.md", "R-1, second round\n")
+      await ws.commitAll("r1 again")
+    })
+    const first = (await repo.git(["rev-parse", "air/done/R-1^{commit}"])).trim()
+    const redo = await MergeQueue.merge({ root: repo.root, taskId: "R-1", round: 2, integration: "main", title: "R-1 again" })
+    expect(redo).toMatchObject({ status: "merged", tag: "air/done/R-1+2" })
+    if (redo.status !== "merged") throw new Error(JSON.stringify(redo))
+    expect(await repo.git(["log", "-1", "--format=%B", redo.commit])).toMatch(/\nAir-Task: R-1\+2\n/)
+    expect((await repo.git(["rev-parse", "air/done/R-1^{commit}"])).trim()).toBe(first)
+    expect(await repo.read("docs/r1.md")).toBe("R-1, second round\n")
+    // The round 2 merge, replayed after a crash that lost its tag, finds its own squash commit, not round 1's.
+    await repo.git(["tag", "-d", "air/done/R-1+2"])
+    expect(await MergeQueue.merge({ root: repo.root, taskId: "R-1", round: 2, integration: "main", title: "R-1 again" })).toEqual({ status: "already-merged", commit: redo.commit, tag: "air/done/R-1+2" })
+    await Worktrees.remove(repo.root, "R-1", { integration: "main", round: 2 })
+
+    const undo = await MergeQueue.revert({ root: repo.root, taskId: "R-1", round: 2, integration: "main" })
+    expect(undo).toMatchObject({ status: "reverted", tag: "air/reverted/R-1+2" })
+    expect(existsSync(path.join(repo.root, "docs", "r1.md"))).toBe(false)
+    expect(await repo.git(["log", "-1", "--format=%B"])).toContain("Air-Reverts: R-1+2")
+    expect((await MergeQueue.revert({ root: repo.root, taskId: "R-1", round: 2, integration: "main" })).status).toBe("already-reverted")
+    expect((await repo.git(["tag", "--list", "air/*R-1*"])).trim().split("\n").sort()).toEqual(["air/done/R-1", "air/done/R-1+2", "air/reverted/R-1", "air/reverted/R-1+2"])
+  })
 })
 
 function deadPid(): Promise<number> {

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { Budget } from "../../src/scheduler/budget"
+import { Usage } from "../../src/scheduler/usage"
 
 const root = mkdtempSync(join(tmpdir(), "air-budget-"))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
@@ -13,6 +14,8 @@ function setup(requests: { min: number; session: string }[], events: object[]) {
   mkdirSync(dir, { recursive: true })
   writeFileSync(join(dir, "requests.jsonl"), requests.map((r) => JSON.stringify({ at: at(r.min), agent: "executor", sessionID: r.session })).join("\n") + "\n{torn")
   writeFileSync(join(dir, "events.jsonl"), events.map((e) => JSON.stringify(e)).join("\n") + "\n")
+  // Tokens as a process that has since died recorded them: they still count after a restart.
+  Usage.writeTokens(root, { old: { at: at(0), tokens: 9000 }, s2: { at: at(5), tokens: 400 }, main: { at: at(6), tokens: 100 } })
   return Budget.readEvents(root)
 }
 const none = { taskRequests: 0, runRequests: 0, taskTokens: 0, runTokens: 0, runMinutes: 0 }
@@ -34,9 +37,9 @@ describe("budgets", () => {
       { type: "task.dispatched", at: at(5), taskId: "T-2", sessionId: "s2" },
     ],
   )
-  const spent = Budget.spent(root, events, Date.parse(at(11)), { run: 500, byTask: new Map([["T-2", 400]]) })
+  const spent = Budget.spent(root, events, Date.parse(at(11)))
 
-  it("counts requests of this run, per task through its worker and reviewer sessions, and minutes since the start", () => {
+  it("counts requests and tokens of this run, per task through its worker and reviewer sessions, and minutes since the start", () => {
     expect(spent.run).toEqual({ requests: 5, tokens: 500, minutes: 10 })
     expect(spent.tasks).toEqual({ "T-1": { requests: 3, tokens: 0 }, "T-2": { requests: 1, tokens: 400 } })
   })

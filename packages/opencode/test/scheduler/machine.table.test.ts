@@ -50,6 +50,8 @@ const s = {
   /** The repair budget of T-1 (1) is spent: the next gate failure consults. */
   budgetSpent: () => apply(s.debugging(), steps.dispatched("T-1", 2, "debugger"), steps.reported("T-1", 2, "debugger")).state,
   consulting: () => apply(s.budgetSpent(), steps.gatesFailed("T-1", "test")).state,
+  /** The scheduler agent could not decide: the Architect is consulted on T-1. */
+  consultingArchitect: () => apply(s.consulting(), { type: "consult.answered", taskId: "T-1", choice: "block", by: "scheduler" }).state,
   blocked: () => apply(s.running(), { type: "worker.reported", taskId: "T-1", sessionId: "s-T-1-1", result: { taskId: "T-1", role: "executor", summary: "", blocked: { reason: "which API?" } } }).state,
   /** Everything but T-4 (phase 2) merged: the milestone of phase 1 is due. */
   milestone: () => {
@@ -73,7 +75,7 @@ interface Row {
   event: EventInput
   statuses?: Record<string, string>
   commands: string[]
-  check?: (state: SchedulerState) => void
+  check?: (state: SchedulerState, commands: Command[]) => void
 }
 
 const rows: Row[] = [
@@ -110,11 +112,11 @@ const rows: Row[] = [
   { rule: "a missing tool blocks the task until the user answers; it resumes at the gates", given: s.gating, event: steps.gatesFailed("T-1", "tool-missing"), statuses: { "T-1": "blocked" }, commands: ["ask:T-1:blocked:1", "notify", "dispatch:T-3:executor:1"], check: (st) => expect(runtimeOf(st, "T-1").resume).toBe("gates") },
   { rule: "missing evidence for the task's kind goes back to the executor", given: s.gating, event: steps.gatesFailed("T-1", "evidence"), statuses: { "T-1": "running" }, commands: ["dispatch:T-1:executor:2"] },
   { rule: "a wall-clock timeout is treated like a stall: one more dispatch", given: s.running, event: { type: "worker.failed", taskId: "T-5", sessionId: "s-T-5-1", reason: "timeout", message: "60 min" }, statuses: { "T-5": "running" }, commands: ["dispatch:T-5:executor:2"] },
-  { rule: "the consulted scheduler may send the executor again", given: s.consulting, event: { type: "consult.answered", taskId: "T-1", choice: "executor-again" }, statuses: { "T-1": "running" }, commands: ["dispatch:T-1:executor:3"] },
+  { rule: "the consulted scheduler may send the executor again", given: s.consulting, event: { type: "consult.answered", taskId: "T-1", choice: "executor-again", by: "scheduler" }, statuses: { "T-1": "running" }, commands: ["dispatch:T-1:executor:3"] },
   {
     rule: "the consulted scheduler may ask for another review",
     given: () => apply(s.reviewing(), { type: "review.reported", taskId: "T-1", report: { taskId: "T-1", verdict: "pass", rows: [{ designRef: "R", code: "c", status: "missing", note: "" }], findings: [] } }).state,
-    event: { type: "consult.answered", taskId: "T-1", choice: "review-again" },
+    event: { type: "consult.answered", taskId: "T-1", choice: "review-again", by: "scheduler" },
     statuses: { "T-1": "reviewing" },
     commands: ["review:T-1"],
   },
@@ -176,8 +178,16 @@ const rows: Row[] = [
     statuses: { "T-5": "running" },
     commands: ["revert:T-5", "notify", "dispatch:T-5:executor:2"],
   },
-  { rule: "the consulted scheduler may choose another debugger run", given: s.consulting, event: { type: "consult.answered", taskId: "T-1", choice: "debug-again" }, statuses: { "T-1": "debugging" }, commands: ["dispatch:T-1:debugger:3"] },
-  { rule: "a consult that cannot decide blocks the task and asks the user", given: s.consulting, event: { type: "consult.answered", taskId: "T-1", choice: "block" }, statuses: { "T-1": "blocked" }, commands: ["ask:T-1:blocked:1", "notify", "dispatch:T-3:executor:1"] },
+  { rule: "the consulted scheduler may choose another debugger run", given: s.consulting, event: { type: "consult.answered", taskId: "T-1", choice: "debug-again", by: "scheduler" }, statuses: { "T-1": "debugging" }, commands: ["dispatch:T-1:debugger:3"] },
+  { rule: "a scheduler agent that cannot decide hands the consult to the Architect", given: s.consulting, event: { type: "consult.answered", taskId: "T-1", choice: "block", by: "scheduler", reason: "no idea" }, statuses: { "T-1": "consulting" }, commands: ["consult:T-1"], check: (st, commands) => { expect(runtimeOf(st, "T-1").consultBy).toBe("architect"); expect(commands[0]).toMatchObject({ agent: "architect", options: ["debug-again", "executor-again", "block"] }); expect((commands[0] as { question: string }).question).toMatch(/scheduler agent chose not to decide: no idea[\s\S]*test broke/) } },
+  { rule: "the Architect may settle a consult the scheduler agent could not", given: s.consultingArchitect, event: { type: "consult.answered", taskId: "T-1", choice: "executor-again", by: "architect" }, statuses: { "T-1": "running" }, commands: ["dispatch:T-1:executor:3"], check: (st) => expect([runtimeOf(st, "T-1").consultBy, runtimeOf(st, "T-1").consultOptions]).toEqual([null, null]) },
+  { rule: "when neither the scheduler agent nor the Architect decides, the task blocks and the user is asked", given: s.consultingArchitect, event: { type: "consult.answered", taskId: "T-1", choice: "block", by: "architect" }, statuses: { "T-1": "blocked" }, commands: ["ask:T-1:blocked:1", "notify", "dispatch:T-3:executor:1"], check: (st) => expect(st.questions[0]!.text).toMatch(/neither the scheduler agent nor the Architect could decide/) },
+  { rule: "a consult session that ends without a decision counts as no decision: the Architect is asked", given: s.consulting, event: { type: "consult.unanswered", taskId: "T-1", by: "scheduler", reason: "the session failed" }, statuses: { "T-1": "consulting" }, commands: ["consult:T-1"], check: (st) => expect(runtimeOf(st, "T-1").consultBy).toBe("architect") },
+  { rule: "an Architect consult that ends without a decision blocks the task", given: s.consultingArchitect, event: { type: "consult.unanswered", taskId: "T-1", by: "architect", reason: "stalled" }, statuses: { "T-1": "blocked" }, commands: ["ask:T-1:blocked:1", "notify", "dispatch:T-3:executor:1"] },
+  { rule: "a worker session that could not start is tried again, spending a stall", given: s.fresh, event: { type: "dispatch.failed", taskId: "T-1", role: "executor", run: 1, message: "no worktree" }, statuses: { "T-1": "running" }, commands: ["dispatch:T-1:executor:2"], check: (st) => expect([runtimeOf(st, "T-1").stalls, runtimeOf(st, "T-1").lastFailure?.source]).toEqual([1, "worker"]) },
+  { rule: "a worker session that cannot start again blocks the task: no endless loop", given: () => apply(s.fresh(), { type: "dispatch.failed", taskId: "T-1", role: "executor", run: 1, message: "no worktree" }).state, event: { type: "dispatch.failed", taskId: "T-1", role: "executor", run: 2, message: "no worktree" }, statuses: { "T-1": "blocked" }, commands: ["ask:T-1:blocked:1", "notify", "dispatch:T-3:executor:1"], check: (st) => expect(st.questions[0]!.text).toMatch(/executor session could not be started: no worktree/) },
+  { rule: "a review session that could not start is asked again", given: s.reviewing, event: { type: "dispatch.failed", taskId: "T-1", role: "reviewer", run: 1, message: "engine busy" }, statuses: { "T-1": "reviewing" }, commands: ["review:T-1"], check: (st) => expect([runtimeOf(st, "T-1").stalls, runtimeOf(st, "T-1").reviewRuns]).toEqual([1, 2]) },
+  { rule: "a review session that cannot start again blocks the task, to resume at review", given: () => apply(s.reviewing(), { type: "dispatch.failed", taskId: "T-1", role: "reviewer", run: 1, message: "engine busy" }).state, event: { type: "dispatch.failed", taskId: "T-1", role: "reviewer", run: 2, message: "engine busy" }, statuses: { "T-1": "blocked" }, commands: ["ask:T-1:blocked:1", "notify", "dispatch:T-3:executor:1"], check: (st) => expect(runtimeOf(st, "T-1").resume).toBe("review") },
   { rule: "the user's answer resumes a blocked task with a fresh budget", given: () => complete(s.blocked(), "T-3").state, event: { type: "question.answered", questionId: "T-1:blocked:1", answer: "use the v2 API" }, statuses: { "T-1": "running" }, commands: ["dispatch:T-1:executor:2"], check: (st) => expect(runtimeOf(st, "T-1").findings).toEqual(["user: use the v2 API"]) },
   {
     rule: "an answer after a blocked finish reopens the run and un-parks the waiting tasks",
@@ -206,7 +216,7 @@ describe("transition: every rule", () => {
     if ("refused" in result) throw new Error(`refused: ${result.refused}`)
     expect(result.commands.map(show)).toEqual(row.commands)
     for (const [id, status] of Object.entries(row.statuses ?? {})) expect(`${id}:${statusOf(result.state, id)}`).toBe(`${id}:${status}`)
-    row.check?.(result.state)
+    row.check?.(result.state, result.commands)
     expect(result.state.eventCount).toBe(given.eventCount + 1)
   })
 
@@ -276,8 +286,12 @@ const refusals: Refusal[] = [
   { rule: "a second change while one is planned", given: s.frozen, event: { type: "change.requested", text: "y" }, reason: /already being planned/ },
   { rule: "a delta nobody asked for", given: s.running, event: { type: "delta.accepted", delta: delta({ add: [task("T-9")] }) }, reason: /only after change.requested/ },
   { rule: "an invalid delta", given: s.frozen, event: { type: "delta.accepted", delta: delta({ remove: ["T-1"] }) }, reason: /plan delta is invalid[\s\S]*T-2: depends on T-1, which this delta invalidates/ },
-  { rule: "a consult answer that was not offered", given: s.consulting, event: { type: "consult.answered", taskId: "T-1", choice: "merge-anyway" }, reason: /"merge-anyway" is not one of the options/ },
-  { rule: "a consult answer for a task not in consult", given: s.running, event: { type: "consult.answered", taskId: "T-1", choice: "block" }, reason: /running, not consulting/ },
+  { rule: "a consult answer that was not offered", given: s.consulting, event: { type: "consult.answered", taskId: "T-1", choice: "merge-anyway", by: "scheduler" }, reason: /"merge-anyway" is not one of the options/ },
+  { rule: "a consult answer for a task not in consult", given: s.running, event: { type: "consult.answered", taskId: "T-1", choice: "block", by: "scheduler" }, reason: /running, not consulting/ },
+  { rule: "an answer from the scheduler agent once the Architect is consulted", given: s.consultingArchitect, event: { type: "consult.answered", taskId: "T-1", choice: "executor-again", by: "scheduler" }, reason: /waiting on the Architect, not the scheduler agent/ },
+  { rule: "a dispatch failure for an attempt already running", given: s.running, event: { type: "dispatch.failed", taskId: "T-1", role: "executor", run: 1, message: "x" }, reason: /already runs in session s-T-1-1/ },
+  { rule: "a dispatch failure for a stale attempt", given: s.fresh, event: { type: "dispatch.failed", taskId: "T-1", role: "executor", run: 2, message: "x" }, reason: /attempt 2 is not outstanding/ },
+  { rule: "a review start failure for a task not in review", given: s.running, event: { type: "dispatch.failed", taskId: "T-1", role: "reviewer", run: 1, message: "x" }, reason: /review run 1 is not outstanding/ },
   { rule: "an answer to no question", given: s.running, event: { type: "question.answered", questionId: "q-9", answer: "" }, reason: /no open question q-9; open: none/ },
   { rule: "a spent budget for a merged task", given: () => complete(s.running(), "T-5").state, event: { type: "budget.spent", taskId: "T-5", kind: "tokens" }, reason: /T-5 is merged; it spends nothing/ },
   { rule: "a spent budget for a task being merged", given: s.merging, event: { type: "budget.spent", taskId: "T-1", kind: "tokens" }, reason: /being merged/ },

@@ -305,7 +305,8 @@ export class Simulator {
         return true
       }
       case "consult":
-        this.apply({ type: "consult.answered", at, taskId: command.taskId, choice: pick(rng, command.options) })
+        if (rng() < this.options.trouble / 4) this.apply({ type: "consult.unanswered", at, taskId: command.taskId, by: command.agent, reason: "no decision" })
+        else this.apply({ type: "consult.answered", at, taskId: command.taskId, choice: pick(rng, command.options), by: command.agent })
         return true
       case "ask":
         if (this.answers > 0) {
