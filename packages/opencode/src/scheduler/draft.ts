@@ -305,13 +305,15 @@ export class Draft {
     const s = this.s
     if (s.stage === "running" && !s.paused && !s.frozen && !s.runBudgetSpent && s.config) {
       const cap = s.config.concurrency
+      let working = workingCount(s)
       let i = 0
-      while (i < s.ready.length && s.active.length < cap) {
+      while (i < s.ready.length && working < cap) {
         const id = s.ready[i]!
         const node = this.node(id)
         if (node.phase > s.currentPhase) break
         if (!this.conflictsWithActive(node)) {
           this.start(id)
+          working++
           continue // start() took it off the ready list, so the same index now holds the next task
         }
         i++
@@ -409,6 +411,18 @@ export class Draft {
       this.offerReady(task.id)
     })
   }
+}
+
+/**
+ * Tasks that count against the concurrency cap: those with a session or gates at work. A task waiting for
+ * its merge, or being merged, keeps its worktree and its files (conflicts still see it) but not its slot:
+ * merges go one at a time and cost no model, so they must not keep the next tasks from starting. A merge
+ * conflict sends its task back to work at once, even when that takes the count over the cap (it was in
+ * flight already and is closest to done); no new task starts until the count is under the cap again.
+ */
+export function workingCount(s: SchedulerState): number {
+  const merging = s.merging !== null && s.active.includes(s.merging) ? 1 : 0
+  return s.active.length - s.mergeQueue.length - merging
 }
 
 export function countStatuses(tasks: readonly TaskRuntime[]): Partial<Record<TaskStatus, number>> {

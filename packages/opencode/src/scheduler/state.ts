@@ -89,7 +89,7 @@ export const SchedulerState = z.object({
   /** Parallel to graph.tasks: tasks[i] is the runtime of graph.tasks[i]. */
   tasks: z.array(TaskRuntime),
   currentPhase: z.number().int(),
-  /** Tasks that hold a worktree with unmerged work: they count against the cap and against write conflicts. */
+  /** Tasks that hold a worktree with unmerged work: they count against write conflicts, and all but those waiting to merge against the cap. */
   active: z.array(z.string()),
   /** Pending tasks whose dependencies are merged, in dispatch order (phase, then id). */
   ready: z.array(z.string()),

@@ -2,6 +2,7 @@ import { expect } from "vitest"
 import type { Command } from "../../src/scheduler/command"
 import { tasksConflict } from "../../src/scheduler/conflicts"
 import type { Event } from "../../src/scheduler/event.schema"
+import { workingCount } from "../../src/scheduler/draft"
 import { ACTIVE_STATUSES, type SchedulerState } from "../../src/scheduler/state"
 
 export function deepFreeze<T>(value: T): T {
@@ -17,7 +18,14 @@ export function checkStep(before: SchedulerState, event: Event, after: Scheduler
   deepFreeze(after) // a later transition that writes into this state throws: transitions must not mutate their input
   const graph = after.graph
   const cap = after.config?.concurrency ?? Infinity
-  if (after.active.length > cap) throw new Error(`cap ${cap} exceeded after ${event.type}: ${after.active.join(", ")}`)
+  // The cap counts tasks at work; those waiting for or in their merge hold files, not a slot. Only a merge
+  // conflict may take the count over the cap (its task goes back to work at once); no task starts over it.
+  const working = after.tasks.filter((t) => ACTIVE_STATUSES.has(t.status) && t.status !== "merge_queued" && t.status !== "merging").length
+  expect(workingCount(after)).toBe(working)
+  if (working > cap && event.type !== "merge.conflicted" && working > workingCount(before))
+    throw new Error(`cap ${cap} exceeded after ${event.type}: ${after.active.join(", ")}`)
+  const startedNow = after.tasks.filter((t) => ACTIVE_STATUSES.has(t.status) && (before.tasks.find((x) => x.id === t.id)?.status ?? "pending") === "pending")
+  if (startedNow.length > 0 && working > cap) throw new Error(`${startedNow.map((t) => t.id).join(", ")} started over the cap ${cap} after ${event.type}`)
   if (graph) {
     const node = (id: string) => graph.tasks.find((t) => t.id === id)!
     const status = (id: string) => after.tasks.find((t) => t.id === id)!.status
