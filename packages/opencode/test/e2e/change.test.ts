@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
-import { passingReviewer, runScenario, trivialProject, type RunResult } from "../support/runs"
+import { passingReviewer, runScenario, shellStep, trivialProject, type RunResult } from "../support/runs"
 
 /**
  * A requirement change mid-run. T-1 (storage in JSON, per ADR-1) and T-2 (the CLI page) are merged while
@@ -13,8 +13,7 @@ import { passingReviewer, runScenario, trivialProject, type RunResult } from "..
  */
 const requirement = "Document the app: storage and CLI."
 const change = "Store data in SQLite instead of JSON files."
-const sh = (command: string) => ({ tool: "bash", args: { command, description: "write and commit" } })
-const writeCommit = (path: string, text: string) => sh(`mkdir -p docs && printf '${text}\\n' > ${path} && git add -A && git commit -q -m "${path}"`)
+const writeCommit = (path: string, text: string) => shellStep(`mkdir -p docs && printf '${text}\\n' > ${path} && git add -A && git commit -q -m "${path}"`)
 const tasks = [
   { id: "T-1", title: "Document JSON storage", kind: "docs", writeSet: [{ path: "docs/storage.md", action: "create" }], adrRefs: ["ADR-1"], doneWhen: "docs/storage.md describes the storage" },
   { id: "T-2", title: "Document the CLI", kind: "docs", writeSet: [{ path: "docs/cli.md", action: "create" }], doneWhen: "docs/cli.md exists" },

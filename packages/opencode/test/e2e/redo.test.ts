@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
-import { passingReviewer, runScenario, trivialProject, type RunResult } from "../support/runs"
+import { passingReviewer, runScenario, shellStep, trivialProject, type RunResult } from "../support/runs"
 
 /**
  * A change to work that already landed. T-1 (the core notes) and T-2 (the README's link to them, after
@@ -14,7 +14,6 @@ import { passingReviewer, runScenario, trivialProject, type RunResult } from "..
  */
 const requirement = "Write the core notes and link them from the README."
 const change = "The core notes must describe version 2."
-const sh = (command: string) => ({ tool: "bash", args: { command, description: "write and commit" } })
 const tasks = [
   { id: "T-1", title: "Write the core notes", kind: "docs", writeSet: [{ path: "docs/core.md", action: "create" }], doneWhen: "docs/core.md describes the core" },
   { id: "T-2", title: "Link the core notes from the README", kind: "docs", deps: ["T-1"], writeSet: [{ path: "README.md", action: "modify" }], doneWhen: "README.md links docs/core.md" },
@@ -41,23 +40,23 @@ const scenario = {
         { text: "Delta written.", expect: { lastToolResultIncludes: ["Plan delta accepted", "T-2.rv"] } },
       ],
     },
-    { agent: "executor", match: "^Task T-1:[\\s\\S]*\\(attempt 1\\)", steps: [sh("mkdir -p docs && printf 'Core: version 1\\n' > docs/core.md && git add -A && git commit -q -m core"), { tool: "air_report", args: { summary: "done" } }, { text: "Reported." }] },
+    { agent: "executor", match: "^Task T-1:[\\s\\S]*\\(attempt 1\\)", steps: [shellStep("mkdir -p docs && printf 'Core: version 1\\n' > docs/core.md && git add -A && git commit -q -m core"), { tool: "air_report", args: { summary: "done" } }, { text: "Reported." }] },
     {
       agent: "executor",
       match: "^Task T-1:[\\s\\S]*\\(attempt 2\\)",
       steps: [
         // The worktree starts from the integration branch with the first round reverted: no docs/core.md.
-        { ...sh("test ! -e docs/core.md && mkdir -p docs && printf 'Core: version 2\\n' > docs/core.md && git add -A && git commit -q -m core-v2"), expect: { lastUserIncludes: ["describes version 2"] } },
+        { ...shellStep("test ! -e docs/core.md && mkdir -p docs && printf 'Core: version 2\\n' > docs/core.md && git add -A && git commit -q -m core-v2"), expect: { lastUserIncludes: ["describes version 2"] } },
         { tool: "air_report", args: { summary: "done" } },
         { text: "Reported." },
       ],
     },
-    { agent: "executor", match: "^Task T-2:", steps: [sh("printf 'See docs/core.md\\n' >> README.md && git add -A && git commit -q -m link"), { tool: "air_report", args: { summary: "done" } }, { text: "Reported." }] },
+    { agent: "executor", match: "^Task T-2:", steps: [shellStep("printf 'See docs/core.md\\n' >> README.md && git add -A && git commit -q -m link"), { tool: "air_report", args: { summary: "done" } }, { text: "Reported." }] },
     {
       agent: "executor",
       match: "^Task T-2\\.rv:",
       steps: [
-        { ...sh("grep -q docs/core.md README.md && grep -q 'version 2' docs/core.md"), expect: { lastUserIncludes: ["verify task", "Change nothing and commit nothing", "README.md links docs/core.md"] } },
+        { ...shellStep("grep -q docs/core.md README.md && grep -q 'version 2' docs/core.md"), expect: { lastUserIncludes: ["verify task", "Change nothing and commit nothing", "README.md links docs/core.md"] } },
         { tool: "air_report", args: { summary: "README.md still links docs/core.md, which now describes version 2." } },
         { text: "Reported." },
       ],

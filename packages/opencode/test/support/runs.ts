@@ -29,6 +29,9 @@ export function trivialProject(sandbox: Sandbox, files: Record<string, string>, 
   return project
 }
 
+/** A bash step of a scripted worker. */
+export const shellStep = (command: string, description = "write and commit") => ({ tool: "bash", args: { command, description } })
+
 export const commitStep = (msg: string) => ({ tool: "bash", args: { command: `git add -A && git commit -q -m "${msg}"`, description: "commit" } })
 
 /** A reviewer that passes every task. */
