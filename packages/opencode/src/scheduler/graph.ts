@@ -102,7 +102,10 @@ export function applyDelta(graph: TaskGraph, statusOf: StatusOf, delta: PlanDelt
   const changed = impacts.filter((impact) => impact.change !== "added").map((impact) => impact.id)
   // Boundary is judged against the tasks as they were, since that is the code that is now in question.
   const boundary = boundaryOf(graph, new Set(changed)).filter((id) => !touched.has(id))
-  for (const task of reverifyTasks(graph, tasks, boundary, statusOf, delta)) {
+  // Only merged neighbours of work that had landed were checked against code that is now undone.
+  const landed = new Set(impacts.filter((impact) => impact.undo === "revert" || impact.undo === "revert-after-merge").map((impact) => impact.id))
+  const toReverify = landed.size === 0 ? [] : boundaryOf(graph, landed).filter((id) => !touched.has(id) && statusOf(id) === "merged")
+  for (const task of reverifyTasks(graph, tasks, toReverify, delta)) {
     impacts.push({ id: task.id, change: "reverify", reason: task.title, becomes: "pending", undo: "none" })
     tasks.push(task)
   }
@@ -110,20 +113,19 @@ export function applyDelta(graph: TaskGraph, statusOf: StatusOf, delta: PlanDelt
 }
 
 /**
- * A boundary task that is already merged was checked against code the delta now changes: a generated
- * `verify` task checks it again once the new work has landed. It depends on the delta's new or modified
- * tasks near it (it depends on them, or they share a file with it) — or on all of them when none is near.
- * Boundary tasks not merged yet need nothing: their own gates run on the new code.
+ * A merged task next to merged work the delta undoes (it depends on it, or shares a file with it) was
+ * checked against code that is going away: a generated `verify` task checks it again once the new work
+ * has landed. It depends on the delta's new or modified tasks near it — or on all of them when none is
+ * near. Neighbours not merged yet need nothing: their own gates run on the new code.
  */
-function reverifyTasks(before: TaskGraph, after: readonly TaskNode[], boundary: readonly string[], statusOf: StatusOf, delta: PlanDelta): TaskNode[] {
+function reverifyTasks(before: TaskGraph, after: readonly TaskNode[], merged: readonly string[], delta: PlanDelta): TaskNode[] {
   const { indexOf } = graphIndex(before)
   const taken = new Set(after.map((t) => t.id))
   const byId = new Map(after.map((t) => [t.id, t]))
   const fresh = [...delta.add.map((t) => t.id), ...delta.modify.map((m) => m.id)].filter((id) => isLive(byId.get(id)!))
   const superseded = new Set(delta.supersedesAdrs)
   const out: TaskNode[] = []
-  for (const id of boundary) {
-    if (statusOf(id) !== "merged") continue
+  for (const id of merged) {
     const task = before.tasks[indexOf.get(id)!]!
     const files = new Set(task.writeSet.map((entry) => entry.path))
     const near = fresh.filter((f) => task.deps.includes(f) || byId.get(f)!.writeSet.some((entry) => files.has(entry.path)))

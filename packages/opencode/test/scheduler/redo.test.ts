@@ -45,6 +45,12 @@ describe("boundary tasks are re-verified by a generated task", () => {
     expect(result.impacts.filter((i) => i.change === "reverify").map((i) => i.id)).toEqual(["T-2.rv", "T-3.rv"])
   })
 
+  it("a change to work that never landed needs no re-verification of its merged neighbours", () => {
+    const result = applyDelta(graph, statuses({ "T-1": "running", "T-2": "pending", "T-3": "merged", "T-4": "merged" }), delta({ modify: [{ id: "T-1", patch: { title: "Core again" } }] }))
+    expect(result.boundary).toEqual(["T-2", "T-3"])
+    expect(result.graph.tasks).toHaveLength(4)
+  })
+
   it("a boundary task not merged yet needs none: its own gates will run on the new code", () => {
     const result = applyDelta(graph, statuses({ "T-1": "merged", "T-2": "pending", "T-3": "running", "T-4": "merged" }), delta({ modify: [{ id: "T-1", patch: { title: "Core again" } }] }))
     expect(result.boundary).toEqual(["T-2", "T-3"])
