@@ -1,4 +1,3 @@
-import { existsSync, readFileSync, rmSync } from "node:fs"
 import { join, relative, resolve, sep } from "node:path"
 import type { PluginInput } from "@opencode-ai/plugin"
 import type { Command, Consultant } from "./command"
@@ -453,12 +452,8 @@ class OrchestratorImpl {
     try {
       const task = this.task(taskId)
       await this.reverting
-      const wt = await Worktrees.create(this.root, taskId, this.integrationBranch()).catch(async (err) => {
-        // A `git worktree add` killed half-way leaves a worktree registered as "locked initializing", with no
-        // work in it: clear it and create the worktree again. Anything else is a real problem.
-        if (!(await this.clearInterruptedWorktree(taskId))) throw err
-        return Worktrees.create(this.root, taskId, this.integrationBranch())
-      })
+      const wt = await Worktrees.create(this.root, taskId, this.integrationBranch())
+      if (wt.recovered) this.inbox.push(`Task ${taskId}: ${wt.recovered}.`)
       const prompt = ContextPack.worker(this.root, role, task, this.runtimeOf(taskId), wt, attempt)
       await this.spawn(
         { kind: "worker", taskId, role, nudged: false },
@@ -469,19 +464,6 @@ class OrchestratorImpl {
       return this.dispatchFailed(taskId, role, attempt, err)
     }
     this.taskStarted.set(taskId, Date.now())
-  }
-
-  private async clearInterruptedWorktree(taskId: string): Promise<boolean> {
-    const common = (await git(this.root, ["rev-parse", "--git-common-dir"])).trim()
-    const lockFile = join(resolve(this.root, common), "worktrees", taskId, "locked")
-    if (!existsSync(lockFile) || readFileSync(lockFile, "utf8").trim() !== "initializing") return false
-    const path = Worktrees.pathFor(this.root, taskId)
-    await git(this.root, ["worktree", "unlock", path]).catch(() => undefined)
-    await git(this.root, ["worktree", "remove", "--force", path]).catch(() => undefined)
-    rmSync(path, { recursive: true, force: true })
-    await git(this.root, ["worktree", "prune"]).catch(() => undefined)
-    this.inbox.push(`The worktree of ${taskId} was left half-created by the last process; it was cleared and created again.`)
-    return true
   }
 
   private async runGates(taskId: string): Promise<void> {

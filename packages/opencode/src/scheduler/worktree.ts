@@ -20,6 +20,8 @@ export namespace Worktrees {
     branch: string
     /** The commit the branch grew from: its merge-base with the integration branch. */
     baseCommit: string
+    /** What `create` had to repair first, said for a person (a `git worktree add` killed half-way). */
+    recovered?: string
   }
 
   export interface Listed {
@@ -127,8 +129,10 @@ export namespace Worktrees {
       const branch = branchName(taskId)
       const target = pathFor(top, taskId)
       const baseCommit = await resolveCommit(top, base, taskId)
+      const recovered = await recoverInterruptedAdd(top, taskId, target)
       const branchExists = await refExists(top, `refs/heads/${branch}`)
       const registered = (await worktreeEntries(top)).find((entry) => samePath(entry.path, target))
+      const made = (wt: Worktree): Worktree => (recovered ? { ...wt, recovered } : wt)
 
       if (registered && !registered.missing) {
         if (registered.branch !== `refs/heads/${branch}`) {
@@ -138,7 +142,7 @@ export namespace Worktrees {
               `Remove it (git worktree remove ${target}) or check out ${branch} there.`,
           )
         }
-        return { taskId, path: target, branch, baseCommit: await mergeBase(top, branch, baseCommit) }
+        return made({ taskId, path: target, branch, baseCommit: await mergeBase(top, branch, baseCommit) })
       }
       if (registered?.missing) await git(top, ["worktree", "prune"])
       await clearLeftoverDir(target, taskId)
@@ -153,10 +157,10 @@ export namespace Worktrees {
           )
         }
         await git(top, ["worktree", "add", target, branch])
-        return { taskId, path: target, branch, baseCommit: await mergeBase(top, branch, baseCommit) }
+        return made({ taskId, path: target, branch, baseCommit: await mergeBase(top, branch, baseCommit) })
       }
       await git(top, ["worktree", "add", "-b", branch, target, baseCommit])
-      return { taskId, path: target, branch, baseCommit }
+      return made({ taskId, path: target, branch, baseCommit })
     })
   }
 
@@ -416,6 +420,26 @@ export namespace Worktrees {
 
   async function refExists(root: string, ref: string): Promise<boolean> {
     return (await revParse(root, ref)) !== undefined
+  }
+
+  /**
+   * `git worktree add` marks the new worktree locked "initializing" until its checkout is done. Found at
+   * `create` (one AirCoding process per project, worktree operations one at a time), that mark means an add
+   * was killed half-way. If the checkout never finished (the worktree's index is locked or missing) nothing
+   * can have been committed there and no git command works in it: it is removed, to be made again.
+   * Otherwise only the mark goes, and whatever was done in the worktree stays.
+   */
+  async function recoverInterruptedAdd(top: string, taskId: string, target: string): Promise<string | undefined> {
+    const admin = path.join(path.resolve(top, (await git(top, ["rev-parse", "--git-common-dir"])).trim()), "worktrees", taskId)
+    const lock = await readFile(path.join(admin, "locked"), "utf8").catch(() => "")
+    if (lock.trim() !== "initializing") return undefined
+    await gitTry(top, ["worktree", "unlock", target])
+    const halfMade = (await exists(path.join(admin, "index.lock"))) || !(await exists(path.join(admin, "index")))
+    if (!halfMade) return `the worktree of ${taskId} was still marked as being created by a process that died; the mark was cleared and its work kept`
+    await gitTry(top, ["worktree", "remove", "--force", "--force", target])
+    await rm(target, { recursive: true, force: true })
+    await git(top, ["worktree", "prune"])
+    return `the worktree of ${taskId} was left half-created by a process that died (its checkout never finished, so nothing was committed in it); it was made again`
   }
 
   /** A directory left by a crash in the middle of `git worktree add` is removed if empty, never if not. */

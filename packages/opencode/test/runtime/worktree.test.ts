@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs"
-import { readFile } from "node:fs/promises"
+import { readFile, rm, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Worktrees } from "../../src/scheduler/worktree.ts"
@@ -115,6 +115,44 @@ describe("task worktrees", () => {
     await expect(Worktrees.remove(repo.root, "T-6")).rejects.toBeInstanceOf(Worktrees.NotMerged)
     await ws.git(["reset", "--quiet", "--hard", "HEAD~1"])
     expect(await Worktrees.remove(repo.root, "T-6")).toEqual({ removed: true })
+  })
+
+  /** What `git worktree add` leaves when it is killed: the worktree marked "initializing", maybe mid-checkout. */
+  async function interruptAdd(taskId: string, checkoutDone: boolean) {
+    const admin = path.join(repo.root, ".git", "worktrees", taskId)
+    await writeFile(path.join(admin, "locked"), "initializing")
+    if (!checkoutDone) {
+      await rm(path.join(admin, "index"), { force: true })
+      await writeFile(path.join(admin, "index.lock"), "")
+    }
+    return admin
+  }
+
+  test("a worktree whose `git worktree add` was killed mid-checkout is made again, and then works", async () => {
+    const first = await Worktrees.create(repo.root, "K-1", "main")
+    await repo.at(first.path).write("notes.md", "written while git could not commit\n")
+    await interruptAdd("K-1", false)
+    expect((await repo.at(first.path).git(["add", "-A"]).catch((e: Error) => e.message))).toMatch(/index\.lock/)
+    const again = await Worktrees.create(repo.root, "K-1", "main")
+    expect(again.recovered).toMatch(/half-created .* made again/)
+    const ws = repo.at(again.path)
+    expect(existsSync(path.join(again.path, "notes.md"))).toBe(false)
+    await ws.write("notes.md", "the real work\n")
+    await ws.commitAll("notes")
+    expect(await Worktrees.commitsAhead(repo.root, "K-1", "main")).toBe(1)
+    expect(await Worktrees.create(repo.root, "K-1", "main")).not.toHaveProperty("recovered")
+  })
+
+  test("a worktree whose add was killed after its checkout keeps its work and loses only the mark", async () => {
+    const first = await Worktrees.create(repo.root, "K-2", "main")
+    const ws = repo.at(first.path)
+    await ws.write("src/k2.cpp", "int k2() { return 2; }\n")
+    await ws.commitAll("k2")
+    const admin = await interruptAdd("K-2", true)
+    const again = await Worktrees.create(repo.root, "K-2", "main")
+    expect(again.recovered).toMatch(/mark was cleared and its work kept/)
+    expect(existsSync(path.join(admin, "locked"))).toBe(false)
+    expect(await Worktrees.commitsAhead(repo.root, "K-2", "main")).toBe(1)
   })
 
   test("task ids that are not plain names are refused before touching a path or a ref", async () => {
