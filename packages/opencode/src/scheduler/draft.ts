@@ -414,15 +414,17 @@ export class Draft {
 }
 
 /**
- * Tasks that count against the concurrency cap: those with a session or gates at work. A task waiting for
- * its merge, or being merged, keeps its worktree and its files (conflicts still see it) but not its slot:
- * merges go one at a time and cost no model, so they must not keep the next tasks from starting. A merge
- * conflict sends its task back to work at once, even when that takes the count over the cap (it was in
- * flight already and is closest to done); no new task starts until the count is under the cap again.
+ * Tasks that count against the concurrency cap. A task waiting for its merge, or being merged, keeps its
+ * worktree and its files (conflicts still see it) but gives its slot back: merges go one at a time and cost
+ * no model, so they must not keep the next tasks from starting. At most `cap` of them do so — beyond that
+ * they hold slots again, so worktrees cannot pile up behind a slow merge queue. A merge conflict sends its
+ * task back to work at once, even when that takes the count over the cap (it was in flight already and is
+ * closest to done); no new task starts until the count is under the cap again.
  */
 export function workingCount(s: SchedulerState): number {
   const merging = s.merging !== null && s.active.includes(s.merging) ? 1 : 0
-  return s.active.length - s.mergeQueue.length - merging
+  const cap = s.config?.concurrency ?? 0
+  return s.active.length - Math.min(s.mergeQueue.length + merging, cap)
 }
 
 export function countStatuses(tasks: readonly TaskRuntime[]): Partial<Record<TaskStatus, number>> {

@@ -18,9 +18,10 @@ export function checkStep(before: SchedulerState, event: Event, after: Scheduler
   deepFreeze(after) // a later transition that writes into this state throws: transitions must not mutate their input
   const graph = after.graph
   const cap = after.config?.concurrency ?? Infinity
-  // The cap counts tasks at work; those waiting for or in their merge hold files, not a slot. Only a merge
-  // conflict may take the count over the cap (its task goes back to work at once); no task starts over it.
-  const working = after.tasks.filter((t) => ACTIVE_STATUSES.has(t.status) && t.status !== "merge_queued" && t.status !== "merging").length
+  // The cap counts tasks at work; up to `cap` of those waiting for or in their merge hold files, not a slot.
+  // Only a merge conflict may take the count over the cap (its task goes back at once); no task starts over it.
+  const merging = after.tasks.filter((t) => t.status === "merge_queued" || t.status === "merging").length
+  const working = after.active.length - Math.min(merging, cap)
   expect(workingCount(after)).toBe(working)
   if (working > cap && event.type !== "merge.conflicted" && working > workingCount(before))
     throw new Error(`cap ${cap} exceeded after ${event.type}: ${after.active.join(", ")}`)

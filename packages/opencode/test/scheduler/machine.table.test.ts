@@ -63,6 +63,8 @@ const s = {
   slots: () => apply(started(graphOf(task("A"), task("B"), task("C"), task("D"), task("E")), config).state, steps.dispatched("A"), steps.dispatched("B"), steps.reported("A"), steps.gatesPassed("A"), steps.reviewPass("A")).state,
   /** A merging, B queued behind it, C and D at work: both slots taken. */
   slotsFull: () => apply(s.slots(), steps.reported("B"), steps.gatesPassed("B"), steps.reviewPass("B"), steps.dispatched("C"), steps.dispatched("D")).state,
+  /** After A's merge conflicted (A back at work), B merging, C queued, D reviewing: A and D hold the two slots. */
+  overQueued: () => apply(s.slotsFull(), { type: "merge.conflicted", taskId: "A", files: ["src/A.cpp"] }, steps.reported("C"), steps.gatesPassed("C"), steps.reviewPass("C"), steps.reported("D"), steps.gatesPassed("D")).state,
   milestoneReviewing: () => apply(s.milestone(), { type: "milestone.reached", phase: 1 }).state,
   phase2: () => apply(s.milestoneReviewing(), { type: "milestone.reviewed", phase: 1, verdict: "pass" }).state,
   frozen: () => apply(s.running(), { type: "change.requested", text: "add tabs" }).state,
@@ -167,11 +169,18 @@ const rows: Row[] = [
     commands: ["dispatch:A:executor:2", "merge:B"],
   },
   {
-    rule: "a new task starts only once the count is back under the cap",
-    given: () => apply(s.slotsFull(), { type: "merge.conflicted", taskId: "A", files: ["src/A.cpp"] }, steps.reported("C"), steps.gatesPassed("C"), steps.reviewPass("C"), steps.reported("D"), steps.gatesPassed("D")).state,
+    rule: "no more than cap tasks waiting for or in their merge give their slots back: worktrees never pile up",
+    given: s.overQueued,
     event: steps.reviewPass("D"),
-    statuses: { A: "running", B: "merging", C: "merge_queued", D: "merge_queued", E: "running" },
-    commands: ["dispatch:E:executor:1"],
+    statuses: { A: "running", B: "merging", C: "merge_queued", D: "merge_queued", E: "pending" },
+    commands: [],
+  },
+  {
+    rule: "a new task starts once the count is back under the cap",
+    given: () => apply(s.overQueued(), steps.reviewPass("D")).state,
+    event: steps.merged("B"),
+    statuses: { B: "merged", C: "merging", E: "running" },
+    commands: ["notify", "merge:C", "dispatch:E:executor:1"],
   },
   { rule: "a merge conflict sends the executor back with the conflict", given: s.merging, event: { type: "merge.conflicted", taskId: "T-1", files: ["a.cpp"] }, statuses: { "T-1": "running" }, commands: ["dispatch:T-1:executor:2"], check: (st) => expect(st.merging).toBeNull() },
   { rule: "when every task of a phase is merged, the Architect reviews the milestone", given: () => apply(s.running(), ...[steps.reported("T-5"), steps.gatesPassed("T-5"), steps.reviewPass("T-5"), steps.merged("T-5"), steps.reported("T-1"), steps.gatesPassed("T-1"), steps.reviewPass("T-1"), steps.merged("T-1")], ...[steps.dispatched("T-2"), steps.dispatched("T-3"), steps.reported("T-2"), steps.gatesPassed("T-2"), steps.reviewPass("T-2"), steps.merged("T-2"), steps.reported("T-3"), steps.gatesPassed("T-3"), steps.reviewPass("T-3")]).state, event: steps.merged("T-3"), statuses: { "T-3": "merged", "T-4": "pending" }, commands: ["notify", "reviewMilestone:1", "notify"], check: (st) => expect(st.stage).toBe("milestone") },
