@@ -12,6 +12,7 @@ import { join } from "node:path"
 import { aircodingBin, bunBinary, makeSandbox, type Sandbox } from "../test/support/sandbox"
 import { passingReviewer, readJsonl, trivialProject } from "../test/support/runs"
 import { writeScenario } from "../test/support/engine"
+import { rngFrom } from "../test/scheduler/simulate"
 
 export const REQUIREMENT = "Write three notes: alpha, beta and gamma."
 export const TASK_IDS = ["T-1", "T-2", "T-3"]
@@ -48,17 +49,6 @@ export const scenario = {
 
 export type Attempt = { kind: "start" | "resume"; delayMs: number | null; code: number | null; killed: boolean; ms: number }
 export type LoopResult = { project: string; attempts: Attempt[]; kills: number; final: { code: number | null; stdout: string; stderr: string }; problems: string[] }
-
-function rng(seed: number) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 function size(file: string): number {
   try {
@@ -137,7 +127,7 @@ const started = (project: string) => readJsonl(join(project, ".air/local/state/e
 export async function killLoop(opts: { kills: number; minMs: number; maxMs: number; seed: number; sandbox?: Sandbox; finalTimeoutMs?: number; log?: (s: string) => void }): Promise<LoopResult> {
   const sandbox = opts.sandbox ?? makeSandbox("air-kill-")
   const scenarioFile = writeScenario(sandbox, scenario)
-  const random = rng(opts.seed)
+  const random = rngFrom(opts.seed)
   const attempts: Attempt[] = []
   const log = opts.log ?? (() => {})
   const problems: string[] = []

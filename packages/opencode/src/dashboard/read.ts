@@ -18,7 +18,7 @@ export function readStatus(
     entries,
     gateReports,
     modelRequests: Usage.byAgent(root),
-    requestsBySession: RunData.requestsBySession(root),
+    requestsBySession: Usage.bySession(root),
     now,
   })
 }

@@ -254,23 +254,6 @@ export namespace RunData {
     return readJson<ReviewFile>(join(evidenceRoot(root), taskId, "review.json"))
   }
 
-  /** Model requests per session, from requests.jsonl. */
-  export function requestsBySession(root: string): Record<string, number> {
-    const file = join(stateDir(root), "requests.jsonl")
-    const counts: Record<string, number> = {}
-    if (!existsSync(file)) return counts
-    for (const line of readFileSync(file, "utf8").split("\n")) {
-      if (!line.trim()) continue
-      try {
-        const { sessionID } = JSON.parse(line) as { sessionID?: string }
-        if (sessionID) counts[sessionID] = (counts[sessionID] ?? 0) + 1
-      } catch {
-        // a torn last line loses one count
-      }
-    }
-    return counts
-  }
-
   /** Task ids become directory names; anything else is never joined to a path. */
   export function safeId(id: string): boolean {
     return /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(id) && !id.includes("..")

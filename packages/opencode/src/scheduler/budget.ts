@@ -1,5 +1,5 @@
-import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
+import { readJsonLines } from "./jsonl"
 import { Usage } from "./usage"
 
 /**
@@ -23,18 +23,7 @@ export namespace Budget {
   type LogEvent = { type: string; at: string; taskId?: string; sessionId?: string; questionId?: string }
 
   export function readEvents(root: string): LogEvent[] {
-    const file = join(root, ".air", "local", "state", "events.jsonl")
-    if (!existsSync(file)) return []
-    const out: LogEvent[] = []
-    for (const line of readFileSync(file, "utf8").split("\n")) {
-      if (!line.trim()) continue
-      try {
-        out.push(JSON.parse(line))
-      } catch {
-        // a torn last line
-      }
-    }
-    return out
+    return readJsonLines(join(root, ".air", "local", "state", "events.jsonl"))
   }
 
   /**
@@ -94,10 +83,5 @@ export namespace Budget {
       else if (limits.taskTokens > 0 && used.tokens > limits.taskTokens) out.push({ taskId, kind: "tokens" })
     }
     return out
-  }
-
-  export function lines(limits: Limits, spent: Spent): string {
-    const of = (used: number, limit: number) => (limit > 0 ? `${used}/${limit}` : `${used}`)
-    return `Budget: ${of(spent.run.requests, limits.runRequests)} model requests, ${of(spent.run.tokens, limits.runTokens)} tokens, ${of(spent.run.minutes, limits.runMinutes)} min`
   }
 }

@@ -692,12 +692,6 @@ class OrchestratorImpl {
     if (changed) Usage.writeTokens(this.root, known)
   }
 
-  /** What the run has spent against its budgets; also shown by air_status and the JSON summary. */
-  budgetSpent(): Budget.Spent {
-    this.recordTokens()
-    return Budget.spent(this.root, Budget.readEvents(this.root), Date.now())
-  }
-
   /** A spent budget goes to the machine once; it blocks (the task, or the run) and asks the user. */
   private async checkBudgets(): Promise<void> {
     const state = this.state

@@ -2,6 +2,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { z } from "zod"
 import { writeFileAtomicSync } from "./atomic"
+import { readJsonLines } from "./jsonl"
 
 /**
  * Model requests by agent, one line per request, recorded from the `chat.params` hook (which fires
@@ -21,31 +22,19 @@ export namespace Usage {
 
   /** Every request recorded, in order (a torn last line is skipped). */
   export function entries(root: string): { at: string; agent: string; sessionID: string }[] {
-    const path = file(root)
-    if (!existsSync(path)) return []
-    const out: { at: string; agent: string; sessionID: string }[] = []
-    for (const line of readFileSync(path, "utf8").split("\n")) {
-      if (!line.trim()) continue
-      try {
-        out.push(JSON.parse(line))
-      } catch {}
-    }
-    return out
+    return readJsonLines(file(root))
   }
 
   export function byAgent(root: string): Record<string, number> {
-    const path = file(root)
     const counts: Record<string, number> = {}
-    if (!existsSync(path)) return counts
-    for (const line of readFileSync(path, "utf8").split("\n")) {
-      if (!line.trim()) continue
-      try {
-        const { agent } = JSON.parse(line) as { agent: string }
-        counts[agent] = (counts[agent] ?? 0) + 1
-      } catch {
-        // A torn last line after a crash loses one count, never the file.
-      }
-    }
+    for (const { agent } of entries(root)) counts[agent] = (counts[agent] ?? 0) + 1
+    return counts
+  }
+
+  /** Model requests per session. */
+  export function bySession(root: string): Record<string, number> {
+    const counts: Record<string, number> = {}
+    for (const { sessionID } of entries(root)) if (sessionID) counts[sessionID] = (counts[sessionID] ?? 0) + 1
     return counts
   }
 
