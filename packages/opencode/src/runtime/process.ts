@@ -60,12 +60,30 @@ export namespace Proc {
   const live = new Set<number>()
   let exitHookInstalled = false
 
+  /**
+   * Our children live in their own groups, so a Ctrl-C or a SIGTERM to AirCoding does not reach them: they
+   * are killed when this process exits, or is told to stop. On a signal nobody else listens to, the signal
+   * is raised again after the kill so the process still ends as it would have.
+   */
   function installExitHook(): void {
     if (exitHookInstalled) return
     exitHookInstalled = true
-    process.on("exit", () => {
-      for (const pid of live) killGroup(pid, "SIGKILL")
-    })
+    process.on("exit", killAll)
+    for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+      const onSignal = () => {
+        killAll()
+        if (process.listenerCount(signal) === 1) {
+          process.removeListener(signal, onSignal)
+          process.kill(process.pid, signal)
+        }
+      }
+      process.on(signal, onSignal)
+    }
+  }
+
+  /** Kills every process group this process started and is still running (shutdown). */
+  export function killAll(): void {
+    for (const pid of live) killGroup(pid, "SIGKILL")
   }
 
   function killGroup(pid: number, signal: NodeJS.Signals): void {
