@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
@@ -181,4 +181,19 @@ describe("the gates' processes", () => {
       expect((error as GateError).message).toContain("src/calc.cpp")
     }
   })
+})
+
+describe("a child kept in our process group (the engine launcher)", () => {
+  test("is stopped at its timeout, and a kill of our group would take it along; a stray holding the pipes does not hang us", async () => {
+    const result = await Proc.run("sh", ["-c", "echo $$; ps -o pgid= -p $$; exec sleep 1000"], { cwd: tmpdir(), env: process.env, timeoutMs: 300, ownGroup: false, killGraceMs: 200 })
+    expect(result.timedOut).toBe(true)
+    const [pid, pgid] = pidsIn(result.stdout)
+    expect(pgid).toBe(Number(execFileSync("ps", ["-o", "pgid=", "-p", String(process.pid)], { encoding: "utf8" }).trim()))
+    await until(() => !alive(pid!))
+
+    // The leader exits at once; its child keeps stdout open and is not ours to kill (same group as the test).
+    const stray = await Proc.run("sh", ["-c", "sleep 3 & echo $!"], { cwd: tmpdir(), env: process.env, ownGroup: false, exitGraceMs: 100 })
+    expect(stray.code).toBe(0)
+    expect(pidsIn(stray.stdout)).toHaveLength(1)
+  }, 30_000)
 })
