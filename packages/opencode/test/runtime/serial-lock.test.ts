@@ -4,7 +4,7 @@ import { hostname, tmpdir } from "node:os"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { acquireLock, LockTimeout, withLock } from "../../src/runtime/lock.ts"
-import { Serial } from "../../src/runtime/serial.ts"
+import { Queue, Serial } from "../../src/runtime/serial.ts"
 
 describe("the serialiser", () => {
   test("work of one key runs one at a time in call order, a failure does not block the rest, other keys run alongside", async () => {
@@ -31,6 +31,14 @@ describe("the serialiser", () => {
     await Promise.all([serial.run("x", step("x")), serial.run("y", step("y"))])
     expect(most).toBe(2)
     expect(serial.busy).toBe(0)
+
+    const queue = new Queue()
+    const order: number[] = []
+    await Promise.all([3, 1, 2].map((n) => queue.run(async () => {
+      await new Promise((r) => setTimeout(r, n))
+      order.push(n)
+    })))
+    expect(order).toEqual([3, 1, 2])
   })
 })
 
