@@ -3,6 +3,7 @@ import { mkdir, rm, stat, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { z } from "zod"
 import { writeFileAtomic } from "./atomic.ts"
+import { CompilerCache } from "../runtime/toolchain/cache.ts"
 import { Toolchain } from "./toolchain.ts"
 import { Worktrees } from "./worktree.ts"
 
@@ -216,12 +217,12 @@ export namespace Gates {
         continue
       }
       const logPath = path.join(evidenceDir, LOGS[gate])
-      const { failure, noTests } = await commandGate(ctx, gate, commands, logPath)
+      const { failure, noTests, cache } = await commandGate(ctx, gate, commands, logPath)
       const summary = failure
         ? failure.summary
         : noTests
           ? "the test commands passed but found no tests (ctest: No tests were found)"
-          : `${commands.length} command(s) passed`
+          : `${commands.length} command(s) passed${cache ? `; ${CompilerCache.describe(cache)}` : ""}`
       gates.push({
         ...timed(gate, started, failure, summary),
         ran: !noTests,
@@ -385,15 +386,19 @@ export namespace Gates {
     gate: "build" | "test",
     commands: string[],
     logPath: string,
-  ): Promise<{ failure?: Failure; noTests?: boolean }> {
+  ): Promise<{ failure?: Failure; noTests?: boolean; cache?: CompilerCache.Stats }> {
     const { input, label } = ctx
     let log = ""
     let noTests = false
+    // The compiler cache shared by every worktree; the build's own stats log gives its hit rate.
+    const statsLog = gate === "build" ? path.join(ctx.evidenceDir, CACHE_STATS_LOG) : undefined
+    if (statsLog) await rm(statsLog, { force: true })
+    const env = Toolchain.commandEnv(ctx.rules, { root: input.root, worktree: input.worktree, ...(statsLog ? { statsLog } : {}) }, ctx.env)
     try {
       for (const command of commands) {
         const result = await runProcess(command, [], {
           cwd: input.worktree,
-          env: ctx.env,
+          env,
           shell: true,
           timeoutMs: ctx.rules.timeoutMs,
         })
@@ -451,8 +456,13 @@ export namespace Gates {
     } finally {
       await writeFile(logPath, log)
     }
-    return { noTests }
+    const cache = statsLog ? await CompilerCache.readStats(statsLog) : undefined
+    if (cache) await writeFile(path.join(ctx.evidenceDir, "cache.json"), JSON.stringify(cache, null, 2) + "\n")
+    return { noTests, ...(cache ? { cache } : {}) }
   }
+
+  /** ccache's per-build stats log in the attempt's evidence (cache.json holds the hit rate it gives). */
+  export const CACHE_STATS_LOG = "ccache-stats.log"
 
   /** Whether the worktree holds C++ sources (so its headers are C++ too). */
   async function hasCxxSources(worktree: string): Promise<boolean> {
@@ -482,20 +492,25 @@ export namespace Gates {
     for (const dir of ["include", "src"]) if (await isDir(path.join(input.worktree, dir))) includes.push("-I", dir)
     // cppcheck reads a .h as C: in a project without C sources, headers are C++ (`namespace` is not a syntax error).
     const cxx = files.every((f) => !f.endsWith(".c")) && (files.some((f) => !/\.h$/.test(f)) || (await hasCxxSources(input.worktree)))
-    const args = [
-      ...CPPCHECK_ARGS,
-      ...(cxx && !cppcheck.args.some((a) => a.startsWith("--language")) ? ["--language=c++"] : []),
-      ...includes,
-      ...cppcheck.args,
-      ...files.map((file) => (file.startsWith("-") ? `./${file}` : file)),
-    ]
-    const result = await runProcess(cppcheck.binary, args, {
-      cwd: input.worktree,
-      env: ctx.env,
-      shell: false,
-      timeoutMs: ctx.rules.timeoutMs,
-    })
-    await writeFile(logPath, formatRun([cppcheck.binary, ...args].join(" "), input.worktree, result))
+    // With the build's compile_commands.json: the project's own includes and defines (see Toolchain.cppcheckArgs).
+    const invocations = await Toolchain.cppcheckArgs(ctx.rules, files, { worktree: input.worktree, base: CPPCHECK_ARGS, cxx, includes })
+    let result: ProcessResult | undefined
+    let log = ""
+    for (const args of invocations) {
+      const one = await runProcess(cppcheck.binary, args, {
+        cwd: input.worktree,
+        env: ctx.env,
+        shell: false,
+        timeoutMs: ctx.rules.timeoutMs,
+      })
+      log += formatRun([cppcheck.binary, ...args].join(" "), input.worktree, one)
+      result = result
+        ? { ...one, ok: result.ok && one.ok, output: result.output + one.output, ms: result.ms + one.ms, code: result.ok ? one.code : result.code }
+        : one
+      if (one.spawnError) break
+    }
+    await writeFile(logPath, log)
+    if (!result) return { findings: [], ran: false, summary: "no C/C++ files to analyse" }
 
     if (result.spawnError && /ENOENT/.test(result.spawnError)) {
       const failure: Failure = {
