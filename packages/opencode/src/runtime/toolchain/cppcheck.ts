@@ -43,8 +43,9 @@ export namespace CppcheckArgs {
       lines.push([
         ...where.base,
         `--project=${path.resolve(where.worktree, rules.project!)}`,
+        // Every unit (a whole-project baseline): no filter, and no command line as long as the project.
         // cppcheck keeps a unit's path relative to the database's directory when it lies under it, else absolute.
-        ...changedUnits.flatMap((file) => {
+        ...(changedUnits.length === units.size ? [] : changedUnits).flatMap((file) => {
           const absolute = path.resolve(where.worktree, file)
           const fromDatabase = path.relative(path.dirname(path.resolve(where.worktree, rules.project!)), absolute)
           return [...new Set([absolute, fromDatabase.startsWith("..") ? absolute : fromDatabase])].map((f) => `--file-filter=${f}`)
