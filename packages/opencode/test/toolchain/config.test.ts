@@ -168,6 +168,7 @@ describe("detection of other build systems and of the user's options", () => {
       path.join(worktree, "build", "compile_commands.json"),
       JSON.stringify([
         { directory: path.join(worktree, "build"), command: `c++ -I${worktree}/include -I../third -DMODE=2 -o a.o -c ${worktree}/src/a.cpp`, file: `${worktree}/src/a.cpp` },
+        { directory: path.join(worktree, "build"), arguments: ["c++", "-I", `${worktree}/include`, "-c", "../src/b.cpp"], file: "../src/b.cpp" },
       ]),
     )
     const lines = await CppcheckArgs.build({ args: ["--std=c++17"], project: "build/compile_commands.json" }, ["src/a.cpp", "include/a.h"], {
