@@ -51,14 +51,8 @@ export namespace CompilerCache {
       ...(base.CMAKE_C_COMPILER_LAUNCHER ? {} : { CMAKE_C_COMPILER_LAUNCHER: chosen }),
       ...(base.CMAKE_CXX_COMPILER_LAUNCHER ? {} : { CMAKE_CXX_COMPILER_LAUNCHER: chosen }),
     }
-    if (chosen === "sccache") {
-      return {
-        ...launcher,
-        SCCACHE_DIR: dir,
-        SCCACHE_CACHE_SIZE: settings.maxSize,
-        SCCACHE_BASEDIRS: where.root,
-      }
-    }
+    // sccache has no base_dir: worktrees hit each other only where the compile lines carry no absolute path.
+    if (chosen === "sccache") return { ...launcher, SCCACHE_DIR: dir, SCCACHE_CACHE_SIZE: settings.maxSize }
     return {
       ...launcher,
       CCACHE_DIR: dir,
