@@ -9,6 +9,7 @@ import path from "node:path"
 import type { CompilerCache } from "../src/runtime/toolchain/cache.ts"
 import { Gates } from "../src/scheduler/gates.ts"
 import { git } from "../src/scheduler/git.ts"
+import { Toolchain } from "../src/scheduler/toolchain.ts"
 import { Worktrees } from "../src/scheduler/worktree.ts"
 import { registerFigure } from "./figures"
 
@@ -34,9 +35,8 @@ function unit(i: number): { header: string; source: string } {
   return {
     header: `#pragma once\n#include <string>\n#include <vector>\nnamespace gen {\nstd::string describe_${n}(int count);\nint sum_${n}(const std::vector<int>& values);\n}\n`,
     source:
-      `#include "gen/unit_${n}.h"\n#include <algorithm>\n#include <map>\n#include <numeric>\n#include <sstream>\n\nnamespace gen {\n` +
-      `std::string describe_${n}(int count) {\n  std::map<int, std::string> names;\n  for (int i = 0; i < count; ++i) names[i] = std::to_string(i * ${i + 1});\n` +
-      `  std::ostringstream out;\n  for (const auto& [key, value] : names) out << key << '=' << value << ';';\n  return out.str();\n}\n\n` +
+      `#include "gen/unit_${n}.h"\n#include <algorithm>\n#include <numeric>\n\nnamespace gen {\n` +
+      `std::string describe_${n}(int count) {\n  std::string out;\n  for (int i = 0; i < count; ++i) out += std::to_string(i * ${i + 1}) + ';';\n  return out;\n}\n\n` +
       `int sum_${n}(const std::vector<int>& values) {\n  std::vector<int> sorted(values);\n  std::sort(sorted.begin(), sorted.end());\n` +
       `  return std::accumulate(sorted.begin(), sorted.end(), ${i});\n}\n}  // namespace gen\n`,
   }
@@ -77,7 +77,10 @@ async function task(root: string, taskId: string, file: string, line: string, re
   await writeFile(target, (await readFile(target, "utf8").catch(() => "")) + line)
   await git(wt.path, ["add", "-A"])
   await git(wt.path, ["commit", "--quiet", "-m", `${taskId}: one line`])
+  // Detected rules, with room for a cold build on a loaded machine (the default per-command limit is 10 min).
+  const detected = (await Toolchain.detect(wt.path)).rules
   const report = await Gates.run({
+    toolchain: { ...detected, timeoutMs: 60 * 60 * 1000 },
     root,
     worktree: wt.path,
     taskId,
