@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Gates } from "../../src/scheduler/gates.ts"
 import { Toolchain } from "../../src/scheduler/toolchain.ts"
 import { CompilerCache } from "../../src/runtime/toolchain/cache.ts"
+import { GateError } from "../../src/runtime/errors.ts"
 import { MergeQueue } from "../../src/scheduler/merge.ts"
 import { Worktrees } from "../../src/scheduler/worktree.ts"
 import { CALC_CPP, CALC_H, createCppRepo, type CppRepo, type Workspace } from "./cpp-repo.ts"
@@ -177,6 +178,13 @@ describe.concurrent("evidence gates", () => {
     expect(report.findings.every((f) => f.severity !== "error")).toBe(true)
     expect(report.findings).toContainEqual(expect.objectContaining({ file: "src/calc.cpp", id: "unreadVariable" }))
     expect(report.changedFiles).toEqual(["README.md", "src/calc.cpp"])
+    expect(report.evidence).toEqual({
+      diff: path.join(report.evidenceDir, "diff.patch"),
+      build: path.join(report.evidenceDir, "build.log"),
+      test: path.join(report.evidenceDir, "test.log"),
+      analysis: path.join(report.evidenceDir, "cppcheck.log"),
+      report: path.join(report.evidenceDir, "report.json"),
+    })
 
     for (const name of ["build.log", "test.log", "cppcheck.log", "diff.patch", "report.json"]) {
       expect(existsSync(path.join(report.evidenceDir, name)), name).toBe(true)
@@ -335,7 +343,9 @@ describe.concurrent("evidence gates", () => {
 
       await own.write(Toolchain.RULES_PATH, JSON.stringify({ schemaVersion: 2, build: "make" }))
       const error = await gates("custom-rules", wt.path, { root: own.root, evidenceDir: path.join(own.root, ".air/local/evidence/custom-rules/attempt-1") }).catch((e: unknown) => e)
-      expect(error).toBeInstanceOf(Toolchain.RulesInvalid)
+      expect(error).toBeInstanceOf(GateError)
+      expect((error as GateError).tag).toBe("ToolchainInvalid")
+      expect((error as GateError).cause).toBeInstanceOf(Toolchain.RulesInvalid)
       expect((error as Error).message).toMatch(/schemaVersion/)
       expect((error as Error).message).toMatch(/build/)
     } finally {

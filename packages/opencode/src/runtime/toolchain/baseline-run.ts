@@ -44,7 +44,7 @@ export namespace BaselineRun {
     await git(top, ["worktree", "add", "--detach", dir, commit])
     try {
       const submodules = await Worktrees.checkoutSubmodules(top, dir)
-      const statsLog = path.join(evidenceDir, Gates.CACHE_STATS_LOG)
+      const statsLog = path.join(evidenceDir, CompilerCache.STATS_LOG)
       const env = Toolchain.commandEnv(rules, { root: top, worktree: dir, statsLog }, options.env ?? process.env)
       const build = await steps(rules.build, dir, env, rules.timeoutMs, path.join(evidenceDir, "build.log"))
       const cache = await CompilerCache.readStats(statsLog)

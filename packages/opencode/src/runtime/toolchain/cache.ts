@@ -8,6 +8,10 @@ import path from "node:path"
  * Meson picks ccache up by itself when it is on PATH.
  */
 export namespace CompilerCache {
+  /** ccache's per-build stats log in a build's evidence directory, and the hit rate read from it. */
+  export const STATS_LOG = "ccache-stats.log"
+  export const STATS_FILE = "cache.json"
+
   export interface Settings {
     tool: "auto" | "ccache" | "sccache" | "none"
     dir: string
