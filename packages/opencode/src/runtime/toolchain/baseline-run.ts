@@ -1,6 +1,6 @@
 import { mkdir, rm, writeFile } from "node:fs/promises"
 import path from "node:path"
-import { runProcess } from "../../engine/process.ts"
+import { Proc } from "../process.ts"
 import { Gates } from "../../scheduler/gates.ts"
 import { git, gitTry } from "../../scheduler/git.ts"
 import { Toolchain } from "../../scheduler/toolchain.ts"
@@ -72,13 +72,15 @@ export namespace BaselineRun {
     const started = Date.now()
     let log = ""
     for (const command of commands) {
-      const result = await runProcess("sh", ["-c", command], { cwd, env, timeoutMs })
-      const output = (result.stdout + result.stderr).split(cwd + "/").join("")
-      log += `$ ${command}\n${output}\n# exit ${result.code}\n\n`
-      if (result.code !== 0) {
+      // The process runner kills the whole tree at the timeout (a hung ctest with it).
+      const result = await Proc.run(command, [], { cwd, env, shell: true, timeoutMs })
+      const output = result.output.split(cwd + "/").join("")
+      const how = Proc.describe(result, timeoutMs)
+      log += `$ ${command}\n${output}\n# ${how}\n\n`
+      if (!result.ok) {
         await writeFile(logPath, log)
         const tail = output.trimEnd().split("\n").slice(-8).join("\n")
-        return { passed: false, ms: Date.now() - started, failure: `\`${command}\` exited with ${result.code}:\n${tail}` }
+        return { passed: false, ms: Date.now() - started, failure: `\`${command}\` ${how}:\n${tail}` }
       }
     }
     await writeFile(logPath, log)
@@ -106,14 +108,10 @@ export namespace BaselineRun {
     let log = ""
     let spawnFailed: string | undefined
     for (const args of invocations) {
-      const result = await runProcess(cppcheck.binary, args, { cwd: dir, env, timeoutMs: rules.timeoutMs }).catch((error: Error) => ({
-        code: 127,
-        stdout: "",
-        stderr: String(error.message),
-      }))
-      output += result.stdout + result.stderr
-      log += `$ ${[cppcheck.binary, ...args].join(" ")}\n${result.stdout}${result.stderr}\n# exit ${result.code}\n\n`
-      if (result.code === 127 || /ENOENT/.test(result.stderr)) spawnFailed = `${cppcheck.binary} could not start: ${result.stderr.trim()}`
+      const result = await Proc.run(cppcheck.binary, args, { cwd: dir, env, shell: false, timeoutMs: rules.timeoutMs })
+      output += result.output
+      log += `$ ${[cppcheck.binary, ...args].join(" ")}\n${result.output}\n# ${Proc.describe(result, rules.timeoutMs)}\n\n`
+      if (result.spawnError) spawnFailed = `${cppcheck.binary} could not start: ${result.spawnError}`
     }
     await writeFile(logPath, log)
     const findings = Gates.parseCppcheck(output.split(dir + "/").join(""))
