@@ -16,9 +16,12 @@ Usage: ./start.sh [dir]          open the OpenCode TUI in dir (default: .) with 
        ./start.sh bench [--json] run the benchmarks
        ./start.sh setup          only install what is missing
        ./start.sh doctor [dir]   check engine, plugin, toolchain and model
+       ./start.sh init [dir]     detect the project's toolchain, run the baseline, write toolchain.json
        ./start.sh run [dir] < requirement.txt
                                  run headless (see ./start.sh run --help)
-The first run installs bun (into .tools/) and the pinned packages; later runs start at once.
+The first run installs bun (into .tools/) and the pinned packages, and the system tools the gates
+need when missing (git, cmake, g++, cppcheck, ccache, bubblewrap: apt-get, sudo -n or brew; else it
+stops with the command to type); later runs start at once.
 USAGE
 }
 
@@ -50,6 +53,64 @@ ensure_packages() {
   fi
 }
 
+# The system tools the gates drive (git, cmake/ctest, a C++ compiler, cppcheck) and those that make them fast
+# or safe (ccache, bubblewrap). What is missing is installed: apt-get as root, `sudo -n` when allowed without a
+# password, brew on macOS. Otherwise the run stops here, before anything starts, with the one command to type.
+# AIRCODING_NO_INSTALL=1 only reports.
+ensure_system_tools() {
+  local required=() optional=()
+  command -v git >/dev/null 2>&1 || required+=(git)
+  { command -v cmake >/dev/null 2>&1 && command -v ctest >/dev/null 2>&1; } || required+=(cmake)
+  command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || command -v clang++ >/dev/null 2>&1 || required+=(g++)
+  command -v cppcheck >/dev/null 2>&1 || required+=(cppcheck)
+  command -v ccache >/dev/null 2>&1 || optional+=(ccache)
+  if [ "$(uname -s)" = Linux ]; then command -v bwrap >/dev/null 2>&1 || optional+=(bubblewrap); fi
+  # (the ${a[@]+…} form: bash 3.2 on macOS treats an empty array as unset under set -u)
+  local all=(${required[@]+"${required[@]}"} ${optional[@]+"${optional[@]}"})
+  [ ${#all[@]} -eq 0 ] && return 0
+  # Optional tools are tried once per checkout: a package the system lacks must not cost an apt-get every start.
+  local tried="$ROOT/.tools/.system-tools-tried"
+  if [ ${#required[@]} -eq 0 ] && [ -f "$tried" ]; then return 0; fi
+
+  local install="" hint=""
+  if [ "$(uname -s)" = Darwin ]; then
+    local brew_pkgs=() xcode=0
+    for p in ${all[@]+"${all[@]}"}; do case "$p" in g++) xcode=1 ;; bubblewrap) ;; *) brew_pkgs+=("$p") ;; esac; done
+    hint="$([ $xcode = 1 ] && printf 'xcode-select --install && ')brew install ${brew_pkgs[*]:-}"
+    if command -v brew >/dev/null 2>&1 && [ $xcode = 0 ] && [ ${#brew_pkgs[@]} -gt 0 ]; then install="brew install ${brew_pkgs[*]}"; fi
+  elif command -v apt-get >/dev/null 2>&1; then
+    hint="sudo apt-get install -y ${all[*]}"
+    if [ "$(id -u)" = 0 ]; then install="apt-get"
+    elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then install="sudo -n apt-get"
+    fi
+  else
+    hint="install with your package manager: ${all[*]}"
+  fi
+
+  if [ -n "$install" ] && [ -z "${AIRCODING_NO_INSTALL:-}" ]; then
+    say "installing what the gates need: ${all[*]}"
+    if [ "$(uname -s)" = Darwin ]; then
+      $install >&2 || true
+    else
+      (export DEBIAN_FRONTEND=noninteractive; $install update -qq && $install install -y -qq "${all[@]}") >&2 || true
+    fi
+    mkdir -p "$ROOT/.tools" && touch "$tried"
+    required=()
+    command -v git >/dev/null 2>&1 || required+=(git)
+    command -v cmake >/dev/null 2>&1 || required+=(cmake)
+    command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || command -v clang++ >/dev/null 2>&1 || required+=(g++)
+    command -v cppcheck >/dev/null 2>&1 || required+=(cppcheck)
+  fi
+  if [ ${#required[@]} -gt 0 ]; then
+    echo "AirCoding's gates need ${required[*]}, which $([ ${#required[@]} = 1 ] && echo is || echo are) not installed; nothing was started." >&2
+    echo "Install with:" >&2
+    echo "  $hint" >&2
+    echo "then run ./start.sh ${1:-} again." >&2
+    exit 1
+  fi
+  command -v ccache >/dev/null 2>&1 || say "no ccache: every worktree builds from nothing (install: $hint)"
+}
+
 aircoding() { exec bun "$ROOT/packages/opencode/bin/aircoding.ts" "$@"; }
 
 case "${1:-}" in
@@ -58,9 +119,10 @@ esac
 ensure_bun
 ensure_packages
 case "${1:-}" in
-  setup) say "ready: bun $(bun --version)"; exit 0 ;;
+  setup) ensure_system_tools setup; say "ready: bun $(bun --version)"; exit 0 ;;
   test) shift; cd "$ROOT"; exec bun run test "$@" ;;
   bench) shift; cd "$ROOT"; exec bun run bench "$@" ;;
-  demo|doctor|run) aircoding "$@" ;;
-  *) aircoding "$@" ;;
+  doctor|init|status|events|dashboard) aircoding "$@" ;;
+  demo|run) ensure_system_tools "$1"; aircoding "$@" ;;
+  *) ensure_system_tools; aircoding "$@" ;;
 esac

@@ -3,7 +3,8 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { Paths } from "../engine"
-import { headlessRun, printSummary } from "./run"
+import { CompilerCache } from "../runtime/toolchain/cache.ts"
+import { headlessRun, printSummary, type RunOutcome } from "./run"
 import { UsageError, Ui } from "./ui"
 
 const REQUIREMENT =
@@ -38,7 +39,60 @@ function prepareSample(dir: string): Record<string, string> {
   return identity
 }
 
+/** The tools the demo's gates drive; without one of them no task could pass, so the demo does not start. */
+const DEMO_TOOLS: { name: string; found: () => boolean; apt: string; brew?: string }[] = [
+  { name: "git", found: () => onPath("git"), apt: "git", brew: "git" },
+  { name: "cmake", found: () => onPath("cmake") && onPath("ctest"), apt: "cmake", brew: "cmake" },
+  { name: "a C++ compiler", found: () => onPath("c++") || onPath("g++") || onPath("clang++"), apt: "g++" },
+  { name: "cppcheck", found: () => onPath("cppcheck"), apt: "cppcheck", brew: "cppcheck" },
+]
+
+function onPath(name: string): boolean {
+  return CompilerCache.onPath(name) !== undefined
+}
+
+/** The one command that installs what is missing, or undefined when nothing is. */
+export function missingToolsCommand(): { missing: string[]; command: string } | undefined {
+  const missing = DEMO_TOOLS.filter((tool) => !tool.found())
+  if (missing.length === 0) return undefined
+  const brew = missing.flatMap((tool) => (tool.brew ? [tool.brew] : []))
+  const command =
+    process.platform === "darwin"
+      ? [...(missing.some((tool) => !tool.brew) ? ["xcode-select --install"] : []), ...(brew.length > 0 ? [`brew install ${brew.join(" ")}`] : [])].join(" && ")
+      : `sudo apt-get install -y ${missing.map((t) => t.apt).join(" ")}`
+  return { missing: missing.map((t) => t.name), command }
+}
+
+/** The demo's last words, from what the run did (never a canned success line). */
+export function closingWords(outcome: RunOutcome): string {
+  const s = outcome.summary
+  const merged = s.tasks.filter((t) => t.state === "merged").length
+  const total = s.tasks.length
+  const final = s.final ? (s.final.passed ? "the integration branch builds and its tests pass" : "the final check FAILED") : "no final check ran"
+  if (outcome.exitCode === 0 && total > 0 && merged === total) return `Demo finished: ${merged} of ${total} task(s) merged; ${final}.`
+  const stuck = s.tasks.filter((t) => t.state !== "merged").map((t) => `${t.id} ${t.state}`)
+  return (
+    `Demo did not finish: ${merged} of ${total} task(s) merged` +
+    `${stuck.length > 0 ? ` (${stuck.join(", ")})` : ""}; ${final}; run status ${s.status}` +
+    `${s.errors.length > 0 ? `; first error: ${s.errors[0]}` : ""}.`
+  )
+}
+
 export async function demo(opts: { json: boolean; keep: boolean; dir?: string }): Promise<number> {
+  const missing = missingToolsCommand()
+  if (missing) {
+    process.stderr.write(
+      Ui.red("aircoding demo: ") +
+        `${missing.missing.join(", ")} ${missing.missing.length === 1 ? "is" : "are"} not installed, and the demo's gates need ` +
+        `${missing.missing.length === 1 ? "it" : "them"}: no task could pass, so the demo does not start.
+Install with:
+  ${missing.command}
+` +
+        `(or run ./start.sh demo, which installs them when it can)
+`,
+    )
+    return 1
+  }
   let dir: string
   if (opts.dir) {
     dir = resolve(opts.dir)
@@ -60,6 +114,7 @@ export async function demo(opts: { json: boolean; keep: boolean; dir?: string })
       const log = execFileSync("git", ["log", "--oneline", "--decorate", "-8"], { cwd: dir, encoding: "utf8" })
       process.stdout.write(`\nIntegration branch (main):\n${log}`)
     }
+    process.stdout.write(`\n${outcome.exitCode === 0 ? Ui.green(closingWords(outcome)) : Ui.red(closingWords(outcome))}\n`)
     process.stdout.write(opts.keep || opts.dir ? `\nThe demo repository is kept at ${dir}\n` : "")
   }
   if (!opts.keep && !opts.dir) rmSync(dir, { recursive: true, force: true })

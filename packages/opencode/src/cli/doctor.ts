@@ -4,6 +4,7 @@ import { ConfigDirs, LaunchConfig, Paths, Pin, runProcess } from "../engine"
 import { Roles } from "../agent"
 import { Launch } from "./launch"
 import { Ui } from "./ui"
+import { Readiness } from "../runtime/toolchain/readiness.ts"
 
 type Check = { name: string; ok: boolean; detail: string; fix?: string }
 
@@ -94,6 +95,8 @@ export async function doctor(dirArg: string | undefined, opts: { json: boolean }
       tool("cmake", "sudo apt-get install cmake"),
       tool("ctest", "sudo apt-get install cmake (ctest ships with it)"),
       tool("cppcheck", "sudo apt-get install cppcheck"),
+      tool("ccache", "sudo apt-get install ccache (macOS: brew install ccache)"),
+      Readiness.checks(dir),
     ])).flat(),
   ]
   const failed = checks.filter((c) => !c.ok)

@@ -5,6 +5,7 @@ Usage:
   aircoding [dir]                 open the OpenCode TUI in dir (default: .) with AirCoding loaded
   aircoding run [dir] [options]   run headless: the requirement is read from stdin
   aircoding demo [options]        run the offline demo on the bundled C++ sample (scripted model)
+  aircoding init [dir]            detect the project's toolchain, run the baseline once, write toolchain.json
   aircoding doctor [dir]          check the engine, the plugin, the toolchain and the model
   aircoding status [dir]          the run's tasks, budgets and what it waits for (--json, --lang)
   aircoding events [dir]          the event log as readable lines (--follow, --json, --lang)
@@ -36,6 +37,20 @@ Usage:
 Checks, each with a one-line fix: the engine binary and its version, the engine pin, the config
 dirs (so start-up never waits on an offline install), AirCoding's agents and tools loaded into the
 engine, git, cmake, ctest, cppcheck, and a configured model. Exit code 1 if a check fails.
+`,
+  init: `aircoding init — set the project up for AirCoding's gates
+
+Usage:
+  aircoding init [dir] [--from-build DIR] [--jobs N] [--no-baseline] [--redetect] [--json]
+
+Detects the build (CMakePresets.json, CMake with Ninja, Meson, a Makefile), the parallelism, the
+compiler cache (ccache, shared by every worktree) and the submodules; runs the baseline once on HEAD
+(build, tests, cppcheck; timed) and writes .air/shared/rules/toolchain.json, saying what and why.
+  --from-build DIR  reuse the CMake options of your own build directory (its CMakeCache.txt)
+  --jobs N          parallel build and test jobs (default: the machine's cores)
+  --no-baseline     write the rules without running the baseline
+  --redetect        detect again even if toolchain.json exists (its cache settings are kept)
+Exit code 1 if the baseline is not green.
 `,
   demo: `aircoding demo — the whole flow, offline, on the bundled C++ sample
 

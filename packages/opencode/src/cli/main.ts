@@ -46,6 +46,26 @@ const commands: Record<string, Command> = {
     const { doctor } = await import("./doctor")
     return doctor(positionals[0], { json: Boolean(values.json) })
   },
+  async init(argv) {
+    const { values, positionals } = parse(argv, {
+      json: { type: "boolean" },
+      "from-build": { type: "string" },
+      jobs: { type: "string" },
+      "no-baseline": { type: "boolean" },
+      redetect: { type: "boolean" },
+    } as const)
+    if (values.help) return print(Help.init)
+    const jobs = values.jobs === undefined ? undefined : Number.parseInt(values.jobs as string, 10)
+    if (jobs !== undefined && !(jobs > 0)) throw new UsageError(`--jobs must be a positive whole number, got ${values.jobs}`)
+    const { initCommand } = await import("./init")
+    return initCommand(positionals[0], {
+      json: Boolean(values.json),
+      noBaseline: Boolean(values["no-baseline"]),
+      redetect: Boolean(values.redetect),
+      ...(values["from-build"] ? { fromBuild: values["from-build"] as string } : {}),
+      ...(jobs ? { jobs } : {}),
+    })
+  },
   async demo(argv) {
     const { values } = parse(argv, { json: { type: "boolean" }, keep: { type: "boolean" }, dir: { type: "string" } } as const)
     if (values.help) return print(Help.demo)

@@ -17,8 +17,8 @@ export namespace FinalCheck {
   }
 
   /** Through the one process runner: a timeout kills the shell and everything it started (a hung ctest too). */
-  async function sh(command: string, cwd: string, timeoutMs: number): Promise<{ code: number; output: string; how: string }> {
-    const r = await Proc.run(command, [], { cwd, env: process.env, shell: true, timeoutMs })
+  async function sh(command: string, cwd: string, timeoutMs: number, env: NodeJS.ProcessEnv): Promise<{ code: number; output: string; how: string }> {
+    const r = await Proc.run(command, [], { cwd, env, shell: true, timeoutMs })
     const code = r.spawnError ? 127 : r.timedOut ? 124 : (r.code ?? 128)
     return { code, output: r.output, how: Proc.describe(r, timeoutMs) }
   }
@@ -29,8 +29,10 @@ export namespace FinalCheck {
     const commands: Result["commands"] = []
     let log = `# ${note}\n`
     let lastHow = ""
+    // Through the compiler cache the task worktrees filled: the same sources hit at the project root too.
+    const env = Toolchain.commandEnv(rules, { root, worktree: root }, process.env)
     for (const command of [...rules.build, ...rules.test]) {
-      const r = await sh(command, root, rules.timeoutMs)
+      const r = await sh(command, root, rules.timeoutMs, env)
       commands.push({ command, code: r.code })
       lastHow = r.how
       log += `$ ${command}\n${r.output}\n# ${r.how} (exit ${r.code})\n`

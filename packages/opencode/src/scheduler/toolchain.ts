@@ -1,6 +1,9 @@
-import { readFile, stat } from "node:fs/promises"
+import { readFile } from "node:fs/promises"
 import path from "node:path"
 import { z } from "zod"
+import { CompilerCache } from "../runtime/toolchain/cache.ts"
+import { CppcheckArgs } from "../runtime/toolchain/cppcheck.ts"
+import { Detect } from "../runtime/toolchain/detect.ts"
 
 /**
  * The toolchain rules the gates follow: which commands build and test the project, how cppcheck runs.
@@ -20,6 +23,55 @@ export namespace Toolchain {
         .default([])
         .describe("extra cppcheck arguments, added after AirCoding's own (e.g. --std=c++17, -DNDEBUG)"),
       binary: z.string().min(1).default("cppcheck").describe("the cppcheck executable: a name on PATH or a path"),
+      project: z
+        .string()
+        .min(1)
+        .optional()
+        .describe(
+          "the build's compile_commands.json, relative to the worktree: cppcheck then reads the project's own includes and defines (--project, restricted to the changed files with --file-filter)",
+        ),
+    })
+    .strict()
+
+  /**
+   * The compiler cache every worktree's build goes through. `auto`: ccache when it is installed. The cache
+   * directory is per project (relative paths are from the project root) and shared by all its worktrees;
+   * base_dir is the project root, so the same source in two worktrees hits.
+   */
+  export const CacheRules = z
+    .object({
+      tool: z.enum(["auto", "ccache", "sccache", "none"]).default("auto"),
+      dir: z.string().min(1).default(".air/local/ccache").describe("the cache directory (ccache's cache_dir / SCCACHE_DIR)"),
+      maxSize: z.string().regex(/^\d+(\.\d+)?[KMGT]?i?B?$/i).default("5G").describe("size limit, e.g. 5G"),
+      remoteStorage: z
+        .string()
+        .min(1)
+        .optional()
+        .describe("shared storage for a team: ccache remote_storage (http://host/cache, redis://host) or sccache's SCCACHE_* via env"),
+    })
+    .strict()
+  export type CacheRules = z.infer<typeof CacheRules>
+
+  /** What detection (or `aircoding init`) found, kept so people can see why the commands are what they are. */
+  export const Detected = z
+    .object({
+      system: z.enum(["cmake-presets", "cmake", "meson", "make", "none"]),
+      preset: z.string().optional(),
+      buildDir: z.string().optional(),
+      generator: z.string().optional(),
+      jobs: z.number().int().positive().optional(),
+    })
+    .strict()
+
+  /** The baseline `aircoding init` ran once on the project's HEAD. */
+  export const Baseline = z
+    .object({
+      commit: z.string(),
+      passed: z.boolean(),
+      build: z.object({ passed: z.boolean(), ms: z.number().int().nonnegative() }).strict(),
+      test: z.object({ passed: z.boolean(), ms: z.number().int().nonnegative() }).strict(),
+      analysis: z.object({ passed: z.boolean(), ms: z.number().int().nonnegative(), findings: z.number().int().nonnegative() }).strict(),
+      at: z.string(),
     })
     .strict()
 
@@ -33,6 +85,9 @@ export namespace Toolchain {
         .strict()
         .default({ cppcheck: { enabled: true, args: [], binary: "cppcheck" } }),
       timeoutMs: z.number().int().positive().default(DEFAULT_TIMEOUT_MS).describe("per command"),
+      cache: CacheRules.default({ tool: "auto", dir: ".air/local/ccache", maxSize: "5G" }),
+      detected: Detected.optional(),
+      baseline: Baseline.optional(),
     })
     .strict()
   export type Rules = z.infer<typeof Rules>
@@ -41,7 +96,7 @@ export namespace Toolchain {
 
   export interface Resolved {
     rules: Rules
-    /** `file`: from toolchain.json; `detected`: CMakeLists.txt found; `none`: nothing to build or test. */
+    /** `file`: from toolchain.json; `detected`: a build system found; `none`: nothing to build or test. */
     source: "file" | "detected" | "none"
     /** Where the rules came from, for people. */
     note: string
@@ -90,31 +145,33 @@ export namespace Toolchain {
     return parsed.data
   }
 
-  /** CMake + CTest when CMakeLists.txt is at the top of `dir`; otherwise nothing to build or test. */
-  export async function detect(dir: string): Promise<Resolved> {
-    if (await isFile(path.join(dir, "CMakeLists.txt"))) {
-      return {
-        rules: Rules.parse({
-          schemaVersion: 1,
-          build: [`cmake -S . -B ${BUILD_DIR} -DCMAKE_BUILD_TYPE=Debug`, `cmake --build ${BUILD_DIR} -j2`],
-          test: [`ctest --test-dir ${BUILD_DIR} --output-on-failure`],
-        }),
-        source: "detected",
-        note: `CMake project detected (CMakeLists.txt); no ${RULES_PATH}`,
-      }
-    }
-    return {
-      rules: Rules.parse({ schemaVersion: 1 }),
-      source: "none",
-      note: `no ${RULES_PATH} and no CMakeLists.txt at the top of the project: no build or test command to run`,
-    }
+  /**
+   * The project's own build, detected in `dir`: CMakePresets.json (configure, build and test presets) when it
+   * has one; otherwise a CMake project (Ninja when installed), a Meson project or a plain Makefile. Parallelism
+   * comes from the machine (`jobs`, default `os.availableParallelism()`).
+   */
+  export async function detect(dir: string, options: Detect.Options = {}): Promise<Resolved> {
+    return Detect.run(dir, options)
   }
 
-  async function isFile(file: string): Promise<boolean> {
-    try {
-      return (await stat(file)).isFile()
-    } catch {
-      return false
-    }
+  /**
+   * The environment the build and test commands run with in `worktree`: the compiler cache (launcher,
+   * shared directory, base_dir, size limit, this build's stats log) on top of `base`.
+   */
+  export function commandEnv(
+    rules: Rules,
+    where: { root: string; worktree: string; statsLog?: string },
+    base: NodeJS.ProcessEnv = process.env,
+  ): NodeJS.ProcessEnv {
+    return { ...base, ...CompilerCache.env(rules.cache, where, base) }
+  }
+
+  /** The cppcheck invocations (argument lists, run in the worktree) for the changed files. */
+  export function cppcheckArgs(
+    rules: Rules,
+    changedFiles: readonly string[],
+    where: CppcheckArgs.Where,
+  ): Promise<string[][]> {
+    return CppcheckArgs.build(rules.analysis.cppcheck, changedFiles, where)
   }
 }

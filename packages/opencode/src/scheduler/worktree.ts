@@ -3,6 +3,7 @@ import path from "node:path"
 import { Serial } from "../runtime/serial.ts"
 import { git, gitTry, gitYes } from "./git.ts"
 import { idProblem } from "./names.ts"
+import { Submodules } from "../runtime/toolchain/submodules.ts"
 
 /**
  * Task worktrees: one git worktree per executor task, at `<root>/.air/local/worktrees/<task-id>` on branch
@@ -23,6 +24,8 @@ export namespace Worktrees {
     baseCommit: string
     /** What `create` had to repair first, said for a person (a `git worktree add` killed half-way). */
     recovered?: string
+    /** Submodules that could not be checked out offline from the user's checkout, said for a person. */
+    submodules?: string[]
   }
 
   export interface Listed {
@@ -158,10 +161,10 @@ export namespace Worktrees {
           )
         }
         await git(top, ["worktree", "add", target, branch])
-        return made({ taskId, path: target, branch, baseCommit: await mergeBase(top, branch, baseCommit) })
+        return made({ taskId, path: target, branch, baseCommit: await mergeBase(top, branch, baseCommit), ...(await submodulesIn(top, target)) })
       }
       await git(top, ["worktree", "add", "-b", branch, target, baseCommit])
-      return made({ taskId, path: target, branch, baseCommit })
+      return made({ taskId, path: target, branch, baseCommit, ...(await submodulesIn(top, target)) })
     })
   }
 
@@ -346,7 +349,20 @@ export namespace Worktrees {
     return realpath(result.stdout.trim())
   }
 
+  /**
+   * Checks out the submodules of a fresh worktree at `dir` (a task's or a baseline's) at their recorded commits,
+   * offline, from the user's checkout `root`. Returns what could not be done, for people.
+   */
+  export async function checkoutSubmodules(root: string, dir: string): Promise<string[]> {
+    return Submodules.checkout(await repoRoot(root), dir)
+  }
+
   // ---- internals ----
+
+  async function submodulesIn(top: string, target: string): Promise<{ submodules?: string[] }> {
+    const notes = await Submodules.checkout(top, target)
+    return notes.length > 0 ? { submodules: notes } : {}
+  }
 
   interface Entry {
     path: string

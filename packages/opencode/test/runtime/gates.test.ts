@@ -5,6 +5,7 @@ import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Gates } from "../../src/scheduler/gates.ts"
 import { Toolchain } from "../../src/scheduler/toolchain.ts"
+import { CompilerCache } from "../../src/runtime/toolchain/cache.ts"
 import { GateError } from "../../src/runtime/errors.ts"
 import { MergeQueue } from "../../src/scheduler/merge.ts"
 import { Worktrees } from "../../src/scheduler/worktree.ts"
@@ -121,7 +122,7 @@ describe.concurrent("evidence gates", () => {
     const build = report.gates.find((g) => g.gate === "build")!
     expect(build.logPath).toBe(path.join(report.evidenceDir, "build.log"))
     const log = await readFile(build.logPath!, "utf8")
-    expect(log).toContain("$ cmake --build .air-build -j2")
+    expect(log).toMatch(/\$ cmake --build \.air-build -j \d+\n/)
     expect(log).toMatch(/error: expected [‘']?;/)
   })
 
@@ -193,7 +194,8 @@ describe.concurrent("evidence gates", () => {
     expect(await readFile(path.join(report.evidenceDir, "diff.patch"), "utf8")).toContain("+int mul(int a, int b) {")
     // cppcheck ran on the changed C++ file only, not README.md nor unchanged files.
     const log = await readFile(path.join(report.evidenceDir, "cppcheck.log"), "utf8")
-    expect(log).toMatch(/\$ cppcheck .* -I include -I src src\/calc\.cpp\n/)
+    // …through the build's compile_commands.json (the project's own includes and defines), filtered to the changed unit.
+    expect(log).toMatch(/\$ cppcheck .* --project=\S+\/\.air-build\/compile_commands\.json --file-filter=\S+\/src\/calc\.cpp\n/)
     // The gates' build directory and the evidence stay out of git.
     expect((await repo.at(wt.path).git(["status", "--porcelain"])).trim()).toBe("?? build/\n?? notes.txt")
     expect((await repo.git(["status", "--porcelain"])).trim()).toBe("")
@@ -303,13 +305,16 @@ describe.concurrent("evidence gates", () => {
   })
 
   test("without toolchain.json, CMake is detected; without CMakeLists.txt there is nothing to build, and it says so", async () => {
-    const detected = await Toolchain.detect(repo.root)
+    const detected = await Toolchain.detect(repo.root, { jobs: 3, env: { PATH: "" } })
     expect(detected.source).toBe("detected")
     expect(detected.rules.build).toEqual([
-      "cmake -S . -B .air-build -DCMAKE_BUILD_TYPE=Debug",
-      "cmake --build .air-build -j2",
+      "cmake -S . -B .air-build -DCMAKE_BUILD_TYPE=Debug -DCMAKE_EXPORT_COMPILE_COMMANDS=ON",
+      "cmake --build .air-build -j 3",
     ])
-    expect(detected.rules.test).toEqual(["ctest --test-dir .air-build --output-on-failure"])
+    expect(detected.rules.test).toEqual(["ctest --test-dir .air-build --output-on-failure -j 3"])
+    expect(detected.rules.analysis.cppcheck.project).toBe(".air-build/compile_commands.json")
+    const withNinja = await Toolchain.detect(repo.root, { jobs: 3, env: { PATH: path.dirname(CompilerCache.onPath("ninja") ?? "/usr/bin/ninja") } })
+    expect(withNinja.rules.build[0]).toContain("-G Ninja")
     const none = await Toolchain.detect(path.join(repo.root, "src"))
     expect(none.source).toBe("none")
     expect(none.rules.build).toEqual([])

@@ -48,21 +48,25 @@ async function analyse(ctx: GateContext): Promise<GateOutcome> {
   for (const dir of ["include", "src"]) if (await isDir(path.join(ctx.worktree, dir))) includes.push("-I", dir)
   // cppcheck reads a .h as C: in a project without C sources, headers are C++ (`namespace` is not a syntax error).
   const cxx = files.every((f) => !f.endsWith(".c")) && (files.some((f) => !/\.h$/.test(f)) || (await hasCxxSources(ctx)))
-  const args = [
-    ...CPPCHECK_ARGS,
-    ...(cxx && !cppcheck.args.some((a) => a.startsWith("--language")) ? ["--language=c++"] : []),
-    ...includes,
-    ...cppcheck.args,
-    ...files.map((file) => (file.startsWith("-") ? `./${file}` : file)),
-  ]
-  const result = await ctx.exec(cppcheck.binary, args, {
-    cwd: ctx.worktree,
-    env: ctx.env,
-    shell: false,
-    timeoutMs: ctx.rules.timeoutMs,
-    ...(ctx.signal ? { signal: ctx.signal } : {}),
-  })
-  const logPath = await ctx.write(ANALYSIS_LOG, formatRun([cppcheck.binary, ...args].join(" "), ctx.worktree, result))
+  // With the build's compile_commands.json: the project's own includes and defines (Toolchain.cppcheckArgs).
+  const invocations = await Toolchain.cppcheckArgs(ctx.rules, files, { worktree: ctx.worktree, base: CPPCHECK_ARGS, cxx, includes })
+  let result: Proc.Result | undefined
+  let log = ""
+  for (const args of invocations) {
+    const one = await ctx.exec(cppcheck.binary, args, {
+      cwd: ctx.worktree,
+      env: ctx.env,
+      shell: false,
+      timeoutMs: ctx.rules.timeoutMs,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    })
+    log += formatRun([cppcheck.binary, ...args].join(" "), ctx.worktree, one)
+    // One verdict from every invocation: the first that did not pass speaks for all, outputs joined.
+    result = !result ? one : { ...(result.ok ? one : result), ok: result.ok && one.ok, output: result.output + one.output }
+    if (one.spawnError || crashed(one)) break
+  }
+  if (!result) return { ran: false, summary: "no C/C++ files to analyse" }
+  const logPath = await ctx.write(ANALYSIS_LOG, log)
 
   if (result.spawnError && /ENOENT/.test(result.spawnError)) {
     const failure: Failure = {

@@ -1,3 +1,5 @@
+import path from "node:path"
+import { CompilerCache } from "../toolchain/cache.ts"
 import type { Gate, GateContext } from "./registry.ts"
 import { commandEvidenceMissing, runCommands } from "./command.ts"
 import { indent, lastLines } from "./text.ts"
@@ -10,7 +12,7 @@ export const buildGate = {
   provides: "build",
   route: "debugger",
   words: { en: "build", "zh-CN": "构建" },
-  logs: [BUILD_LOG],
+  logs: [BUILD_LOG, CompilerCache.STATS_LOG, CompilerCache.STATS_FILE],
   reportsNotRun: true,
   async run(ctx: GateContext) {
     const { output: _, ...outcome } = await runCommands(ctx, "build", BUILD_LOG, (command, what, output, logPath) => {
@@ -23,7 +25,11 @@ export const buildGate = {
           `Full log: ${logPath}\nFix the build, commit on air/${ctx.taskId}, and report again.`,
       }
     })
-    return outcome
+    // The build's compiler-cache hit rate, from its own stats log (builds in other worktrees run meanwhile).
+    const cache = outcome.ran ? await CompilerCache.readStats(path.join(ctx.evidenceDir, CompilerCache.STATS_LOG)) : undefined
+    if (!cache) return outcome
+    await ctx.write(CompilerCache.STATS_FILE, JSON.stringify(cache, null, 2) + "\n")
+    return outcome.failure ? outcome : { ...outcome, summary: `${outcome.summary}; ${CompilerCache.describe(cache)}` }
   },
   missingEvidence: (ctx, result) => commandEvidenceMissing(ctx, "build", result),
 } as const satisfies Gate

@@ -1,5 +1,6 @@
 import path from "node:path"
 import { Toolchain } from "../../scheduler/toolchain.ts"
+import { CompilerCache } from "../toolchain/cache.ts"
 import { Proc } from "../process.ts"
 import type { Failure, GateContext, GateOutcome } from "./registry.ts"
 import type { GateResult } from "./schema.ts"
@@ -21,10 +22,13 @@ export async function runCommands(
   let text = ""
   let logPath = path.join(ctx.evidenceDir, log)
   let outputs = ""
+  // The compiler cache every worktree shares; the build's own stats log gives its hit rate (see build.ts).
+  const statsLog = which === "build" ? path.join(ctx.evidenceDir, CompilerCache.STATS_LOG) : undefined
+  const env = Toolchain.commandEnv(ctx.rules, { root: ctx.root, worktree: ctx.worktree, ...(statsLog ? { statsLog } : {}) }, ctx.env)
   for (const command of commands) {
     const result = await ctx.exec(command, [], {
       cwd: ctx.worktree,
-      env: ctx.env,
+      env,
       shell: true,
       timeoutMs: ctx.rules.timeoutMs,
       ...(ctx.signal ? { signal: ctx.signal } : {}),

@@ -1,0 +1,84 @@
+import { gitTry } from "../../scheduler/git.ts"
+import { Toolchain } from "../../scheduler/toolchain.ts"
+import { CompilerCache } from "./cache.ts"
+import { Submodules } from "./submodules.ts"
+
+/** The project's readiness for the gates, as `doctor` shows it: each gap with the command that closes it. */
+export namespace Readiness {
+  export interface Check {
+    name: string
+    ok: boolean
+    detail: string
+    fix?: string
+  }
+
+  export async function checks(dir: string, env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
+    const top = await gitTry(dir, ["rev-parse", "--show-toplevel"]).catch(() => undefined)
+    // Outside a repository doctor checks the machine only (the project checks need a project).
+    if (!top || top.code !== 0) return []
+    const root = top.stdout.trim()
+    const result: Check[] = []
+    // A repository with nothing to build and no rules is not a C++ project yet: nothing to be ready for.
+    const probe = await Toolchain.load(root).catch(() => undefined)
+    if (probe?.source === "none" && (await Submodules.list(root)).length === 0) return []
+
+    const problems = await Submodules.problems(root)
+    const count = (await Submodules.list(root)).length
+    result.push(
+      problems.length > 0
+        ? { name: "submodules", ok: false, detail: problems.map((p) => p.problem).join("; "), fix: problems.map((p) => p.fix).join(" && ") }
+        : { name: "submodules", ok: true, detail: count > 0 ? `${count} submodule(s), all initialised (worktrees get them offline)` : "none" },
+    )
+
+    let resolved: Toolchain.Resolved | undefined
+    try {
+      resolved = await Toolchain.load(root)
+    } catch (error) {
+      result.push({ name: "configuration", ok: false, detail: (error as Error).message.split("\n")[0]!, fix: `aircoding init --redetect ${root}` })
+    }
+    if (resolved) {
+      const rules = resolved.rules
+      const tool = CompilerCache.tool(rules.cache, env)
+      result.push(
+        tool
+          ? { name: "compiler cache", ok: true, detail: `${tool}, ${rules.cache.dir} (limit ${rules.cache.maxSize}) shared by every worktree` }
+          : rules.cache.tool === "none"
+            ? { name: "compiler cache", ok: true, detail: `off (cache.tool is "none" in ${Toolchain.RULES_PATH})` }
+            : {
+                name: "compiler cache",
+                ok: false,
+                detail: `${rules.cache.tool === "auto" ? "ccache" : rules.cache.tool} is not installed: every worktree builds from nothing`,
+                fix: "sudo apt-get install ccache (macOS: brew install ccache)",
+              },
+      )
+      result.push(
+        resolved.source === "none"
+          ? { name: "configuration", ok: false, detail: resolved.note, fix: `write build[] and test[] in ${Toolchain.RULES_PATH}, or run aircoding init` }
+          : resolved.source === "detected"
+            ? { name: "configuration", ok: false, detail: `${resolved.note} (detected at every gate, no baseline yet)`, fix: `aircoding init ${root}` }
+            : { name: "configuration", ok: true, detail: `${Toolchain.RULES_PATH}: ${rules.build.length} build and ${rules.test.length} test command(s)` },
+      )
+      const head = (await gitTry(root, ["rev-parse", "HEAD"])).stdout.trim()
+      const baseline = rules.baseline
+      result.push(
+        !baseline
+          ? { name: "baseline", ok: false, detail: "never run: nobody knows yet whether HEAD builds and passes", fix: `aircoding init ${root}` }
+          : !baseline.passed
+            ? {
+                name: "baseline",
+                ok: false,
+                detail: `not green on ${baseline.commit.slice(0, 12)} (build ${baseline.build.passed ? "ok" : "failed"}, tests ${baseline.test.passed ? "ok" : "failed"}, analysis ${baseline.analysis.passed ? "ok" : "failed"}); logs in .air/local/evidence/_init/`,
+                fix: `fix the failure (or the configure options in ${Toolchain.RULES_PATH}), then aircoding init ${root}`,
+              }
+            : {
+                name: "baseline",
+                ok: true,
+                detail:
+                  `green on ${baseline.commit.slice(0, 12)}${baseline.commit === head ? " (HEAD)" : ` (HEAD is now ${head.slice(0, 12)})`}: ` +
+                  `build ${(baseline.build.ms / 1000).toFixed(1)} s, tests ${(baseline.test.ms / 1000).toFixed(1)} s, analysis ${(baseline.analysis.ms / 1000).toFixed(1)} s`,
+              },
+      )
+    }
+    return result
+  }
+}
