@@ -139,7 +139,7 @@ const en = {
   "consultant.architect": "Architect",
   "ev.question.answered": "question {questionId} answered: {answer}",
   "ev.budget.spent": "{kind} budget spent",
-  "ev.timer.fired": "{kind} timer fired",
+  "ev.timer.fired": "timer: {kind}",
   "ev.session.lost": "session {sessionId} lost in a restart; dispatched again",
   "ev.run.paused": "run paused",
   "ev.run.resumed": "run resumed",
@@ -193,14 +193,16 @@ const en = {
   "gatefail.test.names": "failing tests: {names}",
   "gatefail.analysis": "{count} finding(s), {errors} error(s), in {files}",
   "gatefail.evidence": "evidence is missing",
+  "gatefail.analysis.failed": "cppcheck did not pass",
   "gatefail.other": "see the evidence",
   "gatefail.where": "{what} (evidence: {path})",
   "role.main": "main",
   "role.architect": "architect",
   "role.scheduler": "scheduler",
-  "failure.worker": "{role} session ended: {reason}",
-  "failure.review": "the review found problems",
-  "failure.merge": "the merge failed",
+  "failure.worker": "its session failed or stalled",
+  "failure.dispatch": "its session could not start",
+  "failure.review": "the review found problems: {text}",
+  "failure.merge": "merge conflict: {files}",
   "failure.other": "{source} failed",
   // progress lines of a headless run, end-of-run text
   "progress.line": "{task}: {text}",
@@ -213,12 +215,14 @@ const en = {
   "end.evidence": "Evidence: {path}",
   "ev.timer.inactivity": "no activity within the inactivity timeout",
   "ev.timer.wallclock": "wall-clock cap reached",
-  "budget.kind.repair": "repair",
-  "budget.kind.stall": "stall",
-  "budget.kind.wallclock": "wall-clock",
   "budget.kind.requests": "model request",
   "budget.kind.tokens": "token",
+  "budget.kind.cost": "cost",
   "budget.kind.minutes": "time",
+  "reason.error": "failed",
+  "reason.aborted": "was aborted",
+  "reason.stalled": "stalled",
+  "reason.timeout": "timed out",
   "ui.loading": "Loading…",
 } as const
 
@@ -331,7 +335,7 @@ const zhCN: Record<Key, string> = {
   "ev.task.dispatched": "{role}已启动，第 {attempt} 次尝试，会话 {sessionId}",
   "ev.worker.reported": "{role}已汇报：{summary}",
   "ev.worker.reported.blocked": "{role}受阻：{reason}",
-  "ev.worker.failed": "工作者 {reason}：{message}",
+  "ev.worker.failed": "工作者{reason}：{message}",
   "ev.gates.started": "门禁检查开始",
   "ev.gates.passed": "门禁通过（{kinds}）",
   "ev.gates.failed": "{gate} 门禁失败：{what}",
@@ -351,7 +355,7 @@ const zhCN: Record<Key, string> = {
   "consultant.architect": "架构师",
   "ev.question.answered": "问题 {questionId} 已回答：{answer}",
   "ev.budget.spent": "{kind} 预算已用完",
-  "ev.timer.fired": "{kind} 计时器触发",
+  "ev.timer.fired": "计时器：{kind}",
   "ev.session.lost": "会话 {sessionId} 在重启中丢失；已重新派发",
   "ev.run.paused": "运行已暂停",
   "ev.run.resumed": "运行已恢复",
@@ -402,14 +406,16 @@ const zhCN: Record<Key, string> = {
   "gatefail.test.names": "失败的测试：{names}",
   "gatefail.analysis": "{files} 中有 {count} 条发现，其中 {errors} 个错误",
   "gatefail.evidence": "缺少证据",
+  "gatefail.analysis.failed": "cppcheck 未通过",
   "gatefail.other": "详见证据",
   "gatefail.where": "{what}（证据：{path}）",
   "role.main": "主控",
   "role.architect": "架构师",
   "role.scheduler": "调度代理",
-  "failure.worker": "{role}会话结束：{reason}",
-  "failure.review": "评审发现了问题",
-  "failure.merge": "合并失败",
+  "failure.worker": "会话失败或停滞",
+  "failure.dispatch": "会话无法启动",
+  "failure.review": "评审发现了问题：{text}",
+  "failure.merge": "合并冲突：{files}",
   "failure.other": "{source} 失败",
   "progress.line": "{task}：{text}",
   "progress.run": "运行状态：{status}{tasks}。",
@@ -421,12 +427,14 @@ const zhCN: Record<Key, string> = {
   "end.evidence": "证据：{path}",
   "ev.timer.inactivity": "在不活动超时内没有任何活动",
   "ev.timer.wallclock": "达到时间上限",
-  "budget.kind.repair": "修复",
-  "budget.kind.stall": "停滞重试",
-  "budget.kind.wallclock": "时间上限",
   "budget.kind.requests": "模型请求",
   "budget.kind.tokens": "令牌",
+  "budget.kind.cost": "费用",
   "budget.kind.minutes": "时间",
+  "reason.error": "出错",
+  "reason.aborted": "被中止",
+  "reason.stalled": "停滞",
+  "reason.timeout": "超时",
   "ui.loading": "加载中…",
 }
 
@@ -440,6 +448,11 @@ export type Params = Record<string, string | number>
 export function t(lang: Lang, key: Key, params: Params = {}): string {
   const text: string = CATALOG[lang][key] ?? en[key] ?? key
   return text.replace(/\{(\w+)\}/g, (whole, name: string) => (params[name] === undefined ? whole : String(params[name])))
+}
+
+/** A list in the language's way: "a, b, c" or "甲、乙、丙". */
+export function list(lang: Lang, items: readonly string[]): string {
+  return items.join(lang === "zh-CN" ? "、" : ", ")
 }
 
 /** Whether a string is a key of the catalogue (for keys built from data, such as `state.${status}`). */
