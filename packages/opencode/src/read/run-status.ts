@@ -36,11 +36,11 @@ export type RunStatus = {
 }
 
 export function runWord(state: SchedulerState): RunWord {
-  // An open question outlives the run's end: the user's answer unblocks the work, so the run waits.
-  if (state.questions.length > 0) return "waiting"
+  // A run that ended blocked stays "blocked" even with its question open: nothing moves until the
+  // user answers (its waitingFor names the question), and it exits 2 like a waiting run.
   if (state.finished) return state.finished.status
   if (state.stage === "idle") return "idle"
-  if (state.stage === "confirming") return "waiting"
+  if (state.stage === "confirming" || state.questions.length > 0) return "waiting"
   if (state.paused) return "paused"
   if (state.stage === "planning" || state.stage === "confirmed") return "planning"
   return "running"
@@ -52,7 +52,7 @@ export function runStatus(state: SchedulerState): RunStatus {
     word,
     runId: state.runId,
     stage: state.stage,
-    needsUser: word === "waiting",
+    needsUser: word === "waiting" || state.questions.length > 0,
     waitingFor: waitingFor(state),
     tasks: {
       total: state.tasks.length,

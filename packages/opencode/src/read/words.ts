@@ -206,7 +206,7 @@ const en = {
   "failure.other": "{source} failed",
   // progress lines of a headless run, end-of-run text
   "progress.line": "{task}: {text}",
-  "progress.run": "run status: {status}{tasks}.",
+  "progress.run": "Run status: {status}{tasks}.",
   "progress.tasks": " — tasks: {counts}",
   "progress.count": "{n} {state}",
   "end.task": "- {id} {title}: {state} after {attempts} attempt(s)",

@@ -1,0 +1,76 @@
+import { describe, expect, test } from "vitest"
+import { progressLine } from "../../src/cli/progress"
+import { RunData } from "../../src/read/run-data"
+import { statusText } from "../../src/read/status-text"
+import { RunView } from "../../src/read/view"
+import { RunReport } from "../../src/scheduler/run-report"
+import { recordedEvents } from "../fixtures/recorded-run/generate"
+import { FIXTURE } from "../cli-view/helpers"
+
+/**
+ * A Chinese rendering of the recorded run speaks Chinese: every sentence of ours comes from the
+ * catalogue. What a person or a model wrote (the requirement, the plan, titles, reports) is shown as
+ * written, and ids, paths, commands and code stay as they are; nothing else may be English.
+ */
+const ENGLISH_SENTENCE = /[A-Za-z]{2,}(?:[ ,;:'-]+[A-Za-z]{2,}){2,}/
+
+/** Every text of the log a model or a person wrote: shown as written, so set aside before the check. */
+function writtenByPeople(): string[] {
+  const out: string[] = []
+  const walk = (v: unknown, key = ""): void => {
+    if (typeof v === "string") {
+      if (/\s/.test(v) && !["type", "at", "message", "evidencePath"].includes(key)) out.push(v.replace(/\s+/g, " ").trim())
+    } else if (Array.isArray(v)) v.forEach((x) => walk(x, key))
+    else if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) walk(x, k)
+  }
+  for (const e of recordedEvents().events) walk(e)
+  return [...new Set(out)].sort((a, b) => b.length - a.length)
+}
+
+function englishLeft(text: string): string[] {
+  let rest = text
+  for (const written of writtenByPeople()) {
+    rest = rest.split(written).join("⟨…⟩")
+    // A long text is cut to fit a line: its head followed by "…".
+    const head = written.slice(0, 16).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+    rest = rest.replace(new RegExp(`${head}[^…\\n]*…`, "g"), "⟨…⟩")
+  }
+  return rest.split("\n").filter((line) => ENGLISH_SENTENCE.test(line))
+}
+
+describe("a Chinese rendering of the recorded run", () => {
+  const { events, states } = recordedEvents()
+  const reports: RunView.Reports = (id, run) => RunData.lastGateReport(FIXTURE, id, run)
+
+  test("the check itself finds an English sentence of ours", () => {
+    expect(englishLeft("T-2: cppcheck 门禁失败：Analysis of src/parser.cpp failed: 1 finding (error).")).toHaveLength(1)
+    expect(englishLeft("T-2: cppcheck 门禁失败：src/parser.cpp 中有 1 条发现，其中 1 个错误")).toEqual([])
+  })
+
+  test("status, mid-run status with the cppcheck failure, and the end-of-run text have no English sentence", () => {
+    const mid = events.findIndex((e) => e.type === "merge.started" && e.taskId === "T-3") + 1
+    const state = states[mid - 1]!
+    const gateReports = Object.fromEntries(state.tasks.map((rt) => [rt.id, RunData.lastGateReport(FIXTURE, rt.id, rt.gateRuns)]))
+    const texts = [
+      statusText(FIXTURE, "zh-CN"),
+      RunView.render(RunView.build({ state, gateReports, entries: events.slice(0, mid).map((event) => ({ event })) }), "zh-CN"),
+      RunReport.endText(FIXTURE, states[states.length - 1]!, "zh-CN"),
+      ...states.map((s) => RunReport.progressLine(s, "zh-CN")),
+    ]
+    for (const text of texts) expect(englishLeft(text)).toEqual([])
+    expect(texts[1]).toContain("cppcheck 门禁失败：src/parser.cpp 中有 1 条发现，其中 1 个错误")
+  })
+
+  test("the events view and the progress lines of a headless run have no English sentence", () => {
+    const lines = events.map((event) => RunView.eventLine({ event }, "zh-CN", reports))
+    const progress = events.map((event, i) => progressLine(FIXTURE, JSON.stringify(event), i + 1, "zh-CN")).filter((l): l is string => !!l)
+    expect(progress.length).toBeGreaterThan(20)
+    expect(progress).toContain("T-2：cppcheck 门禁失败：src/parser.cpp 中有 1 条发现，其中 1 个错误")
+    expect(englishLeft([...lines, ...progress].join("\n"))).toEqual([])
+  })
+
+  test("the English rendering words the same facts", () => {
+    const failed = events.find((e) => e.type === "gates.failed")!
+    expect(RunView.describeEvent(failed, "en", reports)).toBe("cppcheck gate failed: 1 finding(s), 1 error(s), in src/parser.cpp")
+  })
+})
