@@ -7,7 +7,6 @@ import { runMainAgent, type EngineTranscript } from "./headless"
 import { Launch } from "./launch"
 import { followProgress } from "./progress"
 import { UsageError, Ui } from "./ui"
-import { exitCodeOf } from "../read/run-status"
 
 export type RunOutcome = { exitCode: number; summary: RunReport.Summary & { answer: string; wallTimeMs: number; errors: string[] } }
 
@@ -30,10 +29,12 @@ async function finalState(dir: string) {
 }
 
 /** The engine's exit code says little (0 even when tools failed): the Scheduler's state decides. */
-function exitCodeOfRun(summary: RunReport.Summary, transcript: EngineTranscript): number {
+function exitCodeOf(summary: RunReport.Summary, transcript: EngineTranscript): number {
   if (transcript.exitCode !== 0 || transcript.errors.length) return 1
   if (summary.final && !summary.final.passed) return 1
-  return exitCodeOf(summary.status)
+  if (summary.status === "done" || summary.status === "idle") return 0
+  if (summary.status === "blocked" || summary.status === "waiting") return 2
+  return 1
 }
 
 export async function headlessRun(
@@ -60,10 +61,10 @@ export async function headlessRun(
     : { status: "idle", runId: null, stage: "idle", tasks: [], questions: [], modelRequests: {}, evidenceRoot: ".air/local/evidence", final: null }
   const errors = [...transcript.errors]
   if (transcript.exitCode !== 0) errors.push(`engine exited with code ${transcript.exitCode}: ${transcript.stderr.trim().split("\n").slice(-3).join(" | ")}`)
-  if (base.status === "running" || base.status === "planning") errors.push("the engine stopped before the run ended (see .air/local/state/events.jsonl)")
+  if (base.status === "running") errors.push("the engine stopped before the run ended (see .air/local/state/events.jsonl)")
   if (base.final && !base.final.passed) errors.push(base.final.summary)
   const summary = { ...base, answer: transcript.text, wallTimeMs: Date.now() - started, errors }
-  return { exitCode: exitCodeOfRun(base, transcript), summary }
+  return { exitCode: exitCodeOf(base, transcript), summary }
 }
 
 export function printSummary(outcome: RunOutcome, json: boolean): void {
@@ -97,7 +98,7 @@ export async function run(dirArg: string | undefined, opts: { yes: boolean; json
     if (state.finished && state.questions.length === 0) {
       // Nothing left to do: say how it ended, as the run itself would have (the final check may have died with it).
       if (state.finished.status === "done" && !FinalCheck.read(dir)) await FinalCheck.run(dir)
-      const outcome = { exitCode: exitCodeOf(state.finished.status), summary: { ...RunReport.summary(dir, state), answer: "", wallTimeMs: 0, errors: [] } }
+      const outcome = { exitCode: state.finished.status === "done" ? 0 : 2, summary: { ...RunReport.summary(dir, state), answer: "", wallTimeMs: 0, errors: [] } }
       printSummary(outcome, opts.json)
       return outcome.exitCode
     }

@@ -5,7 +5,7 @@ import { FinalCheck } from "./final-check"
 import { Usage } from "./usage"
 import { Budget } from "./budget"
 import { runWord, type RunWord } from "../read/run-status"
-import { t, tOr, type Lang } from "../read/words"
+import { list, t, tOr, type Lang } from "../read/words"
 
 /** How a run looks to people and to CI: status lines, the end-of-run text, the JSON summary. */
 export namespace RunReport {
@@ -77,6 +77,25 @@ export namespace RunReport {
       status: t(lang, `status.${runWord(state)}`),
       tasks: parts.length ? t(lang, "progress.tasks", { counts: parts.join(lang === "zh-CN" ? "，" : ", ") }) : "",
     })
+  }
+
+  /**
+   * What `aircoding run` prints when it ends, in the catalogue's words: the status, each task, the
+   * model requests, the final check, where the evidence is, and the questions left for the user.
+   */
+  export function summaryText(s: Summary, lang: Lang, wallTimeMs?: number): string {
+    const lines: string[] = []
+    if (s.runId) {
+      lines.push(t(lang, "summary.header", { runId: s.runId, status: t(lang, `status.${s.status}`), seconds: ((wallTimeMs ?? 0) / 1000).toFixed(1) }))
+      for (const task of s.tasks)
+        lines.push(`  ${task.id.padEnd(6)} ` + t(lang, "summary.task", { state: tOr(lang, `state.${task.state}`, task.state), attempts: task.attempts, title: task.title }))
+      const requests = Object.entries(s.modelRequests).map(([a, n]) => `${tOr(lang, `role.${a}`, a)} ${n}`)
+      if (requests.length) lines.push("  " + t(lang, "summary.requests", { list: list(lang, requests) }))
+      if (s.final) lines.push("  " + (s.final.passed ? t(lang, "end.final.passed") : t(lang, "end.final.failed", { path: s.final.evidenceDir })))
+      lines.push("  " + t(lang, "end.evidence", { path: `${s.evidenceRoot}/<task-id>/` }))
+    }
+    for (const q of s.questions) lines.push(t(lang, "summary.question", { questionId: q.questionId, text: q.text }))
+    return lines.join("\n")
   }
 
   /**

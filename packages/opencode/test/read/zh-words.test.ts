@@ -74,3 +74,15 @@ describe("a Chinese rendering of the recorded run", () => {
     expect(RunView.describeEvent(failed, "en", reports)).toBe("cppcheck gate failed: 1 finding(s), 1 error(s), in src/parser.cpp")
   })
 })
+
+describe("the end of a headless run", () => {
+  test("its summary is worded in the configured language", () => {
+    const { states } = recordedEvents()
+    const summary = RunReport.summary(FIXTURE, states[states.length - 1]!)
+    const zh = RunReport.summaryText(summary, "zh-CN", 671_000)
+    expect(zh.split("\n")[0]).toBe("运行 run-20261129-0900：已完成，用时 671.0 秒")
+    expect(zh).toContain("模型请求：主控 4、架构师 3、执行者 18、评审者 6、调试者 4")
+    expect(englishLeft(zh)).toEqual([])
+    expect(RunReport.summaryText(summary, "en", 671_000).split("\n")[0]).toBe("Run run-20261129-0900: done in 671.0 s")
+  })
+})
