@@ -282,6 +282,17 @@ export namespace RunView {
       : failureText(lang, failure)
   }
 
+  /**
+   * Where the run stands in one line, for a sidebar, a toast or a prompt: the status word and what
+   * it waits for first ("waiting — waiting for your confirmation of the plan: …").
+   */
+  export function headline(state: SchedulerState, lang: Lang): string {
+    const run = runStatus(state)
+    const first = run.waitingFor[0]
+    const status = t(lang, `status.${run.word}`)
+    return first && first.kind !== "nothing" ? t(lang, "run.headline", { status, what: waitingText(lang, first) }) : status
+  }
+
   export function roleLabel(lang: Lang, role: string): string {
     return tOr(lang, `role.${role}`, role)
   }

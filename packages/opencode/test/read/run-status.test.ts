@@ -76,3 +76,13 @@ describe("one derivation of run status", () => {
     expect(exitCodeOf(RunReport.summary(FIXTURE, confirming).status)).toBe(2)
   })
 })
+
+describe("the headline, for the TUI and toasts", () => {
+  test("says the word and what the run waits for first, in either language", () => {
+    const { events, states } = recordedEvents()
+    const confirming = states[events.findIndex((e) => e.type === "plan.proposed")]!
+    expect(RunView.headline(confirming, "en")).toMatch(/^waiting — waiting for your confirmation of the plan: Three tasks/)
+    expect(RunView.headline(confirming, "zh-CN")).toMatch(/^等待中 — 正在等待你对计划的确认：Three tasks/)
+    expect(RunView.headline(states[states.length - 1]!, "en")).toBe("done")
+  })
+})
