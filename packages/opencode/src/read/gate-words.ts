@@ -55,6 +55,11 @@ function listSome(lang: Lang, items: string[], n: number): string {
   return items.length <= n ? list(lang, items) : list(lang, [...items.slice(0, n), `+${items.length - n}`])
 }
 
+/** A fault that stopped a gate run or a merge (its tag), in the catalogue's words. */
+export function faultText(lang: Lang, tag: string): string {
+  return tOr(lang, `fault.${tag}`, tag)
+}
+
 /** The gate run number in an evidence path (…/attempt-2/report.json → 2). */
 export function gateRunOf(evidencePath: string): number | undefined {
   const m = /attempt-(\d+)/.exec(evidencePath)

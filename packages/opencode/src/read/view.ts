@@ -2,7 +2,7 @@ import type { RunReport } from "../scheduler/run-report"
 import type { SchedulerState, TaskRuntime } from "../scheduler/state"
 import type { RunData } from "./run-data"
 import { runStatus, waitingFor as waitingForState, type RunWord, type Waiting as RunWaiting } from "./run-status"
-import { failureText, gateFacts, gateLabel as gateWord, gateRunOf, type GateFacts } from "./gate-words"
+import { failureText, faultText, gateFacts, gateLabel as gateWord, gateRunOf, type GateFacts } from "./gate-words"
 import { list, t, tOr, type Key, type Lang } from "./words"
 
 /**
@@ -528,7 +528,24 @@ export namespace RunView {
         return L("ev.run.paused")
       case "run.resumed":
         return L("ev.run.resumed")
+      default:
+        return describeByFields(e as unknown as { type: string } & Record<string, unknown>, lang)
     }
+  }
+
+  /**
+   * An event this switch does not name (one another part of the code added): its words come from
+   * the catalogue's `ev.<type>`, filled from the fields such events carry — a fault's tag, a status,
+   * a text, a session — so a new event reads right in every language with one catalogue entry.
+   */
+  export function describeByFields(e: { type: string } & Record<string, unknown>, lang: Lang): string {
+    const str = (k: string) => (typeof e[k] === "string" ? (e[k] as string) : "")
+    return tOr(lang, `ev.${e.type}`, e.type, {
+      fault: faultText(lang, str("tag")),
+      status: tOr(lang, `final.${str("status")}`, str("status")),
+      text: oneLine(str("text"), 100),
+      sessionId: str("sessionId"),
+    })
   }
 
   export function taskOf(e: RunData.Entry["event"]): string | null {

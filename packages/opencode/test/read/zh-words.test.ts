@@ -86,3 +86,32 @@ describe("the end of a headless run", () => {
     expect(RunReport.summaryText(summary, "en", 671_000).split("\n")[0]).toBe("Run run-20261129-0900: done in 671.0 s")
   })
 })
+
+describe("events other branches add", () => {
+  // Not in this branch's event union yet: the view words them from their fields and the catalogue.
+  const at = "2026-11-29T09:20:00.000Z"
+  const events = [
+    { type: "gates.errored", at, seq: 40, taskId: "T-2", tag: "toolchain", message: "toolchain.json: unknown key 'biuld' (did you mean build?)" },
+    { type: "merge.blocked", at, seq: 41, taskId: "T-2", tag: "lock-timeout", message: "the merge lock is held by pid 4242" },
+    { type: "session.errored", at, seq: 42, taskId: "T-2", sessionId: "ses_x", cause: "APIError: 500" },
+    { type: "finalCheck.done", at, seq: 43, status: "errored", message: "cmake: not found" },
+    { type: "plan.revision.requested", at, seq: 44, text: "把解析器拆成两个任务" },
+  ] as unknown as Parameters<typeof RunView.describeEvent>[0][]
+
+  test("read in Chinese from the catalogue, the raw messages left in the log", () => {
+    const zh = events.map((e) => RunView.describeEvent(e, "zh-CN"))
+    expect(zh).toEqual([
+      "门禁无法运行：工具链配置（.air/shared/toolchain.json）无效",
+      "无法执行合并：另一个进程持有合并锁",
+      "会话 ses_x 出错结束",
+      "集成分支的最终检查：无法运行",
+      "要求修改计划：把解析器拆成两个任务",
+    ])
+    expect(englishLeft(zh.join("\n"))).toEqual([])
+  })
+
+  test("and in English", () => {
+    expect(RunView.describeEvent(events[1]!, "en")).toBe("the merge could not be carried out: another process holds the merge lock")
+    expect(RunView.describeEvent(events[3]!, "en")).toBe("final check of the integration branch: could not run")
+  })
+})
