@@ -392,7 +392,7 @@ export namespace RunView {
     const v: Status = isState(input) ? build({ state: input }) : isSummary(input) ? fromSummary(input) : input
     if (v.stage === "idle" && v.tasks.length === 0 && v.runId === null) return t(lang, "waiting.heading") + ": " + t(lang, "waiting.idle") + "\n"
     const lines: string[] = []
-    const flags = [v.paused ? t(lang, "run.paused") : null, v.frozen ? t(lang, "run.frozen", { text: oneLine(v.frozen, 80) }) : null].filter(Boolean)
+    const flags = [v.paused && v.status !== "paused" ? t(lang, "run.paused") : null, v.frozen ? t(lang, "run.frozen", { text: oneLine(v.frozen, 80) }) : null].filter(Boolean)
     lines.push(
       t(lang, "run.header", { runId: v.runId ?? "?", status: t(lang, `status.${v.status}`) }) +
         (flags.length ? ` — ${flags.join("; ")}` : ""),

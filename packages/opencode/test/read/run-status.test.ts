@@ -42,6 +42,9 @@ describe("one derivation of run status", () => {
     const paused = apply(running, { type: "run.paused", at: "2026-11-29T09:01:30.000Z" } as Event)
     expect(runWord(paused)).toBe("paused")
     expect(runStatus(paused).waitingFor.map((w) => w.kind)).toContain("paused")
+    // One word, said once: never "paused (stage: running)" nor "paused — paused".
+    expect(RunView.render(paused, "en").split("\n")[0]).toBe("Run run-20261129-0900 — paused")
+    expect(RunView.render(paused, "zh-CN").split("\n")[0]).toBe("运行 run-20261129-0900 — 已暂停")
     const blocked = apply(running, {
       type: "worker.reported",
       at: "2026-11-29T09:02:10.000Z",
