@@ -1,8 +1,8 @@
 import { relative } from "node:path"
 import { parseArgs } from "node:util"
-import { resolveLang, t, type Lang } from "../dashboard/i18n"
-import { RunData } from "../dashboard/run-data"
-import { RunView } from "../dashboard/view"
+import { resolveLang, t, type Lang } from "../read/words"
+import { RunData } from "../read/run-data"
+import { RunView } from "../read/view"
 import { projectDir, usageFail } from "./status"
 
 export const EVENTS_HELP = `aircoding events — the Scheduler's event log, as readable lines
@@ -37,7 +37,7 @@ export async function followEvents(root: string, opts: EventsOptions): Promise<n
   const flush = (entries: RunData.Entry[]) => {
     for (const entry of entries) {
       if (opts.json) write((entry.raw ?? JSON.stringify(entry.event)) + "\n")
-      else write(RunView.eventLine(entry, opts.lang) + "\n")
+      else write(RunView.eventLine(entry, opts.lang, (id, run) => RunData.lastGateReport(root, id, run)) + "\n")
     }
     for (; warned < follower.warnings.length; warned++) process.stderr.write(t(opts.lang, "warn.prefix", { text: follower.warnings[warned]! }) + "\n")
   }

@@ -1,25 +1,13 @@
 import { existsSync, statSync } from "node:fs"
 import { relative, resolve } from "node:path"
 import { parseArgs } from "node:util"
-import { resolveLang, t, type Lang } from "../dashboard/i18n"
-import type { SchedulerState } from "../scheduler/state"
-import { readStatus } from "../dashboard/read"
-import { RunData } from "../dashboard/run-data"
-import { RunView, renderStatus } from "../dashboard/view"
+import { resolveLang, t, type Lang } from "../read/words"
+import { readStatus } from "../read/status-read"
+import { RunData } from "../read/run-data"
+import { RunView, renderStatus } from "../read/view"
+import { statusText } from "../read/status-text"
 
-export { renderStatus }
-
-/**
- * The full status text of the run in root (sessions from the log, gate results from evidence/, model
- * requests from requests.jsonl). Pass the live state when you hold one (the runtime's Store), so the
- * text is never behind it; otherwise the log is folded.
- */
-export function statusText(root: string, lang: Lang = resolveLang(root), state?: SchedulerState): string {
-  const loaded = RunData.load(root)
-  const current = state ?? loaded.state
-  if (current.stage === "idle" && loaded.source === "none") return RunView.render(current, lang)
-  return RunView.render(readStatus(root, current, loaded.entries, current.finished ? undefined : new Date().toISOString()), lang)
-}
+export { renderStatus, statusText }
 
 export const STATUS_HELP = `aircoding status — the run's tasks, budgets and what it waits for
 

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util"
 import { projectDir, usageFail } from "../cli/status"
-import { resolveLang, type Lang } from "./i18n"
+import { resolveLang, type Lang } from "../read/words"
 import { DashboardServer } from "./server"
 
 export const DASHBOARD_HELP = `aircoding dashboard — watch a run live in the browser

@@ -1,7 +1,7 @@
-import { catalog, type Key, type Lang } from "./i18n"
-import { readStatus } from "./read"
-import { RunData } from "./run-data"
-import { RunView } from "./view"
+import { catalog, type Key, type Lang } from "../read/words"
+import { readStatus } from "../read/status-read"
+import { RunData } from "../read/run-data"
+import { RunView } from "../read/view"
 
 /** One event as the page shows it: the text is already in the page's language. */
 export type PageEvent = { seq: number; at: string; clock: string; type: string; taskId: string | null; text: string; refused: boolean }
@@ -62,7 +62,7 @@ export class RunHub {
       clock: RunView.clock(e.at),
       type: e.type,
       taskId: RunView.taskOf(e),
-      text: RunView.describe(entry, this.lang),
+      text: RunView.describe(entry, this.lang, (id, run) => RunData.lastGateReport(this.root, id, run)),
       refused: Boolean(entry.refused),
     }
   }

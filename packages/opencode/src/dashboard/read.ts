@@ -1,24 +1,2 @@
-import { Usage } from "../scheduler/usage"
-import type { SchedulerState } from "../scheduler/state"
-import { RunData } from "./run-data"
-import { RunView } from "./view"
-
-/** The status view of a run on disk: the fold of its log plus what evidence/ and requests.jsonl hold. */
-export function readStatus(
-  root: string,
-  state: SchedulerState,
-  entries: readonly RunData.Entry[],
-  now?: string,
-): RunView.Status {
-  const gateReports: Record<string, RunData.GateReportFile | null> = {}
-  // The gate run the state knows of: a directory beyond it belongs to a later moment than the log shows.
-  for (const rt of state.tasks) gateReports[rt.id] = RunData.lastGateReport(root, rt.id, rt.gateRuns)
-  return RunView.build({
-    state,
-    entries,
-    gateReports,
-    modelRequests: Usage.byAgent(root),
-    requestsBySession: Usage.bySession(root),
-    now,
-  })
-}
+/** Moved to the read model below the views: src/read/status-read.ts. */
+export { readStatus } from "../read/status-read"

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url"
 import { serve, type ServerType } from "@hono/node-server"
 import { Hono, type Context } from "hono"
 import { streamSSE } from "hono/streaming"
-import type { Lang } from "./i18n"
+import type { Lang } from "../read/words"
 import { RunHub } from "./hub"
 
 /**
@@ -117,7 +117,10 @@ export namespace DashboardServer {
       if (setCookie) c.header("set-cookie", `${COOKIE}=${encodeURIComponent(opts.token!)}; Path=/; HttpOnly; SameSite=Strict`)
     })
 
-    app.get("/", (c) => c.html(indexHtml(hub.lang)))
+    app.get("/", (c) => {
+      hub.tick()
+      return c.html(indexHtml(hub.lang, hub.full()))
+    })
     app.get("/favicon.ico", (c) => c.body(null, 204))
     app.get("/app.js", (c) => asset(c, "app.js", "text/javascript; charset=utf-8"))
     app.get("/style.css", (c) => asset(c, "style.css", "text/css; charset=utf-8"))
@@ -171,8 +174,14 @@ export namespace DashboardServer {
     return c.body(readFileSync(join(WEB, name), "utf8"), 200, { "content-type": type })
   }
 
-  function indexHtml(lang: Lang): string {
-    return readFileSync(join(WEB, "index.html"), "utf8").replace("{{lang}}", lang)
+  /**
+   * The page with the catalogue and the run as they are now, so its first paint shows words and the
+   * current state, never raw keys or a stale "idle". A JSON data block is not run as a script; `<` is
+   * escaped so no text of the run can close the element.
+   */
+  function indexHtml(lang: Lang, initial: unknown): string {
+    const data = JSON.stringify(initial).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029")
+    return readFileSync(join(WEB, "index.html"), "utf8").replace("{{lang}}", lang).replace("{{initial}}", () => data)
   }
 
   export type Running = { url: string; port: number; host: string; close(): Promise<void> }

@@ -4,11 +4,14 @@ import type { SchedulerState } from "./state"
 import { FinalCheck } from "./final-check"
 import { Usage } from "./usage"
 import { Budget } from "./budget"
+import { runWord, type RunWord } from "../read/run-status"
+import { list, t, tOr, type Lang } from "../read/words"
 
 /** How a run looks to people and to CI: status lines, the end-of-run text, the JSON summary. */
 export namespace RunReport {
   export type Summary = {
-    status: "done" | "blocked" | "waiting" | "running" | "idle" | "error"
+    /** The one run status word (src/read/run-status.ts), or "error" when the run could not be read. */
+    status: RunWord | "error"
     runId: string | null
     stage: string
     tasks: { id: string; title: string; state: string; attempts: number; repairs: number; evidence: string[] }[]
@@ -39,13 +42,7 @@ export namespace RunReport {
 
   export function summary(root: string, state: SchedulerState): Summary {
     const titles = new Map((state.graph?.tasks ?? []).map((t) => [t.id, t.title]))
-    const status: Summary["status"] = state.finished
-      ? state.finished.status
-      : state.questions.length
-        ? "waiting"
-        : state.stage === "idle"
-          ? "idle"
-          : "running"
+    const status: Summary["status"] = runWord(state)
     return {
       status,
       runId: state.runId,
@@ -71,19 +68,47 @@ export namespace RunReport {
     return { requests: s.run.requests, tokens: s.run.tokens, minutes: s.run.minutes, byTask: Object.fromEntries(Object.entries(s.tasks).map(([id, t]) => [id, t.requests])) }
   }
 
-  export function progressLine(state: SchedulerState): string {
+  /** One line on where the run stands, in the catalogue's words ("run status: running — tasks: 1 merged, 2 pending."). */
+  export function progressLine(state: SchedulerState, lang: Lang = "en"): string {
     const counts = new Map<string, number>()
-    for (const t of state.tasks) counts.set(t.status, (counts.get(t.status) ?? 0) + 1)
-    const parts = [...counts].map(([s, n]) => `${n} ${s}`)
-    return `Stage: ${state.stage}${parts.length ? ` — tasks: ${parts.join(", ")}` : ""}.`
+    for (const task of state.tasks) counts.set(task.status, (counts.get(task.status) ?? 0) + 1)
+    const parts = [...counts].map(([s, n]) => t(lang, "progress.count", { n, state: tOr(lang, `state.${s}`, s) }))
+    return t(lang, "progress.run", {
+      status: t(lang, `status.${runWord(state)}`),
+      tasks: parts.length ? t(lang, "progress.tasks", { counts: parts.join(lang === "zh-CN" ? "，" : ", ") }) : "",
+    })
   }
 
-  export function endText(root: string, state: SchedulerState): string {
+  /**
+   * What `aircoding run` prints when it ends, in the catalogue's words: the status, each task, the
+   * model requests, the final check, where the evidence is, and the questions left for the user.
+   */
+  export function summaryText(s: Summary, lang: Lang, wallTimeMs?: number): string {
+    const lines: string[] = []
+    if (s.runId) {
+      lines.push(t(lang, "summary.header", { runId: s.runId, status: t(lang, `status.${s.status}`), seconds: ((wallTimeMs ?? 0) / 1000).toFixed(1) }))
+      for (const task of s.tasks)
+        lines.push(`  ${task.id.padEnd(6)} ` + t(lang, "summary.task", { state: tOr(lang, `state.${task.state}`, task.state), attempts: task.attempts, title: task.title }))
+      const requests = Object.entries(s.modelRequests).map(([a, n]) => `${tOr(lang, `role.${a}`, a)} ${n}`)
+      if (requests.length) lines.push("  " + t(lang, "summary.requests", { list: list(lang, requests) }))
+      if (s.final) lines.push("  " + (s.final.passed ? t(lang, "end.final.passed") : t(lang, "end.final.failed", { path: s.final.evidenceDir })))
+      lines.push("  " + t(lang, "end.evidence", { path: `${s.evidenceRoot}/<task-id>/` }))
+    }
+    for (const q of s.questions) lines.push(t(lang, "summary.question", { questionId: q.questionId, text: q.text }))
+    return lines.join("\n")
+  }
+
+  /**
+   * The end-of-run text. English by default: Main reads it and speaks to the user in their language
+   * (the inbox recognises its first line); a view that prints it to a person passes the language.
+   */
+  export function endText(root: string, state: SchedulerState, lang: Lang = "en"): string {
     const s = summary(root, state)
-    const lines = [`RUN ENDED: ${s.status}.`]
-    for (const t of s.tasks) lines.push(`- ${t.id} ${t.title}: ${t.state} after ${t.attempts} attempt(s)`)
-    if (s.final) lines.push(`Final check: ${s.final.summary}.`)
-    lines.push(`Evidence: ${s.evidenceRoot}/<task-id>/`)
+    const lines = [t(lang, "run.ended", { status: t(lang, `status.${s.status}`) })]
+    for (const task of s.tasks)
+      lines.push(t(lang, "end.task", { id: task.id, title: task.title, state: tOr(lang, `state.${task.state}`, task.state), attempts: task.attempts }))
+    if (s.final) lines.push(s.final.passed ? t(lang, "end.final.passed") : t(lang, "end.final.failed", { path: relative(root, s.final.evidenceDir) || s.final.evidenceDir }))
+    lines.push(t(lang, "end.evidence", { path: `${s.evidenceRoot}/<task-id>/` }))
     return lines.join("\n")
   }
 }

@@ -3,8 +3,8 @@ import { join } from "node:path"
 import { afterEach, describe, expect, test } from "vitest"
 import { eventsCommand, followEvents } from "../../src/cli/events"
 import { renderStatus, statusCommand, statusText } from "../../src/cli/status"
-import { RunData } from "../../src/dashboard/run-data"
-import { RunView } from "../../src/dashboard/view"
+import { RunData } from "../../src/read/run-data"
+import { RunView } from "../../src/read/view"
 import { isRefused, transition } from "../../src/scheduler/machine"
 import { RunReport } from "../../src/scheduler/run-report"
 import { recordedEvents } from "../fixtures/recorded-run/generate"
@@ -92,7 +92,10 @@ describe("aircoding status", () => {
     test(`golden: mid-run, T-2 debugging after cppcheck and T-3 merging (${lang})`, () => {
       const { events, states } = recordedEvents()
       const n = events.findIndex((e) => e.type === "merge.started" && e.taskId === "T-3") + 1
-      const view = RunView.build({ state: states[n - 1]!, entries: events.slice(0, n).map((event) => ({ event })), now: "2026-11-29T09:08:30.000Z" })
+      const state = states[n - 1]!
+      // The gate reports the state knows of, as `aircoding status` reads them from evidence/.
+      const gateReports = Object.fromEntries(state.tasks.map((rt) => [rt.id, RunData.lastGateReport(FIXTURE, rt.id, rt.gateRuns)]))
+      const view = RunView.build({ state, entries: events.slice(0, n).map((event) => ({ event })), gateReports, now: "2026-11-29T09:08:30.000Z" })
       golden(`status-mid.${lang}.txt`, RunView.render(view, lang))
     })
 
@@ -162,7 +165,7 @@ describe("aircoding status", () => {
     const r = await capture(() => statusCommand([root]))
     expect(r.code).toBe(0)
     expect(r.stderr).toMatch(/events\.jsonl:2: not valid JSON/)
-    expect(r.stdout).toContain("done (stage: finished)")
+    expect(r.stdout).toContain("run-20261129-0900 — done")
   })
 
   test("--help prints the usage; an unknown flag or language is a usage error", async () => {

@@ -3,6 +3,7 @@ import { join } from "node:path"
 import type { BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { DashboardServer } from "../../src/dashboard/server"
+import { KEYS } from "../../src/read/words"
 import { append, ARTIFACTS, copyFixture, keepFirst, launchChromium } from "./helpers"
 
 /**
@@ -108,6 +109,21 @@ describe("dashboard in headless Chromium", () => {
     await page.screenshot({ path: join(ARTIFACTS, "dashboard-recorded-run.png"), fullPage: true })
     await page.locator("#close-evidence").click()
     await expect.poll(() => page.locator("#evidence").getAttribute("data-task")).toBe("")
+    await page.close()
+  })
+
+  test("the first paint has the words and the run's state, before the live stream says anything", async () => {
+    // Two events in: the plan waits for the user's confirmation.
+    const { url } = await serve({ keep: 2, lang: "zh-CN" })
+    const page = await browser.context.newPage()
+    await page.route("**/api/stream**", (route) => route.abort()) // no stream: only the first HTML speaks
+    await page.goto(url)
+    await page.locator("#graph-panel h2").waitFor()
+    const text = (await page.locator("body").innerText()).replace(/\s+/g, " ")
+    expect(KEYS.filter((key) => text.includes(key))).toEqual([]) // event types (run.started) are ids, not keys
+    expect(await page.locator("#graph-panel h2").textContent()).toBe("任务图")
+    expect(await page.locator("#run-status").textContent()).toBe("等待中")
+    expect(await page.locator("#waiting").textContent()).toContain("你对计划的确认")
     await page.close()
   })
 

@@ -1,8 +1,8 @@
-import { writeFileSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
 import { afterEach, describe, expect, test } from "vitest"
 import { dashboardCommand } from "../../src/dashboard/command"
 import { RunHub, type HubMessage } from "../../src/dashboard/hub"
-import { RunData } from "../../src/dashboard/run-data"
+import { RunData } from "../../src/read/run-data"
 import { DashboardServer } from "../../src/dashboard/server"
 import { capture } from "../cli-view/helpers"
 import { append, copyFixture, keepFirst } from "./helpers"
@@ -88,6 +88,24 @@ describe("dashboard HTTP", () => {
     expect((await a.request("/vendor/solid-js-web.js", { headers: LOCAL })).status).toBe(200)
     expect((await a.request("/vendor/package.json", { headers: LOCAL })).status).toBe(404)
     expect((await a.request("/vendor/..%2F..%2Fpackage.json", { headers: LOCAL })).status).toBe(404)
+  })
+
+  test("the page embeds the catalogue and the run; no text of the run can close its data block", async () => {
+    const root = fixture()
+    const file = RunData.eventsFile(root)
+    const lines = readFileSync(file, "utf8").split("\n")
+    const first = JSON.parse(lines[0]!)
+    first.requirement = "</script><script>alert(1)</script> \u2028"
+    lines[0] = JSON.stringify(first)
+    writeFileSync(file, lines.join("\n"))
+    const html = await (await app(root).request("/", { headers: LOCAL })).text()
+    const data = /<script id="initial" type="application\/json">([^]*?)<\/script>/.exec(html)
+    expect(data).not.toBeNull()
+    expect(html).not.toContain("<script>alert(1)")
+    const initial = JSON.parse(data![1]!)
+    expect(initial.labels["ui.graph"]).toBe("Task graph")
+    expect(initial.view).toMatchObject({ status: "done", requirement: "</script><script>alert(1)</script> \u2028" })
+    expect(initial.events).toHaveLength(32)
   })
 
   test("read-only: anything but GET is refused", async () => {

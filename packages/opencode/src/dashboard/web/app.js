@@ -28,11 +28,13 @@ const [selected, setSelected] = createSignal(null)
 const [evidence, setEvidence] = createSignal(null)
 
 function L(key, params = {}) {
-  const text = run()?.labels?.[key] ?? key
+  const labels = run()?.labels
+  if (!labels) return "" // never paint a raw key: the page has its words from the first HTML
+  const text = labels[key] ?? key
   return text.replace(/\{(\w+)\}/g, (whole, name) => (name in params ? String(params[name]) : whole))
 }
 const stateLabel = (state) => L(`state.${state}`)
-const gateLabel = (gate) => (gate === "analysis" ? "cppcheck" : gate)
+const gateLabel = (gate) => (run()?.labels?.[`gate.${gate}`] ?? gate)
 
 function duration(ms) {
   if (ms === null || ms === undefined) return "—"
@@ -168,7 +170,6 @@ function Header() {
     <h1>AirCoding</h1>
     <span class="run-id">${() => run()?.view.runId ?? ""}</span>
     <span class=${() => `badge status-${run()?.view.status ?? "idle"}`} id="run-status">${() => (run() ? L(`status.${run().view.status}`) : "…")}</span>
-    <span class="stage">${() => (run() ? L(`stage.${run().view.stage}`) : "")}</span>
     <span class=${() => `live ${live() ? "on" : "off"}`} id="live">${() => (live() ? L("ui.live") : L("ui.offline"))}</span>
   </header>`
 }
@@ -322,6 +323,15 @@ function App() {
       <div class="right">${Waiting()} ${Budgets()} ${Evidence()}</div>
     </main>
   </div>`
+}
+
+// The server embeds the catalogue and the run in the page, so the first paint is already right.
+const initial = JSON.parse(document.getElementById("initial")?.textContent || "null")
+if (initial) {
+  batch(() => {
+    setRun(initial)
+    setEvents(initial.events)
+  })
 }
 
 render(App, document.getElementById("app"))

@@ -1,0 +1,261 @@
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs"
+import { join } from "node:path"
+import { Event, type StoredEvent } from "../scheduler/event.schema"
+import { isRefused, transition } from "../scheduler/machine"
+import { initialState, SchedulerState } from "../scheduler/state"
+
+/**
+ * Read-only access to a run on disk, for the views (status, events, dashboard). The engine process owns
+ * the files; nothing here writes. State is the fold of events.jsonl with the machine's own `transition`,
+ * so a view shows exactly what the Scheduler believes; the snapshot is used only when there is no log.
+ */
+export namespace RunData {
+  export function stateDir(root: string): string {
+    return join(root, ".air", "local", "state")
+  }
+  export function eventsFile(root: string): string {
+    return join(stateDir(root), "events.jsonl")
+  }
+  export function snapshotFile(root: string): string {
+    return join(stateDir(root), "scheduler-state.json")
+  }
+  export function evidenceRoot(root: string): string {
+    return join(root, ".air", "local", "evidence")
+  }
+
+  /** One line of the log as a view sees it: the event, and whether the machine applied it. */
+  export type Entry = { event: StoredEvent; refused?: string; /** the line as written */ raw?: string }
+
+  /** Splits new text of the log into complete lines; the unfinished tail is kept for the next read. */
+  export class LineReader {
+    private rest = ""
+    offset = 0
+    lineNo = 0
+
+    /** Feeds bytes read from `offset`; returns the complete lines. */
+    push(chunk: string): { line: string; lineNo: number }[] {
+      const parts = (this.rest + chunk).split("\n")
+      this.rest = parts.pop() ?? ""
+      const out: { line: string; lineNo: number }[] = []
+      for (const line of parts) {
+        this.lineNo++
+        if (line.trim()) out.push({ line, lineNo: this.lineNo })
+      }
+      return out
+    }
+
+    /** The text after the last newline: a line being written, or a line torn by a crash. */
+    get pending(): string {
+      return this.rest
+    }
+  }
+
+  /** Parses one line of events.jsonl; a problem is returned as text naming the line. */
+  export function parseLine(line: string, lineNo: number, file: string): StoredEvent | string {
+    let raw: unknown
+    try {
+      raw = JSON.parse(line)
+    } catch (err) {
+      return `${file}:${lineNo}: not valid JSON (${(err as Error).message}); the line is skipped`
+    }
+    const parsed = Event.safeParse(raw)
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]
+      return `${file}:${lineNo}: not an event this version knows (${issue ? `${issue.path.join(".") || "(root)"}: ${issue.message}` : "invalid"}); the line is skipped`
+    }
+    const seq = typeof (raw as { seq?: unknown }).seq === "number" ? (raw as { seq: number }).seq : lineNo
+    return { ...parsed.data, seq } as StoredEvent
+  }
+
+  /** Folds the log incrementally: the dashboard keeps one of these and feeds it what is appended. */
+  export class Follower {
+    state: SchedulerState = initialState()
+    readonly entries: Entry[] = []
+    readonly warnings: string[] = []
+    private reader = new LineReader()
+
+    constructor(readonly root: string) {}
+
+    get file(): string {
+      return eventsFile(this.root)
+    }
+
+    /** Reads what was appended since the last call. Returns the new entries, or "reset" when the log shrank. */
+    poll(): Entry[] | "reset" {
+      if (!existsSync(this.file)) return []
+      const size = statSync(this.file).size
+      if (size < this.reader.offset) return "reset"
+      if (size === this.reader.offset) return []
+      const buf = Buffer.alloc(size - this.reader.offset)
+      const fd = openSync(this.file, "r")
+      try {
+        readSync(fd, buf, 0, buf.length, this.reader.offset)
+      } finally {
+        closeSync(fd)
+      }
+      // Never cut a UTF-8 character in two: stop after the last newline byte.
+      const lastNewline = buf.lastIndexOf(0x0a)
+      if (lastNewline < 0) return []
+      this.reader.offset += lastNewline + 1
+      const lines = this.reader.push(buf.subarray(0, lastNewline + 1).toString("utf8"))
+      const added: Entry[] = []
+      for (const { line, lineNo } of lines) {
+        const event = parseLine(line, lineNo, this.file)
+        if (typeof event === "string") {
+          this.warnings.push(event)
+          continue
+        }
+        const result = transition(this.state, event)
+        const entry: Entry = isRefused(result) ? { event, refused: result.refused, raw: line } : { event, raw: line }
+        if (!isRefused(result)) this.state = result.state
+        this.entries.push(entry)
+        added.push(entry)
+      }
+      return added
+    }
+
+    /** A line without its newline at the end of the file: being written now, or torn by a crash. */
+    tornTail(): boolean {
+      if (!existsSync(this.file)) return false
+      return statSync(this.file).size > this.reader.offset
+    }
+  }
+
+  export type Loaded = {
+    /** "log": folded from events.jsonl; "snapshot": read from scheduler-state.json; "none": no run. */
+    source: "log" | "snapshot" | "none"
+    state: SchedulerState
+    entries: Entry[]
+    warnings: string[]
+  }
+
+  export function load(root: string): Loaded {
+    const follower = new Follower(root)
+    if (existsSync(follower.file)) {
+      follower.poll()
+      return { source: "log", state: follower.state, entries: follower.entries, warnings: follower.warnings }
+    }
+    const snap = readSnapshot(root)
+    if (typeof snap === "string") return { source: "none", state: initialState(), entries: [], warnings: [snap] }
+    if (snap) return { source: "snapshot", state: snap, entries: [], warnings: [] }
+    return { source: "none", state: initialState(), entries: [], warnings: [] }
+  }
+
+  /** The snapshot, plain or wrapped as `{ state }`; undefined when absent, a message when unreadable. */
+  export function readSnapshot(root: string): SchedulerState | string | undefined {
+    const file = snapshotFile(root)
+    if (!existsSync(file)) return undefined
+    try {
+      const raw = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>
+      const candidate = raw && typeof raw === "object" && "state" in raw && !("stage" in raw) ? raw.state : raw
+      const parsed = SchedulerState.safeParse(candidate)
+      if (!parsed.success) return `${file}: not a scheduler state this version knows (${parsed.error.issues[0]?.message ?? "invalid"})`
+      return parsed.data
+    } catch (err) {
+      return `${file}: not valid JSON (${(err as Error).message})`
+    }
+  }
+
+  // ── evidence ──────────────────────────────────────────────────────────────────────────────────
+
+  export type GateLine = { gate: string; passed: boolean; ran?: boolean; ms?: number; summary?: string }
+  export type GateReportFile = {
+    taskId: string
+    attempt: number
+    passed: boolean
+    failedGate?: string
+    message: string
+    gates: GateLine[]
+    changedFiles?: string[]
+    findings?: { file: string; line: number; severity: string; id: string; message: string }[]
+  }
+  export type Attempt = {
+    attempt: number
+    report: GateReportFile | null
+    logs: { build: string | null; test: string | null; cppcheck: string | null; diff: string | null }
+  }
+  export type ReviewFile = {
+    taskId: string
+    verdict: "pass" | "fail"
+    rows: { designRef: string; code: string; status: string; note?: string }[]
+    findings?: string[]
+  }
+
+  const LOG_LIMIT = 256 * 1024
+
+  function readText(file: string, limit = LOG_LIMIT): string | null {
+    if (!existsSync(file)) return null
+    const size = statSync(file).size
+    if (size <= limit) return readFileSync(file, "utf8")
+    const buf = Buffer.alloc(limit)
+    const fd = openSync(file, "r")
+    try {
+      readSync(fd, buf, 0, limit, 0)
+    } finally {
+      closeSync(fd)
+    }
+    return buf.toString("utf8") + `\n… (${size - limit} more bytes in ${file})`
+  }
+
+  function readJson<T>(file: string): T | null {
+    const text = readText(file, 4 * 1024 * 1024)
+    if (text === null) return null
+    try {
+      return JSON.parse(text) as T
+    } catch {
+      return null
+    }
+  }
+
+  /** Gate runs of a task, oldest first, found on disk under evidence/<task>/attempt-<n>/. */
+  export function attempts(root: string, taskId: string): Attempt[] {
+    const dir = join(evidenceRoot(root), taskId)
+    if (!safeId(taskId) || !existsSync(dir)) return []
+    const numbers = readdirSync(dir)
+      .map((name) => /^attempt-(\d+)$/.exec(name))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => Number(m[1]))
+      .sort((a, b) => a - b)
+    return numbers.map((n) => {
+      const at = join(dir, `attempt-${n}`)
+      return {
+        attempt: n,
+        report: readJson<GateReportFile>(join(at, "report.json")),
+        logs: {
+          build: readText(join(at, "build.log")),
+          test: readText(join(at, "test.log")),
+          cppcheck: readText(join(at, "cppcheck.log")),
+          diff: readText(join(at, "diff.patch")),
+        },
+      }
+    })
+  }
+
+  /**
+   * The report of a task's gate run `run` (the state's gateRuns), without reading its logs; without a
+   * run number, the highest one on disk.
+   */
+  export function lastGateReport(root: string, taskId: string, run?: number): GateReportFile | null {
+    const dir = join(evidenceRoot(root), taskId)
+    if (!safeId(taskId) || !existsSync(dir)) return null
+    const last =
+      run ??
+      readdirSync(dir)
+        .map((name) => /^attempt-(\d+)$/.exec(name))
+        .filter((m): m is RegExpExecArray => m !== null)
+        .map((m) => Number(m[1]))
+        .sort((a, b) => b - a)[0]
+    if (last === undefined || last < 1) return null
+    return readJson<GateReportFile>(join(dir, `attempt-${last}`, "report.json"))
+  }
+
+  export function review(root: string, taskId: string): ReviewFile | null {
+    if (!safeId(taskId)) return null
+    return readJson<ReviewFile>(join(evidenceRoot(root), taskId, "review.json"))
+  }
+
+  /** Task ids become directory names; anything else is never joined to a path. */
+  export function safeId(id: string): boolean {
+    return /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(id) && !id.includes("..")
+  }
+}

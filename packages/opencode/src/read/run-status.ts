@@ -1,0 +1,113 @@
+import type { SchedulerState } from "../scheduler/state"
+
+/**
+ * The one derivation of a run's status, shared by `aircoding status`, air_status, the dashboard, the
+ * TUI and the exit code of a headless run. Pure: the same state gives the same status everywhere.
+ *
+ * One vocabulary: a run that needs the user (the plan to confirm, a question to answer) is "waiting";
+ * the Architect writing its plan or task graph is "planning"; tasks in flight are "running"; a run the
+ * user paused is "paused"; a finished run is "done" or "blocked". The Scheduler's stage is kept as a
+ * detail for tools, never shown as a second status.
+ */
+export const RUN_WORDS = ["idle", "planning", "waiting", "running", "paused", "blocked", "done"] as const
+export type RunWord = (typeof RUN_WORDS)[number]
+
+/** What a run waits for, most pressing first: what needs the user comes before what needs time. */
+export type Waiting =
+  | { kind: "nothing" | "idle" | "plan" | "graph" | "paused" }
+  | { kind: "confirm"; summary: string }
+  | { kind: "question"; questionId: string; taskId: string | null; text: string }
+  | { kind: "frozen"; text: string }
+  | { kind: "milestone"; phase: number }
+  | { kind: "worker"; taskId: string; role: string; sessionId: string | null }
+  | { kind: "gates" | "review" | "consult" | "merging"; taskId: string }
+  | { kind: "mergeQueue"; taskIds: string[] }
+  | { kind: "ready"; taskIds: string[] }
+
+export type RunStatus = {
+  word: RunWord
+  runId: string | null
+  /** The Scheduler's stage (idle, planning, confirming, …): a detail, not a second status. */
+  stage: SchedulerState["stage"]
+  /** The user must act (confirm the plan, answer a question) before the run can go on. */
+  needsUser: boolean
+  waitingFor: Waiting[]
+  tasks: { total: number; merged: number; blocked: number; active: number }
+}
+
+export function runWord(state: SchedulerState): RunWord {
+  // A run that ended blocked stays "blocked" even with its question open: nothing moves until the
+  // user answers (its waitingFor names the question), and it exits 2 like a waiting run.
+  if (state.finished) return state.finished.status
+  if (state.stage === "idle") return "idle"
+  if (state.stage === "confirming" || state.questions.length > 0) return "waiting"
+  if (state.paused) return "paused"
+  if (state.stage === "planning" || state.stage === "confirmed") return "planning"
+  return "running"
+}
+
+export function runStatus(state: SchedulerState): RunStatus {
+  const word = runWord(state)
+  return {
+    word,
+    runId: state.runId,
+    stage: state.stage,
+    needsUser: word === "waiting" || state.questions.length > 0,
+    waitingFor: waitingFor(state),
+    tasks: {
+      total: state.tasks.length,
+      merged: state.tasks.filter((t) => t.status === "merged").length,
+      blocked: state.tasks.filter((t) => t.status === "blocked").length,
+      active: state.active.length,
+    },
+  }
+}
+
+/**
+ * The exit code of a command that ran (or looked at) a run: 0 done; 2 when the run stopped for the
+ * user (waiting, blocked, paused: answer, confirm or resume it); 1 for an error or a run that stopped
+ * before it settled (idle, planning or running when the engine exited).
+ */
+export function exitCodeOf(status: RunWord | "error"): 0 | 1 | 2 {
+  switch (status) {
+    case "done":
+      return 0
+    case "waiting":
+    case "blocked":
+    case "paused":
+      return 2
+    default:
+      return 1
+  }
+}
+
+export function waitingFor(state: SchedulerState): Waiting[] {
+  switch (state.stage) {
+    case "idle":
+      return [{ kind: "idle" }]
+    case "planning":
+      return [{ kind: "plan" }]
+    case "confirming":
+      return [{ kind: "confirm", summary: state.planSummary ?? "" }]
+    case "confirmed":
+      return [{ kind: "graph" }]
+  }
+  const out: Waiting[] = state.questions.map((q) => ({ kind: "question", questionId: q.questionId, taskId: q.taskId, text: q.text }))
+  if (state.stage === "finished") return out.length ? out : [{ kind: "nothing" }]
+  if (state.frozen) out.push({ kind: "frozen", text: state.frozen.text })
+  if (state.paused) out.push({ kind: "paused" })
+  if (state.milestone) out.push({ kind: "milestone", phase: state.milestone.phase })
+  const byId = new Map(state.tasks.map((rt) => [rt.id, rt]))
+  for (const id of state.active) {
+    const rt = byId.get(id)
+    if (!rt) continue
+    if (rt.status === "running" || rt.status === "debugging") out.push({ kind: "worker", taskId: id, role: rt.role ?? "executor", sessionId: rt.sessionId })
+    else if (rt.status === "gating") out.push({ kind: "gates", taskId: id })
+    else if (rt.status === "reviewing") out.push({ kind: "review", taskId: id })
+    else if (rt.status === "consulting") out.push({ kind: "consult", taskId: id })
+    else if (rt.status === "merging") out.push({ kind: "merging", taskId: id })
+  }
+  if (state.mergeQueue.length) out.push({ kind: "mergeQueue", taskIds: [...state.mergeQueue] })
+  if (state.ready.length && !state.paused && !state.frozen) out.push({ kind: "ready", taskIds: [...state.ready] })
+  return out
+}

@@ -1,0 +1,18 @@
+import type { SchedulerState } from "../scheduler/state"
+import { RunData } from "./run-data"
+import { readStatus } from "./status-read"
+import { RunView } from "./view"
+import { resolveLang, type Lang } from "./words"
+
+/**
+ * The full status text of the run in root (sessions from the log, gate results from evidence/, model
+ * requests from requests.jsonl): `aircoding status` and the air_status tool print the same. Pass the
+ * live state when you hold one (the runtime's Store), so the text is never behind it; otherwise the
+ * log is folded.
+ */
+export function statusText(root: string, lang: Lang = resolveLang(root), state?: SchedulerState): string {
+  const loaded = RunData.load(root)
+  const current = state ?? loaded.state
+  if (current.stage === "idle" && loaded.source === "none") return RunView.render(current, lang)
+  return RunView.render(readStatus(root, current, loaded.entries, current.finished ? undefined : new Date().toISOString()), lang)
+}

@@ -1,0 +1,604 @@
+import type { RunReport } from "../scheduler/run-report"
+import type { SchedulerState, TaskRuntime } from "../scheduler/state"
+import type { RunData } from "./run-data"
+import { runStatus, waitingFor as waitingForState, type RunWord, type Waiting as RunWaiting } from "./run-status"
+import { failureText, faultText, gateFacts, gateLabel as gateWord, gateRunOf, type GateFacts } from "./gate-words"
+import { list, t, tOr, type Key, type Lang } from "./words"
+
+/**
+ * What a person needs to know about a run, as data (`aircoding status --json`, the dashboard) and as
+ * text (`aircoding status`, the air_status tool). Building the view is pure: time is the `now` given,
+ * or the time of the last event, never a clock.
+ */
+export namespace RunView {
+  export type GateLine = { gate: string; passed: boolean; ms?: number; summary?: string }
+  export type Session = { sessionId: string; role: "executor" | "debugger" | "reviewer"; attempt: number | null; at: string; requests: number | null }
+
+  export type Task = {
+    id: string
+    title: string
+    kind: string | null
+    phase: number | null
+    deps: string[]
+    state: string
+    role: string | null
+    /** The session working on the task now (worker or reviewer); null when none is. */
+    session: string | null
+    /** Every session that worked on the task, oldest first (known when the log was read). */
+    sessions: Session[]
+    elapsedMs: number | null
+    attempts: number
+    repairs: number
+    stalls: number
+    /** The last gate run: from its report.json when present, else from the state. */
+    gates: GateLine[]
+    gateRun: number
+    /** The raw message stays for tools (and in the evidence); `facts` is what the views word. */
+    lastFailure: { source: string; message: string; facts: GateFacts | null } | null
+    merged: { commit: string; tag: string } | null
+    waitingOn: string | null
+  }
+
+  export type Waiting = RunWaiting
+
+  export type Status = {
+    kind: "aircoding.status"
+    version: 1
+    /** The one run status word (src/read/run-status.ts). */
+    status: RunWord | "error"
+    runId: string | null
+    /** The Scheduler's stage: a detail for tools, not shown as a second status. */
+    stage: string
+    requirement: string
+    paused: boolean
+    frozen: string | null
+    eventCount: number
+    lastEventAt: string | null
+    tasks: Task[]
+    budgets: {
+      repairBudget: number | null
+      stallRetries: number | null
+      concurrency: number | null
+      wallClockMs: number | null
+      active: number
+      perTask: { id: string; repairs: number; left: number | null }[]
+      modelRequests: { total: number; byAgent: Record<string, number> }
+      runBudgetSpent: boolean
+    }
+    waitingFor: Waiting[]
+    questions: { questionId: string; taskId: string | null; text: string }[]
+  }
+
+  export type Input = {
+    state: SchedulerState
+    /** The log, when it was read: gives the sessions of each task. */
+    entries?: readonly RunData.Entry[]
+    /** Gate reports by task (the last one of each), read from evidence/. */
+    gateReports?: Record<string, RunData.GateReportFile | null>
+    modelRequests?: Record<string, number>
+    requestsBySession?: Record<string, number>
+    /** ISO time for the elapsed time of tasks still in flight; default: the time of the last event. */
+    now?: string
+  }
+
+  const TERMINAL = new Set(["merged", "blocked", "invalidated"])
+  const GATE_ORDER = ["commit", "diff", "build", "test", "analysis", "evidence"]
+
+  export function build(input: Input): Status {
+    const { state } = input
+    const nodes = new Map((state.graph?.tasks ?? []).map((n) => [n.id, n]))
+    const sessions = sessionsByTask(input.entries ?? [], input.requestsBySession)
+    const nowMs = Date.parse(input.now ?? state.lastAt ?? "") || null
+    const config = state.config
+    const tasks: Task[] = state.tasks.map((rt) => {
+      const node = nodes.get(rt.id)
+      const report = input.gateReports?.[rt.id] ?? null
+      return {
+        id: rt.id,
+        title: node?.title ?? rt.id,
+        kind: node?.kind ?? null,
+        phase: node?.phase ?? null,
+        deps: node?.deps ?? [],
+        state: rt.status,
+        role: rt.role,
+        session: rt.reviewSessionId ?? rt.sessionId,
+        sessions: sessions.get(rt.id) ?? [],
+        elapsedMs: elapsed(rt, nowMs),
+        attempts: rt.attempts,
+        repairs: rt.repairs,
+        stalls: rt.stalls,
+        gates: report ? report.gates.map((g) => ({ gate: g.gate, passed: g.passed, ms: g.ms, summary: g.summary })) : gatesFromState(rt),
+        gateRun: report?.attempt ?? rt.gateRuns,
+        lastFailure: rt.lastFailure
+          ? {
+              source: rt.lastFailure.source,
+              message: rt.lastFailure.message,
+              facts: GATE_ORDER.includes(rt.lastFailure.source) ? gateFacts(rt.lastFailure.source, report?.failedGate === rt.lastFailure.source ? report : null) : null,
+            }
+          : null,
+        merged: rt.merged,
+        waitingOn: rt.waitingOn,
+      }
+    })
+    const byAgent = input.modelRequests ?? {}
+    const run = runStatus(state)
+    const status: Status["status"] = run.word
+    return {
+      kind: "aircoding.status",
+      version: 1,
+      status,
+      runId: state.runId,
+      stage: state.stage,
+      requirement: state.requirement,
+      paused: state.paused,
+      frozen: state.frozen?.text ?? null,
+      eventCount: state.eventCount,
+      lastEventAt: state.lastAt,
+      tasks,
+      budgets: {
+        repairBudget: config?.repairBudget ?? null,
+        stallRetries: config?.stallRetries ?? null,
+        concurrency: config?.concurrency ?? null,
+        wallClockMs: config?.wallClockMs ?? null,
+        active: state.active.length,
+        perTask: state.tasks.map((rt) => ({ id: rt.id, repairs: rt.repairs, left: config ? Math.max(0, config.repairBudget - rt.repairs) : null })),
+        modelRequests: { total: Object.values(byAgent).reduce((a, b) => a + b, 0), byAgent },
+        runBudgetSpent: state.runBudgetSpent,
+      },
+      waitingFor: run.waitingFor,
+      questions: state.questions.map((q) => ({ questionId: q.questionId, taskId: q.taskId, text: q.text })),
+    }
+  }
+
+  /** A summary from RunReport has no sessions, times or gates: those columns stay empty. */
+  export function fromSummary(s: RunReport.Summary): Status {
+    const byAgent = s.modelRequests
+    return {
+      kind: "aircoding.status",
+      version: 1,
+      status: s.status,
+      runId: s.runId,
+      stage: s.stage,
+      requirement: "",
+      paused: false,
+      frozen: null,
+      eventCount: 0,
+      lastEventAt: null,
+      tasks: s.tasks.map((task) => ({
+        id: task.id,
+        title: task.title,
+        kind: null,
+        phase: null,
+        deps: [],
+        state: task.state,
+        role: null,
+        session: null,
+        sessions: [],
+        elapsedMs: null,
+        attempts: task.attempts,
+        repairs: task.repairs,
+        stalls: 0,
+        gates: [],
+        gateRun: 0,
+        lastFailure: null,
+        merged: null,
+        waitingOn: null,
+      })),
+      budgets: {
+        repairBudget: null,
+        stallRetries: null,
+        concurrency: null,
+        wallClockMs: null,
+        active: 0,
+        perTask: s.tasks.map((task) => ({ id: task.id, repairs: task.repairs, left: null })),
+        modelRequests: { total: Object.values(byAgent).reduce((a, b) => a + b, 0), byAgent },
+        runBudgetSpent: false,
+      },
+      waitingFor: s.status === "done" ? [{ kind: "nothing" }] : s.questions.map((q) => ({ kind: "question" as const, questionId: q.questionId, taskId: null, text: q.text })),
+      questions: s.questions.map((q) => ({ ...q, taskId: null })),
+    }
+  }
+
+  function elapsed(rt: TaskRuntime, nowMs: number | null): number | null {
+    const start = rt.history.find((h) => h.from === "pending" && h.to !== "pending" && h.to !== "invalidated" && h.to !== "blocked")
+    if (!start) return null
+    const startMs = Date.parse(start.at)
+    let endMs = nowMs
+    if (TERMINAL.has(rt.status)) {
+      const last = rt.history[rt.history.length - 1]
+      endMs = last ? Date.parse(last.at) : nowMs
+    }
+    if (endMs === null || Number.isNaN(startMs) || Number.isNaN(endMs)) return null
+    return Math.max(0, endMs - startMs)
+  }
+
+  function gatesFromState(rt: TaskRuntime): GateLine[] {
+    if (rt.evidence) {
+      return GATE_ORDER.filter((g) => rt.evidence![g] !== undefined).map((gate) => ({ gate, passed: true }))
+    }
+    if (rt.lastFailure && GATE_ORDER.includes(rt.lastFailure.source)) return [{ gate: rt.lastFailure.source, passed: false }]
+    return []
+  }
+
+  function sessionsByTask(entries: readonly RunData.Entry[], requests?: Record<string, number>): Map<string, Session[]> {
+    const out = new Map<string, Session[]>()
+    const add = (taskId: string, s: Session) => out.set(taskId, [...(out.get(taskId) ?? []), s])
+    for (const { event: e, refused } of entries) {
+      if (refused) continue
+      if (e.type === "task.dispatched")
+        add(e.taskId, { sessionId: e.sessionId, role: e.role, attempt: e.attempt, at: e.at, requests: requests ? requests[e.sessionId] ?? 0 : null })
+      if (e.type === "review.started")
+        add(e.taskId, { sessionId: e.sessionId, role: "reviewer", attempt: null, at: e.at, requests: requests ? requests[e.sessionId] ?? 0 : null })
+    }
+    return out
+  }
+
+  export function waitingFor(state: SchedulerState): Waiting[] {
+    return waitingForState(state)
+  }
+
+  // ── text ────────────────────────────────────────────────────────────────────────────────────────
+
+  export function stateLabel(lang: Lang, state: string): string {
+    return t(lang, `state.${state}` as Key) || state
+  }
+
+  export function waitingText(lang: Lang, w: Waiting): string {
+    switch (w.kind) {
+      case "nothing":
+      case "idle":
+      case "plan":
+      case "graph":
+      case "paused":
+        return t(lang, `waiting.${w.kind}`)
+      case "confirm":
+        return t(lang, "waiting.confirm", { summary: oneLine(w.summary, 100) })
+      case "question":
+        return t(lang, "waiting.question", { questionId: w.questionId, text: oneLine(w.text, 240) })
+      case "frozen":
+        return t(lang, "waiting.frozen", { text: oneLine(w.text, 100) })
+      case "milestone":
+        return t(lang, "waiting.milestone", { phase: w.phase })
+      case "worker":
+        return w.sessionId
+          ? t(lang, "waiting.worker", { role: roleLabel(lang, w.role), id: w.taskId, session: w.sessionId })
+          : t(lang, "waiting.workerStarting", { role: roleLabel(lang, w.role), id: w.taskId })
+      case "gates":
+      case "review":
+      case "consult":
+      case "merging":
+        return t(lang, `waiting.${w.kind}`, { id: w.taskId })
+      case "mergeQueue":
+        return t(lang, "waiting.mergeQueue", { ids: w.taskIds.join(", ") })
+      case "ready":
+        return t(lang, "waiting.ready", { ids: w.taskIds.join(", ") })
+    }
+  }
+
+  /** A task's last failure for people: "cppcheck gate failed: 1 finding(s), 1 error(s), in src/parser.cpp". */
+  export function lastFailureText(lang: Lang, failure: NonNullable<Task["lastFailure"]>): string {
+    return GATE_ORDER.includes(failure.source)
+      ? t(lang, "ev.gates.failed", { gate: gateLabel(failure.source, lang), what: failureText(lang, failure) })
+      : failureText(lang, failure)
+  }
+
+  /**
+   * Where the run stands in one line, for a sidebar, a toast or a prompt: the status word and what
+   * it waits for first ("waiting — waiting for your confirmation of the plan: …").
+   */
+  export function headline(state: SchedulerState, lang: Lang): string {
+    const run = runStatus(state)
+    const first = run.waitingFor[0]
+    const status = t(lang, `status.${run.word}`)
+    return first && first.kind !== "nothing" ? t(lang, "run.headline", { status, what: waitingText(lang, first) }) : status
+  }
+
+  export function roleLabel(lang: Lang, role: string): string {
+    return tOr(lang, `role.${role}`, role)
+  }
+
+  /** A gate's name for people ("analysis" is cppcheck), in the view's language. */
+  export function gateLabel(gate: string, lang: Lang = "en"): string {
+    return gateWord(lang, gate)
+  }
+
+  export function gatesText(lang: Lang, gates: readonly GateLine[]): string {
+    // commit, diff and evidence are bookkeeping: shown only when they are what failed
+    const shown = gates.filter((g) => !g.passed || !["commit", "diff", "evidence"].includes(g.gate))
+    if (!shown.length) return t(lang, "gates.none")
+    return shown.map((g) => `${gateLabel(g.gate, lang)} ${g.passed ? "✓" : "✗"}`).join(" ")
+  }
+
+  export function duration(ms: number | null): string {
+    if (ms === null) return "—"
+    const s = Math.round(ms / 1000)
+    if (s < 60) return `${s}s`
+    const m = Math.floor(s / 60)
+    if (m < 60) return `${m}m${String(s % 60).padStart(2, "0")}s`
+    return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, "0")}m`
+  }
+
+  export function firstLine(text: string): string {
+    return text.split(/\r?\n/).find((l) => l.trim()) ?? ""
+  }
+
+  export function oneLine(text: string, max: number): string {
+    const flat = text.replace(/\s+/g, " ").trim()
+    return displayWidth(flat) <= max ? flat : truncate(flat, max)
+  }
+
+  /** Terminal columns: CJK and full-width characters take two. */
+  export function displayWidth(text: string): number {
+    let w = 0
+    for (const ch of text) w += wide(ch.codePointAt(0)!) ? 2 : 1
+    return w
+  }
+
+  function wide(cp: number): boolean {
+    return (
+      (cp >= 0x1100 && cp <= 0x115f) ||
+      (cp >= 0x2e80 && cp <= 0xa4cf) ||
+      (cp >= 0xac00 && cp <= 0xd7a3) ||
+      (cp >= 0xf900 && cp <= 0xfaff) ||
+      (cp >= 0xfe30 && cp <= 0xfe4f) ||
+      (cp >= 0xff00 && cp <= 0xff60) ||
+      (cp >= 0xffe0 && cp <= 0xffe6) ||
+      (cp >= 0x20000 && cp <= 0x3fffd)
+    )
+  }
+
+  export function truncate(text: string, max: number): string {
+    if (displayWidth(text) <= max) return text
+    let out = ""
+    let w = 0
+    for (const ch of text) {
+      const cw = wide(ch.codePointAt(0)!) ? 2 : 1
+      if (w + cw > max - 1) break
+      out += ch
+      w += cw
+    }
+    return out + "…"
+  }
+
+  export function pad(text: string, width: number): string {
+    return text + " ".repeat(Math.max(0, width - displayWidth(text)))
+  }
+
+  function table(rows: string[][]): string[] {
+    const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => displayWidth(r[c] ?? ""))))
+    return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : pad(cell, widths[c]!))).join("  ").trimEnd())
+  }
+
+  /** "2026-11-29T09:00:05.000Z" → "2026-11-29 09:00:05Z" */
+  export function stamp(at: string | null): string {
+    if (!at) return "—"
+    const d = new Date(at)
+    if (Number.isNaN(d.getTime())) return at
+    return d.toISOString().slice(0, 19).replace("T", " ") + "Z"
+  }
+
+  function isState(x: unknown): x is SchedulerState {
+    return typeof x === "object" && x !== null && "eventCount" in x && "tasks" in x && "stage" in x && !("kind" in x)
+  }
+  function isSummary(x: unknown): x is RunReport.Summary {
+    return typeof x === "object" && x !== null && "evidenceRoot" in x && "modelRequests" in x
+  }
+
+  /**
+   * The status as text. Takes a view built by `build`, a SchedulerState (pure: elapsed times up to
+   * the last event, no files read) or a RunReport summary.
+   */
+  export function render(input: Status | SchedulerState | RunReport.Summary, lang: Lang): string {
+    const v: Status = isState(input) ? build({ state: input }) : isSummary(input) ? fromSummary(input) : input
+    if (v.stage === "idle" && v.tasks.length === 0 && v.runId === null) return t(lang, "waiting.heading") + ": " + t(lang, "waiting.idle") + "\n"
+    const lines: string[] = []
+    const flags = [v.paused && v.status !== "paused" ? t(lang, "run.paused") : null, v.frozen ? t(lang, "run.frozen", { text: oneLine(v.frozen, 80) }) : null].filter(Boolean)
+    lines.push(
+      t(lang, "run.header", { runId: v.runId ?? "?", status: t(lang, `status.${v.status}`) }) +
+        (flags.length ? ` — ${flags.join("; ")}` : ""),
+    )
+    if (v.requirement) lines.push(t(lang, "run.requirement", { text: oneLine(v.requirement, 100) }))
+    if (v.lastEventAt) lines.push(t(lang, "run.updated", { count: v.eventCount, at: stamp(v.lastEventAt) }))
+    lines.push("", t(lang, "tasks.heading"))
+    if (!v.tasks.length) lines.push(t(lang, "tasks.none"))
+    else {
+      const rows = [["col.task", "col.title", "col.state", "col.session", "col.elapsed", "col.attempts", "col.gates"].map((k) => t(lang, k as Key))]
+      for (const task of v.tasks) {
+        const workers = task.sessions.filter((s) => s.role !== "reviewer")
+        const last = workers[workers.length - 1] ?? task.sessions[task.sessions.length - 1]
+        const starting = !task.session && (task.state === "running" || task.state === "debugging") && task.role
+        const session = starting
+          ? `${roleLabel(lang, task.role!)} …`
+          : task.session
+          ? `${roleLabel(lang, task.sessions.find((s) => s.sessionId === task.session)?.role ?? task.role ?? "")} ${task.session}`.trim()
+          : last
+            ? `(${roleLabel(lang, last.role)} ${last.sessionId})`
+            : t(lang, "session.none")
+        rows.push([
+          task.id,
+          truncate(task.title, 36),
+          stateLabel(lang, task.state),
+          session,
+          duration(task.elapsedMs),
+          v.budgets.repairBudget !== null && task.repairs > 0 ? `${task.attempts} (${task.repairs}↻)` : String(task.attempts),
+          task.gates.length && task.gateRun ? `#${task.gateRun} ${gatesText(lang, task.gates)}` : gatesText(lang, task.gates),
+        ])
+      }
+      lines.push(...table(rows))
+      for (const task of v.tasks) {
+        if (task.lastFailure && task.state !== "merged")
+          lines.push(`  ${task.id}: ${oneLine(lastFailureText(lang, task.lastFailure), 160)}`)
+        if (task.waitingOn) lines.push(`  ${task.id}: ${t(lang, "tasks.waitsOn", { what: task.waitingOn })}`)
+      }
+    }
+    lines.push("", t(lang, "budgets.heading"))
+    for (const line of budgetLines(lang, v)) lines.push("- " + line)
+    lines.push("", t(lang, "waiting.heading"))
+    for (const w of v.waitingFor) lines.push("- " + waitingText(lang, w))
+    return lines.join("\n") + "\n"
+  }
+
+  export function budgetLines(lang: Lang, v: Status): string[] {
+    const lines: string[] = []
+    const b = v.budgets
+    if (b.repairBudget !== null) {
+      const spent = b.perTask.filter((p) => p.repairs > 0).map((p) => t(lang, "budgets.repair.task", { id: p.id, used: p.repairs, budget: b.repairBudget!, left: p.left ?? "?" }))
+      lines.push(t(lang, "budgets.repair", { budget: b.repairBudget, spent: spent.length ? spent.join(", ") : t(lang, "budgets.repair.none") }))
+    }
+    if (b.stallRetries !== null) lines.push(t(lang, "budgets.stall", { budget: b.stallRetries }))
+    if (b.concurrency !== null) lines.push(t(lang, "budgets.concurrency", { active: b.active, cap: b.concurrency }))
+    if (b.wallClockMs !== null) lines.push(t(lang, "budgets.wallclock", { cap: duration(b.wallClockMs) }))
+    const agents = Object.entries(b.modelRequests.byAgent).sort(([a], [c]) => a.localeCompare(c))
+    lines.push(t(lang, "budgets.requests", { total: b.modelRequests.total, detail: agents.length ? ` (${agents.map(([a, n]) => `${roleLabel(lang, a)} ${n}`).join(", ")})` : "" }))
+    if (b.runBudgetSpent) lines.push(t(lang, "budgets.runSpent"))
+    return lines
+  }
+
+  // ── events ──────────────────────────────────────────────────────────────────────────────────────
+
+  /** Finds the report of a task's gate run, so a gate failure can be worded from its facts. */
+  export type Reports = (taskId: string, gateRun: number | undefined) => RunData.GateReportFile | null
+
+  export function describe(entry: RunData.Entry, lang: Lang, reports?: Reports): string {
+    const text = describeEvent(entry.event, lang, reports)
+    return entry.refused ? `${text} ${t(lang, "ev.refused", { reason: oneLine(entry.refused, 120) })}` : text
+  }
+
+  export function describeEvent(e: RunData.Entry["event"], lang: Lang, reports?: Reports): string {
+    const L = (key: Key, params?: Record<string, string | number>) => t(lang, key, params)
+    switch (e.type) {
+      case "run.started":
+        return L("ev.run.started", { runId: e.runId, requirement: oneLine(e.requirement, 80) })
+      case "plan.proposed":
+        return L("ev.plan.proposed", { summary: oneLine(e.summary, 100) })
+      case "plan.confirmed":
+        return L("ev.plan.confirmed")
+      case "graph.accepted":
+        return L("ev.graph.accepted", { count: e.graph.tasks.length, ids: e.graph.tasks.map((x) => x.id).join(", ") })
+      case "task.dispatched":
+        return L("ev.task.dispatched", { role: roleLabel(lang, e.role), attempt: e.attempt, sessionId: e.sessionId })
+      case "worker.reported":
+        return e.result.blocked
+          ? L("ev.worker.reported.blocked", { role: roleLabel(lang, e.result.role), reason: oneLine(e.result.blocked.reason, 100) })
+          : L("ev.worker.reported", { role: roleLabel(lang, e.result.role), summary: oneLine(e.result.summary, 100) })
+      case "worker.failed":
+        return L("ev.worker.failed", { reason: L(`reason.${e.reason}`), message: oneLine(e.message, 100) })
+      case "gates.started":
+        return L("ev.gates.started")
+      case "gates.passed":
+        return L("ev.gates.passed", { kinds: list(lang, Object.keys(e.evidence).filter((k) => k !== "report").map((g) => gateLabel(g, lang))) })
+      case "gates.failed":
+        return L("ev.gates.failed", {
+          gate: gateLabel(e.gate, lang),
+          what: oneLine(failureText(lang, { source: e.gate, message: e.message, facts: gateFacts(e.gate, reports?.(e.taskId, gateRunOf(e.evidencePath)) ?? null) }), 160),
+        })
+      case "review.started":
+        return L("ev.review.started", { sessionId: e.sessionId })
+      case "review.reported":
+        return L("ev.review.reported", { verdict: L(`verdict.${e.report.verdict}`), rows: e.report.rows.length, findings: e.report.findings.length })
+      case "merge.started":
+        return L("ev.merge.started")
+      case "merge.succeeded":
+        return L("ev.merge.succeeded", { tag: e.tag, commit: e.commit.slice(0, 10) })
+      case "merge.conflicted":
+        return L("ev.merge.conflicted", { files: e.files.join(", ") || "?" })
+      case "milestone.reached":
+        return L("ev.milestone.reached", { phase: e.phase })
+      case "milestone.reviewed":
+        return L("ev.milestone.reviewed", { phase: e.phase, verdict: L(`verdict.${e.verdict}`) })
+      case "change.requested":
+        return L("ev.change.requested", { text: oneLine(e.text, 100) })
+      case "delta.accepted":
+        return L("ev.delta.accepted", { add: e.delta.add.length, remove: e.delta.remove.length, modify: e.delta.modify.length })
+      case "consult.answered":
+        return L("ev.consult.answered", { by: L(`consultant.${e.by}`), choice: e.choice })
+      case "consult.unanswered":
+        return L("ev.consult.unanswered", { by: L(`consultant.${e.by}`), reason: oneLine(e.reason, 100) })
+      case "dispatch.failed":
+        return L("ev.dispatch.failed", { role: roleLabel(lang, e.role), message: oneLine(e.message, 100) })
+      case "question.answered":
+        return L("ev.question.answered", { questionId: e.questionId, answer: oneLine(e.answer, 80) })
+      case "budget.spent":
+        return L("ev.budget.spent", { kind: L(`budget.kind.${e.kind}`) })
+      case "session.lost":
+        return L("ev.session.lost", { sessionId: e.sessionId })
+      case "timer.fired":
+        return L("ev.timer.fired", { kind: L(`ev.timer.${e.kind}`) })
+      case "run.paused":
+        return L("ev.run.paused")
+      case "run.resumed":
+        return L("ev.run.resumed")
+      default:
+        return describeByFields(e as unknown as { type: string } & Record<string, unknown>, lang)
+    }
+  }
+
+  /**
+   * An event this switch does not name (one another part of the code added): its words come from
+   * the catalogue's `ev.<type>`, filled from the fields such events carry — a fault's tag, a status,
+   * a text, a session — so a new event reads right in every language with one catalogue entry.
+   */
+  export function describeByFields(e: { type: string } & Record<string, unknown>, lang: Lang): string {
+    const str = (k: string) => (typeof e[k] === "string" ? (e[k] as string) : "")
+    return tOr(lang, `ev.${e.type}`, e.type, {
+      fault: faultText(lang, str("tag")),
+      status: tOr(lang, `final.${str("status")}`, str("status")),
+      text: oneLine(str("text"), 100),
+      sessionId: str("sessionId"),
+    })
+  }
+
+  export function taskOf(e: RunData.Entry["event"]): string | null {
+    return "taskId" in e && typeof e.taskId === "string" ? e.taskId : null
+  }
+
+  /** "HH:MM:SS" in UTC, so the same log reads the same everywhere. */
+  export function clock(at: string): string {
+    const d = new Date(at)
+    return Number.isNaN(d.getTime()) ? at : d.toISOString().slice(11, 19)
+  }
+
+  /** One line of `aircoding events`: time, type, task, text. */
+  export function eventLine(entry: RunData.Entry, lang: Lang, reports?: Reports): string {
+    const e = entry.event
+    return `${clock(e.at)}  ${pad(e.type, 18)}  ${pad(taskOf(e) ?? "-", 6)}  ${describe(entry, lang, reports)}`
+  }
+
+  // ── graph ───────────────────────────────────────────────────────────────────────────────────────
+
+  export type GraphNode = { id: string; title: string; state: string; layer: number; row: number }
+  export type Graph = { nodes: GraphNode[]; edges: { from: string; to: string }[]; layers: number }
+
+  /** Layers by dependency depth: a task sits one layer right of its deepest dependency. */
+  export function graph(state: SchedulerState): Graph {
+    const tasks = state.graph?.tasks ?? []
+    const byId = new Map(tasks.map((n) => [n.id, n]))
+    const status = new Map(state.tasks.map((rt) => [rt.id, rt.status]))
+    const depth = new Map<string, number>()
+    const visit = (id: string, seen: Set<string>): number => {
+      const known = depth.get(id)
+      if (known !== undefined) return known
+      if (seen.has(id)) return 0 // a cycle never passes validation; stay finite anyway
+      seen.add(id)
+      const node = byId.get(id)
+      const d = node && node.deps.length ? 1 + Math.max(...node.deps.filter((x) => byId.has(x)).map((x) => visit(x, seen)), -1) : 0
+      depth.set(id, d)
+      return d
+    }
+    for (const n of tasks) visit(n.id, new Set())
+    const rows = new Map<number, number>()
+    const nodes = tasks.map((n) => {
+      const layer = depth.get(n.id) ?? 0
+      const row = rows.get(layer) ?? 0
+      rows.set(layer, row + 1)
+      return { id: n.id, title: n.title, state: status.get(n.id) ?? n.status ?? "pending", layer, row }
+    })
+    const edges = tasks.flatMap((n) => n.deps.filter((d) => byId.has(d)).map((d) => ({ from: d, to: n.id })))
+    return { nodes, edges, layers: Math.max(0, ...nodes.map((n) => n.layer + 1)) }
+  }
+}
+
+/** The status as text; the air_status tool reuses it. */
+export function renderStatus(summaryOrState: RunView.Status | SchedulerState | RunReport.Summary, lang: Lang = "en"): string {
+  return RunView.render(summaryOrState, lang)
+}

@@ -1,0 +1,91 @@
+import { describe, expect, test } from "vitest"
+import { exitCodeOf, RUN_WORDS, runStatus, runWord } from "../../src/read/run-status"
+import { RunView } from "../../src/read/view"
+import { isRefused, transition } from "../../src/scheduler/machine"
+import { RunReport } from "../../src/scheduler/run-report"
+import { initialState, type SchedulerState } from "../../src/scheduler/state"
+import type { Event } from "../../src/scheduler/event.schema"
+import { recordedEvents } from "../fixtures/recorded-run/generate"
+import { FIXTURE } from "../cli-view/helpers"
+
+function apply(state: SchedulerState, event: Event): SchedulerState {
+  const result = transition(state, event)
+  if (isRefused(result)) throw new Error(result.refused)
+  return result.state
+}
+
+describe("one derivation of run status", () => {
+  test("the recorded run's words, step by step: planning → waiting (confirm) → planning (graph) → running → done", () => {
+    const { events, states } = recordedEvents()
+    const at = (type: string) => states[events.findIndex((e) => e.type === type)]!
+    expect(runWord(initialState())).toBe("idle")
+    expect(runWord(at("run.started"))).toBe("planning")
+    expect(runStatus(at("plan.proposed"))).toMatchObject({ word: "waiting", stage: "confirming", needsUser: true, waitingFor: [{ kind: "confirm" }] })
+    expect(runWord(at("plan.confirmed"))).toBe("planning")
+    expect(runWord(at("graph.accepted"))).toBe("running")
+    expect(runStatus(states[states.length - 1]!)).toMatchObject({ word: "done", needsUser: false, waitingFor: [{ kind: "nothing" }], tasks: { total: 3, merged: 3, blocked: 0 } })
+  })
+
+  test("status, air_status, the dashboard and the run summary say the same word at every step", () => {
+    const { states } = recordedEvents()
+    for (const state of states) {
+      const word = runWord(state)
+      expect(RUN_WORDS).toContain(word)
+      expect(RunView.build({ state }).status).toBe(word)
+      expect(RunReport.summary(FIXTURE, state).status).toBe(word)
+    }
+  })
+
+  test("a paused run is paused; a question makes a live run wait; a run that ended blocked stays blocked, its question first", () => {
+    const { events, states } = recordedEvents()
+    const running = states[events.findIndex((e) => e.type === "task.dispatched")]!
+    const paused = apply(running, { type: "run.paused", at: "2026-11-29T09:01:30.000Z" } as Event)
+    expect(runWord(paused)).toBe("paused")
+    expect(runStatus(paused).waitingFor.map((w) => w.kind)).toContain("paused")
+    // One word, said once: never "paused (stage: running)" nor "paused — paused".
+    expect(RunView.render(paused, "en").split("\n")[0]).toBe("Run run-20261129-0900 — paused")
+    expect(RunView.render(paused, "zh-CN").split("\n")[0]).toBe("运行 run-20261129-0900 — 已暂停")
+    const blocked = apply(running, {
+      type: "worker.reported",
+      at: "2026-11-29T09:02:10.000Z",
+      taskId: "T-1",
+      sessionId: "ses_t1_exec1",
+      result: { taskId: "T-1", role: "executor", summary: "", blocked: { reason: "unary minus?" } },
+    } as Event)
+    expect(blocked.questions.length).toBe(1)
+    // Every task of the recorded run hangs on T-1, so the run ended blocked with the question open.
+    expect(blocked.finished).toEqual({ status: "blocked" })
+    expect(runStatus(blocked)).toMatchObject({ word: "blocked", needsUser: true })
+    expect(runStatus(blocked).waitingFor[0]).toMatchObject({ kind: "question", taskId: "T-1" })
+    // The same question while the run still goes on: waiting.
+    const live = { ...blocked, stage: "running" as const, finished: null }
+    expect(runStatus(live)).toMatchObject({ word: "waiting", needsUser: true })
+  })
+
+  test("exit codes: done 0; waiting, blocked and paused 2 (the user acts); an error or an unsettled run 1", () => {
+    expect(RUN_WORDS.map((w) => [w, exitCodeOf(w)])).toEqual([
+      ["idle", 1],
+      ["planning", 1],
+      ["waiting", 2],
+      ["running", 1],
+      ["paused", 2],
+      ["blocked", 2],
+      ["done", 0],
+    ])
+    expect(exitCodeOf("error")).toBe(1)
+    // A headless run stopped at the plan's confirmation exits 2, as the README promises.
+    const { events, states } = recordedEvents()
+    const confirming = states[events.findIndex((e) => e.type === "plan.proposed")]!
+    expect(exitCodeOf(RunReport.summary(FIXTURE, confirming).status)).toBe(2)
+  })
+})
+
+describe("the headline, for the TUI and toasts", () => {
+  test("says the word and what the run waits for first, in either language", () => {
+    const { events, states } = recordedEvents()
+    const confirming = states[events.findIndex((e) => e.type === "plan.proposed")]!
+    expect(RunView.headline(confirming, "en")).toMatch(/^waiting — waiting for your confirmation of the plan: Three tasks/)
+    expect(RunView.headline(confirming, "zh-CN")).toMatch(/^等待中 — 正在等待你对计划的确认：Three tasks/)
+    expect(RunView.headline(states[states.length - 1]!, "en")).toBe("done")
+  })
+})
