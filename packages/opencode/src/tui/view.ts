@@ -30,10 +30,12 @@ export namespace TuiView {
     if (v.stage === "idle" && v.runId === null)
       return { heading: { text: `${tw(lang, "sidebar.title")} · ${statusWord(lang, v)}`, tone: "muted" }, tasks: [], waiting: [{ text: tw(lang, "sidebar.none"), tone: "muted" }] }
     const headingTone: Tone = v.status === "done" ? "success" : v.status === "blocked" ? "error" : v.status === "waiting" || v.status === "paused" ? "warning" : "accent"
-    const tasks: Line[] = v.tasks.slice(0, maxTasks).map((task) => {
+    // One line per task, and its last gates below it when it has been through them: a 40-column sidebar fits both.
+    const tasks: Line[] = v.tasks.slice(0, maxTasks).flatMap((task) => {
+      const tone = TONE[task.state] ?? "normal"
+      const line = { text: RunView.truncate(`${task.id} ${RunView.stateLabel(lang, task.state)}`, width), tone }
       const gates = task.gates.length ? RunView.gatesText(lang, task.gates) : ""
-      const text = `${task.id} ${RunView.stateLabel(lang, task.state)}${gates && gates !== t(lang, "gates.none") ? ` · ${gates}` : ""}`
-      return { text: RunView.truncate(text, width), tone: TONE[task.state] ?? "normal" }
+      return gates && gates !== t(lang, "gates.none") ? [line, { text: RunView.truncate(`  ${gates}`, width), tone: "muted" as Tone }] : [line]
     })
     if (v.tasks.length > maxTasks) tasks.push({ text: tw(lang, "sidebar.more", { count: v.tasks.length - maxTasks }), tone: "muted" })
     const waiting = v.waitingFor.slice(0, 4).map((w) => ({ text: RunView.truncate(RunView.waitingText(lang, w), width * 3), tone: "normal" as Tone }))

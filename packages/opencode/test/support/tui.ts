@@ -73,7 +73,50 @@ export class TuiDriver {
     this.tmux(["send-keys", "-t", "air", ...keys])
   }
 
-  stop(): void {
+  /** The pane's process and its descendants, by pid (the program and the engine it started). */
+  private processes(): number[] {
+    let root: number
+    try {
+      root = Number(this.tmux(["display-message", "-p", "-t", "air", "#{pane_pid}"]).trim())
+    } catch {
+      return []
+    }
+    const all = [root]
+    for (let i = 0; i < all.length; i++) {
+      try {
+        const children = execFileSync("ps", ["-o", "pid=", "--ppid", String(all[i])], { encoding: "utf8" })
+        all.push(...children.split("\n").map((l) => Number(l.trim())).filter((n) => n > 0))
+      } catch {
+        // no children
+      }
+    }
+    return all.filter((n) => n > 0)
+  }
+
+  /** Ends the program (SIGTERM, then SIGKILL after 20 s) and waits until it and the engine are gone, then the tmux server. */
+  async stop(): Promise<void> {
+    const pids = this.processes()
+    const alive = () => pids.filter((pid) => {
+      try {
+        process.kill(pid, 0)
+        return true
+      } catch {
+        return false
+      }
+    })
+    for (const pid of pids) {
+      try {
+        process.kill(pid, "SIGTERM")
+      } catch {}
+    }
+    const deadline = Date.now() + 20_000
+    while (alive().length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200))
+    for (const pid of alive()) {
+      try {
+        process.kill(pid, "SIGKILL")
+      } catch {}
+    }
+    while (alive().length) await new Promise((r) => setTimeout(r, 100))
     try {
       this.tmux(["kill-server"])
     } catch {

@@ -48,6 +48,15 @@ const events = (): { type: string }[] => {
   return existsSync(file) ? readFileSync(file, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []
 }
 
+/** The lines of a dialog, from its title to its last line, without the screen around them. */
+function dialog(screen: string, first: string, last: string): string {
+  const lines = screen.split("\n")
+  const from = lines.findIndex((l) => l.includes(first))
+  const to = lines.findIndex((l, i) => i >= from && l.includes(last))
+  const left = lines[from]!.indexOf(first)
+  return normaliseScreen(lines.slice(from, to + 1).map((l) => l.slice(left, left + 90).trimEnd()).join("\n")) + "\n"
+}
+
 /** The sidebar: the right-hand 45 columns of the session screen. */
 const sidebar = () => normaliseScreen(tui.region(155))
 
@@ -69,10 +78,10 @@ beforeAll(() => {
   })
 })
 
-afterAll(() => {
-  tui?.stop()
+afterAll(async () => {
+  await tui?.stop()
   sandbox?.cleanup()
-})
+}, 60_000)
 
 describe("AirCoding in the TUI", () => {
   test("the requirement typed in the TUI brings the Architect's plan up as a dialog", async () => {
@@ -82,7 +91,7 @@ describe("AirCoding in the TUI", () => {
     const screen = await tui.waitFor("The Architect proposes a plan", 180_000, "the plan dialog")
     expect(screen).toContain("Three tasks. T-1 adds calc::mul")
     await tui.waitFor((s) => s.includes("AirCoding · waiting"), 30_000, "the sidebar's status word")
-    golden("plan-dialog.en.txt", normaliseScreen(tui.region(50, 150)) + "\n")
+    golden("plan-dialog.en.txt", dialog(screen, "The Architect proposes a plan", "enter submit"))
   }, 400_000)
 
   test("/air-status answers while Main waits in air_listen, with no model request", async () => {
@@ -93,10 +102,11 @@ describe("AirCoding in the TUI", () => {
     tui.type("/air-status")
     await tui.waitFor("AirCoding: show the run", 30_000, "the command in the slash menu")
     tui.press("Enter")
-    const screen = await tui.waitFor("Waiting for", 30_000, "the status dialog")
-    expect(screen).toMatch(/AirCoding run/)
-    expect(screen).toMatch(/your confirmation of the plan/)
+    const screen = await tui.waitFor("AirCoding run", 30_000, "the status dialog")
+    expect(screen).toMatch(/Run run-\w+ — waiting/)
+    expect(screen).toMatch(/- your confirmation of the plan/)
     tui.press("Enter")
+    await tui.waitFor((s) => !s.includes("AirCoding run"), 30_000, "the status dialog to close")
     // Main is still in its air_listen: the status cost no request.
     expect(requests().filter((r) => r.agent === "main").length).toBe(before)
   }, 120_000)
