@@ -25,12 +25,15 @@ function runView(root: string, follower: RunData.Follower): RunView.Status {
 
 const tui: TuiPlugin = async (api) => {
   const root = api.state.path.directory
-  let lang: Lang
-  try {
-    lang = resolveLang(root)
-  } catch {
-    lang = "en"
+  // The language setting (.air/shared/config.json) is read again whenever the run moves: a change applies live.
+  const languageNow = (): Lang => {
+    try {
+      return resolveLang(root)
+    } catch {
+      return "en"
+    }
   }
+  let lang = languageNow()
   let follower = new RunData.Follower(root)
   follower.poll()
   let state: SchedulerState = follower.state
@@ -111,6 +114,7 @@ const tui: TuiPlugin = async (api) => {
   /** A new proposal or question opens its dialog once; one answered elsewhere (in chat) closes it. */
   const syncAsk = () => {
     const a = TuiView.ask(state)
+    if (!a) shownKey = null // the next proposal opens its dialog even if it reads like the last one
     if (dialogOpen !== null && dialogOpen !== a?.key) closeOurDialog()
     if (a && a.key !== shownKey && !api.ui.dialog.open) openAsk(a)
   }
@@ -124,13 +128,15 @@ const tui: TuiPlugin = async (api) => {
     } else if (!added.length) return
     const prev = state
     state = follower.state
+    lang = languageNow()
     setView(runView(root, follower))
     for (const t of TuiView.toasts(prev, state, lang)) toast(t.message, t.variant)
-    syncAsk()
   }
   const timer = setInterval(() => {
     try {
       refresh()
+      // Every tick, not only on change: a proposal that arrived while another dialog was open opens once that one closes.
+      syncAsk()
     } catch {
       // A half-written line or a file being replaced: the next tick reads it whole.
     }
@@ -152,7 +158,9 @@ const tui: TuiPlugin = async (api) => {
             <text fg={colour(sidebar().heading.tone)}>{sidebar().heading.text}</text>
             <For each={sidebar().tasks}>{(line) => <text fg={colour(line.tone)}>{line.text}</text>}</For>
             <Show when={sidebar().waiting.length > 0}>
-              <text fg={api.theme.current.textMuted}>{tw(lang, "sidebar.waiting")}</text>
+              <Show when={sidebar().waitingHeading}>
+                <text fg={api.theme.current.textMuted}>{sidebar().waitingHeading}</text>
+              </Show>
               <For each={sidebar().waiting}>{(line) => <text wrapMode="word">{"· " + line.text}</text>}</For>
             </Show>
           </box>

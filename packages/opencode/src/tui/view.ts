@@ -10,7 +10,7 @@ import { tw } from "./words"
 export namespace TuiView {
   export type Tone = "normal" | "muted" | "success" | "warning" | "error" | "accent"
   export type Line = { text: string; tone: Tone }
-  export type Sidebar = { heading: Line; tasks: Line[]; waiting: Line[] }
+  export type Sidebar = { heading: Line; tasks: Line[]; waitingHeading: string; waiting: Line[] }
 
   const TONE: Record<string, Tone> = {
     pending: "muted",
@@ -28,7 +28,7 @@ export namespace TuiView {
   /** The sidebar: the run's status word, each task with its state and last gates, and what the run waits for. */
   export function sidebar(v: RunView.Status, lang: Lang, maxTasks = 30, width = 36): Sidebar {
     if (v.stage === "idle" && v.runId === null)
-      return { heading: { text: `${tw(lang, "sidebar.title")} · ${statusWord(lang, v)}`, tone: "muted" }, tasks: [], waiting: [{ text: tw(lang, "sidebar.none"), tone: "muted" }] }
+      return { heading: { text: `${tw(lang, "sidebar.title")} · ${statusWord(lang, v)}`, tone: "muted" }, tasks: [], waitingHeading: "", waiting: [{ text: tw(lang, "sidebar.none"), tone: "muted" }] }
     const headingTone: Tone = v.status === "done" ? "success" : v.status === "blocked" ? "error" : v.status === "waiting" || v.status === "paused" ? "warning" : "accent"
     // One line per task, and its last gates below it when it has been through them: a 40-column sidebar fits both.
     const tasks: Line[] = v.tasks.slice(0, maxTasks).flatMap((task) => {
@@ -39,16 +39,19 @@ export namespace TuiView {
     })
     if (v.tasks.length > maxTasks) tasks.push({ text: tw(lang, "sidebar.more", { count: v.tasks.length - maxTasks }), tone: "muted" })
     const waiting = v.waitingFor.slice(0, 4).map((w) => ({ text: RunView.truncate(RunView.waitingText(lang, w), width * 3), tone: "normal" as Tone }))
-    return { heading: { text: `${tw(lang, "sidebar.title")} · ${statusWord(lang, v)}`, tone: headingTone }, tasks, waiting }
+    return { heading: { text: `${tw(lang, "sidebar.title")} · ${statusWord(lang, v)}`, tone: headingTone }, tasks, waitingHeading: tw(lang, "sidebar.waiting"), waiting }
   }
 
-  /** Something the user must answer: the proposed plan, or the oldest open question. `key` changes when a new one arrives. */
+  /**
+   * Something the user must answer: the proposed plan, or the oldest open question. `key` tells one from
+   * the next (a revised plan has another summary); other events while it waits leave it alone.
+   */
   export type Ask =
     | { kind: "plan"; key: string; summary: string }
     | { kind: "question"; key: string; questionId: string; text: string }
 
   export function ask(state: SchedulerState): Ask | null {
-    if (state.stage === "confirming") return { kind: "plan", key: `plan:${state.eventCount}`, summary: state.planSummary ?? "" }
+    if (state.stage === "confirming") return { kind: "plan", key: `plan:${state.runId}:${state.planSummary ?? ""}`, summary: state.planSummary ?? "" }
     const q = state.questions[0]
     if (q) return { kind: "question", key: `question:${q.questionId}`, questionId: q.questionId, text: q.text }
     return null

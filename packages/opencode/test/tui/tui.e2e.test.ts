@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process"
-import { cpSync, existsSync, readFileSync } from "node:fs"
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Paths } from "../../src/engine"
@@ -57,8 +57,15 @@ function dialog(screen: string, first: string, last: string): string {
   return normaliseScreen(lines.slice(from, to + 1).map((l) => l.slice(left, left + 90).trimEnd()).join("\n")) + "\n"
 }
 
-/** The sidebar: the right-hand 45 columns of the session screen. */
-const sidebar = () => normaliseScreen(tui.region(155))
+/** Our part of the sidebar: from the status line down to the blank line that ends it, in its own columns. */
+function sidebar(screen: string): string {
+  const lines = screen.split("\n")
+  const from = lines.findIndex((l) => l.includes("AirCoding · "))
+  const col = lines[from]!.indexOf("AirCoding · ")
+  const part = lines.slice(from).map((l) => l.slice(col).trimEnd())
+  const end = part.findIndex((l) => l === "")
+  return normaliseScreen(part.slice(0, end < 0 ? undefined : end).join("\n")) + "\n"
+}
 
 beforeAll(() => {
   sandbox = makeSandbox("air-tui-")
@@ -90,8 +97,9 @@ describe("AirCoding in the TUI", () => {
     tui.press("Enter")
     const screen = await tui.waitFor("The Architect proposes a plan", 180_000, "the plan dialog")
     expect(screen).toContain("Three tasks. T-1 adds calc::mul")
-    await tui.waitFor((s) => s.includes("AirCoding · waiting"), 30_000, "the sidebar's status word")
     golden("plan-dialog.en.txt", dialog(screen, "The Architect proposes a plan", "enter submit"))
+    const waiting = await tui.waitFor((s) => s.includes("AirCoding · waiting"), 30_000, "the sidebar's status word")
+    golden("sidebar-waiting.en.txt", sidebar(waiting))
   }, 400_000)
 
   test("/air-status answers while Main waits in air_listen, with no model request", async () => {
@@ -123,8 +131,13 @@ describe("AirCoding in the TUI", () => {
     expect(requests().filter((r) => r.agent === "main").length).toBe(mainBefore)
     const running = await tui.waitFor(/T-3 +pending/, 180_000, "the task graph in the sidebar")
     expect(running).toMatch(/T-1 /)
-    const done = await tui.waitFor("AirCoding · done", 600_000, "the run to finish")
-    for (const id of ["T-1", "T-2", "T-3"]) expect(done).toMatch(new RegExp(`${id} merged`))
-    golden("sidebar-done.en.txt", sidebar().split("\n").filter((l) => /AirCoding ·|^T-\d|Waiting for|^· /.test(l.trim())).map((l) => l.trim()).join("\n") + "\n")
+    // The language setting changes while the run goes on: the sidebar speaks it from the next event on.
+    const config = join(dir, ".air", "shared", "config.json")
+    mkdirSync(join(dir, ".air", "shared"), { recursive: true })
+    const current = existsSync(config) ? JSON.parse(readFileSync(config, "utf8")) : {}
+    writeFileSync(config, JSON.stringify({ ...current, language: "zh-CN" }, null, 2))
+    const done = await tui.waitFor("AirCoding · 已完成", 600_000, "the run to finish")
+    for (const id of ["T-1", "T-2", "T-3"]) expect(done).toMatch(new RegExp(`${id} 已合并`))
+    golden("sidebar-done.zh-CN.txt", sidebar(done))
   }, 900_000)
 })

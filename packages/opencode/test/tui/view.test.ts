@@ -19,7 +19,7 @@ beforeAll(() => {
 })
 afterAll(() => fixture.cleanup())
 
-const render = (s: TuiView.Sidebar) => [s.heading, ...s.tasks, ...s.waiting].map((l) => `${l.tone.padEnd(7)} ${l.text}`).join("\n") + "\n"
+const render = (s: TuiView.Sidebar) => [s.heading, ...s.tasks, { text: s.waitingHeading, tone: "muted" }, ...s.waiting].map((l) => `${l.tone.padEnd(7)} ${l.text}`).join("\n") + "\n"
 
 /** The state after the first n accepted events of the recorded run. */
 function stateAt(n: number): SchedulerState {
@@ -56,13 +56,14 @@ describe("the sidebar", () => {
 })
 
 describe("what waits on the user", () => {
-  test("a proposed plan asks for confirmation; a new proposal gets a new key", () => {
+  test("a proposed plan asks for confirmation; a revised proposal gets a new key, other events do not", () => {
     const proposed = stateAt(2)
     expect(proposed.stage).toBe("confirming")
     const a = TuiView.ask(proposed)
     expect(a).toMatchObject({ kind: "plan", summary: proposed.planSummary })
-    const again = TuiView.ask({ ...proposed, eventCount: proposed.eventCount + 2 })
-    expect(again!.key).not.toBe(a!.key)
+    expect(TuiView.ask({ ...proposed, eventCount: proposed.eventCount + 2 })!.key).toBe(a!.key)
+    const revised = TuiView.ask({ ...proposed, planSummary: "Two tasks instead." })
+    expect(revised!.key).not.toBe(a!.key)
   })
 
   test("an open question asks for an answer; nothing asks once the run runs on", () => {
