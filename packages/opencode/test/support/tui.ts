@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { RunView } from "../../src/dashboard/view"
 
 /**
  * Drives a real TUI in tmux: its own tmux server (socket in the test's sandbox), a fixed window size, the
@@ -46,7 +47,7 @@ export class TuiDriver {
   region(from: number, to = 10_000): string {
     return this.screen()
       .split("\n")
-      .map((l) => [...l].slice(from, to).join("").trimEnd())
+      .map((l) => columns(l, from, to).trimEnd())
       .filter((l) => l.trim() !== "")
       .join("\n")
   }
@@ -123,6 +124,22 @@ export class TuiDriver {
       // already gone
     }
   }
+}
+
+/** The terminal column where a string index falls: CJK characters take two columns, one string position. */
+export function columnOf(line: string, index: number): number {
+  return RunView.displayWidth(line.slice(0, index))
+}
+
+/** The characters of a screen row in terminal columns [from, to). */
+export function columns(line: string, from: number, to = 10_000): string {
+  let col = 0
+  let out = ""
+  for (const ch of line) {
+    if (col >= from && col < to) out += ch
+    col += RunView.displayWidth(ch)
+  }
+  return out
 }
 
 /** Screen text without what changes from run to run: run and session ids, clocks, token counts, costs. */

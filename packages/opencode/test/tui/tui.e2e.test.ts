@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Paths } from "../../src/engine"
 import { aircodingBin, bunBinary, makeSandbox, type Sandbox } from "../support/sandbox"
 import { writeScenario } from "../support/engine"
-import { normaliseScreen, TuiDriver } from "../support/tui"
+import { columnOf, columns, normaliseScreen, TuiDriver } from "../support/tui"
 import { golden } from "./golden"
 
 /**
@@ -53,16 +53,16 @@ function dialog(screen: string, first: string, last: string): string {
   const lines = screen.split("\n")
   const from = lines.findIndex((l) => l.includes(first))
   const to = lines.findIndex((l, i) => i >= from && l.includes(last))
-  const left = lines[from]!.indexOf(first)
-  return normaliseScreen(lines.slice(from, to + 1).map((l) => l.slice(left, left + 90).trimEnd()).join("\n")) + "\n"
+  const left = columnOf(lines[from]!, lines[from]!.indexOf(first))
+  return normaliseScreen(lines.slice(from, to + 1).map((l) => columns(l, left, left + 90).trimEnd()).join("\n")) + "\n"
 }
 
 /** Our part of the sidebar: from the status line down to the blank line that ends it, in its own columns. */
 function sidebar(screen: string): string {
   const lines = screen.split("\n")
   const from = lines.findIndex((l) => l.includes("AirCoding · "))
-  const col = lines[from]!.indexOf("AirCoding · ")
-  const part = lines.slice(from).map((l) => l.slice(col).trimEnd())
+  const col = columnOf(lines[from]!, lines[from]!.indexOf("AirCoding · "))
+  const part = lines.slice(from).map((l) => columns(l, col).trimEnd())
   const end = part.findIndex((l) => l === "")
   return normaliseScreen(part.slice(0, end < 0 ? undefined : end).join("\n")) + "\n"
 }
@@ -119,7 +119,7 @@ describe("AirCoding in the TUI", () => {
     expect(requests().filter((r) => r.agent === "main").length).toBe(before)
   }, 120_000)
 
-  test("confirming in the dialog starts the run; the sidebar follows every task to merged", async () => {
+  test("confirming in the dialog starts the run; pause and resume act at once; the sidebar follows every task to merged", async () => {
     tui.type("/air-answer")
     await tui.waitFor("AirCoding: answer the plan", 30_000, "the command in the slash menu")
     tui.press("Enter")
@@ -131,6 +131,18 @@ describe("AirCoding in the TUI", () => {
     expect(requests().filter((r) => r.agent === "main").length).toBe(mainBefore)
     const running = await tui.waitFor(/T-3 +pending/, 180_000, "the task graph in the sidebar")
     expect(running).toMatch(/T-1 /)
+    // T-3 waits for T-1 and T-2: time enough to pause and resume before it could start.
+    const mainNow = requests().filter((r) => r.agent === "main").length
+    tui.type("/air-pause")
+    await tui.waitFor("AirCoding: pause the run", 30_000, "/air-pause in the slash menu")
+    tui.press("Enter")
+    await tui.waitFor("AirCoding · paused", 30_000, "the sidebar to say paused")
+    expect(events().some((e) => e.type === "run.paused")).toBe(true)
+    tui.type("/air-resume")
+    await tui.waitFor("AirCoding: resume the run", 30_000, "/air-resume in the slash menu")
+    tui.press("Enter")
+    await tui.waitFor(() => events().some((e) => e.type === "run.resumed"), 30_000, "run.resumed in the log")
+    expect(requests().filter((r) => r.agent === "main").length).toBe(mainNow)
     // The language setting changes while the run goes on: the sidebar speaks it from the next event on.
     const config = join(dir, ".air", "shared", "config.json")
     mkdirSync(join(dir, ".air", "shared"), { recursive: true })
