@@ -7,6 +7,8 @@ import { ChildSessions } from "./scheduler/sessions"
 import { Settings } from "./scheduler/settings"
 import { Usage } from "./scheduler/usage"
 import { CoordinatorTools } from "./tool/coordinator"
+import { resolveLang } from "./dashboard/i18n"
+import { TuiBridge } from "./tui/bridge"
 
 /**
  * AirCoding inside OpenCode. The engine loads this module once per instance (one per directory: the
@@ -63,6 +65,15 @@ const server: Plugin = async (input) => {
       if (event.type === "session.created") Sessions.noteDirectory(event.properties.info.id, event.properties.info.directory)
       if (event.type === "session.deleted") Sessions.forget(event.properties.info.id)
       ChildSessions.observe(event)
+      // The TUI plugin's commands and answers (src/tui/bridge.ts): carried out without a model request,
+      // by the project's instance only (task worktrees have instances of their own).
+      if (Orchestrators.projectRoot(input.directory) === input.directory)
+        void TuiBridge.onBusEvent(
+          event,
+          () => Orchestrators.forRoot(input.directory),
+          () => resolveLang(input.directory),
+          (message, variant) => input.client.tui.showToast({ body: { message, variant } }),
+        )
     },
   }
   return hooks

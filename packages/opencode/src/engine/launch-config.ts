@@ -1,4 +1,7 @@
-import { readFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { pathToFileURL } from "node:url"
+import { ConfigDirs } from "./config-dirs"
 import { Paths } from "./paths"
 
 /**
@@ -62,5 +65,42 @@ export namespace LaunchConfig {
       env.OPENCODE_DISABLE_SHARE = "1"
     }
     return { ...env, ...opts.extra }
+  }
+
+  /** AirCoding's TUI plugin (src/tui/plugin.tsx): the engine maps its @opentui/solid and solid-js imports to its own copies. */
+  /** Slash commands the TUI plugin registers itself (src/tui/plugin.tsx). */
+  export const TUI_PLUGIN_COMMANDS = ["air-status", "air-pause", "air-resume", "air-change"] as const
+
+  export const tuiPluginSpec = pathToFileURL(join(Paths.packageRoot, "src", "tui", "plugin.tsx")).href
+
+  /**
+   * The TUI reads its plugins from tui.json files, not from OPENCODE_CONFIG_CONTENT; OPENCODE_TUI_CONFIG
+   * names one more file. We write ours beside OpenCode's global config (not in the project: an untracked
+   * file there before the Scheduler hides .air/local would dirty the user's tree), with the user's own
+   * OPENCODE_TUI_CONFIG merged in. The distribution's /air-* commands are model prompts; in the TUI the
+   * plugin's own commands replace them (they act at once, in code), so they leave the engine's config.
+   */
+  export function tuiEnvironment(base: NodeJS.ProcessEnv = process.env): Record<string, string> {
+    let user: Record<string, any> = {}
+    const inherited = base.OPENCODE_TUI_CONFIG
+    if (inherited && existsSync(inherited)) {
+      try {
+        user = JSON.parse(readFileSync(inherited, "utf8"))
+      } catch {
+        throw new Error(`OPENCODE_TUI_CONFIG (${inherited}) is not valid JSON; fix or unset it`)
+      }
+    }
+    const plugins = [tuiPluginSpec, ...((user.plugin as unknown[]) ?? []).filter((p) => p !== tuiPluginSpec)]
+    const dir = ConfigDirs.globalConfigDir(base)
+    mkdirSync(dir, { recursive: true })
+    const file = join(dir, "aircoding-tui.json")
+    writeFileSync(file, JSON.stringify({ ...user, plugin: plugins }, null, 2) + "\n")
+    const out: Record<string, string> = { OPENCODE_TUI_CONFIG: file }
+    if (base.OPENCODE_CONFIG_CONTENT) {
+      const cfg = JSON.parse(base.OPENCODE_CONFIG_CONTENT)
+      for (const name of TUI_PLUGIN_COMMANDS) delete cfg.command?.[name]
+      out.OPENCODE_CONFIG_CONTENT = JSON.stringify(cfg)
+    }
+    return out
   }
 }

@@ -1,0 +1,224 @@
+/** @jsxImportSource @opentui/solid */
+import type { TuiPlugin, TuiPluginApi, TuiPluginModule } from "@opencode-ai/plugin/tui"
+import { createSignal, For, Show } from "solid-js"
+import { statusText } from "../cli/status"
+import { resolveLang, type Lang } from "../dashboard/i18n"
+import { readStatus } from "../dashboard/read"
+import { RunData } from "../dashboard/run-data"
+import type { RunView } from "../dashboard/view"
+import type { SchedulerState } from "../scheduler/state"
+import { TuiBridge } from "./bridge"
+import { TuiView } from "./view"
+import { tw, type TuiKey } from "./words"
+
+/**
+ * AirCoding inside OpenCode's TUI (loaded through the tui.json the launcher writes). It reads the run
+ * from disk — the Scheduler's log, folded incrementally once a second — and never asks the model
+ * anything: the sidebar, the toasts and /air-status are computed here; the user's answers (plan,
+ * questions, pause, resume, change) go to the Scheduler over the server's event bus (see bridge.ts).
+ */
+const POLL_MS = 1000
+
+function runView(root: string, follower: RunData.Follower): RunView.Status {
+  return readStatus(root, follower.state, follower.entries)
+}
+
+const tui: TuiPlugin = async (api) => {
+  const root = api.state.path.directory
+  // The language setting (.air/shared/config.json) is read again whenever the run moves: a change applies live.
+  const languageNow = (): Lang => {
+    try {
+      return resolveLang(root)
+    } catch {
+      return "en"
+    }
+  }
+  let lang = languageNow()
+  let follower = new RunData.Follower(root)
+  follower.poll()
+  let state: SchedulerState = follower.state
+  const [view, setView] = createSignal<RunView.Status>(runView(root, follower))
+
+  const toast = (message: string, variant: TuiView.Toast["variant"] = "info") => api.ui.toast({ message, variant, duration: 5000 })
+
+  const send = async (request: TuiBridge.Request, sent: TuiKey) => {
+    try {
+      const res = await api.client.tui.publish({ body: { type: "tui.command.execute", properties: { command: TuiBridge.encode(request) } } })
+      if (res.error) throw new Error(JSON.stringify(res.error))
+      toast(tw(lang, sent), "info")
+    } catch (err) {
+      toast(tw(lang, "sent.failed", { reason: err instanceof Error ? err.message : String(err) }), "error")
+    }
+  }
+
+  // ── the dialog for what waits on the user ────────────────────────────────────────────────────────
+  let shownKey: string | null = null
+  let dialogOpen: string | null = null
+
+  const closeOurDialog = () => {
+    if (dialogOpen === null) return
+    dialogOpen = null
+    api.ui.dialog.clear()
+  }
+
+  const openAsk = (a: TuiView.Ask) => {
+    shownKey = a.key
+    dialogOpen = a.key
+    const done = () => {
+      dialogOpen = null
+      api.ui.dialog.clear()
+    }
+    if (a.kind === "plan")
+      api.ui.dialog.replace(
+        () => (
+          <api.ui.DialogPrompt
+            title={tw(lang, "plan.title")}
+            placeholder={tw(lang, "plan.placeholder")}
+            description={() => (
+              <box flexDirection="column" gap={1}>
+                <text wrapMode="word">{a.summary}</text>
+                <text wrapMode="word" fg={api.theme.current.textMuted}>
+                  {tw(lang, "plan.help")}
+                </text>
+              </box>
+            )}
+            onConfirm={(value) => {
+              done()
+              const text = value.trim()
+              void (text ? send({ verb: "change", text }, "sent.revise") : send({ verb: "confirm" }, "sent.confirm"))
+            }}
+            onCancel={done}
+          />
+        ),
+        () => (dialogOpen = null),
+      )
+    else
+      api.ui.dialog.replace(
+        () => (
+          <api.ui.DialogPrompt
+            title={tw(lang, "question.title", { questionId: a.questionId })}
+            placeholder={tw(lang, "question.placeholder")}
+            description={() => <text wrapMode="word">{a.text}</text>}
+            onConfirm={(value) => {
+              done()
+              if (value.trim()) void send({ verb: "answer", questionId: a.questionId, answer: value.trim() }, "sent.answer")
+            }}
+            onCancel={done}
+          />
+        ),
+        () => (dialogOpen = null),
+      )
+    api.ui.dialog.setSize("large")
+  }
+
+  /** A new proposal or question opens its dialog once; one answered elsewhere (in chat) closes it. */
+  const syncAsk = () => {
+    const a = TuiView.ask(state)
+    if (!a) shownKey = null // the next proposal opens its dialog even if it reads like the last one
+    if (dialogOpen !== null && dialogOpen !== a?.key) closeOurDialog()
+    if (a && a.key !== shownKey && !api.ui.dialog.open) openAsk(a)
+  }
+
+  // ── following the run ───────────────────────────────────────────────────────────────────────────
+  const refresh = () => {
+    const added = follower.poll()
+    if (added === "reset") {
+      follower = new RunData.Follower(root)
+      follower.poll()
+    } else if (!added.length) return
+    const prev = state
+    state = follower.state
+    lang = languageNow()
+    setView(runView(root, follower))
+    for (const t of TuiView.toasts(prev, state, lang)) toast(t.message, t.variant)
+  }
+  const timer = setInterval(() => {
+    try {
+      refresh()
+      // Every tick, not only on change: a proposal that arrived while another dialog was open opens once that one closes.
+      syncAsk()
+    } catch {
+      // A half-written line or a file being replaced: the next tick reads it whole.
+    }
+  }, POLL_MS)
+  api.lifecycle.onDispose(() => clearInterval(timer))
+  syncAsk()
+
+  // ── the sidebar ─────────────────────────────────────────────────────────────────────────────────
+  const colour = (tone: TuiView.Tone) => {
+    const c = api.theme.current
+    return { normal: c.text, muted: c.textMuted, success: c.success, warning: c.warning, error: c.error, accent: c.accent }[tone]
+  }
+  api.slots.register({
+    slots: {
+      sidebar_content: () => {
+        const sidebar = () => TuiView.sidebar(view(), lang)
+        return (
+          <box flexDirection="column">
+            <text fg={colour(sidebar().heading.tone)}>{sidebar().heading.text}</text>
+            <For each={sidebar().tasks}>{(line) => <text fg={colour(line.tone)}>{line.text}</text>}</For>
+            <Show when={sidebar().waiting.length > 0}>
+              <Show when={sidebar().waitingHeading}>
+                <text fg={api.theme.current.textMuted}>{sidebar().waitingHeading}</text>
+              </Show>
+              <For each={sidebar().waiting}>{(line) => <text wrapMode="word">{"· " + line.text}</text>}</For>
+            </Show>
+          </box>
+        )
+      },
+    },
+  })
+
+  // ── commands: they act at once, in code, whatever the model is doing ──────────────────────────
+  const showStatus = () => {
+    api.ui.dialog.replace(() => (
+      <api.ui.DialogAlert title={tw(lang, "status.title")} message={statusText(root, lang)} onConfirm={() => api.ui.dialog.clear()} />
+    ))
+    api.ui.dialog.setSize("xlarge")
+  }
+  const askChange = () => {
+    api.ui.dialog.replace(() => (
+      <api.ui.DialogPrompt
+        title={tw(lang, "change.title")}
+        placeholder={tw(lang, "change.placeholder")}
+        onConfirm={(value) => {
+          api.ui.dialog.clear()
+          if (value.trim()) void send({ verb: "change", text: value.trim() }, state.stage === "confirming" ? "sent.revise" : "sent.change")
+        }}
+        onCancel={() => api.ui.dialog.clear()}
+      />
+    ))
+  }
+  const answerNow = () => {
+    const a = TuiView.ask(state)
+    if (a) openAsk(a)
+    else toast(tw(lang, "nothing.ask"))
+  }
+  const command = (name: string, title: TuiKey, slash: string, run: () => void) => ({
+    namespace: "palette",
+    name: `aircoding.${name}`,
+    title: tw(lang, title),
+    category: "AirCoding",
+    slashName: slash,
+    run: () => {
+      run()
+      return true
+    },
+  })
+  const unregister = api.keymap.registerLayer({
+    commands: [
+      command("status", "cmd.status", "air-status", showStatus),
+      command("pause", "cmd.pause", "air-pause", () => void send({ verb: "pause" }, "sent.pause")),
+      command("resume", "cmd.resume", "air-resume", () => void send({ verb: "resume" }, "sent.resume")),
+      command("change", "cmd.change", "air-change", askChange),
+      command("answer", "cmd.plan", "air-answer", answerNow),
+    ],
+  })
+  api.lifecycle.onDispose(unregister)
+}
+
+const plugin: TuiPluginModule & { id: string } = { id: "aircoding-tui", tui }
+export default plugin
+
+/** For tests: the pieces a plugin host would call. */
+export type { TuiPluginApi }

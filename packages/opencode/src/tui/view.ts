@@ -1,0 +1,82 @@
+import { t, type Key, type Lang } from "../dashboard/i18n"
+import { RunView } from "../dashboard/view"
+import type { SchedulerState } from "../scheduler/state"
+import { tw } from "./words"
+
+/**
+ * What the TUI plugin shows, computed from the run's state alone: pure, so the sidebar, the dialogs and
+ * the toasts are tested without a terminal. plugin.tsx only renders these and sends the user's answers.
+ */
+export namespace TuiView {
+  export type Tone = "normal" | "muted" | "success" | "warning" | "error" | "accent"
+  export type Line = { text: string; tone: Tone }
+  export type Sidebar = { heading: Line; tasks: Line[]; waitingHeading: string; waiting: Line[] }
+
+  const TONE: Record<string, Tone> = {
+    pending: "muted",
+    merged: "success",
+    blocked: "error",
+    invalidated: "muted",
+    merge_queued: "accent",
+    merging: "accent",
+  }
+
+  export function statusWord(lang: Lang, v: RunView.Status): string {
+    return t(lang, `status.${v.status}` as Key)
+  }
+
+  /** The sidebar: the run's status word, each task with its state and last gates, and what the run waits for. */
+  export function sidebar(v: RunView.Status, lang: Lang, maxTasks = 30, width = 36): Sidebar {
+    if (v.stage === "idle" && v.runId === null)
+      return { heading: { text: `${tw(lang, "sidebar.title")} · ${statusWord(lang, v)}`, tone: "muted" }, tasks: [], waitingHeading: "", waiting: [{ text: tw(lang, "sidebar.none"), tone: "muted" }] }
+    const headingTone: Tone = v.status === "done" ? "success" : v.status === "blocked" ? "error" : v.status === "waiting" || v.status === "paused" ? "warning" : "accent"
+    // One line per task, and its last gates below it when it has been through them: a 40-column sidebar fits both.
+    const tasks: Line[] = v.tasks.slice(0, maxTasks).flatMap((task) => {
+      const tone = TONE[task.state] ?? "normal"
+      const line = { text: RunView.truncate(`${task.id} ${RunView.stateLabel(lang, task.state)}`, width), tone }
+      const gates = task.gates.length ? RunView.gatesText(lang, task.gates) : ""
+      return gates && gates !== t(lang, "gates.none") ? [line, { text: RunView.truncate(`  ${gates}`, width), tone: "muted" as Tone }] : [line]
+    })
+    if (v.tasks.length > maxTasks) tasks.push({ text: tw(lang, "sidebar.more", { count: v.tasks.length - maxTasks }), tone: "muted" })
+    const waiting = v.waitingFor.slice(0, 4).map((w) => ({ text: RunView.truncate(RunView.waitingText(lang, w), width * 3), tone: "normal" as Tone }))
+    return { heading: { text: `${tw(lang, "sidebar.title")} · ${statusWord(lang, v)}`, tone: headingTone }, tasks, waitingHeading: tw(lang, "sidebar.waiting"), waiting }
+  }
+
+  /**
+   * Something the user must answer: the proposed plan, or the oldest open question. `key` tells one from
+   * the next (a revised plan has another summary); other events while it waits leave it alone.
+   */
+  export type Ask =
+    | { kind: "plan"; key: string; summary: string }
+    | { kind: "question"; key: string; questionId: string; text: string }
+
+  export function ask(state: SchedulerState): Ask | null {
+    if (state.stage === "confirming") return { kind: "plan", key: `plan:${state.runId}:${state.planSummary ?? ""}`, summary: state.planSummary ?? "" }
+    const q = state.questions[0]
+    if (q) return { kind: "question", key: `question:${q.questionId}`, questionId: q.questionId, text: q.text }
+    return null
+  }
+
+  export type Toast = { message: string; variant: "info" | "success" | "warning" | "error" }
+
+  /** Milestones, merges and blocks between two states of the same run: one toast each. */
+  export function toasts(prev: SchedulerState, next: SchedulerState, lang: Lang): Toast[] {
+    if (prev.runId !== next.runId) return []
+    const out: Toast[] = []
+    if (!prev.graph && next.graph) out.push({ message: tw(lang, "toast.graph", { count: next.graph.tasks.length }), variant: "info" })
+    const before = new Map(prev.tasks.map((rt) => [rt.id, rt]))
+    const titles = new Map((next.graph?.tasks ?? []).map((n) => [n.id, n.title]))
+    for (const rt of next.tasks) {
+      const old = before.get(rt.id)
+      if (rt.merges > (old?.merges ?? 0)) out.push({ message: tw(lang, "toast.merged", { id: rt.id, title: RunView.truncate(titles.get(rt.id) ?? rt.id, 40) }), variant: "success" })
+      if (rt.status === "blocked" && old?.status !== "blocked" && !rt.waitingOn)
+        out.push({ message: tw(lang, "toast.blocked", { id: rt.id, reason: RunView.oneLine(rt.lastFailure?.message ?? "", 80) }), variant: "warning" })
+    }
+    if (next.milestone && next.milestone.phase !== prev.milestone?.phase) out.push({ message: tw(lang, "toast.milestone", { phase: next.milestone.phase }), variant: "info" })
+    if (!prev.paused && next.paused) out.push({ message: tw(lang, "toast.paused"), variant: "info" })
+    if (prev.paused && !next.paused) out.push({ message: tw(lang, "toast.resumed"), variant: "info" })
+    if (!prev.finished && next.finished)
+      out.push(next.finished.status === "done" ? { message: tw(lang, "toast.done"), variant: "success" } : { message: tw(lang, "toast.runBlocked"), variant: "error" })
+    return out
+  }
+}

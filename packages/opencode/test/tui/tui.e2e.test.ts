@@ -1,0 +1,157 @@
+import { execFileSync } from "node:child_process"
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, test } from "vitest"
+import { Paths } from "../../src/engine"
+import { aircodingBin, bunBinary, makeSandbox, type Sandbox } from "../support/sandbox"
+import { writeScenario } from "../support/engine"
+import { columnOf, columns, normaliseScreen, TuiDriver } from "../support/tui"
+import { golden } from "./golden"
+
+/**
+ * AirCoding's TUI plugin in the real TUI (tmux, 200x50), the scripted model, real git/cmake/ctest/cppcheck:
+ * one engine, one run. The plan is confirmed in the plugin's dialog, /air-status is answered while Main
+ * waits in air_listen (the model sees no request for it), and the sidebar follows the tasks to the end.
+ */
+let sandbox: Sandbox
+let dir: string
+let tui: TuiDriver
+let modelLog: string
+
+/** The demo scenario, with an Architect that keeps its session until the user confirms (it asks again every 1.5 s). */
+function scenario(): Record<string, unknown> {
+  const demo = JSON.parse(readFileSync(join(Paths.scenarios, "demo.json"), "utf8"))
+  const architect = demo.scripts.find((s: { name: string }) => s.name === "architect")
+  const [adr, propose, plan] = architect.steps
+  architect.steps = [
+    adr,
+    propose,
+    { ...plan, until: "Task graph accepted", delayMs: 1500 },
+    { text: "Plan written: T-1 and T-2 in parallel, T-3 after both." },
+    // The runtime may prompt the Architect once more with the confirmation; nothing is left to do.
+    { text: "The task graph is already written." },
+  ]
+  return { ...demo, name: "tui" }
+}
+
+const requests = (): { agent: string; seq: number }[] =>
+  existsSync(modelLog)
+    ? readFileSync(modelLog, "utf8")
+        .trim()
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : []
+
+const events = (): { type: string }[] => {
+  const file = join(dir, ".air", "local", "state", "events.jsonl")
+  return existsSync(file) ? readFileSync(file, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []
+}
+
+/** The lines of a dialog, from its title to its last line, without the screen around them. */
+function dialog(screen: string, first: string, last: string): string {
+  const lines = screen.split("\n")
+  const from = lines.findIndex((l) => l.includes(first))
+  const to = lines.findIndex((l, i) => i >= from && l.includes(last))
+  const left = columnOf(lines[from]!, lines[from]!.indexOf(first))
+  return normaliseScreen(lines.slice(from, to + 1).map((l) => columns(l, left, left + 90).trimEnd()).join("\n")) + "\n"
+}
+
+/** Our part of the sidebar: from the status line down to the blank line that ends it, in its own columns. */
+function sidebar(screen: string): string {
+  const lines = screen.split("\n")
+  const from = lines.findIndex((l) => l.includes("AirCoding · "))
+  const col = columnOf(lines[from]!, lines[from]!.indexOf("AirCoding · "))
+  const part = lines.slice(from).map((l) => columns(l, col).trimEnd())
+  const end = part.findIndex((l) => l === "")
+  return normaliseScreen(part.slice(0, end < 0 ? undefined : end).join("\n")) + "\n"
+}
+
+beforeAll(() => {
+  sandbox = makeSandbox("air-tui-")
+  dir = join(sandbox.root, "calc")
+  cpSync(join(Paths.samples, "cpp-calc"), dir, { recursive: true })
+  const git = (...args: string[]) => execFileSync("git", args, { cwd: dir, env: sandbox.env, stdio: "ignore" })
+  git("init", "-q", "-b", "main")
+  git("add", "-A")
+  git("commit", "-q", "-m", "cpp-calc sample")
+  modelLog = join(sandbox.root, "model.jsonl")
+  const file = writeScenario(sandbox, scenario())
+  tui = TuiDriver.start({
+    root: sandbox.root,
+    cwd: dir,
+    env: { ...sandbox.env, AIRCODING_SCRIPTED_LOG: modelLog },
+    command: [bunBinary(), aircodingBin, dir, "--scripted", file],
+  })
+})
+
+afterAll(async () => {
+  await tui?.stop()
+  sandbox?.cleanup()
+}, 60_000)
+
+describe("AirCoding in the TUI", () => {
+  test("the requirement typed in the TUI brings the Architect's plan up as a dialog", async () => {
+    await tui.waitFor("Ask anything", 180_000, "the TUI's prompt")
+    tui.type("Add mul and avg3 to calc")
+    tui.press("Enter")
+    const screen = await tui.waitFor("The Architect proposes a plan", 180_000, "the plan dialog")
+    expect(screen).toContain("Three tasks. T-1 adds calc::mul")
+    golden("plan-dialog.en.txt", dialog(screen, "The Architect proposes a plan", "enter submit"))
+    const waiting = await tui.waitFor((s) => s.includes("AirCoding · waiting"), 30_000, "the sidebar's status word")
+    golden("sidebar-waiting.en.txt", sidebar(waiting))
+  }, 400_000)
+
+  test("/air-status answers while Main waits in air_listen, with no model request", async () => {
+    tui.press("Escape") // leave the plan dialog for now; /air-answer brings it back
+    await tui.waitFor((s) => !s.includes("The Architect proposes a plan"), 30_000, "the dialog to close")
+    const before = requests().filter((r) => r.agent === "main").length
+    expect(before).toBeGreaterThan(0)
+    tui.type("/air-status")
+    await tui.waitFor("AirCoding: show the run", 30_000, "the command in the slash menu")
+    tui.press("Enter")
+    const screen = await tui.waitFor("AirCoding run", 30_000, "the status dialog")
+    expect(screen).toMatch(/Run run-\w+ — waiting/)
+    expect(screen).toMatch(/- your confirmation of the plan/)
+    tui.press("Enter")
+    await tui.waitFor((s) => !s.includes("AirCoding run"), 30_000, "the status dialog to close")
+    // Main is still in its air_listen: the status cost no request.
+    expect(requests().filter((r) => r.agent === "main").length).toBe(before)
+  }, 120_000)
+
+  test("confirming in the dialog starts the run; pause and resume act at once; the sidebar follows every task to merged", async () => {
+    tui.type("/air-answer")
+    await tui.waitFor("AirCoding: answer the plan", 30_000, "the command in the slash menu")
+    tui.press("Enter")
+    await tui.waitFor("The Architect proposes a plan", 30_000, "the plan dialog again")
+    const mainBefore = requests().filter((r) => r.agent === "main").length
+    tui.press("Enter") // an empty answer confirms
+    await tui.waitFor(() => events().some((e) => e.type === "plan.confirmed"), 30_000, "plan.confirmed in the log")
+    // The confirmation went to the Scheduler in code: Main made no request to relay it.
+    expect(requests().filter((r) => r.agent === "main").length).toBe(mainBefore)
+    const running = await tui.waitFor(/T-3 +pending/, 180_000, "the task graph in the sidebar")
+    expect(running).toMatch(/T-1 /)
+    // T-3 waits for T-1 and T-2: time enough to pause and resume before it could start.
+    const mainNow = requests().filter((r) => r.agent === "main").length
+    tui.type("/air-pause")
+    await tui.waitFor("AirCoding: pause the run", 30_000, "/air-pause in the slash menu")
+    tui.press("Enter")
+    await tui.waitFor("AirCoding · paused", 30_000, "the sidebar to say paused")
+    expect(events().some((e) => e.type === "run.paused")).toBe(true)
+    tui.type("/air-resume")
+    await tui.waitFor("AirCoding: resume the run", 30_000, "/air-resume in the slash menu")
+    tui.press("Enter")
+    await tui.waitFor(() => events().some((e) => e.type === "run.resumed"), 30_000, "run.resumed in the log")
+    expect(requests().filter((r) => r.agent === "main").length).toBe(mainNow)
+    // The language setting changes while the run goes on: the sidebar speaks it from the next event on.
+    const config = join(dir, ".air", "shared", "config.json")
+    mkdirSync(join(dir, ".air", "shared"), { recursive: true })
+    const current = existsSync(config) ? JSON.parse(readFileSync(config, "utf8")) : {}
+    writeFileSync(config, JSON.stringify({ ...current, language: "zh-CN" }, null, 2))
+    const done = await tui.waitFor("AirCoding · 已完成", 600_000, "the run to finish")
+    for (const id of ["T-1", "T-2", "T-3"]) expect(done).toMatch(new RegExp(`${id} 已合并`))
+    // …and the end of the run is a toast, in the new language too (toasts last 5 s).
+    await tui.waitFor("运行结束：所有任务均已合并", 15_000, "the end-of-run toast")
+    golden("sidebar-done.zh-CN.txt", sidebar(done))
+  }, 900_000)
+})

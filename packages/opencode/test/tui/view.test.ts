@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest"
+import { LANGS } from "../../src/dashboard/i18n"
+import { readStatus } from "../../src/dashboard/read"
+import { RunData } from "../../src/dashboard/run-data"
+import { isRefused, transition } from "../../src/scheduler/machine"
+import { initialState, type SchedulerState } from "../../src/scheduler/state"
+import { TuiView } from "../../src/tui/view"
+import { TUI_KEYS, tuiCatalogue } from "../../src/tui/words"
+import { copyFixture } from "../cli-view/helpers"
+import { golden } from "./golden"
+
+/** The sidebar, dialogs and toasts of the TUI plugin, from the recorded run (test/fixtures/recorded-run). */
+let fixture: { root: string; cleanup: () => void }
+let loaded: RunData.Loaded
+
+beforeAll(() => {
+  fixture = copyFixture()
+  loaded = RunData.load(fixture.root)
+})
+afterAll(() => fixture.cleanup())
+
+const render = (s: TuiView.Sidebar) => [s.heading, ...s.tasks, { text: s.waitingHeading, tone: "muted" }, ...s.waiting].map((l) => `${l.tone.padEnd(7)} ${l.text}`).join("\n") + "\n"
+
+/** The state after the first n accepted events of the recorded run. */
+function stateAt(n: number): SchedulerState {
+  let state = initialState()
+  for (const entry of loaded.entries.filter((e) => !e.refused).slice(0, n)) {
+    const r = transition(state, entry.event)
+    if (!isRefused(r)) state = r.state
+  }
+  return state
+}
+
+describe("the sidebar", () => {
+  for (const lang of LANGS)
+    test(`the finished recorded run, ${lang} (golden)`, () => {
+      const v = readStatus(fixture.root, loaded.state, loaded.entries)
+      const s = TuiView.sidebar(v, lang)
+      expect(s.tasks.filter((l) => /^T-/.test(l.text)).length).toBe(loaded.state.tasks.length)
+      golden(`sidebar-recorded.${lang}.txt`, render(s))
+    })
+
+  test("a project with no run says how to start one", () => {
+    const empty = RunData.load("/nonexistent-air-project")
+    const s = TuiView.sidebar(readStatus("/nonexistent-air-project", empty.state, []), "en")
+    expect(s.tasks).toEqual([])
+    expect(s.waiting[0]!.text).toMatch(/describe what to build/)
+  })
+
+  test("each task line names its state; long lists end with how many more", () => {
+    const v = readStatus(fixture.root, loaded.state, loaded.entries)
+    const s = TuiView.sidebar(v, "en", 1)
+    expect(s.tasks[0]!.text).toMatch(new RegExp(`^${loaded.state.tasks[0]!.id} merged`))
+    expect(s.tasks.at(-1)!.text).toBe(`… ${loaded.state.tasks.length - 1} more`)
+  })
+})
+
+describe("what waits on the user", () => {
+  test("a proposed plan asks for confirmation; a revised proposal gets a new key, other events do not", () => {
+    const proposed = stateAt(2)
+    expect(proposed.stage).toBe("confirming")
+    const a = TuiView.ask(proposed)
+    expect(a).toMatchObject({ kind: "plan", summary: proposed.planSummary })
+    expect(TuiView.ask({ ...proposed, eventCount: proposed.eventCount + 2 })!.key).toBe(a!.key)
+    const revised = TuiView.ask({ ...proposed, planSummary: "Two tasks instead." })
+    expect(revised!.key).not.toBe(a!.key)
+  })
+
+  test("an open question asks for an answer; nothing asks once the run runs on", () => {
+    const running = stateAt(4)
+    expect(TuiView.ask(running)).toBeNull()
+    const asked = { ...running, questions: [{ questionId: "Q-1", taskId: "T-2", text: "Which rounding?" }] }
+    expect(TuiView.ask(asked)).toEqual({ kind: "question", key: "question:Q-1", questionId: "Q-1", text: "Which rounding?" })
+  })
+})
+
+describe("toasts", () => {
+  test("merges, the graph, the end of the run: one toast each, none for a state that did not move", () => {
+    const first = stateAt(2)
+    const last = loaded.state
+    const toasts = TuiView.toasts(first, last, "en").map((t) => t.message)
+    expect(toasts).toContain(`Plan accepted: ${last.graph!.tasks.length} tasks`)
+    for (const rt of last.tasks) expect(toasts.some((m) => m.startsWith(`${rt.id} merged`))).toBe(true)
+    expect(toasts).toContain("Run finished: every task merged")
+    expect(TuiView.toasts(last, last, "en")).toEqual([])
+  })
+
+  test("a blocked task and a pause are said in the user's language", () => {
+    const s = stateAt(4)
+    const blocked = {
+      ...s,
+      paused: true,
+      tasks: s.tasks.map((rt, i) => (i === 0 ? { ...rt, status: "blocked" as const, lastFailure: { source: "build", message: "no such file", evidencePath: null } } : rt)),
+    }
+    const zh = TuiView.toasts(s, blocked, "zh-CN").map((t) => t.message)
+    expect(zh).toContain(`${s.tasks[0]!.id} 受阻：no such file`)
+    expect(zh).toContain("运行已暂停")
+  })
+})
+
+test("every word of the TUI exists in both languages", () => {
+  for (const lang of LANGS) for (const key of TUI_KEYS) expect(tuiCatalogue(lang)[key], `${lang} ${key}`).toBeTruthy()
+})
