@@ -19,12 +19,14 @@ export const TaskPatch = z
   .strict()
 export type TaskPatch = z.infer<typeof TaskPatch>
 
-export const PlanDelta = z.object({
+export const PlanDelta = z
+  .object({
   schemaVersion: z.literal(SCHEMA_VERSION),
   add: z.array(TaskNode).default([]),
   remove: z.array(z.string()).default([]),
-  modify: z.array(z.object({ id: z.string(), patch: TaskPatch })).default([]),
+  modify: z.array(z.object({ id: z.string(), patch: TaskPatch }).strict()).default([]),
   supersedesAdrs: z.array(z.string()).default([]),
 })
+  .strict()
 export type PlanDelta = z.infer<typeof PlanDelta>
 export type PlanDeltaInput = z.input<typeof PlanDelta>

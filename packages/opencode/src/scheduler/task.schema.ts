@@ -42,7 +42,8 @@ export type TaskStatus = (typeof TASK_STATUSES)[number]
 export const WRITE_ACTIONS = ["create", "modify", "delete", "keep"] as const
 export type WriteAction = (typeof WRITE_ACTIONS)[number]
 
-export const WriteEntry = z.object({
+export const WriteEntry = z
+  .object({
   path: z.string().describe("repository-relative posix path, e.g. src/parser.cpp"),
   action: z.enum(WRITE_ACTIONS).describe("what the task does to this file; keep = must stay as it is"),
   region: z
@@ -51,9 +52,11 @@ export const WriteEntry = z.object({
     .optional()
     .describe('part of the file the task touches: a function or class name, or a line range like "L10-L40"'),
 })
+  .strict()
 export type WriteEntry = z.infer<typeof WriteEntry>
 
-export const TaskNode = z.object({
+export const TaskNode = z
+  .object({
   id: z.string().describe("plain name: letters, digits, _ . -; e.g. T-1"),
   title: z.string().min(1),
   kind: z.enum(TASK_KINDS),
@@ -67,13 +70,16 @@ export const TaskNode = z.object({
   files: z.array(z.string()).optional().describe("files to read first"),
   status: z.enum(TASK_STATUSES).optional(),
 })
+  .strict()
 export type TaskNode = z.infer<typeof TaskNode>
 export type TaskNodeInput = z.input<typeof TaskNode>
 
-export const TaskGraph = z.object({
+export const TaskGraph = z
+  .object({
   schemaVersion: z.literal(SCHEMA_VERSION),
   requirement: z.string().optional(),
   tasks: z.array(TaskNode),
 })
+  .strict()
 export type TaskGraph = z.infer<typeof TaskGraph>
 export type TaskGraphInput = z.input<typeof TaskGraph>
