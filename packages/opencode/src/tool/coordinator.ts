@@ -84,14 +84,17 @@ export namespace CoordinatorTools {
       air_plan: tool({
         description: describe("air_plan"),
         args: {
-          tasks: z.array(TaskNode).describe("every task of the plan; see the description for the fields"),
+          // Loose here on purpose: a misspelt key (depends_on) must reach validateGraph, which refuses it with the
+          // nearest known key and a bounded list; the engine's own refusal would name neither.
+          tasks: z.array(TaskNode.loose()).describe("every task of the plan; see the description for the fields"),
           requirement: z.string().optional().describe("one-line restatement of the requirement"),
         },
         execute: (args, ctx) => guarded(() => orchestratorFor(ctx).plan(ctx.sessionID, args)),
       }),
       air_delta: tool({
         description: describe("air_delta"),
-        args: { delta: PlanDelta.describe("the change to the current task graph") },
+        // Loose for the same reason as air_plan's tasks: validateDelta refuses unknown keys with did-you-mean.
+        args: { delta: PlanDelta.loose().describe("the change to the current task graph") },
         execute: (args, ctx) => guarded(() => orchestratorFor(ctx).delta(ctx.sessionID, args.delta)),
       }),
       air_adr: tool({

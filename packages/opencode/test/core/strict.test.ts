@@ -75,3 +75,18 @@ describe("Strict.decode", () => {
     expect(() => Strict.decode(new Uint8Array(bytes), ".air/shared/config.json")).toThrow(`.air/shared/config.json: not valid UTF-8 at byte ${offset}`)
   })
 })
+
+describe("coordinator tool arguments", () => {
+  it("air_plan hands a misspelt key on to validateGraph, which names the nearest key; air_review's rows are strict", async () => {
+    const { CoordinatorTools } = await import("../../src/tool/coordinator")
+    const { validateGraph } = await import("../../src/scheduler/validate")
+    const { z } = await import("zod")
+    const tools = CoordinatorTools.build()
+    const plan = z.object(tools.air_plan!.args).parse({ tasks: [{ id: "T-1", title: "t", kind: "code", doneWhen: "d", writeSet: [{ path: "a.cpp", action: "modify" }], depends_on: [] }] })
+    const checked = validateGraph({ schemaVersion: 1, tasks: plan.tasks })
+    expect(checked.ok).toBe(false)
+    if (!checked.ok) expect(checked.errors[0]!.message).toContain("tasks[0].depends_on: unknown key; did you mean deps?")
+    const review = z.object(tools.air_review!.args).safeParse({ verdict: "pass", rows: [{ designRef: "r", code: "c", status: "match", notes: "x" }] })
+    expect(review.success).toBe(false)
+  })
+})
