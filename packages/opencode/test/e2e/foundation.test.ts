@@ -138,7 +138,7 @@ describe("AirCoding on the pinned engine", () => {
       expect(out.stdout).toMatch(/Usage:/)
     }
     const bad = await aircoding(["run", "--no-such-flag"], { cwd: project, env: sandbox.env })
-    expect(bad.code).toBe(2)
+    expect(bad.code).toBe(1)
     expect(bad.stderr).toMatch(/no-such-flag/)
   })
 })
