@@ -64,9 +64,9 @@ function exitCodeOf(summary: RunReport.Summary, transcript: EngineTranscript, wa
   if (transcript.exitCode !== 0 || transcript.errors.length) return 1
   if (summary.final && !summary.final.passed) return 1
   if (waiting) return 2
-  if (summary.status === "done") return 0
-  // Nothing started: the run was refused at the door (the cause is in the answer); never a silent success.
-  if (summary.status === "idle") return summary.runId ? 0 : 1
+  // idle: Main answered without starting a run (a question about the code); pre-flight already refused
+  // what would have stopped a run at the door.
+  if (summary.status === "done" || summary.status === "idle") return 0
   if (summary.status === "blocked" || summary.status === "waiting") return 2
   return 1
 }
@@ -97,7 +97,6 @@ export async function headlessRun(
   if (transcript.exitCode !== 0) errors.push(`engine exited with code ${transcript.exitCode}: ${transcript.stderr.trim().split("\n").slice(-3).join(" | ")}`)
   const waiting = waitingForUser(state)
   if (base.status === "running" && !waiting) errors.push("the engine stopped before the run ended (see .air/local/state/events.jsonl)")
-  if (!state || state.stage === "idle") errors.push("the run did not start (see the answer above)")
   if (base.final && !base.final.passed) errors.push(base.final.summary)
   const summary = { ...base, answer: transcript.text, wallTimeMs: Date.now() - started, errors }
   return { exitCode: exitCodeOf(base, transcript, waiting), summary: waiting && base.status === "running" ? { ...summary, status: "waiting" } : summary }
