@@ -13,11 +13,7 @@ import { Strict } from "../core/strict"
 
 export type RunOutcome = { exitCode: number; summary: RunReport.Summary & { answer: string; wallTimeMs: number; errors: string[] } }
 
-/**
- * A requirement is prose for the Main agent, not a document dump: past this size it is refused at once
- * (a 5 MB line used to hang the run). Long material belongs in a file of the repository, named in it.
- */
-export const MAX_REQUIREMENT_BYTES = 256 * 1024
+const MAX_REQUIREMENT_BYTES = Strict.MAX_REQUIREMENT_BYTES
 
 async function readStdin(): Promise<Buffer> {
   if (process.stdin.isTTY) return Buffer.alloc(0)

@@ -6,6 +6,12 @@ import type { z } from "zod"
  * list, and text decoded strictly (a BOM tolerated, invalid UTF-8 named by byte offset). Pure: no I/O.
  */
 export namespace Strict {
+  /**
+   * A requirement is prose for the Main agent, not a document dump: past this size it is refused at once
+   * (a 5 MB line used to hang the run). Long material belongs in a file of the repository, named in it.
+   */
+  export const MAX_REQUIREMENT_BYTES = 256 * 1024
+
   /** Lower case without separators, so depends_on, dependsOn and DEPENDS-ON compare equal. */
   function squash(word: string): string {
     return word.toLowerCase().replace(/[-_.\s]/g, "")

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs"
 import { tool, type ToolContext, type ToolDefinition } from "@opencode-ai/plugin"
 import { z } from "zod"
+import { Strict } from "../core/strict"
 import { PlanDelta } from "../scheduler/delta.schema"
 import { ReviewRow } from "../scheduler/report.schema"
 import { TaskNode } from "../scheduler/task.schema"
@@ -34,7 +35,13 @@ export namespace CoordinatorTools {
       // Main
       air_submit: tool({
         description: describe("air_submit"),
-        args: { requirement: z.string().min(1).describe("the user's requirement, complete, in their words") },
+        args: {
+          requirement: z
+            .string()
+            .min(1)
+            .max(Strict.MAX_REQUIREMENT_BYTES, "the requirement is too long: put long material in a file of the repository and name the file")
+            .describe("the user's requirement, complete, in their words"),
+        },
         execute: (args, ctx) => guarded(() => orchestratorFor(ctx).submit(args.requirement, ctx.sessionID)),
       }),
       air_confirm: tool({
@@ -62,7 +69,13 @@ export namespace CoordinatorTools {
       }),
       air_change: tool({
         description: describe("air_change"),
-        args: { text: z.string().min(1).describe("the change to the requirement, in the user's words") },
+        args: {
+          text: z
+            .string()
+            .min(1)
+            .max(Strict.MAX_REQUIREMENT_BYTES, "the change is too long: put long material in a file of the repository and name the file")
+            .describe("the change to the requirement, in the user's words"),
+        },
         execute: (args, ctx) => guarded(() => orchestratorFor(ctx).change(args.text)),
       }),
       air_pause: tool({
