@@ -123,7 +123,8 @@ export const RESUME_PROMPT =
 
 /** Pre-flight: every problem on stderr with its fix, exit 1 before the engine starts; notes as steps. */
 async function preflight(dir: string, resume: boolean): Promise<number | undefined> {
-  const report = resume ? { ok: false, problems: [...Preflight.files(dir), ...Preflight.locks(dir)], notes: [] } : await Preflight.check(dir)
+  // A resumed run is past the door: only what would stop it again (its files, a live holder of its locks).
+  const report = resume ? { problems: [...Preflight.files(dir), ...Preflight.locks(dir)], notes: [] } : await Preflight.check(dir)
   for (const note of report.notes) Ui.step(note)
   if (report.problems.length === 0) return undefined
   for (const p of report.problems) process.stderr.write(Ui.red("aircoding: ") + p.message + "\n" + `  fix: ${p.fix}\n`)
@@ -135,10 +136,7 @@ export async function run(
   opts: { yes: boolean; json: boolean; scripted?: string; resume?: boolean; initGit?: boolean },
 ): Promise<number> {
   const dir = Launch.projectDir(dirArg)
-  if (opts.initGit) {
-    if (opts.resume) throw new UsageError("--init-git starts a new run; it cannot be used with --resume", "run")
-    Ui.step(await Preflight.initGit(dir))
-  }
+  if (opts.initGit && opts.resume) throw new UsageError("--init-git starts a new run; it cannot be used with --resume", "run")
   if (opts.resume) {
     const refused = await preflight(dir, true)
     if (refused !== undefined) return refused
@@ -156,6 +154,7 @@ export async function run(
     return outcome.exitCode
   }
   const requirement = requirementOf(await readStdin())
+  if (opts.initGit) Ui.step(await Preflight.initGit(dir))
   const refused = await preflight(dir, false)
   if (refused !== undefined) return refused
   const outcome = await headlessRun(dir, requirement, opts)

@@ -86,6 +86,21 @@ describe("aircoding run: pre-flight stops before the engine starts (exit 1, one 
     expect(r.stderr).toContain("aircoding run --init-git")
   })
 
+  it("--init-git makes the repository, its baseline commit and tag (stopped here by a bad config.json)", async () => {
+    const dir = join(sandbox.root, "to-init")
+    mkdirSync(join(dir, ".air", "shared"), { recursive: true })
+    writeFileSync(join(dir, "main.cpp"), "int main() {}\n")
+    writeFileSync(join(dir, ".air", "shared", "config.json"), '{"repairBudgte": 1}')
+    const r = await cli(["run", dir, "--init-git"], "x")
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain("commit \"baseline\", tagged air/baseline")
+    expect(r.stderr).toContain("repairBudgte: unknown key; did you mean repairBudget?")
+    expect(r.stderr).not.toContain("not a git repository")
+    expect(execFileSync("git", ["log", "--format=%s %D"], { cwd: dir, env: sandbox.env, encoding: "utf8" }).trim()).toContain("baseline")
+    expect(execFileSync("git", ["ls-files"], { cwd: dir, env: sandbox.env, encoding: "utf8" })).toContain("main.cpp")
+    expect(execFileSync("git", ["tag"], { cwd: dir, env: sandbox.env, encoding: "utf8" }).trim()).toBe("air/baseline")
+  })
+
   it("no commit; detached HEAD; a dirty tracked file", async () => {
     const fresh = join(sandbox.root, "fresh")
     mkdirSync(fresh, { recursive: true })
