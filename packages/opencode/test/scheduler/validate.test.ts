@@ -240,3 +240,16 @@ describe("bad input refused at the door", () => {
     expect(errors[0]!.message.length).toBeLessThan(500)
   })
 })
+
+describe("validateDelta at scale", () => {
+  it("a delta removing 100k unknown ids from a 100k graph: answered, bounded", () => {
+    const n = 100_000
+    const graph = { schemaVersion: 1 as const, tasks: Array.from({ length: n }, (_, i) => task(`T-${i}`)) }
+    const result = validateDelta(graph, { schemaVersion: 1, remove: Array.from({ length: n }, (_, i) => `t${i}x`) })
+    expect(result.ok).toBe(false)
+    if (result.ok) return
+    expect(result.errors).toHaveLength(21)
+    expect(result.errors[0]!.message).toContain("which is not in the graph; known ids: T-0, T-1")
+    expect(result.errors[20]!.message).toContain(`${n - 20} more`)
+  })
+})
