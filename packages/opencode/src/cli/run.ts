@@ -124,7 +124,7 @@ export const RESUME_PROMPT =
 /** Pre-flight: every problem on stderr with its fix, exit 1 before the engine starts; notes as steps. */
 async function preflight(dir: string, resume: boolean): Promise<number | undefined> {
   // A resumed run is past the door: only what would stop it again (its files, a live holder of its locks).
-  const report = resume ? { problems: [...Preflight.files(dir), ...Preflight.locks(dir)], notes: [] } : await Preflight.check(dir)
+  const report = resume ? { problems: [...Preflight.files(dir), ...(await Preflight.locks(dir))], notes: [] } : await Preflight.check(dir)
   for (const note of report.notes) Ui.step(note)
   if (report.problems.length === 0) return undefined
   for (const p of report.problems) process.stderr.write(Ui.red("aircoding: ") + p.message + "\n" + `  fix: ${p.fix}\n`)

@@ -42,8 +42,8 @@ export namespace Preflight {
   export const FALLBACK_EMAIL = "aircoding@localhost"
 
   /** Every check, in order; git checks stop at the first that makes the rest meaningless. */
-  export async function check(dir: string, env: NodeJS.ProcessEnv = process.env): Promise<Report> {
-    const problems: Problem[] = [...files(dir, env), ...(await repository(dir)), ...locks(dir)]
+  export async function check(dir: string, env: NodeJS.ProcessEnv = process.env, lockWaitMs?: number): Promise<Report> {
+    const problems: Problem[] = [...files(dir, env), ...(await repository(dir)), ...(await locks(dir, lockWaitMs))]
     const notes: string[] = []
     const who = await identity(dir)
     if (!who.configured)
@@ -151,12 +151,24 @@ export namespace Preflight {
     return env
   }
 
+  /** How long a live holder is given to let go: a run killed a moment ago may still be exiting (as the store waits). */
+  export const LOCK_WAIT_MS = 5_000
+
   /** Locks of a run held by another live process on this host: the run would wait on them, then fail. */
-  export function locks(dir: string): Problem[] {
+  export async function locks(dir: string, waitMs = LOCK_WAIT_MS): Promise<Problem[]> {
     const problems: Problem[] = []
-    for (const file of [".air/local/state/lock", ".air/local/state/merge.lock"]) {
+    const live = (file: string) => {
       const holder = holderOf(join(dir, file))
-      if (!holder || holder.pid === process.pid || holder.host !== hostname() || !alive(holder.pid)) continue
+      return holder && holder.pid !== process.pid && holder.host === hostname() && alive(holder.pid) ? holder : undefined
+    }
+    const deadline = Date.now() + waitMs
+    for (const file of [".air/local/state/lock", ".air/local/state/merge.lock"]) {
+      let holder = live(file)
+      while (holder && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        holder = live(file)
+      }
+      if (!holder) continue
       problems.push({
         code: "lock-held",
         message: `${file} is held by process ${holder.pid}${holder.since ? ` since ${holder.since}` : ""}: another AirCoding run is working in this project`,
@@ -177,12 +189,18 @@ export namespace Preflight {
     }
   }
 
+  /** A process that exists and is not a zombie (a killed engine not yet reaped holds nothing). */
   function alive(pid: number): boolean {
     try {
       process.kill(pid, 0)
-      return true
     } catch (err) {
       return (err as NodeJS.ErrnoException).code === "EPERM"
+    }
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+      return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z"
+    } catch {
+      return true
     }
   }
 

@@ -114,7 +114,7 @@ describe("Preflight.check", () => {
     const sleeper = execFileSync("sh", ["-c", "sleep 60 >/dev/null 2>&1 & echo $!"], { encoding: "utf8" }).trim()
     try {
       writeFileSync(lock, JSON.stringify({ pid: Number(sleeper), host: hostname(), what: "merge of T-1", since: "2026-01-01T00:00:00Z" }))
-      const r = await Preflight.check(d)
+      const r = await Preflight.check(d, process.env, 300)
       expect(codes(r)).toEqual(["lock-held"])
       expect(r.problems[0]!.message).toContain(`.air/local/state/merge.lock is held by process ${sleeper}`)
       expect(r.problems[0]!.fix).toContain(`kill ${sleeper}`)
