@@ -122,12 +122,14 @@ export const RESUME_PROMPT =
   "Resume the AirCoding run in this project: it was interrupted. Call air_listen now, and again after each answer, until it says RUN ENDED."
 
 /** Pre-flight: every problem on stderr with its fix, exit 1 before the engine starts; notes as steps. */
-async function preflight(dir: string, resume: boolean): Promise<number | undefined> {
+async function preflight(dir: string, resume: boolean, json: boolean): Promise<number | undefined> {
   // A resumed run is past the door: only what would stop it again (its files, a live holder of its locks).
   const report = resume ? { problems: [...Preflight.files(dir), ...(await Preflight.locks(dir))], notes: [] } : await Preflight.check(dir)
   for (const note of report.notes) Ui.step(note)
   if (report.problems.length === 0) return undefined
   for (const p of report.problems) process.stderr.write(Ui.red("aircoding: ") + p.message + "\n" + `  fix: ${p.fix}\n`)
+  // CI reads stdout: say it there too, in the summary's shape.
+  if (json) process.stdout.write(JSON.stringify({ status: "error", runId: null, stage: "idle", tasks: [], questions: [], errors: report.problems.map((p) => `${p.message} (fix: ${p.fix})`), preflight: report.problems }, null, 2) + "\n")
   return 1
 }
 
@@ -138,7 +140,7 @@ export async function run(
   const dir = Launch.projectDir(dirArg)
   if (opts.initGit && opts.resume) throw new UsageError("--init-git starts a new run; it cannot be used with --resume", "run")
   if (opts.resume) {
-    const refused = await preflight(dir, true)
+    const refused = await preflight(dir, true, opts.json)
     if (refused !== undefined) return refused
     const state = await finalState(dir)
     if (!state || state.stage === "idle") throw new UsageError(`no AirCoding run to resume in ${dir}; start one with: aircoding run [dir] < requirement.txt`)
@@ -155,7 +157,7 @@ export async function run(
   }
   const requirement = requirementOf(await readStdin())
   if (opts.initGit) Ui.step(await Preflight.initGit(dir))
-  const refused = await preflight(dir, false)
+  const refused = await preflight(dir, false, opts.json)
   if (refused !== undefined) return refused
   const outcome = await headlessRun(dir, requirement, opts)
   printSummary(outcome, opts.json)

@@ -79,9 +79,12 @@ describe("aircoding run: pre-flight stops before the engine starts (exit 1, one 
   it("not a git repository", async () => {
     const dir = join(sandbox.root, "plain")
     mkdirSync(dir, { recursive: true })
-    const r = await cli(["run", dir], "add a feature")
+    const r = await cli(["run", dir, "--json"], "add a feature")
     expect(r.code).toBe(1)
     expect(r.stderr).toContain(`${dir} is not a git repository`)
+    const summary = JSON.parse(r.stdout)
+    expect(summary.status).toBe("error")
+    expect(summary.preflight.map((p: { code: string }) => p.code)).toEqual(["not-a-repo"])
     expect(r.stderr).toContain("fix: git init && git add -A && git commit -m baseline && git tag air/baseline")
     expect(r.stderr).toContain("aircoding run --init-git")
   })
