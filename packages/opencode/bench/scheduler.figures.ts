@@ -161,3 +161,27 @@ registerFigure({
     }
   },
 })
+
+/** Bad graphs at scale (issue 15): refused in seconds, with a bounded answer, whatever the mistake. */
+function refusalOf(graph: unknown): number {
+  const started = performance.now()
+  const result = validateGraph(graph)
+  const ms = performance.now() - started
+  if (result.ok || result.errors.length > 21) throw new Error("expected a bounded refusal")
+  return ms
+}
+const plainTask = (i: number) => ({ id: `T-${i}`, title: `Add T-${i}`, kind: "code", writeSet: [{ path: `src/t${i}.cpp`, action: "modify" }], doneWhen: "builds" })
+registerFigure({
+  name: "validate_refuse_100k_deps_ms",
+  description: "validateGraph refusing 100,000 tasks that each depend on a misspelt id (20 problems listed, the rest counted)",
+  unit: "ms",
+  target: { op: "<", value: 10_000 },
+  run: () => refusalOf({ schemaVersion: 1, tasks: Array.from({ length: 100_000 }, (_, i) => ({ ...plainTask(i), deps: i ? [`X-${i - 1}`] : [] })) }),
+})
+registerFigure({
+  name: "validate_refuse_100k_keys_ms",
+  description: "validateGraph refusing 100,000 tasks that each carry a misspelt key (depends_on; did you mean deps?)",
+  unit: "ms",
+  target: { op: "<", value: 10_000 },
+  run: () => refusalOf({ schemaVersion: 1, tasks: Array.from({ length: 100_000 }, (_, i) => ({ ...plainTask(i), depends_on: [] })) }),
+})

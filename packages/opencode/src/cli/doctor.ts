@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { ConfigDirs, LaunchConfig, Paths, Pin, runProcess } from "../engine"
 import { Roles } from "../agent"
+import { Preflight } from "../runtime/preflight"
 import { Launch } from "./launch"
 import { Ui } from "./ui"
 import { Readiness } from "../runtime/toolchain/readiness.ts"
@@ -92,6 +93,7 @@ export async function doctor(dirArg: string | undefined, opts: { json: boolean }
       pluginAndModel(dir, env),
       tool("bun", "npm install -g bun (or run ./start.sh, which installs it)", process.execPath),
       tool("git", "sudo apt-get install git"),
+      Preflight.identityCheck(dir),
       tool("cmake", "sudo apt-get install cmake"),
       tool("ctest", "sudo apt-get install cmake (ctest ships with it)"),
       tool("cppcheck", "sudo apt-get install cppcheck"),

@@ -12,6 +12,10 @@ Usage:
   aircoding dashboard [dir]       a live web page of the run on 127.0.0.1 (--port N; --host H --token T)
   aircoding <command> --help      help for one command
 
+Exit codes (every command): 0 done, 1 error (a usage error, a bad config.json or toolchain.json, a
+pre-flight problem — each said in one line with its fix), 2 the run waits for you (a plan to confirm,
+a question) or is blocked.
+
 Options for the TUI:
   --scripted FILE   use the scripted model with this scenario (offline; for demos and tests)
   -h, --help        this help
@@ -21,13 +25,21 @@ Options for the TUI:
 Usage:
   aircoding run [dir] [--yes] [--json] [--scripted FILE] < requirement.txt
   aircoding run [dir] --resume [--json] [--scripted FILE]
+  aircoding run [dir] --init-git [--yes] [--json] < requirement.txt
 
 Reads the requirement from stdin and gives it to the main agent in dir (default: .).
   --resume          continue the run in progress (after a crash or a kill) from its event log; no stdin
+  --init-git        make dir a git repository first if it is none or has no commit:
+                    git init && git add -A && git commit -m baseline && git tag air/baseline
   --yes             confirm the Architect's plan without asking (headless runs cannot ask)
   --json            print a JSON summary on stdout instead of the text answer
   --scripted FILE   use the scripted model with this scenario instead of your configured model
-Exit codes: 0 everything merged (or the answer was given), 2 blocked or waiting for an answer, 1 error.
+Before the engine starts, a pre-flight check refuses (exit 1, one line each with the fix): a directory
+that is not a git repository or has no commit, a detached HEAD, tracked files with uncommitted changes,
+an invalid .air/shared/config.json or toolchain.json, a lock held by another run, an empty or over-large
+requirement (256 KB). With no git identity, commits are made as AirCoding <aircoding@localhost>.
+Exit codes: 0 everything merged (or the answer was given), 2 blocked or waiting for an answer (plan
+confirmation without --yes, a question), 1 error.
 `,
   doctor: `aircoding doctor — check that AirCoding can run here
 
@@ -36,7 +48,7 @@ Usage:
 
 Checks, each with a one-line fix: the engine binary and its version, the engine pin, the config
 dirs (so start-up never waits on an offline install), AirCoding's agents and tools loaded into the
-engine, git, cmake, ctest, cppcheck, and a configured model. Exit code 1 if a check fails.
+engine, git and its identity, cmake, ctest, cppcheck, and a configured model. Exit code 1 if a check fails.
 `,
   init: `aircoding init — set the project up for AirCoding's gates
 

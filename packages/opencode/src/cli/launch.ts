@@ -3,6 +3,7 @@ import { resolve } from "node:path"
 import { startScriptedModel, opencodeProviderConfig, type ScriptedModel } from "@aircoding/scripted-model"
 import { ConfigDirs, LaunchConfig, Verify } from "../engine"
 import { Roles } from "../agent"
+import { Preflight } from "../runtime/preflight"
 import { UsageError, Ui } from "./ui"
 
 /** Everything a command needs before it starts the engine in a project directory. */
@@ -35,7 +36,8 @@ export namespace Launch {
     const env = LaunchConfig.environment({
       overlay: model ? opencodeProviderConfig(model.url) : undefined,
       offline: Boolean(model),
-      extra: opts.extra,
+      // Workers commit with git themselves: with no identity on the machine they get AirCoding's.
+      extra: { ...(await Preflight.identityEnv(dir)), ...opts.extra },
     })
     const close = async () => {
       await model?.close()

@@ -1,4 +1,6 @@
 import { parseArgs } from "node:util"
+import { existsSync } from "node:fs"
+import { Strict } from "../core/strict"
 import { Help } from "./help"
 import { LaunchError } from "./launch"
 import { UsageError, Ui } from "./ui"
@@ -7,16 +9,34 @@ type Command = (argv: string[]) => Promise<number>
 
 type Options = NonNullable<NonNullable<Parameters<typeof parseArgs>[0]>["options"]>
 
-/** parseArgs with --help on every command and usage errors that name the problem. */
-function parse<O extends Options>(argv: string[], options: O) {
-  try {
-    return parseArgs({ args: argv, options: { help: { type: "boolean", short: "h" }, ...options } as O & { help: { type: "boolean"; short: "h" } }, allowPositionals: true, strict: true })
-  } catch (err) {
-    throw new UsageError((err as Error).message)
-  }
+/**
+ * The one way the CLI parses arguments: strict (an unknown flag is a usage error naming the nearest
+ * flag), --help on every command, and the command's name carried by the error for the usage hint.
+ */
+function parse<O extends Options>(command: string | undefined, argv: string[], options: O, maxPositionals = 1) {
+  const all = { help: { type: "boolean", short: "h" }, ...options } as O & { help: { type: "boolean"; short: "h" } }
+  const parsed = (() => {
+    try {
+      return parseArgs({ args: argv, options: all, allowPositionals: true, strict: true })
+    } catch (err) {
+      throw usageOf(err, command, Object.keys(all))
+    }
+  })()
+  if (!(parsed.values as { help?: boolean }).help && parsed.positionals.length > maxPositionals)
+    throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[maxPositionals])}`, command)
+  return parsed
+}
+
+/** node's parseArgs error, said in one line with the nearest flag. */
+function usageOf(err: unknown, command: string | undefined, flags: string[]): UsageError {
+  const message = (err as Error).message.split("\n")[0]!.replace(/\. To specify a positional argument.*$/, "")
+  const flag = /Unknown option '(--?[^']+)'/.exec(message)?.[1]
+  const near = flag ? Strict.nearest(flag.replace(/^-+/, ""), flags) : undefined
+  return new UsageError(flag ? `unknown option ${flag}${near ? `; did you mean --${near}?` : ""}` : message, command)
 }
 
 const commands: Record<string, Command> = {
+  // The views parse their own arguments (same rules: --help, strict flags, exit 1 on a usage error).
   async status(argv) {
     const { statusCommand } = await import("./status")
     return statusCommand(argv)
@@ -30,24 +50,31 @@ const commands: Record<string, Command> = {
     return dashboardCommand(argv)
   },
   async run(argv) {
-    const { values, positionals } = parse(argv, {
+    const { values, positionals } = parse("run", argv, {
       yes: { type: "boolean" },
       json: { type: "boolean" },
       scripted: { type: "string" },
       resume: { type: "boolean" },
+      "init-git": { type: "boolean" },
     } as const)
     if (values.help) return print(Help.run)
     const { run } = await import("./run")
-    return run(positionals[0], { yes: Boolean(values.yes), json: Boolean(values.json), scripted: values.scripted as string | undefined, resume: Boolean(values.resume) })
+    return run(positionals[0], {
+      yes: Boolean(values.yes),
+      json: Boolean(values.json),
+      scripted: values.scripted as string | undefined,
+      resume: Boolean(values.resume),
+      initGit: Boolean(values["init-git"]),
+    })
   },
   async doctor(argv) {
-    const { values, positionals } = parse(argv, { json: { type: "boolean" } } as const)
+    const { values, positionals } = parse("doctor", argv, { json: { type: "boolean" } } as const)
     if (values.help) return print(Help.doctor)
     const { doctor } = await import("./doctor")
     return doctor(positionals[0], { json: Boolean(values.json) })
   },
   async init(argv) {
-    const { values, positionals } = parse(argv, {
+    const { values, positionals } = parse("init", argv, {
       json: { type: "boolean" },
       "from-build": { type: "string" },
       jobs: { type: "string" },
@@ -56,7 +83,7 @@ const commands: Record<string, Command> = {
     } as const)
     if (values.help) return print(Help.init)
     const jobs = values.jobs === undefined ? undefined : Number.parseInt(values.jobs as string, 10)
-    if (jobs !== undefined && !(jobs > 0)) throw new UsageError(`--jobs must be a positive whole number, got ${values.jobs}`)
+    if (jobs !== undefined && !(jobs > 0)) throw new UsageError(`--jobs must be a positive whole number, got ${values.jobs}`, "init")
     const { initCommand } = await import("./init")
     return initCommand(positionals[0], {
       json: Boolean(values.json),
@@ -67,34 +94,48 @@ const commands: Record<string, Command> = {
     })
   },
   async demo(argv) {
-    const { values } = parse(argv, { json: { type: "boolean" }, keep: { type: "boolean" }, dir: { type: "string" } } as const)
+    const { values } = parse("demo", argv, { json: { type: "boolean" }, keep: { type: "boolean" }, dir: { type: "string" } } as const, 0)
     if (values.help) return print(Help.demo)
     const { demo } = await import("./demo")
     return demo({ json: Boolean(values.json), keep: Boolean(values.keep), dir: values.dir as string | undefined })
   },
 }
 
+export const COMMANDS = Object.keys(commands)
+
 function print(text: string): number {
   process.stdout.write(text)
   return 0
 }
 
+/** Tagged errors of the Scheduler (a held lock, bad rules): their message is the whole story, no stack. */
+function isTagged(err: unknown): err is Error {
+  return err instanceof Error && (typeof (err as { _tag?: unknown })._tag === "string" || typeof (err as { tag?: unknown }).tag === "string")
+}
+
 export async function main(argv: string[]): Promise<number> {
   try {
     const [first, ...rest] = argv
-    if (first && commands[first]) return await commands[first](rest)
-    const { values, positionals } = parse(argv, { scripted: { type: "string" } } as const)
+    if (first && Object.hasOwn(commands, first)) return await commands[first]!(rest)
+    const { values, positionals } = parse(undefined, argv, { scripted: { type: "string" } } as const)
     if (values.help) return print(Help.main)
-    if (positionals.length > 1) throw new UsageError(`unknown command "${positionals[0]}"`)
+    // A word that is no directory here but close to a command is a mistyped command, not a project.
+    const word = positionals[0]
+    if (word !== undefined && !existsSync(word)) {
+      const near = Strict.nearest(word, COMMANDS)
+      if (near || !/[/\\.]/.test(word))
+        throw new UsageError(near ? `unknown command '${word}'; did you mean ${near}?` : `'${word}' is neither a command nor a directory`)
+    }
     const { tui } = await import("./tui")
-    return await tui(positionals[0], { scripted: values.scripted as string | undefined })
+    return await tui(word, { scripted: values.scripted as string | undefined })
   } catch (err) {
     if (err instanceof UsageError) {
-      process.stderr.write(Ui.red("aircoding: ") + err.message + "\n" + "Run `aircoding --help` for usage.\n")
-      return 2
+      const hint = err.command ? `aircoding ${err.command} --help` : "aircoding --help"
+      process.stderr.write(Ui.red("aircoding: ") + err.message + "\n" + `Run \`${hint}\` for usage.\n`)
+      return 1
     }
-    if (err instanceof LaunchError) {
-      process.stderr.write(Ui.red("aircoding: ") + err.message + "\n")
+    if (err instanceof LaunchError || isTagged(err)) {
+      process.stderr.write(Ui.red("aircoding: ") + (err as Error).message + "\n")
       return 1
     }
     process.stderr.write(Ui.red("aircoding: unexpected error: ") + ((err as Error).stack ?? String(err)) + "\n")

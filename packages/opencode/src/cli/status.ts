@@ -36,7 +36,7 @@ export class ViewUsageError extends Error {
 
 export function usageFail(message: string, help: string): number {
   process.stderr.write(`aircoding: ${message}\n\n${help}`)
-  return 2
+  return 1
 }
 
 export async function statusCommand(argv: string[]): Promise<number> {

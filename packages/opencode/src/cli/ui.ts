@@ -17,7 +17,13 @@ export namespace Ui {
   }
 }
 
-/** A user mistake on the command line: printed with the usage hint, exit code 2. */
+/** A user mistake on the command line: printed with the usage hint (of `command` when given), exit code 1. */
 export class UsageError extends Error {
   override readonly name = "UsageError"
+  constructor(
+    message: string,
+    readonly command?: string,
+  ) {
+    super(message)
+  }
 }

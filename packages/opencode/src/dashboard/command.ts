@@ -62,7 +62,7 @@ export async function dashboardCommand(argv: string[]): Promise<number> {
   const problem = DashboardServer.bindingProblem(host, token)
   if (problem) {
     process.stderr.write(`aircoding dashboard: ${problem}\n`)
-    return 2
+    return 1
   }
   let running: DashboardServer.Running
   try {

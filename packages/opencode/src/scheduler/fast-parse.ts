@@ -1,13 +1,13 @@
-import { SCHEMA_VERSION, TASK_KINDS, TASK_STATUSES, WRITE_ACTIONS, type TaskGraph, type TaskNode, type WriteEntry } from "./task.schema"
+import { SCHEMA_VERSION, TASK_KINDS, TASK_STATUSES, TaskGraph, TaskNode, WRITE_ACTIONS, WriteEntry } from "./task.schema"
 
 /**
  * A hand-written twin of the TaskGraph schema for the common case of a well-formed graph: 10,000 tasks go
- * through it several times faster than through zod. It returns what zod would (defaults filled, unknown
- * keys dropped) or null at the first doubt, and then the zod schema runs and words the errors. A property
- * test holds the two to the same answers.
+ * through it several times faster than through zod. It returns what zod would (defaults filled) or null at
+ * the first doubt (an unknown key among them: the schema is strict), and then the zod schema runs and words
+ * the errors. A property test holds the two to the same answers.
  */
 export function parseTaskGraphFast(input: unknown): TaskGraph | null {
-  if (!isObject(input) || input.schemaVersion !== SCHEMA_VERSION) return null
+  if (!isObject(input) || input.schemaVersion !== SCHEMA_VERSION || !onlyKeys(input, GRAPH_KEYS)) return null
   const requirement = input.requirement
   if (requirement !== undefined && typeof requirement !== "string") return null
   const rawTasks = input.tasks
@@ -24,9 +24,17 @@ export function parseTaskGraphFast(input: unknown): TaskGraph | null {
 const KINDS: ReadonlySet<unknown> = new Set(TASK_KINDS)
 const STATUSES: ReadonlySet<unknown> = new Set(TASK_STATUSES)
 const ACTIONS: ReadonlySet<unknown> = new Set(WRITE_ACTIONS)
+const GRAPH_KEYS: ReadonlySet<string> = new Set(Object.keys(TaskGraph.shape))
+const TASK_KEYS: ReadonlySet<string> = new Set(Object.keys(TaskNode.shape))
+const ENTRY_KEYS: ReadonlySet<string> = new Set(Object.keys(WriteEntry.shape))
+
+function onlyKeys(raw: Record<string, unknown>, known: ReadonlySet<string>): boolean {
+  for (const key in raw) if (!known.has(key)) return false
+  return true
+}
 
 function parseTask(raw: unknown): TaskNode | null {
-  if (!isObject(raw)) return null
+  if (!isObject(raw) || !onlyKeys(raw, TASK_KEYS)) return null
   const { id, title, kind, doneWhen, status } = raw
   if (typeof id !== "string" || typeof title !== "string" || title.length === 0 || !KINDS.has(kind) || typeof doneWhen !== "string") return null
   let phase = raw.phase
@@ -65,7 +73,7 @@ function writeSetOf(value: unknown): WriteEntry[] | null {
   const out: WriteEntry[] = new Array(value.length)
   for (let i = 0; i < value.length; i++) {
     const raw = value[i]
-    if (!isObject(raw)) return null
+    if (!isObject(raw) || !onlyKeys(raw, ENTRY_KEYS)) return null
     const { path, action, region } = raw
     if (typeof path !== "string" || !ACTIONS.has(action)) return null
     if (region !== undefined && (typeof region !== "string" || region.length === 0)) return null

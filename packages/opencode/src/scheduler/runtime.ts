@@ -14,6 +14,7 @@ import { Store } from "./store"
 import { outstanding } from "./outstanding"
 import { KIND_RULES, SCHEMA_VERSION, type TaskNode } from "./task.schema"
 import { validateDelta, validateGraph } from "./validate"
+import { Preflight } from "../runtime/preflight"
 import { writeFileAtomic } from "./atomic"
 import { Worktrees } from "./worktree"
 import { git } from "./git"
@@ -150,6 +151,9 @@ class OrchestratorImpl {
     const store = await this.open()
     if (store.state.stage !== "idle" && !store.state.finished)
       return "A run is already in progress in this project. Use air_status to see it, or air_change to change its requirement."
+    // Refused at the door (not a repository, no commit, detached HEAD, dirty tracked files, bad config): nothing starts.
+    const refused = await Preflight.refusal(this.root)
+    if (refused) return refused
     const settings = this.settings
     this.mainSessionID = mainSessionID
     this.integration = (await git(this.root, ["rev-parse", "--abbrev-ref", "HEAD"])).trim()

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { z } from "zod"
+import { Strict } from "../core/strict"
 import { Language } from "../agent/language"
 import { DEFAULT_RUN_CONFIG, type RunConfig } from "./event.schema"
 
@@ -61,25 +62,50 @@ export namespace Settings {
     return join(root, ".air", "shared", "config.json")
   }
 
-  export function load(root: string, env: NodeJS.ProcessEnv = process.env): Settings {
-    let raw: Record<string, unknown> = {}
-    const file = path(root)
-    if (existsSync(file)) {
-      try {
-        raw = JSON.parse(readFileSync(file, "utf8"))
-      } catch (err) {
-        throw new Error(`${file}: not valid JSON (${(err as Error).message}); fix the file or delete it to use the defaults`)
-      }
+  /** config.json or an AIRCODING_* variable cannot be used; said in one line naming the file (or variable) and key. */
+  export class Invalid extends Error {
+    readonly _tag = "SettingsInvalid"
+    constructor(
+      readonly file: string,
+      detail: string,
+    ) {
+      super(`${file}: ${detail}`)
+      this.name = "SettingsInvalid"
     }
+  }
+
+  /** The file's own settings, checked on their own so a mistake names the file, not the environment. */
+  function readFile(file: string): Record<string, unknown> {
+    if (!existsSync(file)) return {}
+    const text = Strict.decode(readFileSync(file), file)
+    let raw: unknown
+    try {
+      raw = JSON.parse(text)
+    } catch (err) {
+      throw new Invalid(file, `not valid JSON (${(err as Error).message}); fix the file or delete it to use the defaults`)
+    }
+    if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new Invalid(file, "must be a JSON object, e.g. { \"concurrency\": 4 }")
+    const parsed = Schema.safeParse(raw)
+    if (!parsed.success) throw new Invalid(file, Strict.oneLine(Schema, parsed.error))
+    return raw as Record<string, unknown>
+  }
+
+  export function load(root: string, env: NodeJS.ProcessEnv = process.env): Settings {
+    const file = path(root)
+    const raw = readFile(file)
+    const fromEnv: string[] = []
     for (const [key, field] of Object.entries(envKeys)) {
       const value = env[key]
       if (value === undefined || value === "") continue
       raw[field] = field === "language" ? value : field === "autoConfirm" ? value === "1" || value === "true" : Number(value)
+      fromEnv.push(key)
     }
     const parsed = Schema.safeParse(raw)
     if (!parsed.success) {
-      const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ")
-      throw new Error(`AirCoding settings invalid (${file} or AIRCODING_* variables): ${problems}`)
+      // The file passed on its own, so the environment is what is wrong.
+      const field = parsed.error.issues[0]?.path[0]
+      const variable = Object.entries(envKeys).find(([key, f]) => f === field && fromEnv.includes(key))?.[0]
+      throw new Invalid(variable ?? "AIRCODING_* variables", Strict.oneLine(Schema, parsed.error))
     }
     return parsed.data
   }

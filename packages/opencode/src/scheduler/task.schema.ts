@@ -42,38 +42,44 @@ export type TaskStatus = (typeof TASK_STATUSES)[number]
 export const WRITE_ACTIONS = ["create", "modify", "delete", "keep"] as const
 export type WriteAction = (typeof WRITE_ACTIONS)[number]
 
-export const WriteEntry = z.object({
-  path: z.string().describe("repository-relative posix path, e.g. src/parser.cpp"),
-  action: z.enum(WRITE_ACTIONS).describe("what the task does to this file; keep = must stay as it is"),
-  region: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('part of the file the task touches: a function or class name, or a line range like "L10-L40"'),
-})
+export const WriteEntry = z
+  .object({
+    path: z.string().describe("repository-relative posix path, e.g. src/parser.cpp"),
+    action: z.enum(WRITE_ACTIONS).describe("what the task does to this file; keep = must stay as it is"),
+    region: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('part of the file the task touches: a function or class name, or a line range like "L10-L40"'),
+  })
+  .strict()
 export type WriteEntry = z.infer<typeof WriteEntry>
 
-export const TaskNode = z.object({
-  id: z.string().describe("plain name: letters, digits, _ . -; e.g. T-1"),
-  title: z.string().min(1),
-  kind: z.enum(TASK_KINDS),
-  phase: z.number().int().min(1).default(1),
-  deps: z.array(z.string()).default([]),
-  writeSet: z.array(WriteEntry).default([]),
-  keep: z.array(z.string()).default([]).describe("keep-constraints: behaviour or interfaces that must not change"),
-  doneWhen: z.string().describe("observable condition that makes the task done; required"),
-  validation: z.array(z.string()).default([]).describe("commands that check the task"),
-  adrRefs: z.array(z.string()).default([]),
-  files: z.array(z.string()).optional().describe("files to read first"),
-  status: z.enum(TASK_STATUSES).optional(),
-})
+export const TaskNode = z
+  .object({
+    id: z.string().describe("plain name: letters, digits, _ . -; e.g. T-1"),
+    title: z.string().min(1),
+    kind: z.enum(TASK_KINDS),
+    phase: z.number().int().min(1).default(1),
+    deps: z.array(z.string()).default([]),
+    writeSet: z.array(WriteEntry).default([]),
+    keep: z.array(z.string()).default([]).describe("keep-constraints: behaviour or interfaces that must not change"),
+    doneWhen: z.string().describe("observable condition that makes the task done; required"),
+    validation: z.array(z.string()).default([]).describe("commands that check the task"),
+    adrRefs: z.array(z.string()).default([]),
+    files: z.array(z.string()).optional().describe("files to read first"),
+    status: z.enum(TASK_STATUSES).optional(),
+  })
+  .strict()
 export type TaskNode = z.infer<typeof TaskNode>
 export type TaskNodeInput = z.input<typeof TaskNode>
 
-export const TaskGraph = z.object({
-  schemaVersion: z.literal(SCHEMA_VERSION),
-  requirement: z.string().optional(),
-  tasks: z.array(TaskNode),
-})
+export const TaskGraph = z
+  .object({
+    schemaVersion: z.literal(SCHEMA_VERSION),
+    requirement: z.string().optional(),
+    tasks: z.array(TaskNode),
+  })
+  .strict()
 export type TaskGraph = z.infer<typeof TaskGraph>
 export type TaskGraphInput = z.input<typeof TaskGraph>

@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises"
 import path from "node:path"
 import { z } from "zod"
+import { Strict } from "../core/strict"
 import { CompilerCache } from "../runtime/toolchain/cache.ts"
 import { CppcheckArgs } from "../runtime/toolchain/cppcheck.ts"
 import { Detect } from "../runtime/toolchain/detect.ts"
@@ -120,14 +121,26 @@ export namespace Toolchain {
    */
   export async function load(root: string, worktree: string = root): Promise<Resolved> {
     const file = path.join(root, RULES_PATH)
-    let text: string | undefined
+    let bytes: Uint8Array | undefined
     try {
-      text = await readFile(file, "utf8")
+      bytes = await readFile(file)
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error
     }
-    if (text === undefined) return detect(worktree)
-    return { rules: parse(text, file), source: "file", note: `toolchain rules from ${RULES_PATH}` }
+    if (bytes === undefined) return detect(worktree)
+    return { rules: parseBytes(bytes, file), source: "file", note: `toolchain rules from ${RULES_PATH}` }
+  }
+
+  /** The file's bytes: UTF-8 (a BOM tolerated), else refused with the byte offset. */
+  export function parseBytes(bytes: Uint8Array, file: string = RULES_PATH): Rules {
+    let text: string
+    try {
+      text = Strict.decode(bytes, file)
+    } catch (error) {
+      if (error instanceof Strict.DecodeError) throw new RulesInvalid(file, `not valid UTF-8 at byte ${error.offset}`)
+      throw error
+    }
+    return parse(text, file)
   }
 
   export function parse(text: string, file: string = RULES_PATH): Rules {
@@ -138,10 +151,7 @@ export namespace Toolchain {
       throw new RulesInvalid(file, `not valid JSON (${(error as Error).message})`)
     }
     const parsed = Rules.safeParse(json)
-    if (!parsed.success) {
-      const problems = parsed.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`)
-      throw new RulesInvalid(file, problems.join("; "))
-    }
+    if (!parsed.success) throw new RulesInvalid(file, Strict.oneLine(Rules, parsed.error))
     return parsed.data
   }
 

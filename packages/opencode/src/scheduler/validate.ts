@@ -1,4 +1,5 @@
 import type { z } from "zod"
+import { Strict } from "../core/strict"
 import { PlanDelta } from "./delta.schema"
 import { applyDelta, type DeltaResult } from "./graph"
 import { graphIndex, isLive } from "./graph-index"
@@ -16,6 +17,31 @@ export interface ValidationError {
   fix: string
 }
 
+/** How many problems a refusal lists; the rest are counted, so a 100k-task graph gets a short answer. */
+export const MAX_ERRORS = 20
+
+/**
+ * The first MAX_ERRORS problems, each cut to a readable length, and one more entry that counts the rest:
+ * what the Architect reads must stay small whatever it sent.
+ */
+export function boundErrors(errors: readonly ValidationError[], limit = MAX_ERRORS): ValidationError[] {
+  const { shown, omitted } = Strict.bounded(errors, limit)
+  const out = shown.map((e) => ({
+    ...e,
+    path: Strict.clip(e.path, 120),
+    ...(e.taskId !== undefined ? { taskId: Strict.clip(e.taskId, 80) } : {}),
+    message: Strict.clip(e.message, 400),
+    fix: Strict.clip(e.fix, 300),
+  }))
+  if (omitted > 0)
+    out.push({
+      path: "(more)",
+      message: `${omitted} more problem(s) of the same kinds not listed`,
+      fix: "fix the problems above, then check the rest of the document for the same mistakes before sending it again",
+    })
+  return out
+}
+
 export type GraphValidation = { ok: true; graph: TaskGraph } | { ok: false; errors: ValidationError[] }
 export type DeltaValidation =
   | { ok: true; delta: PlanDelta; result: DeltaResult }
@@ -29,14 +55,14 @@ export function validateGraph(input: unknown): GraphValidation {
   let graph = parseTaskGraphFast(input)
   if (!graph) {
     const parsed = TaskGraph.safeParse(input)
-    if (!parsed.success) return { ok: false, errors: zodErrors(parsed.error, input, "") }
+    if (!parsed.success) return { ok: false, errors: boundErrors(zodErrors(TaskGraph, parsed.error, input, "")) }
     graph = parsed.data
   }
   const errors: ValidationError[] = []
   const tasks = graph.tasks.map((task, i) => checkTask(task, `tasks[${i}]`, errors))
   checkIds(tasks, (i) => `tasks[${i}]`, errors)
   checkDeps(tasks, (i) => `tasks[${i}]`, new Map(), errors)
-  if (errors.length > 0) return { ok: false, errors }
+  if (errors.length > 0) return { ok: false, errors: boundErrors(errors) }
   return { ok: true, graph: { ...graph, tasks } }
 }
 
@@ -52,21 +78,24 @@ export function validateDelta(
   statusOf?: (id: string) => TaskNode["status"],
 ): DeltaValidation {
   const parsed = PlanDelta.safeParse(input)
-  if (!parsed.success) return { ok: false, errors: zodErrors(parsed.error, input, "") }
+  if (!parsed.success) return { ok: false, errors: boundErrors(zodErrors(PlanDelta, parsed.error, input, "")) }
   const delta = parsed.data
   const errors: ValidationError[] = []
   const { indexOf } = graphIndex(graph)
   const removed = new Set<string>()
   const touched = new Set<string>()
 
+  // Built once, on the first unknown id: a delta naming 100k unknown ids stays linear.
+  let known: string | null = null
+  let near: Map<string, string> | null = null
   const checkExisting = (id: string, path: string, verb: string): boolean => {
     const i = indexOf.get(id)
     if (i === undefined) {
       errors.push({
         path,
         taskId: id,
-        message: `the delta ${verb} task ${id}, which is not in the graph; known ids: ${knownIds(graph.tasks.map((t) => t.id))}`,
-        fix: `use the id of an existing task${suggest(id, indexOf)}`,
+        message: `the delta ${verb} task ${id}, which is not in the graph; known ids: ${(known ??= knownIds(graph.tasks.map((t) => t.id)))}`,
+        fix: `use the id of an existing task${suggestFrom(id, (near ??= squashedIds(indexOf.keys())))}`,
       })
       return false
     }
@@ -134,7 +163,7 @@ export function validateDelta(
     return normalised
   })
 
-  if (errors.length > 0) return { ok: false, errors }
+  if (errors.length > 0) return { ok: false, errors: boundErrors(errors) }
   const clean: PlanDelta = { ...delta, add, modify }
   const result = applyDelta(graph, statusOf ?? ((id) => graph.tasks[indexOf.get(id)!]?.status ?? "pending"), clean)
 
@@ -151,7 +180,7 @@ export function validateDelta(
   const why = new Map<string, string>()
   for (const impact of result.impacts) if (impact.becomes === "invalidated") why.set(impact.id, impact.reason)
   checkDeps(result.graph.tasks, pathOf, why, errors)
-  if (errors.length > 0) return { ok: false, errors }
+  if (errors.length > 0) return { ok: false, errors: boundErrors(errors) }
   return { ok: true, delta: clean, result }
 }
 
@@ -282,13 +311,18 @@ function checkDeps(
   })
   let allIds: string[] | null = null
   const known = () => (allIds ??= tasks.filter(isLive).map((t) => t.id))
+  let nearIds: Map<string, string> | null = null
+  const near = () => (nearIds ??= squashedIds(indexOf.keys()))
   const edges: number[][] = tasks.map(() => [])
 
   tasks.forEach((task, i) => {
     if (!isLive(task)) return
+    // A set once a task has many deps: indexOf per dep would be quadratic in them.
+    const firstAt = task.deps.length > 16 ? new Map<string, number>() : undefined
+    if (firstAt) task.deps.forEach((dep, j) => firstAt.has(dep) || firstAt.set(dep, j))
     task.deps.forEach((dep, j) => {
       const path = `${pathOf(i)}.deps[${j}]`
-      if (task.deps.indexOf(dep) !== j) {
+      if ((firstAt ? firstAt.get(dep) : task.deps.indexOf(dep)) !== j) {
         errors.push({ path, taskId: task.id, message: `task ${task.id}: depends on ${dep} twice`, fix: "list each dependency once" })
         return
       }
@@ -302,7 +336,7 @@ function checkDeps(
           path,
           taskId: task.id,
           message: `task ${task.id}: depends on ${dep}, which does not exist; known ids: ${knownIds(known())}`,
-          fix: `use one of the known ids${suggest(dep, indexOf)}, or add a task ${dep}`,
+          fix: `use one of the known ids${suggestFrom(dep, near())}, or add a task ${dep}`,
         })
         return
       }
@@ -331,7 +365,9 @@ function checkDeps(
   })
 
   for (const cycle of findCycles(edges, 5)) {
-    const ids = cycle.map((i) => tasks[i]!.id)
+    const all = cycle.map((i) => tasks[i]!.id)
+    // A cycle through 10,000 tasks is said by its ends: the start, a count, and how it closes.
+    const ids = all.length <= 12 ? all : [...all.slice(0, 5), `… (${all.length - 1} tasks) …`, ...all.slice(-2)]
     const from = cycle[0]!
     const to = cycle[1]!
     const j = tasks[from]!.deps.indexOf(tasks[to]!.id)
@@ -391,17 +427,52 @@ function knownIds(ids: readonly string[]): string {
   return `${sorted.slice(0, 10).join(", ")} … (${sorted.length} in all)`
 }
 
-/** A near miss that differs only in case or separators, e.g. t1 for T-1. */
-function suggest(id: string, indexOf: ReadonlyMap<string, number>): string {
-  const squash = (s: string) => s.toLowerCase().replace(/[-_.]/g, "")
-  const wanted = squash(id)
-  for (const candidate of indexOf.keys()) if (squash(candidate) === wanted) return ` (did you mean ${candidate}?)`
-  return ""
+/** Ids by their squashed form (lower case, no separators), built once per check so suggestions stay linear. */
+const squashId = (s: string) => s.toLowerCase().replace(/[-_.]/g, "")
+function squashedIds(ids: Iterable<string>): Map<string, string> {
+  const out = new Map<string, string>()
+  for (const id of ids) {
+    const key = squashId(id)
+    if (!out.has(key)) out.set(key, id)
+  }
+  return out
 }
 
-/** zod's issues, turned into errors that name the field, the task and the fix. */
-function zodErrors(error: z.ZodError, input: unknown, prefix: string): ValidationError[] {
-  return error.issues.slice(0, 50).map((issue) => {
+/** A near miss that differs only in case or separators, e.g. t1 for T-1. */
+function suggestFrom(id: string, squashed: ReadonlyMap<string, string>): string {
+  const candidate = squashed.get(squashId(id))
+  return candidate !== undefined ? ` (did you mean ${candidate}?)` : ""
+}
+
+
+/** zod's issues, turned into errors that name the field, the task and the fix (did-you-mean for unknown keys). */
+function zodErrors(schema: z.ZodType, error: z.ZodError, input: unknown, prefix: string): ValidationError[] {
+  const out: ValidationError[] = []
+  // The same misspelling in 100k tasks is looked up once: keyed by the path without indices.
+  const nearby = new Map<string, { known: string[]; near: string | undefined }>()
+  for (const issue of error.issues) {
+    if (issue.code !== "unrecognized_keys") continue
+    const taskId = taskIdAt(input, issue.path)
+    const shape = issue.path.map((s) => (typeof s === "number" ? "#" : String(s))).join(".")
+    for (const key of issue.keys) {
+      const path = prefix + formatPath([...issue.path, key])
+      let hit = nearby.get(`${shape}\u0000${key}`)
+      if (!hit) {
+        const known = Strict.knownKeys(schema, issue.path)
+        hit = { known, near: Strict.nearest(key, known) }
+        nearby.set(`${shape}\u0000${key}`, hit)
+      }
+      const { known, near } = hit
+      out.push({
+        path,
+        ...(taskId ? { taskId } : {}),
+        message: `${taskId ? `task ${taskId}: ` : ""}${path}: unknown key${near ? `; did you mean ${near}?` : ""}`,
+        fix: near ? `rename ${JSON.stringify(key)} to ${JSON.stringify(near)}` : `remove ${JSON.stringify(key)}; known keys: ${known.join(", ")}`,
+      })
+    }
+  }
+  const others = error.issues.filter((issue) => issue.code !== "unrecognized_keys")
+  return out.concat(others.map((issue) => {
     const path = prefix + formatPath(issue.path)
     const taskId = taskIdAt(input, issue.path)
     const field = String(issue.path[issue.path.length - 1] ?? "document")
@@ -413,23 +484,14 @@ function zodErrors(error: z.ZodError, input: unknown, prefix: string): Validatio
       fix = `add ${JSON.stringify(field)} (${issue.expected})`
     } else if (issue.code === "invalid_value") {
       fix = `use one of: ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`
-    } else if (issue.code === "unrecognized_keys") {
-      fix = `remove ${issue.keys.map((k) => JSON.stringify(k)).join(", ")}`
     } else if (issue.code === "invalid_type") {
       fix = `give ${path || "the document"} a value of type ${issue.expected}`
     }
     return { path: path || "(document)", ...(taskId ? { taskId } : {}), message, fix }
-  })
+  }))
 }
 
-export function formatPath(segments: readonly PropertyKey[]): string {
-  let out = ""
-  for (const segment of segments) {
-    if (typeof segment === "number") out += `[${segment}]`
-    else out += out === "" ? String(segment) : `.${String(segment)}`
-  }
-  return out
-}
+export const formatPath = Strict.formatPath
 
 function taskIdAt(input: unknown, path: readonly PropertyKey[]): string | undefined {
   const collection = path[0]

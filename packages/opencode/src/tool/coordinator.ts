@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs"
 import { tool, type ToolContext, type ToolDefinition } from "@opencode-ai/plugin"
 import { z } from "zod"
+import { Strict } from "../core/strict"
 import { PlanDelta } from "../scheduler/delta.schema"
 import { ReviewRow } from "../scheduler/report.schema"
 import { TaskNode } from "../scheduler/task.schema"
@@ -34,7 +35,13 @@ export namespace CoordinatorTools {
       // Main
       air_submit: tool({
         description: describe("air_submit"),
-        args: { requirement: z.string().min(1).describe("the user's requirement, complete, in their words") },
+        args: {
+          requirement: z
+            .string()
+            .min(1)
+            .max(Strict.MAX_REQUIREMENT_BYTES, "the requirement is too long: put long material in a file of the repository and name the file")
+            .describe("the user's requirement, complete, in their words"),
+        },
         execute: (args, ctx) => guarded(() => orchestratorFor(ctx).submit(args.requirement, ctx.sessionID)),
       }),
       air_confirm: tool({
@@ -62,7 +69,13 @@ export namespace CoordinatorTools {
       }),
       air_change: tool({
         description: describe("air_change"),
-        args: { text: z.string().min(1).describe("the change to the requirement, in the user's words") },
+        args: {
+          text: z
+            .string()
+            .min(1)
+            .max(Strict.MAX_REQUIREMENT_BYTES, "the change is too long: put long material in a file of the repository and name the file")
+            .describe("the change to the requirement, in the user's words"),
+        },
         execute: (args, ctx) => guarded(() => orchestratorFor(ctx).change(args.text)),
       }),
       air_pause: tool({
@@ -84,14 +97,17 @@ export namespace CoordinatorTools {
       air_plan: tool({
         description: describe("air_plan"),
         args: {
-          tasks: z.array(TaskNode).describe("every task of the plan; see the description for the fields"),
+          // Loose here on purpose: a misspelt key (depends_on) must reach validateGraph, which refuses it with the
+          // nearest known key and a bounded list; the engine's own refusal would name neither.
+          tasks: z.array(TaskNode.loose()).describe("every task of the plan; see the description for the fields"),
           requirement: z.string().optional().describe("one-line restatement of the requirement"),
         },
         execute: (args, ctx) => guarded(() => orchestratorFor(ctx).plan(ctx.sessionID, args)),
       }),
       air_delta: tool({
         description: describe("air_delta"),
-        args: { delta: PlanDelta.describe("the change to the current task graph") },
+        // Loose for the same reason as air_plan's tasks: validateDelta refuses unknown keys with did-you-mean.
+        args: { delta: PlanDelta.loose().describe("the change to the current task graph") },
         execute: (args, ctx) => guarded(() => orchestratorFor(ctx).delta(ctx.sessionID, args.delta)),
       }),
       air_adr: tool({

@@ -170,9 +170,9 @@ describe("aircoding status", () => {
 
   test("--help prints the usage; an unknown flag or language is a usage error", async () => {
     expect((await capture(() => statusCommand(["--help"]))).stdout).toContain("aircoding status [dir] [--json]")
-    expect((await capture(() => statusCommand(["--bogus"]))).code).toBe(2)
+    expect((await capture(() => statusCommand(["--bogus"]))).code).toBe(1)
     const bad = await capture(() => statusCommand([FIXTURE, "--lang", "fr"]))
-    expect(bad.code).toBe(2)
+    expect(bad.code).toBe(1)
     expect(bad.stderr).toContain('unknown language "fr"')
   })
 })

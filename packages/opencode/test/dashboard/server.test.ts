@@ -34,13 +34,13 @@ describe("dashboard binding", () => {
     expect(DashboardServer.bindingProblem("0.0.0.0", "short")).toMatch(/too short/)
   })
 
-  test("aircoding dashboard --host 0.0.0.0 without --token exits 2 and listens nowhere", async () => {
+  test("aircoding dashboard --host 0.0.0.0 without --token exits 1 and listens nowhere", async () => {
     const root = fixture()
     const saved = process.env.AIRCODING_DASHBOARD_TOKEN
     delete process.env.AIRCODING_DASHBOARD_TOKEN
     try {
       const r = await capture(() => dashboardCommand([root, "--host", "0.0.0.0", "--port", "0"]))
-      expect(r.code).toBe(2)
+      expect(r.code).toBe(1)
       expect(r.stderr).toContain("refusing to serve the dashboard on 0.0.0.0 without a token")
       expect(r.stdout).toBe("")
     } finally {
@@ -57,7 +57,7 @@ describe("dashboard binding", () => {
     expect(help.code).toBe(0)
     expect(help.stdout).toContain("aircoding dashboard [dir] [--port N]")
     const bad = await capture(() => dashboardCommand([fixture(), "--port", "http"]))
-    expect(bad.code).toBe(2)
+    expect(bad.code).toBe(1)
     expect(bad.stderr).toContain("expected a port number")
   })
 

@@ -125,7 +125,7 @@ describe("AirCoding on the pinned engine", () => {
     const out = await aircoding(["doctor", project, "--json"], { cwd: project, env })
     const report = JSON.parse(out.stdout)
     const names = report.checks.map((c: { name: string }) => c.name)
-    expect(names).toEqual(["engine pin", "engine", "config dirs", "plugin", "model", "bun", "git", "cmake", "ctest", "cppcheck", "ccache"])
+    expect(names).toEqual(["engine pin", "engine", "config dirs", "plugin", "model", "bun", "git", "git identity", "cmake", "ctest", "cppcheck", "ccache"])
     for (const check of report.checks) expect(check.ok, `${check.name}: ${check.detail}`).toBe(true)
     expect(out.code).toBe(0)
   })
@@ -138,7 +138,7 @@ describe("AirCoding on the pinned engine", () => {
       expect(out.stdout).toMatch(/Usage:/)
     }
     const bad = await aircoding(["run", "--no-such-flag"], { cwd: project, env: sandbox.env })
-    expect(bad.code).toBe(2)
+    expect(bad.code).toBe(1)
     expect(bad.stderr).toMatch(/no-such-flag/)
   })
 })

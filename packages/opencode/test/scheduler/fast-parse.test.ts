@@ -42,4 +42,17 @@ describe("the fast graph parser", () => {
     )
     expect(answered).toBeGreaterThan(50)
   })
+
+  it("leaves an unknown key at any level to zod, which refuses it (the schema is strict)", () => {
+    const ok = { id: "T-1", title: "t", kind: "code", doneWhen: "d", writeSet: [{ path: "a.cpp", action: "modify" }] }
+    expect(parseTaskGraphFast({ schemaVersion: 1, tasks: [ok] })).not.toBeNull()
+    for (const input of [
+      { schemaVersion: 1, tasks: [ok], taks: [] },
+      { schemaVersion: 1, tasks: [{ ...ok, depends_on: [] }] },
+      { schemaVersion: 1, tasks: [{ ...ok, writeSet: [{ path: "a.cpp", action: "modify", regoin: "f" }] }] },
+    ]) {
+      expect(parseTaskGraphFast(input)).toBeNull()
+      expect(TaskGraph.safeParse(input).success).toBe(false)
+    }
+  })
 })

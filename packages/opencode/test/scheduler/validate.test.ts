@@ -196,3 +196,60 @@ describe("validateDelta", () => {
     expect(result.ok && result.delta.modify[0]!.patch.writeSet![0]!.path).toBe("x/y.cpp")
   })
 })
+
+describe("bad input refused at the door", () => {
+  it("a misspelt key in a task is refused with the nearest known key, never silently dropped", () => {
+    const errors = errorsOf({ schemaVersion: 1, tasks: [task("T-1"), { ...task("T-2"), depends_on: ["T-1"] }] })
+    expect(errors).toHaveLength(1)
+    expect(errors[0]).toMatchObject({ path: "tasks[1].depends_on", taskId: "T-2" })
+    expect(errors[0]!.message).toContain("tasks[1].depends_on: unknown key; did you mean deps?")
+    expect(errors[0]!.fix).toBe('rename "depends_on" to "deps"')
+  })
+
+  it("an unknown top-level key is refused", () => {
+    const errors = errorsOf({ ...graphOf(task("T-1")), taks: [] })
+    expect(errors[0]!.message).toContain("taks: unknown key; did you mean tasks?")
+  })
+
+  it("a delta with a misspelt patch key is refused", () => {
+    const result = validateDelta(graphOf(task("T-1"), task("T-2")), { schemaVersion: 1, modify: [{ id: "T-2", patch: { depends_on: ["T-1"] } }] })
+    expect(result.ok).toBe(false)
+    if (!result.ok) expect(result.errors[0]!.message).toContain("did you mean deps?")
+  })
+
+  it("100k tasks with 100k misspelt deps: answered, with the first 20 problems and a count of the rest", () => {
+    const n = 100_000
+    const tasks = Array.from({ length: n }, (_, i) => ({ ...task(`T-${i}`), deps: i === 0 ? [] : [`X-${i - 1}`] }))
+    const errors = errorsOf({ schemaVersion: 1, tasks })
+    expect(errors).toHaveLength(21)
+    expect(errors[0]!.path).toBe("tasks[1].deps[0]")
+    expect(errors[20]).toMatchObject({ path: "(more)", message: `${n - 1 - 20} more problem(s) of the same kinds not listed` })
+    const text = JSON.stringify(errors)
+    expect(text.length).toBeLessThan(20_000)
+  })
+
+  it("100k tasks with a misspelt key each: the zod path is bounded too", () => {
+    const tasks = Array.from({ length: 100_000 }, (_, i) => ({ ...task(`T-${i}`), depends_on: [] }))
+    const errors = errorsOf({ schemaVersion: 1, tasks })
+    expect(errors).toHaveLength(21)
+    expect(errors[20]!.message).toContain("99980 more")
+  })
+
+  it("a huge id is cut in the message", () => {
+    const errors = errorsOf(graphOf(task("T-1", { deps: ["x".repeat(1_000_000)] })))
+    expect(errors[0]!.message.length).toBeLessThan(500)
+  })
+})
+
+describe("validateDelta at scale", () => {
+  it("a delta removing 100k unknown ids from a 100k graph: answered, bounded", () => {
+    const n = 100_000
+    const graph = { schemaVersion: 1 as const, tasks: Array.from({ length: n }, (_, i) => task(`T-${i}`)) }
+    const result = validateDelta(graph, { schemaVersion: 1, remove: Array.from({ length: n }, (_, i) => `t${i}x`) })
+    expect(result.ok).toBe(false)
+    if (result.ok) return
+    expect(result.errors).toHaveLength(21)
+    expect(result.errors[0]!.message).toContain("which is not in the graph; known ids: T-0, T-1")
+    expect(result.errors[20]!.message).toContain(`${n - 20} more`)
+  })
+})
