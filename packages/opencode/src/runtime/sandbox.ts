@@ -33,6 +33,8 @@ export namespace Sandbox {
       writable: z.array(z.string().refine(isAbsolute)).default([]),
       /** Directories under /tmp that must stay visible (read-only) although /tmp is private. */
       visible: z.array(z.string().refine(isAbsolute)).default([]),
+      /** Inside a writable dir, yet read-only: a checkout's own `.git` when the worker runs in a plain checkout. */
+      readOnly: z.array(z.string().refine(isAbsolute)).default([]),
       /** Secrets to hide: an empty tmpfs over a directory, an empty file over a file. */
       hidden: z.array(Hidden).default([]),
       /** Network access (toolchain.json `"network": true`); off by default. */
@@ -61,6 +63,7 @@ export namespace Sandbox {
     for (const h of p.hidden) out.push(...(h.kind === "dir" ? ["--tmpfs", h.path] : ["--ro-bind", p.emptyFile, h.path]))
     const writable = [p.worktree, ...p.writable, ...(p.git ? [p.git.gitDir, p.git.objectDir] : [])]
     for (const dir of writable) out.push("--bind", dir, dir)
+    for (const dir of p.readOnly) out.push("--ro-bind", dir, dir)
     // After the writable binds: a .env inside the worktree stays hidden.
     for (const h of p.hidden) if (h.kind === "file" && writable.some((w) => h.path.startsWith(w + "/"))) out.push("--ro-bind", p.emptyFile, h.path)
     out.push("--clearenv")
@@ -147,8 +150,14 @@ export namespace Sandbox {
     const git = input.git !== false && stateDir ? GitLayout.of(worktree, stateDir) : undefined
     const writable = [...(input.writable ?? []).map((w) => resolve(w)), ...(cache ? [cache] : [])]
     const visible = [...new Set([project, home, git?.commonDir].filter((p): p is string => !!p))]
+    const readOnly: string[] = []
+    try {
+      if (statSync(join(worktree, ".git")).isDirectory()) readOnly.push(join(worktree, ".git"))
+    } catch {
+      // a linked worktree (a .git file) or no git at all
+    }
     const emptyFile = emptyFileIn(stateDir ?? tmpdir())
-    return Policy.parse({ worktree, writable, visible, hidden, network: input.network ?? false, env, emptyFile, ...(git ? { git } : {}) })
+    return Policy.parse({ worktree, writable, visible, readOnly, hidden, network: input.network ?? false, env, emptyFile, ...(git ? { git } : {}) })
   }
 
   /** An empty, read-only regular file to mount over hidden files. */

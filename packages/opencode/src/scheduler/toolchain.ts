@@ -33,6 +33,7 @@ export namespace Toolchain {
         .strict()
         .default({ cppcheck: { enabled: true, args: [], binary: "cppcheck" } }),
       timeoutMs: z.number().int().positive().default(DEFAULT_TIMEOUT_MS).describe("per command"),
+      network: z.boolean().default(false).describe("true lets sandboxed commands (workers' shells, gates) reach the network"),
     })
     .strict()
   export type Rules = z.infer<typeof Rules>
