@@ -100,11 +100,17 @@ export namespace Paths {
   /** Glob-valued arguments that can name directories too. */
   const PATTERN_ARGS: Record<string, string> = { glob: "pattern", grep: "include" }
 
-  const PATCH_HEADER = /^(\*\*\* (?:Add File|Update File|Delete File|Move to): )(.+)$/gm
+  /**
+   * apply_patch's file headers, in the engine's grammar (1.18.33: a line that starts with `*** Add File:`,
+   * `*** Delete File:`, `*** Update File:` or `*** Move to:`, the rest trimmed is the path — no space
+   * needed after the colon). Leading blanks are accepted too: checking more lines than the engine reads
+   * costs nothing, missing one would let a path through.
+   */
+  const PATCH_HEADER = /^([ \t]*\*\*\* (?:Add File|Update File|Delete File|Move to):[ \t]*)([^\r\n]*?)([ \t\r]*)$/gm
 
   /** The file paths an apply_patch / patch text names. */
   export function patchPaths(text: string): string[] {
-    return [...text.matchAll(PATCH_HEADER)].map((m) => m[2]!.trim())
+    return [...text.matchAll(PATCH_HEADER)].map((m) => m[2]!.trim()).filter((p) => p !== "")
   }
 
   /** The directory part of a glob before its first wildcard ("../x/**" → "../x"). */
@@ -162,7 +168,9 @@ export namespace Paths {
         const v = check(ctx.root, p, { write: true })
         if (!v.ok) return v
       }
-      const text = args.patchText.replace(PATCH_HEADER, (_, head: string, p: string) => head + resolve(ctx.root, p.trim()))
+      const text = args.patchText.replace(PATCH_HEADER, (whole, head: string, p: string, tail: string) =>
+        p.trim() === "" ? whole : head + resolve(ctx.root, p.trim()) + tail,
+      )
       if (text !== args.patchText) {
         next.patchText = text
         changed = true

@@ -95,3 +95,29 @@ describe("configuration cannot widen a row", () => {
     expect(Permission.evaluate(rules, "task", "general")).toBe("allow")
   })
 })
+
+describe("apply_patch headers are read with the engine's grammar", () => {
+  const patch = (header: string) => `*** Begin Patch\n${header}\n+int x;\n*** End Patch`
+  const decide = (patchText: string) => Guard.decide({ agent: "executor", tool: "apply_patch", args: { patchText }, session: executor })
+
+  it("refuses a path outside the worktree however the header is spelled", () => {
+    for (const header of [
+      "*** Add File:../../../shared/rules/toolchain.json",
+      "*** Add File:   ../../../../x.cpp",
+      "*** Add File:/etc/x",
+      "*** Update File:src/a.cpp\n*** Move to:../../../../x.cpp",
+      "*** Delete File:../T-2/src/a.cpp",
+      "  *** Add File: ../../../../x\r",
+    ])
+      expect([header, decide(patch(header)).allow]).toEqual([header, false])
+  })
+
+  it("makes every path absolute inside the worktree: nothing resolves against the project root", () => {
+    // The issue's attack: the engine resolved this from the project root and planted the gates' commands.
+    // Made absolute, it names the worktree's copy — and the write-set gate keeps it out of the merge.
+    const d = decide(patch("*** Add File:.air/shared/rules/toolchain.json") + "\n" + patch("*** Update File:src/a.cpp\n*** Move to:src/b.cpp"))
+    expect(d.allow).toBe(true)
+    const text = String((d.allow && d.args?.patchText) || "")
+    expect(Paths.patchPaths(text)).toEqual([join(worktree, ".air/shared/rules/toolchain.json"), join(worktree, "src/a.cpp"), join(worktree, "src/b.cpp")])
+  })
+})
