@@ -1,35 +1,29 @@
-import { spawn } from "node:child_process"
+import { Proc } from "../runtime/process.ts"
 
 export type Completed = { code: number; stdout: string; stderr: string }
 
-/** Runs a command to completion, capturing output; never rejects for a non-zero exit. */
-export function runProcess(
+/**
+ * Runs a command to completion, capturing output; never rejects for a non-zero exit (rejects only when
+ * the program cannot start). The engine launcher's face of the one process runner (`Proc.run`): the
+ * whole process tree goes at the timeout, not just the leader.
+ */
+export async function runProcess(
   cmd: string,
   args: string[],
-  opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {},
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number; signal?: AbortSignal } = {},
 ): Promise<Completed> {
-  return new Promise((resolve, reject) => {
-    // OpenCode takes its project directory from PWD, not from the process's cwd: keep them equal.
-    const env = opts.cwd ? { ...(opts.env ?? process.env), PWD: opts.cwd } : opts.env
-    const child = spawn(cmd, args, { cwd: opts.cwd, env, stdio: ["pipe", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (d) => (stdout += d))
-    child.stderr.on("data", (d) => (stderr += d))
-    const timer = opts.timeoutMs
-      ? setTimeout(() => {
-          stderr += `\n(killed after ${opts.timeoutMs} ms)`
-          child.kill("SIGKILL")
-        }, opts.timeoutMs)
-      : undefined
-    child.on("error", (err) => {
-      clearTimeout(timer)
-      reject(err)
-    })
-    child.on("close", (code, signal) => {
-      clearTimeout(timer)
-      resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr })
-    })
-    child.stdin.end(opts.input ?? "")
+  const cwd = opts.cwd ?? process.cwd()
+  // OpenCode takes its project directory from PWD, not from the process's cwd: keep them equal.
+  const env = opts.cwd ? { ...(opts.env ?? process.env), PWD: opts.cwd } : (opts.env ?? process.env)
+  const result = await Proc.run(cmd, args, {
+    cwd,
+    env,
+    input: opts.input ?? "",
+    outputCap: Infinity,
+    ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
   })
+  if (result.spawnError) throw new Error(`${cmd} could not start: ${result.spawnError}`)
+  const stopped = result.timedOut ? `\n(killed after ${opts.timeoutMs} ms)` : result.aborted ? "\n(killed: aborted)" : ""
+  return { code: result.code ?? (result.signal ? 128 : 1), stdout: result.stdout, stderr: result.stderr + stopped }
 }

@@ -1,8 +1,8 @@
-import { spawn } from "node:child_process"
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { writeFileAtomic } from "./atomic"
 import { Toolchain } from "./toolchain"
+import { Proc } from "../runtime/process.ts"
 
 /**
  * After the last merge, the Scheduler builds and tests the integration branch itself: each task passed
@@ -16,22 +16,11 @@ export namespace FinalCheck {
     return join(root, ".air", "local", "evidence", "_final")
   }
 
-  function sh(command: string, cwd: string, timeoutMs: number): Promise<{ code: number; output: string }> {
-    return new Promise((resolve) => {
-      const child = spawn(command, { cwd, shell: true, stdio: ["ignore", "pipe", "pipe"] })
-      let output = ""
-      child.stdout.on("data", (d) => (output += d))
-      child.stderr.on("data", (d) => (output += d))
-      const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs)
-      child.on("close", (code) => {
-        clearTimeout(timer)
-        resolve({ code: code ?? 1, output })
-      })
-      child.on("error", (err) => {
-        clearTimeout(timer)
-        resolve({ code: 127, output: String(err) })
-      })
-    })
+  /** Through the one process runner: a timeout kills the shell and everything it started (a hung ctest too). */
+  async function sh(command: string, cwd: string, timeoutMs: number): Promise<{ code: number; output: string; how: string }> {
+    const r = await Proc.run(command, [], { cwd, env: process.env, shell: true, timeoutMs })
+    const code = r.spawnError ? 127 : r.timedOut ? 124 : (r.code ?? 128)
+    return { code, output: r.output, how: Proc.describe(r, timeoutMs) }
   }
 
   export async function run(root: string): Promise<Result> {
@@ -39,10 +28,12 @@ export namespace FinalCheck {
     const out = dir(root)
     const commands: Result["commands"] = []
     let log = `# ${note}\n`
+    let lastHow = ""
     for (const command of [...rules.build, ...rules.test]) {
       const r = await sh(command, root, rules.timeoutMs)
       commands.push({ command, code: r.code })
-      log += `$ ${command}\n${r.output}\n# exit ${r.code}\n`
+      lastHow = r.how
+      log += `$ ${command}\n${r.output}\n# ${r.how} (exit ${r.code})\n`
       if (r.code !== 0) break
     }
     const passed = commands.length > 0 && commands.every((c) => c.code === 0)
@@ -50,7 +41,7 @@ export namespace FinalCheck {
       ? `no build or test command to run on the integration branch (${note})`
       : passed
         ? `integration branch builds and its tests pass (${commands.length} command(s))`
-        : `integration branch FAILS: \`${commands.at(-1)!.command}\` exited ${commands.at(-1)!.code}; see ${join(out, "final.log")}`
+        : `integration branch FAILS: \`${commands.at(-1)!.command}\` ${lastHow}; see ${join(out, "final.log")}`
     const result: Result = { passed, summary, evidenceDir: out, commands }
     await writeFileAtomic(join(out, "final.log"), log)
     await writeFileAtomic(join(out, "result.json"), JSON.stringify(result, null, 2))

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process"
+import { Proc } from "../runtime/process.ts"
 
 /**
  * One way to run git for the Scheduler: the git binary, spawned directly.
@@ -51,26 +51,29 @@ export interface GitResult {
 export interface GitOptions {
   /** `-c key=value` pairs put before the command, e.g. a fallback identity. */
   config?: string[]
+  /** Stop git (and anything it started) after this long; a stopped git is a non-zero exit. */
+  timeoutMs?: number
+  signal?: AbortSignal
 }
 
 /** Runs git in `dir` and returns the exit code instead of throwing on a non-zero exit. */
-export function gitTry(dir: string, args: string[], options: GitOptions = {}): Promise<GitResult> {
+export async function gitTry(dir: string, args: string[], options: GitOptions = {}): Promise<GitResult> {
   const argv = [...(options.config ?? []).flatMap((pair) => ["-c", pair]), ...args]
-  return new Promise((resolve, reject) => {
-    const child = spawn("git", argv, { cwd: dir, env: gitEnv(), stdio: ["ignore", "pipe", "pipe"] })
-    const out: Buffer[] = []
-    const err: Buffer[] = []
-    child.stdout.on("data", (chunk: Buffer) => out.push(chunk))
-    child.stderr.on("data", (chunk: Buffer) => err.push(chunk))
-    child.on("error", (error) => reject(new Error(`git ${args.join(" ")} could not run in ${dir}: ${error.message}`)))
-    child.on("close", (code, signal) =>
-      resolve({
-        code: code ?? (signal ? 128 : -1),
-        stdout: Buffer.concat(out).toString("utf8"),
-        stderr: Buffer.concat(err).toString("utf8") + (signal ? `\n(killed by ${signal})` : ""),
-      }),
-    )
+  // Through the one process runner: own process group, nothing kept alive past git's exit; all output kept.
+  const result = await Proc.run("git", argv, {
+    cwd: dir,
+    env: gitEnv(),
+    outputCap: Infinity,
+    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
   })
+  if (result.spawnError) throw new Error(`git ${args.join(" ")} could not run in ${dir}: ${result.spawnError}`)
+  const stopped = result.timedOut ? `\n(stopped after ${options.timeoutMs} ms)` : result.aborted ? "\n(stopped: aborted)" : ""
+  return {
+    code: result.code ?? (result.signal ? 128 : -1),
+    stdout: result.stdout,
+    stderr: result.stderr + (result.signal ? `\n(killed by ${result.signal})` : "") + stopped,
+  }
 }
 
 /** Runs git in `dir`; resolves with stdout, rejects with `GitCommandError` on any non-zero exit. */

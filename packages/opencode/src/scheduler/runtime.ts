@@ -490,7 +490,7 @@ class OrchestratorImpl {
       await this.apply({
         type: "gates.failed",
         taskId,
-        gate: report.failedGate ?? "evidence",
+        gate: Gates.eventGate(report.failedGate),
         message: report.message,
         evidencePath: join(this.evidenceDir(taskId), `attempt-${attempt}`, "report.json"),
       })

@@ -5,6 +5,7 @@ import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Gates } from "../../src/scheduler/gates.ts"
 import { Toolchain } from "../../src/scheduler/toolchain.ts"
+import { GateError } from "../../src/runtime/errors.ts"
 import { MergeQueue } from "../../src/scheduler/merge.ts"
 import { Worktrees } from "../../src/scheduler/worktree.ts"
 import { CALC_CPP, CALC_H, createCppRepo, type CppRepo, type Workspace } from "./cpp-repo.ts"
@@ -330,7 +331,9 @@ describe.concurrent("evidence gates", () => {
 
       await own.write(Toolchain.RULES_PATH, JSON.stringify({ schemaVersion: 2, build: "make" }))
       const error = await gates("custom-rules", wt.path, { root: own.root, evidenceDir: path.join(own.root, ".air/local/evidence/custom-rules/attempt-1") }).catch((e: unknown) => e)
-      expect(error).toBeInstanceOf(Toolchain.RulesInvalid)
+      expect(error).toBeInstanceOf(GateError)
+      expect((error as GateError).tag).toBe("ToolchainInvalid")
+      expect((error as GateError).cause).toBeInstanceOf(Toolchain.RulesInvalid)
       expect((error as Error).message).toMatch(/schemaVersion/)
       expect((error as Error).message).toMatch(/build/)
     } finally {

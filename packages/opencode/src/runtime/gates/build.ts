@@ -1,0 +1,47 @@
+import type { Gate, GateContext } from "./registry.ts"
+import { commandEvidenceMissing, runCommands } from "./command.ts"
+import { indent, lastLines } from "./text.ts"
+
+export const BUILD_LOG = "build.log"
+
+/** The toolchain's build commands pass in the worktree; a failure quotes the compiler's first error. */
+export const buildGate = {
+  id: "build",
+  provides: "build",
+  route: "debugger",
+  words: { en: "build", "zh-CN": "构建" },
+  logs: [BUILD_LOG],
+  reportsNotRun: true,
+  async run(ctx: GateContext) {
+    const { output: _, ...outcome } = await runCommands(ctx, "build", BUILD_LOG, (command, what, output, logPath) => {
+      const first = firstError(output)
+      return {
+        summary: first ? `build failed: ${first.split("\n")[0]}` : `\`${command}\` ${what}`,
+        message:
+          `${ctx.label}: build failed: \`${command}\` ${what}.\n` +
+          (first ? `First error:\n${indent(first)}\n` : `Last lines:\n${indent(lastLines(output, 15))}\n`) +
+          `Full log: ${logPath}\nFix the build, commit on air/${ctx.taskId}, and report again.`,
+      }
+    })
+    return outcome
+  },
+  missingEvidence: (ctx, result) => commandEvidenceMissing(ctx, "build", result),
+} as const satisfies Gate
+
+/** The first compiler, linker or CMake error with the lines that follow it. */
+export function firstError(output: string): string | undefined {
+  const lines = output.split(/\r?\n/)
+  const patterns = [
+    /:\d+(:\d+)?:\s*(fatal )?error\b/i,
+    /^CMake Error/,
+    /\berror\s*(C|LNK)\d+/,
+    /undefined reference to/,
+    /^\S.*:\s*(fatal )?error:/i,
+    /\berror\b/i,
+  ]
+  for (const pattern of patterns) {
+    const index = lines.findIndex((line) => pattern.test(line) && !/^\s*--/.test(line) && !/Werror/.test(line))
+    if (index >= 0) return lines.slice(index, index + 4).join("\n").trimEnd()
+  }
+  return undefined
+}

@@ -1,0 +1,62 @@
+import path from "node:path"
+import { Toolchain } from "../../scheduler/toolchain.ts"
+import { Proc } from "../process.ts"
+import type { Failure, GateContext, GateOutcome } from "./registry.ts"
+import type { GateResult } from "./schema.ts"
+import { TOOL_MISSING } from "./schema.ts"
+import { formatRun, INSTALL_HINTS, stripPrefix } from "./text.ts"
+
+/**
+ * What the build and test gates share: run the toolchain's shell commands in order in the worktree, log
+ * each, stop at the first that fails; `explain` turns a failed command's output into the gate's message.
+ */
+export async function runCommands(
+  ctx: GateContext,
+  which: "build" | "test",
+  log: string,
+  explain: (command: string, what: string, output: string, logPath: string) => Failure,
+): Promise<GateOutcome & { output?: string }> {
+  const commands = ctx.rules[which]
+  if (commands.length === 0) return { ran: false, summary: `no ${which} command configured (${ctx.toolchainNote})` }
+  let text = ""
+  let logPath = path.join(ctx.evidenceDir, log)
+  let outputs = ""
+  for (const command of commands) {
+    const result = await ctx.exec(command, [], {
+      cwd: ctx.worktree,
+      env: ctx.env,
+      shell: true,
+      timeoutMs: ctx.rules.timeoutMs,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    })
+    text += formatRun(command, ctx.worktree, result)
+    logPath = await ctx.write(log, text)
+    outputs += result.output
+    if (result.ok) continue
+    const output = stripPrefix(result.output, ctx.worktree)
+    const tool = command.trim().split(/\s+/)[0] ?? command
+    if (result.code === 127 && /not found|not recognized/i.test(output)) {
+      const hint = INSTALL_HINTS[path.basename(tool)]
+      const failure: Failure = {
+        gate: TOOL_MISSING,
+        missingTool: tool,
+        summary: `${tool} is not installed`,
+        message:
+          `${ctx.label}: the ${which} command \`${command}\` could not start: ${tool} is not installed or not on PATH. ` +
+          `Install it${hint ? `: ${hint}` : ""}, or change the ${which} commands in ${Toolchain.RULES_PATH}. Log: ${logPath}`,
+      }
+      return { ran: true, summary: failure.summary, logPath, failure }
+    }
+    const failure = explain(command, Proc.describe(result, ctx.rules.timeoutMs), output, logPath)
+    return { ran: true, summary: failure.summary, logPath, failure }
+  }
+  return { ran: true, summary: `${commands.length} command(s) passed`, logPath, output: outputs }
+}
+
+/** The evidence rule of a command gate: it ran, and passed. */
+export function commandEvidenceMissing(ctx: GateContext, which: "build" | "test", result: GateResult | undefined): string | undefined {
+  if (result?.passed && !result.ran && ctx.rules[which].length > 0) return result.summary
+  if (!result?.ran) return `no ${which} command configured (${ctx.toolchainNote})`
+  if (!result.passed) return "did not pass"
+  return undefined
+}

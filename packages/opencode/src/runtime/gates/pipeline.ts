@@ -1,0 +1,205 @@
+import { mkdir, rm, writeFile } from "node:fs/promises"
+import path from "node:path"
+import { writeFileAtomic } from "../../scheduler/atomic.ts"
+import { GitCommandError } from "../../scheduler/git.ts"
+import { Toolchain } from "../../scheduler/toolchain.ts"
+import { Worktrees } from "../../scheduler/worktree.ts"
+import { GateError } from "../errors.ts"
+import { Proc } from "../process.ts"
+import { type Exec, type Failure, type Gate, type GateContext, REGISTRY } from "./registry.ts"
+import { type Finding, type GateReport, type GateResult, Requirement } from "./schema.ts"
+import { countBySeverity, indent } from "./text.ts"
+
+export const REPORT_FILE = "report.json"
+
+/** The filesystem the pipeline writes evidence through: a seam, so a full disk can be tested. */
+export interface EvidenceFs {
+  mkdir(dir: string): Promise<void>
+  rm(file: string): Promise<void>
+  writeFile(file: string, data: string): Promise<void>
+  /** Replaces the file whole or not at all (the report: on disk, it always describes a finished run). */
+  writeFileAtomic(file: string, data: string): Promise<void>
+}
+
+export const nodeEvidenceFs: EvidenceFs = {
+  mkdir: async (dir) => void (await mkdir(dir, { recursive: true })),
+  rm: (file) => rm(file, { force: true }),
+  writeFile: (file, data) => writeFile(file, data),
+  writeFileAtomic: (file, data) => writeFileAtomic(file, data, { backup: false }),
+}
+
+export const processExec: Exec = (command, args, options) => Proc.run(command, args, options)
+
+export interface RunInput {
+  /** The project root (the user's checkout of the integration branch). */
+  root: string
+  /** The task's worktree: where commands run. */
+  worktree: string
+  taskId: string
+  /** The integration branch the task branched from. */
+  base: string
+  kind: string
+  attempt: number
+  /** `<root>/.air/local/evidence/<task-id>/attempt-<n>/` */
+  evidenceDir: string
+  requires: readonly Requirement[]
+  /** Rules to use instead of toolchain.json / detection. */
+  toolchain?: Toolchain.RulesInput
+  /** Environment for build, test and analysis commands; default `process.env`. */
+  env?: NodeJS.ProcessEnv
+  /** Aborting kills the running gate's processes; the run rejects with `GateError(Aborted)`. */
+  signal?: AbortSignal
+  /** The gates to run, in order; default the registry. */
+  gates?: readonly Gate[]
+  /** Seams: how commands run (a sandbox wraps this) and where evidence is written. */
+  exec?: Exec
+  fs?: EvidenceFs
+}
+
+/**
+ * Runs the gates in order, stopping at the first failure, and writes report.json last.
+ * Resolves with the report (passed or failed: a verdict on the task's work); rejects with a `GateError`
+ * when no verdict could be reached (toolchain invalid, git failing, evidence not written, a tool crashed,
+ * aborted) — then no report says "passed".
+ */
+export async function runGates(input: RunInput): Promise<GateReport> {
+  Worktrees.assertTaskId(input.taskId)
+  const gates: readonly Gate[] = input.gates ?? REGISTRY
+  const requires = [...new Set(input.requires.map((r) => Requirement.parse(r)))]
+  const evidenceDir = path.resolve(input.evidenceDir)
+  const fs = guarded(input.fs ?? nodeEvidenceFs)
+  const aborted = () => {
+    if (input.signal?.aborted) throw new GateError("Aborted", `task ${input.taskId}: the gates were stopped (the run was aborted)`)
+  }
+  aborted()
+
+  const resolved = await tagged(async () => {
+    await Worktrees.ensureExcluded(input.root)
+    return input.toolchain
+      ? { rules: Toolchain.Rules.parse(input.toolchain), source: "file" as const, note: "toolchain rules given by the caller" }
+      : await Toolchain.load(input.root, input.worktree)
+  })
+  await fs.mkdir(evidenceDir)
+  const stale = [...new Set([...gates.flatMap((g) => g.logs ?? []), REPORT_FILE])]
+  await Promise.all(stale.map((name) => fs.rm(path.join(evidenceDir, name))))
+
+  const results: GateResult[] = []
+  const ctx: GateContext = {
+    root: input.root,
+    worktree: input.worktree,
+    taskId: input.taskId,
+    base: input.base,
+    kind: input.kind,
+    rules: resolved.rules,
+    toolchainNote: resolved.note,
+    evidenceDir,
+    env: input.env ?? process.env,
+    label: `task ${input.taskId}`,
+    requires,
+    ...(input.signal ? { signal: input.signal } : {}),
+    gates,
+    results,
+    changed: [],
+    findings: [],
+    exec: input.exec ?? processExec,
+    async write(name, data) {
+      const file = path.join(evidenceDir, name)
+      await fs.writeFile(file, data)
+      return file
+    },
+  }
+
+  const finish = async (failure?: Failure & { gate: string }): Promise<GateReport> => {
+    aborted()
+    const report: GateReport = {
+      taskId: input.taskId,
+      attempt: input.attempt,
+      kind: input.kind,
+      passed: !failure,
+      ...(failure ? { failedGate: failure.gate } : {}),
+      message: failure ? failure.message : passMessage(ctx, gates),
+      gates: results,
+      changedFiles: ctx.changed.map((change) => change.path),
+      findings: ctx.findings,
+      requires,
+      toolchain: { source: input.toolchain ? "given" : resolved.source, note: resolved.note },
+      evidenceDir,
+    }
+    // Written last and atomically: a report.json on disk always describes a finished run.
+    await fs.writeFileAtomic(path.join(evidenceDir, REPORT_FILE), JSON.stringify(report, null, 2) + "\n")
+    return report
+  }
+
+  for (const gate of gates) {
+    aborted()
+    const started = Date.now()
+    const outcome = await tagged(() => gate.run(ctx))
+    aborted()
+    const failure = outcome.failure
+    results.push({
+      gate: gate.id,
+      passed: !failure,
+      ran: outcome.ran,
+      ms: Date.now() - started,
+      ...(outcome.logPath ? { logPath: outcome.logPath } : {}),
+      summary: outcome.summary,
+      ...(failure?.missingTool ? { missingTool: failure.missingTool } : {}),
+    })
+    if (failure) return finish({ ...failure, gate: failure.gate ?? gate.id })
+  }
+  return finish()
+}
+
+function passMessage(ctx: GateContext, gates: readonly Gate[]): string {
+  const toolGate = (id: string) => gates.find((g) => g.id === id)?.reportsNotRun === true
+  const ran = ctx.results.filter((g) => g.ran || !toolGate(g.gate))
+  const notRun = ctx.results.filter((g) => !g.ran && toolGate(g.gate))
+  let message = `${ctx.label}: all gates passed (${ran.map((g) => g.gate).join(", ")})`
+  if (notRun.length > 0) message += `; not run: ${notRun.map((g) => `${g.gate} (${g.summary})`).join("; ")}`
+  const findings: Finding[] = ctx.findings
+  if (findings.length > 0) {
+    message +=
+      `; cppcheck recorded ${countBySeverity(findings)}:\n` +
+      indent(findings.slice(0, 10).map((f) => `${f.file}:${f.line}: ${f.severity}: ${f.id}: ${f.message}`).join("\n"))
+  }
+  return message
+}
+
+/** Evidence writes that fail are `EvidenceWriteFailed`: the gates cannot vouch for what they did not keep. */
+function guarded(fs: EvidenceFs): EvidenceFs {
+  const wrap =
+    <A extends unknown[]>(what: string, op: (...args: A) => Promise<void>) =>
+    async (...args: A) => {
+      try {
+        await op(...args)
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code
+        throw new GateError(
+          "EvidenceWriteFailed",
+          `could not ${what} ${String(args[0])}: ${code ? `${code}: ` : ""}${(error as Error).message}. ` +
+            `The gates keep every log as evidence; free space or fix the permissions of .air/local/evidence, then run the gates again.`,
+          { cause: error },
+        )
+      }
+    }
+  return {
+    mkdir: wrap("create", fs.mkdir),
+    rm: wrap("remove", fs.rm),
+    writeFile: wrap("write", fs.writeFile),
+    writeFileAtomic: wrap("write", fs.writeFileAtomic),
+  }
+}
+
+/** Gives the errors the interpreter must tell apart their tag; others pass through untouched. */
+async function tagged<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work()
+  } catch (error) {
+    if (error instanceof GateError) throw error
+    if (error instanceof Toolchain.RulesInvalid) throw new GateError("ToolchainInvalid", error.message, { cause: error })
+    if (error instanceof GitCommandError || error instanceof Worktrees.WorktreeError) {
+      throw new GateError("GitFailed", `the gates could not read the task's branch: ${error.message}`, { cause: error })
+    }
+    throw error
+  }
+}

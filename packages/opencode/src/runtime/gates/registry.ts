@@ -1,0 +1,126 @@
+import type { Toolchain } from "../../scheduler/toolchain.ts"
+import type { Worktrees } from "../../scheduler/worktree.ts"
+import type { Proc } from "../process.ts"
+import { analysisGate } from "./analysis.ts"
+import { buildGate } from "./build.ts"
+import { commitGate } from "./commit.ts"
+import { diffGate } from "./diff.ts"
+import { evidenceGate } from "./evidence.ts"
+import { type Finding, type GateResult, type Requirement, TOOL_MISSING } from "./schema.ts"
+import { testGate } from "./test.ts"
+
+/**
+ * The gates, in the order they run. A gate is one file exporting a `Gate`; adding one (clang-tidy, a
+ * secret scan) is that file, its test, and one line in `REGISTRY`. See README.md in this folder.
+ */
+
+/** Where a failure goes: the Debugger (the code is wrong), the Executor (the work is not handed in right),
+ * or a person (something only they can fix: a tool to install, a tool that crashed). */
+export type Route = "debugger" | "executor" | "user"
+
+export { TOOL_MISSING }
+
+/** A gate's name for people, per language of the words catalogue. */
+export interface Words {
+  en: string
+  "zh-CN": string
+}
+
+export interface Gate<Id extends string = string> {
+  readonly id: Id
+  /** The evidence kind (`KIND_RULES`) this gate collects; a task whose kind requires it cannot pass without it. */
+  readonly provides?: Requirement
+  /** Where a failure of this gate goes (`routeOf`). */
+  readonly route: Route
+  readonly words: Words
+  /** Files this gate writes in the evidence directory; cleared before every run. */
+  readonly logs?: readonly string[]
+  /** A gate that runs a tool: when it did not run, the pass message says so. */
+  readonly reportsNotRun?: boolean
+  /**
+   * Runs the gate. A failure the task's authors can act on is a returned `failure` (its message already
+   * parsed from the tool's output: first error, failing tests, findings); a gate that cannot reach a verdict
+   * throws (the pipeline tags it: `GateError`).
+   */
+  run(ctx: GateContext): Promise<GateOutcome>
+  /** For the evidence gate: why this gate's evidence is missing for a task that requires it, if it is. */
+  missingEvidence?(ctx: GateContext, result: GateResult | undefined): string | undefined
+}
+
+export interface GateOutcome {
+  /** False when there was nothing to run (skipped, no command, no file to analyse). */
+  ran: boolean
+  summary: string
+  logPath?: string
+  failure?: Failure
+}
+
+export interface Failure {
+  /** The failure's id when it is not the gate's own (`TOOL_MISSING`). */
+  gate?: string
+  summary: string
+  /** For people and the Debugger: what failed, where, the first relevant lines, what to do. */
+  message: string
+  missingTool?: string
+}
+
+export type Exec = (
+  command: string,
+  args: readonly string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; shell: boolean; timeoutMs: number; signal?: AbortSignal },
+) => Promise<Proc.Result>
+
+export interface GateContext {
+  readonly root: string
+  readonly worktree: string
+  readonly taskId: string
+  readonly base: string
+  readonly kind: string
+  readonly rules: Toolchain.Rules
+  /** Where the rules came from, for people. */
+  readonly toolchainNote: string
+  readonly evidenceDir: string
+  /** Environment of build, test and analysis commands. */
+  readonly env: NodeJS.ProcessEnv
+  /** "task T-1": how messages name the task. */
+  readonly label: string
+  readonly requires: readonly Requirement[]
+  readonly signal?: AbortSignal
+  /** The registry this run uses (the evidence gate asks the gate that provides each requirement). */
+  readonly gates: readonly Gate[]
+  /** Results of the gates that ran before this one, in order. */
+  readonly results: readonly GateResult[]
+  /** Files the task changed against its base: set by the diff gate, read by later gates. */
+  changed: Worktrees.Change[]
+  /** Analysis findings, kept in the report. */
+  findings: Finding[]
+  /** Runs a program (the process runner, or a sandbox around it). */
+  exec: Exec
+  /** Writes `name` in the evidence directory and returns its path; a failure is `EvidenceWriteFailed`. */
+  write(name: string, data: string): Promise<string>
+}
+
+export const REGISTRY = [commitGate, diffGate, buildGate, testGate, analysisGate, evidenceGate] as const
+
+export type GateId = (typeof REGISTRY)[number]["id"]
+export const GATE_IDS = REGISTRY.map((gate) => gate.id) as [GateId, ...GateId[]]
+/** Every id a `gates.failed` event may carry. */
+export const FAILURE_IDS = [...GATE_IDS, TOOL_MISSING] as const
+
+/** Where a failure with this id goes; an id no gate declares goes to a person (never to nothing). */
+export function routeOf(id: string, gates: readonly Gate[] = REGISTRY): Route {
+  if (id === TOOL_MISSING) return "user"
+  return gates.find((gate) => gate.id === id)?.route ?? "user"
+}
+
+/** The gate's name for people. */
+export function wordsOf(id: string, language: keyof Words = "en", gates: readonly Gate[] = REGISTRY): string {
+  if (id === TOOL_MISSING) return language === "zh-CN" ? "缺少工具" : "tool missing"
+  return gates.find((gate) => gate.id === id)?.words[language] ?? id
+}
+
+
+/** A gate that runs a tool (build, test, analysis): what views show in a one-line summary of a gate run. */
+export function isToolGate(id: string, gates: readonly Gate[] = REGISTRY): boolean {
+  return gates.find((gate) => gate.id === id)?.reportsNotRun === true
+}

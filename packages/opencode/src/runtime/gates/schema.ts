@@ -1,0 +1,55 @@
+import { z } from "zod"
+import { EVIDENCE_KINDS } from "../../scheduler/task.schema.ts"
+
+/**
+ * What the gates write and return. Gate ids are strings here: which ids exist is the registry's business
+ * (`registry.ts`), so a new gate needs no schema change.
+ */
+
+/** The failure id used when a tool a gate needs is not installed (any gate may report it; it goes to a person). */
+export const TOOL_MISSING = "tool-missing" as const
+
+/** What a task's kind requires the gates to have run and passed (`KIND_RULES` maps kind → requires). */
+export const Requirement = z.enum(EVIDENCE_KINDS)
+export type Requirement = z.infer<typeof Requirement>
+
+export const Severity = z.enum(["error", "warning", "style", "performance", "portability", "information"])
+export const Finding = z.object({
+  file: z.string(),
+  line: z.number().int(),
+  severity: Severity,
+  id: z.string(),
+  message: z.string(),
+})
+export type Finding = z.infer<typeof Finding>
+
+export const GateResult = z.object({
+  gate: z.string().min(1),
+  passed: z.boolean(),
+  /** False when the gate had nothing to run (no command configured, no C/C++ file changed, skipped). */
+  ran: z.boolean(),
+  ms: z.number().int().nonnegative(),
+  logPath: z.string().optional(),
+  summary: z.string(),
+  /** Set when the gate could not run because this tool is not installed. */
+  missingTool: z.string().optional(),
+})
+export type GateResult = z.infer<typeof GateResult>
+
+export const GateReport = z.object({
+  taskId: z.string(),
+  attempt: z.number().int().nonnegative(),
+  kind: z.string(),
+  passed: z.boolean(),
+  /** A gate id, or `tool-missing`. */
+  failedGate: z.string().min(1).optional(),
+  /** For people (and the Debugger): what failed, where, the first relevant lines, what to do. */
+  message: z.string(),
+  gates: z.array(GateResult),
+  changedFiles: z.array(z.string()),
+  findings: z.array(Finding),
+  requires: z.array(Requirement),
+  toolchain: z.object({ source: z.enum(["file", "detected", "none", "given"]), note: z.string() }),
+  evidenceDir: z.string(),
+})
+export type GateReport = z.infer<typeof GateReport>

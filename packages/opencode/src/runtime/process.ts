@@ -1,0 +1,247 @@
+import { spawn } from "node:child_process"
+
+/**
+ * The one way AirCoding runs a program (gates, the final check, git, the engine launcher).
+ *
+ * - The child gets its own process group (`detached`), so a timeout or an abort kills the whole tree it
+ *   started — a shell's ctest, a make's compilers — with SIGTERM to `-pgid`, then SIGKILL after a grace.
+ *   Killing only the shell (the old final check) left a hung ctest alive, holding the pipes open.
+ * - When the leader exits but something it left behind still holds stdout/stderr open, the group is
+ *   killed after `exitGraceMs`: the command is over, and its strays must not keep the caller waiting.
+ * - Output is captured with a cap that keeps the head and the tail (the first error and the summary).
+ * - The environment is always given explicitly: nothing ambient is inherited by accident.
+ * - A result, never a rejection: exit code, signal, `timedOut`, `aborted`, `spawnError` are all fields.
+ */
+export namespace Proc {
+  export const DEFAULT_OUTPUT_CAP = 8 * 1024 * 1024
+  export const DEFAULT_KILL_GRACE_MS = 2_000
+  export const DEFAULT_EXIT_GRACE_MS = 1_000
+
+  export interface Options {
+    cwd: string
+    /** The child's whole environment (use `process.env` explicitly to inherit). */
+    env: NodeJS.ProcessEnv
+    /** Run `command` through `/bin/sh -c` (args must then be empty). */
+    shell?: boolean
+    /** Kill the tree after this long; none by default. */
+    timeoutMs?: number
+    /** Kill the tree when this aborts. */
+    signal?: AbortSignal
+    /** Written to stdin, which is then closed; stdin is /dev/null otherwise. */
+    input?: string
+    /** Bytes kept per stream and for the interleaved output (head half + tail half); `Infinity` keeps all. */
+    outputCap?: number
+    /** SIGTERM → SIGKILL delay. */
+    killGraceMs?: number
+    /** After the leader exits, how long its strays may hold the pipes before the group is killed. */
+    exitGraceMs?: number
+  }
+
+  export interface Result {
+    /** Exit 0, not timed out, not aborted, started. */
+    ok: boolean
+    code: number | null
+    signal: NodeJS.Signals | null
+    timedOut: boolean
+    aborted: boolean
+    /** Set when the program could not start (`ENOENT: …`). */
+    spawnError?: string
+    ms: number
+    /** stdout and stderr interleaved as they arrived. */
+    output: string
+    stdout: string
+    stderr: string
+    /** True when any capture dropped bytes in the middle. */
+    truncated: boolean
+  }
+
+  const windows = process.platform === "win32"
+  /** Groups still running, killed if this process exits first (a detached group would outlive us). */
+  const live = new Set<number>()
+  let exitHookInstalled = false
+
+  function installExitHook(): void {
+    if (exitHookInstalled) return
+    exitHookInstalled = true
+    process.on("exit", () => {
+      for (const pid of live) killGroup(pid, "SIGKILL")
+    })
+  }
+
+  function killGroup(pid: number, signal: NodeJS.Signals): void {
+    try {
+      if (windows) spawn("taskkill", ["/pid", String(pid), "/T", "/F"], { windowsHide: true })
+      else process.kill(-pid, signal)
+    } catch {
+      // the group is already gone
+    }
+  }
+
+  /** Whether any process of the group `pgid` is still alive (for tests and diagnostics). */
+  export function groupAlive(pgid: number): boolean {
+    try {
+      process.kill(-pgid, 0)
+      return true
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === "EPERM"
+    }
+  }
+
+  export function run(command: string, args: readonly string[], options: Options): Promise<Result & { pid?: number }> {
+    installExitHook()
+    const started = Date.now()
+    const cap = options.outputCap ?? DEFAULT_OUTPUT_CAP
+    const grace = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS
+    return new Promise((resolve) => {
+      const all = new Capture(cap)
+      const out = new Capture(cap)
+      const err = new Capture(cap)
+      let timedOut = false
+      let aborted = false
+      let spawnError: string | undefined
+      let settled = false
+      let hardKill: NodeJS.Timeout | undefined
+      let strayKill: NodeJS.Timeout | undefined
+
+      const child = spawn(command, [...args], {
+        cwd: options.cwd,
+        env: options.env,
+        shell: options.shell ?? false,
+        detached: !windows,
+        stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+        windowsHide: true,
+      })
+      const pid = child.pid
+      if (pid !== undefined) live.add(pid)
+
+      child.stdout?.on("data", (chunk: Buffer) => {
+        out.push(chunk)
+        all.push(chunk)
+      })
+      child.stderr?.on("data", (chunk: Buffer) => {
+        err.push(chunk)
+        all.push(chunk)
+      })
+      if (options.input !== undefined && child.stdin) {
+        child.stdin.on("error", () => {}) // a child that exits without reading stdin: EPIPE is not our failure
+        child.stdin.end(options.input)
+      }
+
+      const stop = () => {
+        if (pid === undefined || hardKill) return
+        killGroup(pid, "SIGTERM")
+        hardKill = setTimeout(() => killGroup(pid, "SIGKILL"), grace)
+        hardKill.unref?.()
+      }
+      const timer =
+        options.timeoutMs !== undefined
+          ? setTimeout(() => {
+              timedOut = true
+              stop()
+            }, options.timeoutMs)
+          : undefined
+      const onAbort = () => {
+        aborted = true
+        stop()
+      }
+      if (options.signal?.aborted) onAbort()
+      else options.signal?.addEventListener("abort", onAbort, { once: true })
+
+      const done = (code: number | null, signal: NodeJS.Signals | null) => {
+        if (settled) return
+        settled = true
+        clearTimeout(timer)
+        clearTimeout(hardKill)
+        clearTimeout(strayKill)
+        options.signal?.removeEventListener("abort", onAbort)
+        if (pid !== undefined) {
+          // Strays of a finished command (a backgrounded child) are part of it: they go with it.
+          if (!windows && groupAlive(pid)) killGroup(pid, "SIGKILL")
+          live.delete(pid)
+        }
+        resolve({
+          ok: code === 0 && !timedOut && !aborted && !spawnError,
+          code,
+          signal,
+          timedOut,
+          aborted,
+          ...(spawnError ? { spawnError } : {}),
+          ms: Date.now() - started,
+          output: all.text(),
+          stdout: out.text(),
+          stderr: err.text(),
+          truncated: all.dropped > 0 || out.dropped > 0 || err.dropped > 0,
+          ...(pid !== undefined ? { pid } : {}),
+        })
+      }
+      child.on("error", (error: NodeJS.ErrnoException) => {
+        spawnError = `${error.code ?? "error"}: ${error.message}`
+        done(null, null)
+      })
+      child.on("exit", () => {
+        // 'close' waits for every holder of the pipes; a stray holding them must not hang the caller.
+        if (pid === undefined || windows) return
+        strayKill = setTimeout(() => killGroup(pid, "SIGKILL"), options.exitGraceMs ?? DEFAULT_EXIT_GRACE_MS)
+        strayKill.unref?.()
+      })
+      child.on("close", (code, signal) => done(code, signal))
+    })
+  }
+
+  /** A one-line account of how a run ended, for logs and messages. */
+  export function describe(result: Result, timeoutMs?: number): string {
+    if (result.timedOut) return `did not finish within ${seconds(timeoutMs ?? result.ms)} and was stopped`
+    if (result.aborted) return "was stopped (the run was aborted)"
+    if (result.spawnError) return `could not start (${result.spawnError})`
+    if (result.code !== null) return `exited with ${result.code}`
+    return `was killed by ${result.signal}`
+  }
+
+  export function seconds(ms: number): string {
+    return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`
+  }
+
+  /** Keeps the first half and the last half of the cap; what falls between is counted, not kept. */
+  class Capture {
+    private head: Buffer[] = []
+    private headSize = 0
+    private tail: Buffer[] = []
+    private tailSize = 0
+    dropped = 0
+    constructor(private readonly cap: number) {}
+
+    push(chunk: Buffer): void {
+      const half = this.cap / 2
+      if (this.headSize < half) {
+        const take = Math.min(chunk.length, Number.isFinite(half) ? half - this.headSize : chunk.length)
+        this.head.push(chunk.subarray(0, take))
+        this.headSize += take
+        chunk = chunk.subarray(take)
+        if (chunk.length === 0) return
+      }
+      this.tail.push(chunk)
+      this.tailSize += chunk.length
+      // Trim the tail back to half the cap, dropping whole old chunks first, then part of the oldest.
+      while (this.tailSize > half && this.tail.length > 0) {
+        const first = this.tail[0]!
+        const excess = this.tailSize - half
+        if (first.length <= excess) {
+          this.tail.shift()
+          this.tailSize -= first.length
+          this.dropped += first.length
+        } else {
+          this.tail[0] = first.subarray(excess)
+          this.tailSize -= excess
+          this.dropped += excess
+        }
+      }
+    }
+
+    text(): string {
+      const head = Buffer.concat(this.head).toString("utf8")
+      const tail = Buffer.concat(this.tail).toString("utf8")
+      if (this.dropped === 0) return head + tail
+      return `${head}\n[… ${this.dropped} bytes of output dropped …]\n${tail}`
+    }
+  }
+}

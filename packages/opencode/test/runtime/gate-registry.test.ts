@@ -1,0 +1,140 @@
+import { existsSync } from "node:fs"
+import { readFile } from "node:fs/promises"
+import path from "node:path"
+import { afterAll, beforeAll, describe, expect, test } from "vitest"
+import { GateError } from "../../src/runtime/errors.ts"
+import { diffGate } from "../../src/runtime/gates/diff.ts"
+import { git } from "../../src/scheduler/git.ts"
+import { evidenceGate } from "../../src/runtime/gates/evidence.ts"
+import { FAILURE_IDS, GATE_IDS, REGISTRY, routeOf, wordsOf, type Gate, type GateContext } from "../../src/runtime/gates/index.ts"
+import { nodeEvidenceFs, runGates, type EvidenceFs, type RunInput } from "../../src/runtime/gates/pipeline.ts"
+import { GATES } from "../../src/scheduler/event.schema.ts"
+import { apply, graphOf, runtimeOf, started, steps, task } from "../scheduler/fixtures.ts"
+import { createCppRepo, type CppRepo } from "./cpp-repo.ts"
+
+/** A gate the registry does not ship: refuses any tracked file that contains "SECRET=". */
+const secretScan = {
+  id: "secret-scan",
+  route: "user",
+  words: { en: "secret scan", "zh-CN": "密钥扫描" },
+  logs: ["secrets.log"],
+  async run(ctx: GateContext) {
+    const result = await ctx.exec("git", ["grep", "-n", "SECRET="], { cwd: ctx.worktree, env: process.env, shell: false, timeoutMs: 15_000 })
+    const logPath = await ctx.write("secrets.log", result.output)
+    if (result.code === 1) return { ran: true, summary: "no secret found", logPath }
+    const first = result.output.split("\n")[0] ?? ""
+    return { ran: true, summary: `secret found: ${first}`, logPath, failure: { summary: `secret found`, message: `${ctx.label}: a secret is committed: ${first}` } }
+  },
+} as const satisfies Gate
+
+/** A stand-in analysis (clang-tidy, say) that provides the `analysis` evidence instead of cppcheck. */
+function tidy(ran: boolean): Gate {
+  return {
+    id: "tidy",
+    provides: "analysis",
+    route: "debugger",
+    words: { en: "clang-tidy", "zh-CN": "clang-tidy" },
+    reportsNotRun: true,
+    run: async () => ({ ran, summary: ran ? "tidy: clean" : "tidy: nothing to check" }),
+  }
+}
+
+describe("gates as a registry", () => {
+  let repo: CppRepo
+  beforeAll(async () => {
+    repo = await createCppRepo()
+  })
+  afterAll(async () => {
+    await repo?.cleanup()
+  })
+
+  function input(taskId: string, extra: Partial<RunInput>): RunInput {
+    return {
+      root: repo.root,
+      worktree: repo.root,
+      taskId,
+      base: "main",
+      kind: "docs",
+      attempt: 1,
+      evidenceDir: path.join(repo.root, ".air", "local", "evidence", taskId, "attempt-1"),
+      requires: [],
+      toolchain: { schemaVersion: 1 },
+      ...extra,
+    }
+  }
+
+  test("the registry lists the gates in pipeline order, and the event log accepts exactly its failure ids", () => {
+    expect(GATE_IDS).toEqual(["commit", "diff", "build", "test", "analysis", "evidence"])
+    expect([...GATES].sort()).toEqual([...FAILURE_IDS].sort())
+    expect(new Set(REGISTRY.map((g) => g.id)).size).toBe(REGISTRY.length)
+    for (const gate of REGISTRY) expect(wordsOf(gate.id, "zh-CN")).not.toBe(gate.id)
+  })
+
+  test("the machine routes each gate's failure where the registry says", () => {
+    for (const id of FAILURE_IDS) {
+      const graph = graphOf(task("T1"))
+      let { state } = started(graph)
+      ;({ state } = apply(state, steps.dispatched("T1"), steps.reported("T1"), steps.gatesFailed("T1", id)))
+      const t = runtimeOf(state, "T1")
+      const route = routeOf(id)
+      if (route === "user") expect(t.status, id).toBe("blocked")
+      else expect({ id, status: t.status, role: t.role }).toEqual({ id, status: route === "debugger" ? "debugging" : "running", role: route })
+    }
+  })
+
+  test("a new gate is one object: it runs in its place, fails under its own id, and the report says so", async () => {
+    await repo.write("notes.txt", "SECRET=hunter2\n")
+    await repo.commitAll("oops")
+    const gates = [secretScan, evidenceGate]
+    const report = await runGates(input("secret", { gates }))
+    expect(report.passed).toBe(false)
+    expect(report.failedGate).toBe("secret-scan")
+    expect(report.message).toContain("notes.txt:1:SECRET=hunter2")
+    expect(report.gates.map((g) => g.gate)).toEqual(["secret-scan"])
+    expect(routeOf("secret-scan", gates)).toBe("user")
+    expect(wordsOf("secret-scan", "en", gates)).toBe("secret scan")
+    expect(await readFile(path.join(report.evidenceDir, "secrets.log"), "utf8")).toContain("hunter2")
+    const onDisk = JSON.parse(await readFile(path.join(report.evidenceDir, "report.json"), "utf8"))
+    expect(onDisk.failedGate).toBe("secret-scan")
+
+    await repo.write("notes.txt", "nothing to see\n")
+    await repo.commitAll("fixed")
+    const again = await runGates(input("secret", { gates }))
+    expect(again.passed).toBe(true)
+    expect(again.gates.map((g) => g.gate)).toEqual(["secret-scan", "evidence"])
+  })
+
+  test("the evidence rule asks the gate that provides a requirement: another analysis gate can stand in for cppcheck", async () => {
+    const passed = await runGates(input("tidy", { requires: ["analysis"], gates: [tidy(true), evidenceGate] }))
+    expect(passed.passed).toBe(true)
+    const notRun = await runGates(input("tidy", { requires: ["analysis"], gates: [tidy(false), evidenceGate] }))
+    expect(notRun.failedGate).toBe("evidence")
+    expect(notRun.message).toContain("analysis: the tidy gate did not run and pass")
+    const nobody = await runGates(input("tidy", { requires: ["analysis"], gates: [evidenceGate] }))
+    expect(nobody.message).toContain("analysis: no gate collects analysis evidence")
+  })
+
+  test("ENOSPC while writing evidence: the run rejects with EvidenceWriteFailed and no report says passed", async () => {
+    const full = (what: keyof EvidenceFs): EvidenceFs => ({
+      ...nodeEvidenceFs,
+      [what]: async () => {
+        throw Object.assign(new Error("no space left on device"), { code: "ENOSPC" })
+      },
+    })
+    for (const what of ["writeFile", "writeFileAtomic"] as const) {
+      const taskId = `enospc-${what.toLowerCase()}`
+      const error = await runGates(input(taskId, { gates: [secretScan, evidenceGate], fs: full(what) })).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(GateError)
+      expect((error as GateError).tag).toBe("EvidenceWriteFailed")
+      expect((error as GateError).message).toMatch(/ENOSPC/)
+      expect(existsSync(path.join(repo.root, ".air", "local", "evidence", taskId, "attempt-1", "report.json"))).toBe(false)
+    }
+  })
+
+  test("a git failure inside a gate is GitFailed, not a verdict on the task", async () => {
+    await git(repo.root, ["branch", "air/git-fails", "main"])
+    const error = await runGates(input("git-fails", { requires: ["diff"], base: "no-such-branch", gates: [diffGate] })).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(GateError)
+    expect((error as GateError).tag).toBe("GitFailed")
+  })
+})
