@@ -1,3 +1,5 @@
+import type { Gate, GateContext, GateOutcome } from "./registry.ts"
+
 /**
  * The write-set gate, as a pure function: a task's diff may change only the files its write-set lets it
  * change, and delete only those it says it deletes (design 002 P1-24; the V1 incident that deleted src/).
@@ -60,3 +62,26 @@ export namespace WriteSetGate {
     )
   }
 }
+
+/**
+ * The gate: after the diff gate has read the changed files, every change must be one the task's write-set
+ * allows. Tasks run without a write-set (a caller that gives none) skip it. A failure goes back to the
+ * executor: undo the stray changes, or ask for a wider write-set.
+ */
+export const writeSetGate = {
+  id: "write-set",
+  route: "executor",
+  words: { en: "write-set", "zh-CN": "写入集" },
+  async run(ctx: GateContext): Promise<GateOutcome> {
+    if (!ctx.writeSet) return { ran: false, summary: "skipped: no write-set given" }
+    const changed = ctx.changed.filter((c) => c.status !== "deleted").map((c) => c.path)
+    const deleted = ctx.changed.filter((c) => c.status === "deleted").map((c) => c.path)
+    const found = WriteSetGate.violations(changed, deleted, ctx.writeSet)
+    if (found.length === 0) return { ran: true, summary: `${ctx.changed.length} change(s), all inside the write-set` }
+    const summary = `${found.length} file(s) outside the write-set: ${found
+      .slice(0, 5)
+      .map((v) => v.path)
+      .join(", ")}${found.length > 5 ? ", …" : ""}`
+    return { ran: true, summary, failure: { summary, message: WriteSetGate.message(ctx.label, found) } }
+  },
+} as const satisfies Gate
