@@ -318,6 +318,12 @@ export namespace Guard {
       }
     }
     if (decision.item && key) pending.set(key, { sessionID: input.sessionID, agent: info.agent, item: decision.item })
+    // A report sends the task branch to the gates: it must hold the worker's commits, even when a
+    // sandboxed command was aborted before its branch could be settled.
+    if (input.tool === "air_report" && Roles.isWorker(role) && (Sessions.settings().sandbox ?? "off") !== "off") {
+      const worktree = Sessions.rootOf(info)
+      if (worktree) await SandboxShell.heal(worktree).catch(() => undefined)
+    }
   }
 
   /**

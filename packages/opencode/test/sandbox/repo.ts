@@ -98,7 +98,7 @@ export function makeSandboxRepo(): SandboxRepo {
         const r = spawnSync(argv[0]!, argv.slice(1), { cwd: opts.cwd ?? worktree, env: {}, encoding: "utf8" })
         return { code: r.status, out: (r.stdout ?? "") + (r.stderr ?? "") }
       } finally {
-        if (opts.settle !== false) await GitSync.settle(worktree, layout)
+        if (opts.settle !== false) await GitSync.settle(worktree, layout, "refs/heads/air/T-1")
       }
     },
     cleanup() {

@@ -141,3 +141,30 @@ describe("Sandbox.options", () => {
     expect(() => Sandbox.options({ worktree: "wt" })).toThrow()
   })
 })
+
+describe.skipIf(!available)("the task branch when a command never ends", () => {
+  it("a command aborted before its settle leaves no stuck state: the next one, or the report, settles", async () => {
+    const { GitSync } = await import("../../src/runtime/sandbox/git-sync")
+    const { SandboxShell } = await import("../../src/runtime/sandbox/shell")
+    const r = makeSandboxRepo()
+    try {
+      const layout = r.policy.git!
+      // aborted: detached, committed, never settled
+      await GitSync.detach(r.worktree, layout)
+      writeFileSync(join(r.worktree, "a.txt"), "a\n")
+      await r.run("git add a.txt && git commit -qm a", { settle: false })
+      expect(r.git(["rev-parse", "air/T-1"]).trim()).toBe(r.git(["rev-parse", "main"]).trim())
+      // the next command commits and settles: both commits land on the branch
+      const next = await r.run("echo b > b.txt && git add b.txt && git commit -qm b && git log --format=%s")
+      expect(next.out).toContain("b\na")
+      expect(r.git(["log", "--format=%s", "air/T-1"]).trim().split("\n").slice(0, 2)).toEqual(["b", "a"])
+      // aborted again: the report heals it
+      await r.run("echo c > c.txt && git add c.txt && git commit -qm c", { settle: false })
+      await SandboxShell.heal(r.worktree)
+      expect(r.git(["log", "-1", "--format=%s", "air/T-1"]).trim()).toBe("c")
+      expect(r.git(["symbolic-ref", "HEAD"], r.worktree).trim()).toBe("refs/heads/air/T-1")
+    } finally {
+      r.cleanup()
+    }
+  })
+})

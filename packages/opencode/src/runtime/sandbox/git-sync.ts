@@ -12,11 +12,14 @@ import type { GitLayout } from "./git-layout"
  * the command, this code — outside the sandbox — points the task branch at wherever HEAD went and attaches
  * HEAD to the branch again. The only ref a worker can move is therefore its own branch.
  *
- * Parallel commands of one session share one detach: the first one detaches, the last one settles.
+ * No call counting: a call the engine aborts never reaches `settle`, and a count would stay stuck. Each
+ * command detaches if HEAD is attached, and each settles; a worker's report settles too (`settle` is
+ * idempotent). Two commands of one worker running at once: the first to end re-attaches HEAD, and a commit
+ * of the other then fails with git's message (the shared ref is read-only) — it can simply run again.
  */
 export namespace GitSync {
-  type Held = { branch: string | undefined; count: number }
-  const held = new Map<string, Held>()
+  /** The branch each worktree's HEAD was on when we detached it, by admin dir. */
+  const branches = new Map<string, string>()
 
   /** The private object dir exists and the shared repository reads it (its alternates list it). */
   export function ensureObjectDir(layout: GitLayout.Layout): void {
@@ -35,33 +38,27 @@ export namespace GitSync {
   /** Before a sandboxed command: HEAD detached at the branch tip (remembering the branch). */
   export async function detach(worktree: string, layout: GitLayout.Layout): Promise<void> {
     ensureObjectDir(layout)
-    const h = held.get(layout.gitDir)
-    if (h) {
-      h.count++
-      return
-    }
-    const entry: Held = { branch: undefined, count: 1 }
-    held.set(layout.gitDir, entry)
     const r = await gitTry(worktree, ["rev-parse", "--symbolic-full-name", "HEAD", "HEAD"])
     const [name, sha] = r.stdout.trim().split("\n")
     if (r.code !== 0 || !sha || !name?.startsWith("refs/heads/")) return
-    entry.branch = name
-    await gitTry(worktree, ["update-ref", "--no-deref", "HEAD", sha])
+    branches.set(layout.gitDir, name)
+    await gitTry(worktree, ["update-ref", "--no-deref", "-m", "aircoding: sandboxed command", "HEAD", sha])
   }
 
   export type Settled = { branch?: string; from?: string; to?: string }
 
-  /** After a sandboxed command: the branch moved to HEAD, HEAD attached to the branch again. */
-  export async function settle(worktree: string, layout: GitLayout.Layout): Promise<Settled> {
-    const h = held.get(layout.gitDir)
-    if (!h) return {}
-    if (--h.count > 0) return {}
-    held.delete(layout.gitDir)
-    if (!h.branch) return {}
-    const head = (await gitTry(worktree, ["rev-parse", "--verify", "-q", "HEAD^{commit}"])).stdout.trim()
-    const tip = (await gitTry(worktree, ["rev-parse", "--verify", "-q", h.branch])).stdout.trim()
-    if (head && head !== tip) await gitTry(worktree, ["update-ref", "-m", "aircoding: worker commit", h.branch, head])
-    await gitTry(worktree, ["symbolic-ref", "HEAD", h.branch])
-    return { branch: h.branch, from: tip, to: head || tip }
+  /**
+   * After a sandboxed command (or before a report): the branch moved to HEAD, HEAD attached to it again.
+   * `fallbackBranch` names the branch when this process never saw HEAD attached (a restart in between).
+   */
+  export async function settle(worktree: string, layout: GitLayout.Layout, fallbackBranch?: string): Promise<Settled> {
+    const branch = branches.get(layout.gitDir) ?? fallbackBranch
+    if (!branch) return {}
+    const attached = (await gitTry(worktree, ["symbolic-ref", "-q", "HEAD"])).stdout.trim()
+    if (attached === branch) return { branch }
+    const [head, tip] = (await gitTry(worktree, ["rev-parse", "HEAD^{commit}", `${branch}^{commit}`])).stdout.trim().split("\n")
+    if (head && head !== tip) await gitTry(worktree, ["update-ref", "-m", "aircoding: worker commit", branch, head])
+    await gitTry(worktree, ["symbolic-ref", "HEAD", branch])
+    return { branch, from: tip, to: head || tip }
   }
 }

@@ -3,6 +3,7 @@ import { join } from "node:path"
 import { z } from "zod"
 import { Paths } from "../../agent/paths"
 import { Sandbox } from "../sandbox"
+import { GitLayout } from "./git-layout"
 import { GitSync } from "./git-sync"
 
 /**
@@ -68,12 +69,29 @@ export namespace SandboxShell {
     return { kind: "sandboxed", command: Sandbox.shellCommand(input.command, policy, argsFile) }
   }
 
+  /** The Scheduler's branch of a task worktree (`<project>/.air/local/worktrees/<task>` → `refs/heads/air/<task>`). */
+  function branchOf(worktree: string): string | undefined {
+    const task = Paths.projectOfWorktree(worktree)?.task
+    return task ? `refs/heads/air/${task}` : undefined
+  }
+
+  /**
+   * The task branch settled without a command: before a worker's report (the gates read the branch), in
+   * case a command of it was aborted before `leave`.
+   */
+  export async function heal(worktree: string): Promise<GitSync.Settled | undefined> {
+    const project = Paths.projectOfWorktree(worktree)?.root
+    if (!project) return undefined
+    const layout = GitLayout.of(worktree, join(project, ".air", "local", "sandbox"))
+    return layout ? await GitSync.settle(worktree, layout, branchOf(worktree)) : undefined
+  }
+
   /** After the call: the task branch settled, the args file gone. Unknown keys are ignored. */
   export async function leave(key: string): Promise<GitSync.Settled | undefined> {
     const o = open.get(key)
     if (!o) return undefined
     open.delete(key)
     if (o.argsFile) rmSync(o.argsFile, { force: true })
-    return o.policy.git ? await GitSync.settle(o.worktree, o.policy.git) : {}
+    return o.policy.git ? await GitSync.settle(o.worktree, o.policy.git, branchOf(o.worktree)) : {}
   }
 }
