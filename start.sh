@@ -50,6 +50,19 @@ ensure_packages() {
   fi
 }
 
+# Workers' commands and the gates run inside bubblewrap (Linux): installed with apt when missing and we may.
+ensure_sandbox() {
+  [ "$(uname -s)" = Linux ] || return 0
+  command -v bwrap >/dev/null 2>&1 && return 0
+  if command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" = 0 ] || command -v sudo >/dev/null 2>&1; }; then
+    say "installing bubblewrap (the OS sandbox) with apt-get"
+    local sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq bubblewrap >&2 || say "could not install bubblewrap: see ./start.sh doctor"
+  else
+    say "bubblewrap (bwrap) is missing: install it with your package manager (see ./start.sh doctor)"
+  fi
+}
+
 aircoding() { exec bun "$ROOT/packages/opencode/bin/aircoding.ts" "$@"; }
 
 case "${1:-}" in
@@ -57,6 +70,7 @@ case "${1:-}" in
 esac
 ensure_bun
 ensure_packages
+ensure_sandbox
 case "${1:-}" in
   setup) say "ready: bun $(bun --version)"; exit 0 ;;
   test) shift; cd "$ROOT"; exec bun run test "$@" ;;

@@ -20,8 +20,10 @@ describe("SandboxEnvironment.reduce", () => {
       CMAKE_GITHUB_TOKEN: "x",
       AWS_SECRET_ACCESS_KEY: "x",
       SSH_AUTH_SOCK: "/s",
+      GIT_AUTHOR_NAME: "A",
+      GIT_COMMITTER_EMAIL: "a@b",
     })
-    expect(Object.keys(env).sort()).toEqual(["CC", "CCACHE_DIR", "CMAKE_BUILD_PARALLEL_LEVEL", "CXX", "HOME", "LANG", "LC_ALL", "PATH"])
+    expect(Object.keys(env).sort()).toEqual(["CC", "CCACHE_DIR", "CMAKE_BUILD_PARALLEL_LEVEL", "CXX", "GIT_AUTHOR_NAME", "GIT_COMMITTER_EMAIL", "HOME", "LANG", "LC_ALL", "PATH"])
   })
 
   it("knows .env files from their documentation", () => {

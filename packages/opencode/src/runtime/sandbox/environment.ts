@@ -51,8 +51,9 @@ export namespace SandboxEnvironment {
   export const SECRET_NAME = /KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION/i
 
   export function keeps(name: string): boolean {
-    if (SECRET_NAME.test(name)) return false
-    return KEEP.has(name) || KEEP_PREFIXES.some((p) => name.startsWith(p))
+    // Named ones are known (GIT_AUTHOR_NAME is no secret although it says AUTH); families are screened.
+    if (KEEP.has(name)) return true
+    return !SECRET_NAME.test(name) && KEEP_PREFIXES.some((p) => name.startsWith(p))
   }
 
   /** The environment a sandboxed command starts with: `source` reduced to what builds need. */

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, readFileSync } from "node:fs"
+import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { gitTry } from "../../scheduler/git"
 import type { GitLayout } from "./git-layout"
@@ -35,14 +35,49 @@ export namespace GitSync {
     if (!current.split("\n").includes(layout.objectDir)) appendFileSync(alternates, (current && !current.endsWith("\n") ? "\n" : "") + layout.objectDir + "\n")
   }
 
+  /**
+   * The worktree's HEAD file, read and written directly: a sandboxed command is one shell call of a model,
+   * and four git processes around each (rev-parse, update-ref, symbolic-ref…) cost more than the sandbox
+   * itself. Only moving the branch — after a commit — goes through git. Written by rename: never half a file.
+   */
+  function readHead(layout: GitLayout.Layout): string {
+    try {
+      return readFileSync(join(layout.gitDir, "HEAD"), "utf8").trim()
+    } catch {
+      return ""
+    }
+  }
+
+  function writeHead(layout: GitLayout.Layout, content: string): void {
+    const tmp = join(layout.gitDir, `HEAD.aircoding-${process.pid}`)
+    writeFileSync(tmp, content + "\n")
+    renameSync(tmp, join(layout.gitDir, "HEAD"))
+  }
+
+  const SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/
+
+  /** A branch's tip: its loose ref file, else git (packed refs). */
+  async function tipOf(worktree: string, layout: GitLayout.Layout, branch: string): Promise<string | undefined> {
+    try {
+      const loose = readFileSync(join(layout.commonDir, branch), "utf8").trim()
+      if (SHA.test(loose)) return loose
+    } catch {
+      // packed, or missing
+    }
+    const r = await gitTry(worktree, ["rev-parse", "-q", "--verify", `${branch}^{commit}`])
+    return r.code === 0 ? r.stdout.trim() : undefined
+  }
+
   /** Before a sandboxed command: HEAD detached at the branch tip (remembering the branch). */
   export async function detach(worktree: string, layout: GitLayout.Layout): Promise<void> {
     ensureObjectDir(layout)
-    const r = await gitTry(worktree, ["rev-parse", "--symbolic-full-name", "HEAD", "HEAD"])
-    const [name, sha] = r.stdout.trim().split("\n")
-    if (r.code !== 0 || !sha || !name?.startsWith("refs/heads/")) return
-    branches.set(layout.gitDir, name)
-    await gitTry(worktree, ["update-ref", "--no-deref", "-m", "aircoding: sandboxed command", "HEAD", sha])
+    const head = readHead(layout)
+    if (!head.startsWith("ref: refs/heads/")) return
+    const branch = head.slice(5)
+    const tip = await tipOf(worktree, layout, branch)
+    if (!tip) return
+    branches.set(layout.gitDir, branch)
+    writeHead(layout, tip)
   }
 
   export type Settled = { branch?: string; from?: string; to?: string }
@@ -54,11 +89,13 @@ export namespace GitSync {
   export async function settle(worktree: string, layout: GitLayout.Layout, fallbackBranch?: string): Promise<Settled> {
     const branch = branches.get(layout.gitDir) ?? fallbackBranch
     if (!branch) return {}
-    const attached = (await gitTry(worktree, ["symbolic-ref", "-q", "HEAD"])).stdout.trim()
-    if (attached === branch) return { branch }
-    const [head, tip] = (await gitTry(worktree, ["rev-parse", "HEAD^{commit}", `${branch}^{commit}`])).stdout.trim().split("\n")
-    if (head && head !== tip) await gitTry(worktree, ["update-ref", "-m", "aircoding: worker commit", branch, head])
-    await gitTry(worktree, ["symbolic-ref", "HEAD", branch])
-    return { branch, from: tip, to: head || tip }
+    const head = readHead(layout)
+    if (head === `ref: ${branch}`) return { branch }
+    // Detached (a commit moved it, or not), or attached to another branch the worker checked out.
+    const sha = SHA.test(head) ? head : (await gitTry(worktree, ["rev-parse", "-q", "--verify", "HEAD^{commit}"])).stdout.trim()
+    const tip = await tipOf(worktree, layout, branch)
+    if (sha && SHA.test(sha) && sha !== tip) await gitTry(worktree, ["update-ref", "-m", "aircoding: worker commit", branch, sha])
+    writeHead(layout, `ref: ${branch}`)
+    return { branch, from: tip, to: sha || tip }
   }
 }
