@@ -20,6 +20,8 @@ export async function runProcess(
     env,
     input: opts.input ?? "",
     outputCap: Infinity,
+    // The engine stays in our process group: a kill of `aircoding run`'s group (even SIGKILL) takes it along.
+    ownGroup: false,
     ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
   })

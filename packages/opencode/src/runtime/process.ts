@@ -35,6 +35,13 @@ export namespace Proc {
     killGraceMs?: number
     /** After the leader exits, how long its strays may hold the pipes before the group is killed. */
     exitGraceMs?: number
+    /**
+     * Default true: the child leads its own process group (the tree can be killed whole). False keeps it in
+     * ours, for a child that must die with us even by SIGKILL, which no handler can forward (the engine
+     * launched by `aircoding run`: a kill of our group must not leave an engine working on alone); a
+     * timeout or abort then stops the child itself.
+     */
+    ownGroup?: boolean
   }
 
   export interface Result {
@@ -60,12 +67,30 @@ export namespace Proc {
   const live = new Set<number>()
   let exitHookInstalled = false
 
+  /**
+   * Our children live in their own groups, so a Ctrl-C or a SIGTERM to AirCoding does not reach them: they
+   * are killed when this process exits, or is told to stop. On a signal nobody else listens to, the signal
+   * is raised again after the kill so the process still ends as it would have.
+   */
   function installExitHook(): void {
     if (exitHookInstalled) return
     exitHookInstalled = true
-    process.on("exit", () => {
-      for (const pid of live) killGroup(pid, "SIGKILL")
-    })
+    process.on("exit", killAll)
+    for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+      const onSignal = () => {
+        killAll()
+        if (process.listenerCount(signal) === 1) {
+          process.removeListener(signal, onSignal)
+          process.kill(process.pid, signal)
+        }
+      }
+      process.on(signal, onSignal)
+    }
+  }
+
+  /** Kills every process group this process started and is still running (shutdown). */
+  export function killAll(): void {
+    for (const pid of live) killGroup(pid, "SIGKILL")
   }
 
   function killGroup(pid: number, signal: NodeJS.Signals): void {
@@ -92,6 +117,7 @@ export namespace Proc {
     const started = Date.now()
     const cap = options.outputCap ?? DEFAULT_OUTPUT_CAP
     const grace = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS
+    const group = options.ownGroup !== false && !windows
     return new Promise((resolve) => {
       const all = new Capture(cap)
       const out = new Capture(cap)
@@ -107,12 +133,17 @@ export namespace Proc {
         cwd: options.cwd,
         env: options.env,
         shell: options.shell ?? false,
-        detached: !windows,
+        detached: group,
         stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
         windowsHide: true,
       })
       const pid = child.pid
-      if (pid !== undefined) live.add(pid)
+      if (pid !== undefined && group) live.add(pid)
+      const signalTree = (signal: NodeJS.Signals) => {
+        if (pid === undefined) return
+        if (group || windows) killGroup(pid, signal)
+        else child.kill(signal)
+      }
 
       child.stdout?.on("data", (chunk: Buffer) => {
         out.push(chunk)
@@ -129,8 +160,8 @@ export namespace Proc {
 
       const stop = () => {
         if (pid === undefined || hardKill) return
-        killGroup(pid, "SIGTERM")
-        hardKill = setTimeout(() => killGroup(pid, "SIGKILL"), grace)
+        signalTree("SIGTERM")
+        hardKill = setTimeout(() => signalTree("SIGKILL"), grace)
         hardKill.unref?.()
       }
       const timer =
@@ -154,7 +185,7 @@ export namespace Proc {
         clearTimeout(hardKill)
         clearTimeout(strayKill)
         options.signal?.removeEventListener("abort", onAbort)
-        if (pid !== undefined) {
+        if (pid !== undefined && group) {
           // Strays of a finished command (a backgrounded child) are part of it: they go with it.
           if (!windows && groupAlive(pid)) killGroup(pid, "SIGKILL")
           live.delete(pid)
@@ -178,10 +209,18 @@ export namespace Proc {
         spawnError = `${error.code ?? "error"}: ${error.message}`
         done(null, null)
       })
-      child.on("exit", () => {
-        // 'close' waits for every holder of the pipes; a stray holding them must not hang the caller.
-        if (pid === undefined || windows) return
-        strayKill = setTimeout(() => killGroup(pid, "SIGKILL"), options.exitGraceMs ?? DEFAULT_EXIT_GRACE_MS)
+      child.on("exit", (code, signal) => {
+        // 'close' waits for every holder of the pipes; a stray holding them must not hang the caller: its
+        // group is killed, and if the pipes still do not close (a stray outside the group), we stop reading.
+        strayKill = setTimeout(() => {
+          if (pid !== undefined && group) killGroup(pid, "SIGKILL")
+          const abandon = setTimeout(() => {
+            child.stdout?.destroy()
+            child.stderr?.destroy()
+            done(code, signal)
+          }, 500)
+          abandon.unref?.()
+        }, options.exitGraceMs ?? DEFAULT_EXIT_GRACE_MS)
         strayKill.unref?.()
       })
       child.on("close", (code, signal) => done(code, signal))

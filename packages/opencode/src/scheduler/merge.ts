@@ -1,7 +1,9 @@
-import { mkdir, open, readFile, rm, stat, unlink } from "node:fs/promises"
-import { hostname } from "node:os"
+import { mkdir, rm, stat } from "node:fs/promises"
 import path from "node:path"
-import { git, gitTry, gitYes, identityConfig } from "./git.ts"
+import { type MergeErrorTag } from "../runtime/errors.ts"
+import { acquireLock, type HeldLock, LockTimeout as RuntimeLockTimeout } from "../runtime/lock.ts"
+import { Serial } from "../runtime/serial.ts"
+import { git, GitCommandError, gitTry, gitYes, identityConfig } from "./git.ts"
 import { Worktrees } from "./worktree.ts"
 
 /**
@@ -62,48 +64,67 @@ export namespace MergeQueue {
     | { status: "conflict"; files: string[]; message: string }
     | { status: "already-reverted"; commit: string; tag: string }
 
-  /** The merge would overwrite uncommitted changes in the user's checkout. Nothing moved. */
-  export class LocalChangesInTheWay extends Error {
-    readonly _tag = "MergeBlockedByLocalChanges"
-    constructor(
-      readonly taskId: string,
-      readonly checkout: string,
-      readonly files: string[],
-    ) {
-      super(
-        `task ${taskId}: not merged: it changes ${files.join(", ")}, which ${files.length === 1 ? "has" : "have"} ` +
-          `uncommitted changes in ${checkout}. Commit or stash them there, then merge again; the task branch is ` +
-          `unchanged and waiting.`,
-      )
-      this.name = "LocalChangesInTheWay"
-    }
-  }
-
-  /** Another process holds the merge lock. */
-  export class LockTimeout extends Error {
-    readonly _tag = "MergeLockTimeout"
-    constructor(
-      readonly lockPath: string,
-      readonly holder: string,
-      waitedMs: number,
-    ) {
-      super(
-        `the merge lock ${lockPath} is held by ${holder} and was not released within ${Math.round(waitedMs / 1000)} s. ` +
-          `If that process is gone (another machine, a container), delete the file and merge again.`,
-      )
-      this.name = "MergeLockTimeout"
-    }
-  }
-
-  /** The merge cannot start or finish for a reason a person must fix; the message says which. */
+  /**
+   * The merge cannot start or finish; `tag` tells the interpreter which event it is: `LocalChangesInTheWay`,
+   * `LockTimeout`, `IndexLocked`, `GitFailed`, or `Refused` (a reason a person must fix; the message says which).
+   * Nothing moved on the integration branch.
+   */
   export class MergeError extends Error {
     readonly _tag = "MergeError"
     constructor(
       readonly taskId: string,
       message: string,
+      readonly tag: MergeErrorTag = "Refused",
+      cause?: unknown,
     ) {
-      super(`task ${taskId}: ${message}`)
+      super(`task ${taskId}: ${message}`, cause === undefined ? undefined : { cause })
       this.name = "MergeError"
+    }
+  }
+
+  /** The merge would overwrite uncommitted changes in the user's checkout. Nothing moved. */
+  export class LocalChangesInTheWay extends MergeError {
+    constructor(
+      taskId: string,
+      readonly checkout: string,
+      readonly files: string[],
+    ) {
+      super(
+        taskId,
+        `not merged: it changes ${files.join(", ")}, which ${files.length === 1 ? "has" : "have"} ` +
+          `uncommitted changes in ${checkout}. Commit or stash them there, then merge again; the task branch is ` +
+          `unchanged and waiting.`,
+        "LocalChangesInTheWay",
+      )
+      this.name = "LocalChangesInTheWay"
+    }
+  }
+
+  /** Another process holds the merge lock past the timeout. */
+  export class LockTimeout extends MergeError {
+    readonly lockPath: string
+    constructor(taskId: string, cause: RuntimeLockTimeout) {
+      super(taskId, `not merged: the merge lock ${cause.message}. The task waits; merge again when it is free.`, "LockTimeout", cause)
+      this.lockPath = cause.path
+      this.name = "MergeLockTimeout"
+    }
+  }
+
+  /** A checkout's index is locked (`index.lock`): another git is running there, or one crashed. */
+  export class IndexLocked extends MergeError {
+    constructor(
+      taskId: string,
+      readonly lockFile: string,
+      cause?: unknown,
+    ) {
+      super(
+        taskId,
+        `not merged: ${lockFile} exists: another git process is running in that checkout, or one crashed there. ` +
+          `If no git is running, delete ${lockFile}, then merge again. Nothing moved.`,
+        "IndexLocked",
+        cause,
+      )
+      this.name = "IndexLocked"
     }
   }
 
@@ -113,7 +134,9 @@ export namespace MergeQueue {
     return queued(input.root, async () => {
       const top = await Worktrees.repoRoot(input.root)
       await Worktrees.ensureExcluded(top)
-      return withLockFile(top, `merge of ${input.taskId}`, input.lockTimeoutMs, () => mergeLocked(top, input))
+      return withLockFile(top, input.taskId, `merge of ${input.taskId}`, input.lockTimeoutMs, () =>
+        classified(input.taskId, () => mergeLocked(top, input)),
+      )
     })
   }
 
@@ -122,7 +145,9 @@ export namespace MergeQueue {
     assertBranchName(input.integration, input.taskId)
     return queued(input.root, async () => {
       const top = await Worktrees.repoRoot(input.root)
-      return withLockFile(top, `revert of ${input.taskId}`, input.lockTimeoutMs, () => revertLocked(top, input))
+      return withLockFile(top, input.taskId, `revert of ${input.taskId}`, input.lockTimeoutMs, () =>
+        classified(input.taskId, () => revertLocked(top, input)),
+      )
     })
   }
 
@@ -234,6 +259,8 @@ export namespace MergeQueue {
     const result = await gitTry(worktree, ["rebase", onto, branch], { config })
     if (result.code === 0) return undefined
     if (!(await rebaseInProgress(worktree))) {
+      const locked = indexLockOf(result.stderr)
+      if (locked) throw new IndexLocked(taskId, locked)
       throw new MergeError(
         taskId,
         `the rebase of ${branch} onto ${onto.slice(0, 12)} could not start in ${worktree}: ` +
@@ -377,6 +404,8 @@ export namespace MergeQueue {
         // Put the branch back: the user's files and index were not touched by the failed read-tree.
         await git(top, ["update-ref", "-m", `${reason} (rolled back)`, `refs/heads/${integration}`, base, commit])
         const detail = (updated.stderr || updated.stdout).trim()
+        const locked = indexLockOf(detail)
+        if (locked) throw new IndexLocked(taskId, locked)
         const files = [...detail.matchAll(/^\s+(\S.*)$/gm)].map((m) => m[1]!.trim())
         if (files.length > 0) throw new LocalChangesInTheWay(taskId, checkout, files)
         throw new MergeError(taskId, `could not update the checkout ${checkout}: ${detail}; nothing was merged`)
@@ -401,6 +430,8 @@ export namespace MergeQueue {
     if (atParent && !atCommit) {
       const updated = await gitTry(checkout, ["read-tree", "-m", "-u", parent, commit])
       if (updated.code !== 0) {
+        const locked = indexLockOf(updated.stderr)
+        if (locked) throw new IndexLocked(taskId, locked)
         throw new MergeError(
           taskId,
           `${integration} holds the merge, but the checkout ${checkout} could not be brought up to date: ` +
@@ -467,113 +498,51 @@ export namespace MergeQueue {
 
   // ---- serialisation ----
 
-  const chains = new Map<string, Promise<unknown>>()
-
   /**
    * One merge at a time per project root in this process, in the order they were asked for. Keyed by the
    * root as given (resolved, not yet canonical: that needs git, and the queue must be joined synchronously
    * to keep the order); two spellings of one root still meet at the lock file.
    */
+  const serial = new Serial()
   function queued<T>(root: string, work: () => Promise<T>): Promise<T> {
-    const top = path.resolve(root)
-    const previous = chains.get(top) ?? Promise.resolve()
-    const next = previous.then(work, work)
-    const settled = next.catch(() => undefined)
-    chains.set(top, settled)
-    void settled.then(() => {
-      if (chains.get(top) === settled) chains.delete(top)
-    })
-    return next
+    return serial.run(path.resolve(root), work)
   }
 
-  interface LockHolder {
-    pid: number
-    host: string
-    what: string
-    since: string
-  }
-
-  /** Holds `<root>/.air/local/state/merge.lock` (O_EXCL) around `work`; a dead holder's lock is taken over. */
-  async function withLockFile<T>(top: string, what: string, timeoutMs = 120_000, work: () => Promise<T>): Promise<T> {
+  /** Holds `<root>/.air/local/state/merge.lock` (the one lock, `src/runtime/lock.ts`) around `work`. */
+  async function withLockFile<T>(top: string, taskId: string, what: string, timeoutMs = 120_000, work: () => Promise<T>): Promise<T> {
     const file = path.join(top, LOCK_PATH)
     await mkdir(path.dirname(file), { recursive: true })
-    const mine: LockHolder = { pid: process.pid, host: hostname(), what, since: new Date().toISOString() }
-    const started = Date.now()
-    let delay = 25
-    for (;;) {
-      try {
-        const handle = await open(file, "wx")
-        try {
-          await handle.writeFile(JSON.stringify(mine) + "\n")
-          await handle.sync()
-        } finally {
-          await handle.close()
-        }
-        break
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
-      }
-      const holder = await readHolder(file)
-      if (holder === "gone") continue
-      if (await isStale(file, holder)) {
-        await unlink(file).catch(() => undefined)
-        continue
-      }
-      if (Date.now() - started >= timeoutMs) {
-        const who =
-          holder === "unreadable" ? "an unknown process" : `pid ${holder.pid} on ${holder.host} (${holder.what}, since ${holder.since})`
-        throw new LockTimeout(file, who, Date.now() - started)
-      }
-      await new Promise((resolve) => setTimeout(resolve, delay))
-      delay = Math.min(delay * 2, 250)
+    let lock: HeldLock
+    try {
+      lock = await acquireLock(file, { timeoutMs, what })
+    } catch (error) {
+      if (error instanceof RuntimeLockTimeout) throw new LockTimeout(taskId, error)
+      throw error
     }
     try {
       return await work()
     } finally {
-      const holder = await readHolder(file)
-      if (holder !== "gone" && holder !== "unreadable" && holder.pid === mine.pid && holder.since === mine.since) {
-        await unlink(file).catch(() => undefined)
-      }
+      lock.release()
     }
   }
 
-  async function readHolder(file: string): Promise<LockHolder | "gone" | "unreadable"> {
-    let text: string
+  /** What went wrong in git, tagged: an index.lock left in a checkout is a person's to clear, the rest is GitFailed. */
+  async function classified<T>(taskId: string, work: () => Promise<T>): Promise<T> {
     try {
-      text = await readFile(file, "utf8")
+      return await work()
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return "gone"
-      return "unreadable"
-    }
-    try {
-      const parsed = JSON.parse(text) as Partial<LockHolder>
-      if (typeof parsed.pid !== "number" || typeof parsed.host !== "string") return "unreadable"
-      return { pid: parsed.pid, host: parsed.host, what: String(parsed.what ?? "?"), since: String(parsed.since ?? "?") }
-    } catch {
-      return "unreadable"
+      if (error instanceof MergeError) throw error
+      if (error instanceof GitCommandError) {
+        const locked = indexLockOf(error.stderr)
+        if (locked) throw new IndexLocked(taskId, locked, error)
+        throw new MergeError(taskId, `git failed while merging: ${error.message}`, "GitFailed", error)
+      }
+      throw error
     }
   }
 
-  /**
-   * A lock is stale when its holder is a dead process on this machine, when this process wrote it and no
-   * longer holds it (our queue lets one merge in at a time), or when it is unreadable and older than 30 s
-   * (a crash between creating and writing it).
-   */
-  async function isStale(file: string, holder: LockHolder | "unreadable"): Promise<boolean> {
-    if (holder === "unreadable") {
-      try {
-        return Date.now() - (await stat(file)).mtimeMs > 30_000
-      } catch {
-        return false
-      }
-    }
-    if (holder.host !== hostname()) return false
-    if (holder.pid === process.pid) return true
-    try {
-      process.kill(holder.pid, 0)
-      return false
-    } catch (error) {
-      return (error as NodeJS.ErrnoException).code === "ESRCH"
-    }
+  /** The index.lock path git names when another git process (or a crashed one) holds a checkout's index. */
+  function indexLockOf(text: string): string | undefined {
+    return /Unable to create '([^']*index\.lock)': File exists/.exec(text)?.[1]
   }
 }

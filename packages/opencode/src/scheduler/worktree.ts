@@ -1,5 +1,6 @@
 import { mkdir, readFile, readdir, realpath, rm, stat, writeFile } from "node:fs/promises"
 import path from "node:path"
+import { Serial } from "../runtime/serial.ts"
 import { git, gitTry, gitYes } from "./git.ts"
 import { idProblem } from "./names.ts"
 
@@ -469,17 +470,10 @@ export namespace Worktrees {
     return path.resolve(a) === path.resolve(b)
   }
 
-  const chains = new Map<string, Promise<unknown>>()
+  const serial = new Serial()
 
   /** One worktree operation at a time per repository in this process: git's admin files are shared. */
   function serialise<T>(top: string, work: () => Promise<T>): Promise<T> {
-    const previous = chains.get(top) ?? Promise.resolve()
-    const next = previous.then(work, work)
-    const settled = next.catch(() => undefined)
-    chains.set(top, settled)
-    void settled.then(() => {
-      if (chains.get(top) === settled) chains.delete(top)
-    })
-    return next
+    return serial.run(top, work)
   }
 }

@@ -107,6 +107,7 @@ describe("gates as a registry", () => {
   test("the evidence rule asks the gate that provides a requirement: another analysis gate can stand in for cppcheck", async () => {
     const passed = await runGates(input("tidy", { requires: ["analysis"], gates: [tidy(true), evidenceGate] }))
     expect(passed.passed).toBe(true)
+    expect(Object.keys(passed.evidence ?? {})).toEqual(["report"])
     const notRun = await runGates(input("tidy", { requires: ["analysis"], gates: [tidy(false), evidenceGate] }))
     expect(notRun.failedGate).toBe("evidence")
     expect(notRun.message).toContain("analysis: the tidy gate did not run and pass")

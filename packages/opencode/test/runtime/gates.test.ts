@@ -178,6 +178,13 @@ describe.concurrent("evidence gates", () => {
     expect(report.findings.every((f) => f.severity !== "error")).toBe(true)
     expect(report.findings).toContainEqual(expect.objectContaining({ file: "src/calc.cpp", id: "unreadVariable" }))
     expect(report.changedFiles).toEqual(["README.md", "src/calc.cpp"])
+    expect(report.evidence).toEqual({
+      diff: path.join(report.evidenceDir, "diff.patch"),
+      build: path.join(report.evidenceDir, "build.log"),
+      test: path.join(report.evidenceDir, "test.log"),
+      analysis: path.join(report.evidenceDir, "cppcheck.log"),
+      report: path.join(report.evidenceDir, "report.json"),
+    })
 
     for (const name of ["build.log", "test.log", "cppcheck.log", "diff.patch", "report.json"]) {
       expect(existsSync(path.join(report.evidenceDir, name)), name).toBe(true)

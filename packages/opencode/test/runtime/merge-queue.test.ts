@@ -38,6 +38,7 @@ describe("merge queue: the user's checkout, concurrent requests, the lock, rever
     const main = await tip()
     const error = await merge("U-2").catch((e: unknown) => e)
     expect(error).toBeInstanceOf(MergeQueue.LocalChangesInTheWay)
+    expect((error as MergeQueue.MergeError).tag).toBe("LocalChangesInTheWay")
     expect((error as MergeQueue.LocalChangesInTheWay).files).toEqual(["README.md"])
     expect(await tip()).toBe(main)
     expect(await repo.read("README.md")).toBe("local notes, not committed\n")
@@ -92,11 +93,33 @@ describe("merge queue: the user's checkout, concurrent requests, the lock, rever
       lockTimeoutMs: 300,
     }).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(MergeQueue.LockTimeout)
-    expect((error as Error).message).toContain(`pid ${process.ppid}`)
+    expect((error as MergeQueue.MergeError).tag).toBe("LockTimeout")
+    expect((error as Error).message).toContain("task L-2: not merged: the merge lock")
+    expect((error as Error).message).toContain(`process ${process.ppid}`)
     expect(await tip()).toBe(main)
     const { rm } = await import("node:fs/promises")
     await rm(lock)
     expect((await merge("L-2")).status).toBe("merged")
+  })
+
+  test("an index.lock left in the user's checkout: the merge is refused as IndexLocked, nothing moves, and it merges once cleared", async () => {
+    await task("I-1", async (ws) => {
+      await ws.write("docs/i1.md", "i1\n")
+      await ws.commitAll("i1")
+    })
+    const indexLock = path.join(repo.root, ".git", "index.lock")
+    await writeFile(indexLock, "")
+    const main = await tip()
+    const error = await merge("I-1").catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(MergeQueue.MergeError)
+    expect((error as MergeQueue.MergeError).tag).toBe("IndexLocked")
+    expect((error as Error).message).toContain("index.lock exists")
+    expect(await tip()).toBe(main)
+    expect(await repo.git(["tag", "--list", "air/done/I-1"])).toBe("")
+    const { rm } = await import("node:fs/promises")
+    await rm(indexLock)
+    expect((await merge("I-1")).status).toBe("merged")
+    expect(await repo.read("docs/i1.md")).toBe("i1\n")
   })
 
   test("revert undoes a merged task with a new commit and tags it air/reverted/<id>, once", async () => {

@@ -1,3 +1,4 @@
+import { execFileSync, spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
@@ -10,6 +11,7 @@ import { diffGate } from "../../src/runtime/gates/diff.ts"
 import { runGates, type RunInput } from "../../src/runtime/gates/pipeline.ts"
 import { Proc } from "../../src/runtime/process.ts"
 import { Worktrees } from "../../src/scheduler/worktree.ts"
+import { bunBinary } from "../support/sandbox.ts"
 import { CALC_CPP, createCppRepo, type CppRepo } from "./cpp-repo.ts"
 
 /** Alive and not a zombie (an orphan's zombie may wait a while for a reaper in a container). */
@@ -75,6 +77,19 @@ describe("the process runner", () => {
     const missing = await Proc.run("no-such-program-air", [], { cwd: tmpdir(), env: process.env })
     expect(missing.ok).toBe(false)
     expect(missing.spawnError).toMatch(/ENOENT/)
+  })
+
+  test("a SIGTERM to our own process kills the groups it started before it ends", async () => {
+    const pidFile = path.join(tmpdir(), `air-exit-${process.pid}.pid`)
+    const parent = spawn(bunBinary(), [path.join(import.meta.dirname, "process-exit-child.ts"), pidFile], { stdio: "ignore" })
+    await until(async () => pidsIn(await readFile(pidFile, "utf8").catch(() => "")).length === 1)
+    const [child] = pidsIn(await readFile(pidFile, "utf8"))
+    expect(alive(child!)).toBe(true)
+    const ended = new Promise<NodeJS.Signals | null>((resolve) => parent.on("exit", (_code, signal) => resolve(signal)))
+    parent.kill("SIGTERM")
+    expect(await ended).toBe("SIGTERM")
+    await until(() => !alive(child!))
+    await rm(pidFile, { force: true })
   })
 
   test("stdin is given, the environment is exactly the one passed", async () => {
@@ -166,4 +181,19 @@ describe("the gates' processes", () => {
       expect((error as GateError).message).toContain("src/calc.cpp")
     }
   })
+})
+
+describe("a child kept in our process group (the engine launcher)", () => {
+  test("is stopped at its timeout, and a kill of our group would take it along; a stray holding the pipes does not hang us", async () => {
+    const result = await Proc.run("sh", ["-c", "echo $$; ps -o pgid= -p $$; exec sleep 1000"], { cwd: tmpdir(), env: process.env, timeoutMs: 300, ownGroup: false, killGraceMs: 200 })
+    expect(result.timedOut).toBe(true)
+    const [pid, pgid] = pidsIn(result.stdout)
+    expect(pgid).toBe(Number(execFileSync("ps", ["-o", "pgid=", "-p", String(process.pid)], { encoding: "utf8" }).trim()))
+    await until(() => !alive(pid!))
+
+    // The leader exits at once; its child keeps stdout open and is not ours to kill (same group as the test).
+    const stray = await Proc.run("sh", ["-c", "sleep 3 & echo $!"], { cwd: tmpdir(), env: process.env, ownGroup: false, exitGraceMs: 100 })
+    expect(stray.code).toBe(0)
+    expect(pidsIn(stray.stdout)).toHaveLength(1)
+  }, 30_000)
 })

@@ -1,6 +1,9 @@
 import { GATES, type Gate as EventGate } from "../../scheduler/event.schema.ts"
 import * as analysis from "./analysis.ts"
+import * as build from "./build.ts"
 import * as commit from "./commit.ts"
+import * as diff from "./diff.ts"
+import * as test from "./test.ts"
 import * as pipeline from "./pipeline.ts"
 import * as registry from "./registry.ts"
 import * as S from "./schema.ts"
@@ -29,7 +32,14 @@ export namespace Gates {
   export const GateReport = S.GateReport
   export type GateReport = S.GateReport
   export type RunInput = pipeline.RunInput
-  export const LOGS = { report: pipeline.REPORT_FILE } as const
+  /** Each gate's log file in the evidence directory (views read them by these names). */
+  export const LOGS = {
+    build: build.BUILD_LOG,
+    test: test.TEST_LOG,
+    analysis: analysis.ANALYSIS_LOG,
+    diff: diff.DIFF_LOG,
+    report: pipeline.REPORT_FILE,
+  } as const
   export const C_CPP_EXTENSIONS = commit.C_CPP_EXTENSIONS
   export const CPPCHECK_ARGS = analysis.CPPCHECK_ARGS
   export const INSTALL_HINTS = text.INSTALL_HINTS

@@ -138,6 +138,7 @@ export async function runGates(input: RunInput): Promise<GateReport> {
       changedFiles: ctx.changed.map((change) => change.path),
       findings: ctx.findings,
       requires,
+      evidence: evidenceOf(results, gates, path.join(evidenceDir, REPORT_FILE)),
       toolchain: { source: input.toolchain ? "given" : resolved.source, note: resolved.note },
       evidenceDir,
     }
@@ -175,6 +176,17 @@ export async function runGates(input: RunInput): Promise<GateReport> {
     if (failure) return finish({ ...failure, gate: failure.gate ?? gate.id })
   }
   return finish()
+}
+
+/** What `gates.passed` carries: each provided evidence kind's log, keyed by the kind (not the gate's id). */
+function evidenceOf(results: readonly GateResult[], gates: readonly Gate[], report: string): Record<string, string> {
+  const evidence: Record<string, string> = {}
+  for (const result of results) {
+    const kind = gates.find((gate) => gate.id === result.gate)?.provides
+    if (kind && result.passed && result.logPath) evidence[kind] = result.logPath
+  }
+  evidence.report = report
+  return evidence
 }
 
 function passMessage(ctx: GateContext, gates: readonly Gate[]): string {

@@ -49,6 +49,8 @@ export const GateReport = z.object({
   changedFiles: z.array(z.string()),
   findings: z.array(Finding),
   requires: z.array(Requirement),
+  /** Evidence kind (`KIND_RULES`) → the log that proves it, from the gate that `provides` it; plus `report`. */
+  evidence: z.record(z.string(), z.string()).optional(),
   toolchain: z.object({ source: z.enum(["file", "detected", "none", "given"]), note: z.string() }),
   evidenceDir: z.string(),
 })

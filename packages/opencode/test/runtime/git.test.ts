@@ -1,0 +1,51 @@
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import path from "node:path"
+import { afterAll, beforeAll, describe, expect, test } from "vitest"
+import { git, GitCommandError, gitTry, gitYes } from "../../src/scheduler/git.ts"
+import { createCppRepo, type CppRepo } from "./cpp-repo.ts"
+
+describe("git through the process runner", () => {
+  let repo: CppRepo
+  let elsewhere: string
+  const saved = { ...process.env }
+  beforeAll(async () => {
+    repo = await createCppRepo()
+    elsewhere = await mkdtemp(path.join(tmpdir(), "air-git-"))
+  })
+  afterAll(async () => {
+    process.env = saved
+    await repo?.cleanup()
+    await rm(elsewhere, { recursive: true, force: true })
+  })
+
+  test("every non-zero exit is reported with its code; yes/no questions answer 0/1 and throw on anything else", async () => {
+    const error = await git(repo.root, ["rev-parse", "--verify", "no-such-ref"]).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(GitCommandError)
+    expect((error as GitCommandError).exitCode).toBe(128)
+    expect((await gitTry(repo.root, ["rev-parse", "--verify", "-q", "no-such-ref"])).code).toBe(1)
+    const head = (await git(repo.root, ["rev-parse", "HEAD"])).trim()
+    expect(await gitYes(repo.root, ["merge-base", "--is-ancestor", head, head])).toBe(true)
+    expect(await gitYes(repo.root, ["diff", "--quiet", "HEAD", "HEAD"])).toBe(true)
+    await expect(gitYes(repo.root, ["merge-base", "--is-ancestor", "nope", head])).rejects.toBeInstanceOf(GitCommandError)
+  })
+
+  test("no ambient GIT_* reaches git except the identity", async () => {
+    process.env.GIT_DIR = path.join(elsewhere, "not-a-repo")
+    process.env.GIT_INDEX_FILE = path.join(elsewhere, "index")
+    process.env.GIT_AUTHOR_NAME = "Ambient Author"
+    try {
+      expect((await git(repo.root, ["rev-parse", "--show-toplevel"])).trim()).toBe(await realpathOf(repo.root))
+      expect((await git(repo.root, ["var", "GIT_AUTHOR_IDENT"])).startsWith("Ambient Author <")).toBe(true)
+    } finally {
+      delete process.env.GIT_DIR
+      delete process.env.GIT_INDEX_FILE
+      delete process.env.GIT_AUTHOR_NAME
+    }
+  })
+})
+
+async function realpathOf(dir: string): Promise<string> {
+  const { realpath } = await import("node:fs/promises")
+  return realpath(dir)
+}
