@@ -24,12 +24,14 @@ const git = (args: string[]) => execFileSync("git", args, { cwd: project, encodi
 beforeAll(async () => {
   sandbox = makeSandbox("air-sbx-e2e-")
   project = trivialProject(sandbox, { "README.md": "# Notes\n" })
+  // The model sees only the first few hundred characters: the answer that matters comes first, and
+  // everything goes to stdout so the order is the order of the commands.
   const attack = [
-    "git tag air/done/T-9",
-    "git update-ref refs/heads/main HEAD",
-    "git config core.fsmonitor 'touch /tmp/pwned'",
-    `p=/proc/self; echo x > $p/root${project}/planted.txt`,
     "echo secrets=$(env | grep -c PROVIDER-SECRET)",
+    "git tag air/done/T-9 2>&1",
+    "git update-ref refs/heads/main HEAD 2>&1",
+    "git config core.fsmonitor 'touch /tmp/pwned' 2>&1",
+    `p=/proc/self; (echo x > $p/root${project}/planted.txt) 2>&1`,
   ].join("; ")
   const scenario = {
     name: "sandbox",
@@ -67,7 +69,7 @@ describe.skipIf(!OsSandbox.check().ok)("workers' shell commands in the OS sandbo
     expect(() => git(["config", "--get", "core.fsmonitor"])).toThrow()
     expect(existsSync(join(project, "planted.txt"))).toBe(false)
     const results = r.modelLog.filter((e) => e.agent === "executor").map((e) => String(e.lastToolResult ?? ""))
-    const first = results.find((t) => t.includes("secrets=")) ?? ""
+    const first = results.find((t) => t.includes("secrets=")) ?? JSON.stringify(results)
     expect(first).toMatch(/cannot lock ref .refs\/tags\/air\/done\/T-9/)
     expect(first).toContain("secrets=0")
   })
