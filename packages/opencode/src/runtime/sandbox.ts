@@ -92,6 +92,16 @@ export namespace Sandbox {
     return wrap(["/bin/bash", "-c", command], policy).map(quote).join(" ")
   }
 
+  /**
+   * The model's own command inside a command line of `shellCommand` (the engine records the rewritten
+   * line as the call's input: views and tests show the original), or the line itself.
+   */
+  export function originalCommand(line: string): string {
+    const m = /^bwrap --args 3 -- \/bin\/bash -c ((?:'[^']*'|\\'|[\w@%+=:,./-])+) 3</.exec(line)
+    if (!m) return line
+    return m[1]!.replace(/'([^']*)'|\\(.)|([^'\\]+)/g, (_, quoted: string | undefined, escaped: string | undefined, bare: string | undefined) => quoted ?? escaped ?? bare ?? "")
+  }
+
   /** POSIX single-quoting. */
   export function quote(word: string): string {
     return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`

@@ -137,6 +137,12 @@ describe("Sandbox.options", () => {
     expect(Sandbox.options({ worktree: "/p/wt", network: true })).toContain("--share-net")
   })
 
+  it("gives back the model's command from the line the engine records", () => {
+    for (const command of ["cmake --build .air-build", "printf '// it'\''s\n' >> a.cpp && echo \"$HOME\"", "a\nb"])
+      expect(Sandbox.originalCommand(`bwrap --args 3 -- /bin/bash -c ${Sandbox.quote(command)} 3<${Sandbox.quote("/p/.air/local/sandbox/calls/c 1.args")}`)).toBe(command)
+    expect(Sandbox.originalCommand("ls -la")).toBe("ls -la")
+  })
+
   it("rejects a relative worktree", () => {
     expect(() => Sandbox.options({ worktree: "wt" })).toThrow()
   })
