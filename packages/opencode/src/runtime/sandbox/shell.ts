@@ -1,4 +1,5 @@
 import { mkdirSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { z } from "zod"
 import { Paths } from "../../agent/paths"
@@ -20,7 +21,7 @@ export namespace SandboxShell {
     | { kind: "unsandboxed"; why: string }
     | { kind: "refused"; message: string }
 
-  type Open = { worktree: string; policy: Sandbox.Policy; argsFile?: string }
+  type Open = { worktree: string; policy: Sandbox.Policy; argsFile: string }
   const open = new Map<string, Open>()
 
   /** `network` of the project's toolchain.json (a bad file means no network: the gates report the file). */
@@ -58,12 +59,10 @@ export namespace SandboxShell {
     }
     const project = Paths.projectOfWorktree(input.worktree)?.root
     const policy = Sandbox.plan({ worktree: input.worktree, project, env: input.env, network: networkAllowed(project) })
-    let argsFile: string | undefined
-    if (project) {
-      const dir = join(project, ".air", "local", "sandbox", "calls")
-      mkdirSync(dir, { recursive: true })
-      argsFile = join(dir, `${input.key.replace(/[^\w.-]/g, "_")}.args`)
-    }
+    // Under the project's state, or the host's /tmp (which the sandbox replaces with its own): out of reach either way.
+    const dir = project ? join(project, ".air", "local", "sandbox", "calls") : join(tmpdir(), `aircoding-sandbox-${process.pid}`)
+    mkdirSync(dir, { recursive: true })
+    const argsFile = join(dir, `${input.key.replace(/[^\w.-]/g, "_")}.args`)
     if (policy.git) await GitSync.detach(input.worktree, policy.git)
     open.set(input.key, { worktree: input.worktree, policy, argsFile })
     return { kind: "sandboxed", command: Sandbox.shellCommand(input.command, policy, argsFile) }
@@ -91,7 +90,7 @@ export namespace SandboxShell {
     const o = open.get(key)
     if (!o) return undefined
     open.delete(key)
-    if (o.argsFile) rmSync(o.argsFile, { force: true })
+    rmSync(o.argsFile, { force: true })
     return o.policy.git ? await GitSync.settle(o.worktree, o.policy.git, branchOf(o.worktree)) : {}
   }
 }
