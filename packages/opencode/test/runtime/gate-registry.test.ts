@@ -6,7 +6,7 @@ import { GateError } from "../../src/runtime/errors.ts"
 import { diffGate } from "../../src/runtime/gates/diff.ts"
 import { git } from "../../src/scheduler/git.ts"
 import { evidenceGate } from "../../src/runtime/gates/evidence.ts"
-import { FAILURE_IDS, GATE_IDS, REGISTRY, routeOf, wordsOf, type Gate, type GateContext } from "../../src/runtime/gates/index.ts"
+import { FAILURE_IDS, GATE_IDS, Gates, REGISTRY, routeOf, wordsOf, type Gate, type GateContext } from "../../src/runtime/gates/index.ts"
 import { nodeEvidenceFs, runGates, type EvidenceFs, type RunInput } from "../../src/runtime/gates/pipeline.ts"
 import { GATES } from "../../src/scheduler/event.schema.ts"
 import { apply, graphOf, runtimeOf, started, steps, task } from "../scheduler/fixtures.ts"
@@ -68,6 +68,10 @@ describe("gates as a registry", () => {
     expect([...GATES].sort()).toEqual([...FAILURE_IDS].sort())
     expect(new Set(REGISTRY.map((g) => g.id)).size).toBe(REGISTRY.length)
     for (const gate of REGISTRY) expect(wordsOf(gate.id, "zh-CN")).not.toBe(gate.id)
+    // A failure no gate declares goes to a person, never to nothing.
+    expect(routeOf("no-such-gate")).toBe("user")
+    expect(Gates.eventGate("no-such-gate")).toBe("tool-missing")
+    expect(Gates.eventGate(undefined)).toBe("evidence")
   })
 
   test("the machine routes each gate's failure where the registry says", () => {
