@@ -100,6 +100,9 @@ describe.skipIf(!available)("Sandbox: the fence holds", () => {
     expect(repo.git(["symbolic-ref", "HEAD"], repo.worktree).trim()).toBe("refs/heads/air/T-1")
     expect(repo.git(["show", "--stat", "--format=%s", tip])).toContain("work")
     expect(repo.git(["status", "--porcelain"], repo.worktree).trim()).toBe("")
+    // The project owns the objects: it does not depend on the Scheduler's state (no alternates entry).
+    expect(existsSync(join(repo.project, ".git", "objects", "info", "alternates"))).toBe(false)
+    expect(repo.git(["fsck", "--no-dangling", "--connectivity-only"]).trim()).toBe("")
   })
 
   it("a CMakeLists.txt that writes outside its tree fails inside the sandbox", async () => {

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { gitTry } from "../../scheduler/git"
 import type { GitLayout } from "./git-layout"
@@ -21,18 +21,40 @@ export namespace GitSync {
   /** The branch each worktree's HEAD was on when we detached it, by admin dir. */
   const branches = new Map<string, string>()
 
-  /** The private object dir exists and the shared repository reads it (its alternates list it). */
+  /** The private object dir exists (git inside the sandbox writes there: GIT_OBJECT_DIRECTORY). */
   export function ensureObjectDir(layout: GitLayout.Layout): void {
     mkdirSync(join(layout.objectDir, "info"), { recursive: true })
     mkdirSync(join(layout.objectDir, "pack"), { recursive: true })
-    const alternates = join(layout.commonDir, "objects", "info", "alternates")
-    let current = ""
+  }
+
+  /**
+   * The worker's new objects copied into the shared repository before its branch may point at them, so
+   * the project never depends on `.air/local` (no alternates entry: deleting the Scheduler's state must
+   * not break the user's repository). Objects are immutable and named by content: existing ones are kept.
+   */
+  export function adoptObjects(layout: GitLayout.Layout): number {
+    let copied = 0
+    const shared = join(layout.commonDir, "objects")
+    let dirs: string[] = []
     try {
-      current = readFileSync(alternates, "utf8")
+      dirs = readdirSync(layout.objectDir).filter((d) => /^[0-9a-f]{2}$/.test(d))
     } catch {
-      mkdirSync(join(layout.commonDir, "objects", "info"), { recursive: true })
+      return 0
     }
-    if (!current.split("\n").includes(layout.objectDir)) appendFileSync(alternates, (current && !current.endsWith("\n") ? "\n" : "") + layout.objectDir + "\n")
+    for (const dir of dirs) {
+      for (const name of readdirSync(join(layout.objectDir, dir))) {
+        if (!/^[0-9a-f]{38}([0-9a-f]{24})?$/.test(name)) continue
+        const target = join(shared, dir, name)
+        if (existsSync(target)) continue
+        mkdirSync(join(shared, dir), { recursive: true })
+        const tmp = `${target}.aircoding-${process.pid}`
+        copyFileSync(join(layout.objectDir, dir, name), tmp)
+        chmodSync(tmp, 0o444)
+        renameSync(tmp, target)
+        copied++
+      }
+    }
+    return copied
   }
 
   /**
@@ -94,7 +116,10 @@ export namespace GitSync {
     // Detached (a commit moved it, or not), or attached to another branch the worker checked out.
     const sha = SHA.test(head) ? head : (await gitTry(worktree, ["rev-parse", "-q", "--verify", "HEAD^{commit}"])).stdout.trim()
     const tip = await tipOf(worktree, layout, branch)
-    if (sha && SHA.test(sha) && sha !== tip) await gitTry(worktree, ["update-ref", "-m", "aircoding: worker commit", branch, sha])
+    if (sha && SHA.test(sha) && sha !== tip) {
+      adoptObjects(layout)
+      await gitTry(worktree, ["update-ref", "-m", "aircoding: worker commit", branch, sha])
+    }
     writeHead(layout, `ref: ${branch}`)
     return { branch, from: tip, to: sha || tip }
   }
