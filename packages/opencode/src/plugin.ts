@@ -15,6 +15,15 @@ import { TuiBridge } from "./tui/bridge"
  * project, and each task worktree), all in one process; module-level state — the session registry,
  * the orchestrators — is therefore shared, while each instance's hooks see that instance's events.
  */
+/** The sandbox mode for workers' commands: "fallback" only when the user's settings allow it. */
+function sandboxModeOf(directory: string): "on" | "fallback" {
+  try {
+    return Settings.load(Orchestrators.projectRoot(directory)).sandboxFallback ? "fallback" : "on"
+  } catch {
+    return "on"
+  }
+}
+
 function languageOf(directory: string): string {
   try {
     return Settings.load(Orchestrators.projectRoot(directory)).language
@@ -43,6 +52,7 @@ const server: Plugin = async (input) => {
   Sessions.configure({
     onEvent: (event) => recordGuardEvent(directoryOf(String(event.sessionID ?? "")), event),
     language: (info) => languageOf(info?.directory ?? input.directory),
+    sandbox: sandboxModeOf(input.directory),
   })
 
   const hooks: Hooks = {
@@ -54,6 +64,7 @@ const server: Plugin = async (input) => {
     tool: CoordinatorTools.build(),
     "chat.params": async (i) => {
       Sessions.record(i.sessionID, { agent: i.agent, directory: input.directory })
+      Sessions.nextTurn(i.sessionID)
       try {
         Usage.record(Orchestrators.projectRoot(directoryOf(i.sessionID)), i.agent, i.sessionID)
       } catch {
@@ -61,6 +72,7 @@ const server: Plugin = async (input) => {
       }
     },
     "tool.execute.before": (i, o) => Guard.before(i, o),
+    "tool.execute.after": (i, o) => Guard.after(i, o),
     event: async ({ event }) => {
       if (event.type === "session.created") Sessions.noteDirectory(event.properties.info.id, event.properties.info.directory)
       if (event.type === "session.deleted") Sessions.forget(event.properties.info.id)

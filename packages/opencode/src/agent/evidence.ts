@@ -77,8 +77,10 @@ export namespace Evidence {
    * A bash command as evidence: a build, test or analysis program, one of the project's configured
    * commands (`commands`: the toolchain's build/test/analysis lines), or a reader of a `*.log` file.
    */
-  export function fromBash(command: string, commands: readonly string[] = []): Item | undefined {
+  export function fromBash(command: string, commands: readonly string[] = [], root?: string): Item | undefined {
     const whole = normalize(command)
+    // A command that also changes files is an edit, not a look at the failure (`cmake --version; echo fixed > f`).
+    if (writesFiles(command)) return undefined
     for (const configured of commands) {
       const c = normalize(configured)
       if (c && (whole === c || whole.startsWith(c + " ") || segments(whole).some((s) => s === c || s.startsWith(c + " "))))
@@ -88,13 +90,43 @@ export namespace Evidence {
       const p = program(words(segment))
       if (!p) continue
       const kind = PROGRAMS[p.name]
-      if (kind) return { kind, tool: "bash", detail: whole.slice(0, 300) }
-      // A test binary the build produced, run by its path: ./build/tests/foo_test, build/bin/unit_tests
-      if (p.invoked.includes("/") && /test/i.test(p.name)) return { kind: "test", tool: "bash", detail: whole.slice(0, 300) }
+      if (kind && !trivial(p.name, p.rest)) return { kind, tool: "bash", detail: whole.slice(0, 300) }
+      // A test binary the build produced, run by its path: ./build/tests/foo_test, build/bin/unit_tests —
+      // not /usr/bin/test, `[`, or any program outside the worktree.
+      if (p.invoked.includes("/") && /test/i.test(p.name) && !["test", "["].includes(p.name) && builtHere(p.invoked, root))
+        return { kind: "test", tool: "bash", detail: whole.slice(0, 300) }
       if (READERS.has(p.name) && p.rest.some((w) => /\.log$/.test(w) || /(^|\/)Testing\/Temporary\//.test(w)))
         return { kind: "log", tool: "bash", detail: whole.slice(0, 300) }
     }
     return undefined
+  }
+
+  /** `cmake --version`, `g++ --help`, `cmake -E …`, a bare `cmake`: runs nothing of the project. */
+  function trivial(name: string, rest: string[]): boolean {
+    if (rest.some((w) => /^--?(version|help|h|V|usage)$/.test(w))) return true
+    if (name === "cmake" && (rest.length === 0 || rest[0] === "-E" || rest[0] === "-P")) return true
+    if (name === "ctest" && rest.some((w) => w === "-N" || w === "--show-only")) return true
+    return false
+  }
+
+  /** A program run by a relative path, or by an absolute one inside the worktree: something the build made. */
+  function builtHere(invoked: string, root: string | undefined): boolean {
+    if (!isAbsolute(invoked)) return !invoked.startsWith("~")
+    return root !== undefined && Paths.isInside(root, invoked)
+  }
+
+  /**
+   * Whether a call that looked like evidence actually ran: a bash command that started (not "command
+   * not found", not killed at its timeout) — a build or test may fail, that is the point, but a reader of a
+   * log must succeed (a missing file shows nothing) — or a file tool that returned content.
+   */
+  export function ran(item: Item, result: { exit?: unknown; output?: unknown }): boolean {
+    if (item.tool !== "bash") return typeof result.output === "string" && !/^(Error|File not found)/.test(result.output)
+    const exit = result.exit
+    if (typeof exit !== "number") return false
+    if (exit === 126 || exit === 127) return false
+    if (item.kind === "log") return exit === 0
+    return true
   }
 
   /** A path as a gate output or log: under an evidence directory, under `.air/local/evidence/`, or `*.log`. */
@@ -116,7 +148,7 @@ export namespace Evidence {
 
   /** What a call proves about the failure, or undefined when it proves nothing. */
   export function classify(tool: string, args: Record<string, unknown>, ctx: Context = {}): Item | undefined {
-    if (tool === "bash") return typeof args.command === "string" ? fromBash(args.command, ctx.commands) : undefined
+    if (tool === "bash") return typeof args.command === "string" ? fromBash(args.command, ctx.commands, ctx.root) : undefined
     const target = tool === "read" ? args.filePath : tool === "grep" || tool === "glob" || tool === "list" ? args.path : undefined
     if (typeof target !== "string" || target === "") return undefined
     const abs = ctx.root && !isAbsolute(target) ? resolve(ctx.root, target) : target
@@ -141,13 +173,22 @@ export namespace Evidence {
       const ws = words(segment)
       const p = program(ws)
       if (!p) continue
-      if (["cp", "mv", "rm", "tee", "touch", "patch", "truncate", "dd", "install", "ln", "rsync", "unzip", "tar"].includes(p.name)) return true
+      if (WRITERS.includes(p.name)) return true
       if ((p.name === "sed" || p.name === "perl") && p.rest.some((w) => /^-[a-zA-Z]*i/.test(w))) return true
+      if (p.name === "sort" && p.rest.some((w) => /^(-o|--output)/.test(w) || /^-[a-zA-Z]*o/.test(w))) return true
+      if (p.name === "find" && p.rest.some((w, i) => ["-delete", "-fprint", "-fprintf", "-fls"].includes(w) || (/^-(exec|execdir|ok)$/.test(w) && WRITERS.includes(basename(p.rest[i + 1] ?? "")))))
+        return true
+      if ((p.name === "awk" || p.name === "gawk") && p.rest.some((w) => w === "inplace" || w === "-i")) return true
+      if (p.name === "cmake" && p.rest[0] === "-E" && /^(copy|copy_if_different|copy_directory|rename|remove|rm|remove_directory|make_directory|touch|touch_nocreate|create_symlink|tar)/.test(p.rest[1] ?? ""))
+        return true
       if (p.name === "git" && p.rest.some((w) => ["apply", "am", "checkout", "restore", "reset", "stash", "mv", "rm", "cherry-pick", "revert", "merge", "rebase"].includes(w)))
         return true
     }
     return false
   }
+
+  /** Programs whose every run changes files. */
+  const WRITERS = ["cp", "mv", "rm", "rmdir", "tee", "touch", "patch", "truncate", "dd", "install", "ln", "rsync", "unzip", "tar", "shred", "unlink"]
 
   /** The example build/test command for a refusal text. */
   export function example(commands: readonly string[] = []): string {

@@ -1,4 +1,6 @@
 import { isAbsolute, resolve } from "node:path"
+import { SandboxEnvironment } from "../runtime/sandbox/environment"
+import { SandboxShell } from "../runtime/sandbox/shell"
 import { Evidence } from "./evidence"
 import { Language } from "./language"
 import { Paths } from "./paths"
@@ -15,7 +17,7 @@ import { Sessions } from "./registry"
  * …)` looks the session up in the registry; `before` is the whole hook body.
  */
 export namespace Guard {
-  export type Reason = "tool" | "path" | "air-local" | "evidence" | "unassigned"
+  export type Reason = "tool" | "path" | "air-local" | "evidence" | "unassigned" | "secret" | "sandbox"
 
   export type Allow = {
     allow: true
@@ -95,14 +97,46 @@ export namespace Guard {
     return refuse("path", path, Language.t(language, "guard.path", { agent: role, tool, root, why: whyText }))
   }
 
+  /** A `.env` file a call names (file tools' path arguments, words of a shell command), if any. */
+  export function secretPath(tool: string, args: Record<string, unknown>): string | undefined {
+    const values: unknown[] = [args.filePath, args.path, args.pattern, args.include]
+    if (tool === "bash") values.push(...String(args.command ?? "").split(/[\s'"`;|&<>()=]+/))
+    if (tool === "apply_patch" || tool === "patch") values.push(...Paths.patchPaths(String(args.patchText ?? "")))
+    for (const v of values) {
+      if (typeof v !== "string" || v === "") continue
+      const name = v.split(/[\\/]/).pop() ?? ""
+      if (SandboxEnvironment.isEnvFile(name)) return v
+    }
+    return undefined
+  }
+
   /** The pure decision for one tool call. */
   export function evaluate(input: Input): Decision {
     const role = Roles.of(input.agent)
-    if (!role) return { allow: true }
     const { tool } = input
     const language = input.language ?? "en"
     const args: Record<string, unknown> = input.args && typeof input.args === "object" ? (input.args as Record<string, unknown>) : {}
+    if (!role) {
+      // Only the Scheduler's code starts AirCoding's roles: never another agent's `task` tool, whatever
+      // its permissions say (a build agent with "*": "allow" would start an executor with no worktree).
+      if (tool === "task" && Roles.isRole(args.subagent_type))
+        return refuse(
+          "tool",
+          "task",
+          `The ${String(args.subagent_type)} agent is started only by AirCoding's Scheduler, for a task it planned — ` +
+            `not through the task tool. Ask AirCoding's main agent to submit the work instead.`,
+        )
+      return { allow: true }
+    }
     if (!Roles.allows(role, tool)) return refuse("tool", tool, toolMessage(role, tool, language))
+    // No configuration re-opens what a row closes: .env files stay closed to every role.
+    const secret = secretPath(tool, args)
+    if (secret)
+      return refuse(
+        "secret",
+        secret,
+        `The ${role} agent may not use \`${tool}\` on ${secret}: .env files hold secrets and are closed to every AirCoding agent, whatever the configuration says. Use .env.example, or ask for the value through the Scheduler.`,
+      )
 
     const spec = Roles.table[role]
     // Defence in depth: whatever a row says, no role changes `.air/local` (only the Scheduler's code does).
@@ -165,7 +199,8 @@ export namespace Guard {
     return {
       worktree: info.worktree,
       directory: info.directory,
-      evidenceCount: info.evidence.length,
+      // Evidence of the turn in progress does not count: a look and an edit in one reply prove nothing.
+      evidenceCount: Sessions.priorEvidence(info).length,
       readRoots: Sessions.readRootsOf(info),
       commands: info.commands,
     }
@@ -217,10 +252,29 @@ export namespace Guard {
    * events to `Sessions.configure({ onEvent })`, rewrites `output.args` in place, and throws the refusal
    * text (the engine gives it to the model as the tool's result).
    */
+  /** Evidence a call would give, kept until it has run (`after`): a look that failed to run proves nothing. */
+  const pending = new Map<string, { sessionID: string; agent: string; item: Evidence.Item }>()
+
+  function callKey(sessionID: string, callID: string | undefined): string | undefined {
+    return callID ? `${sessionID}:${callID}` : undefined
+  }
+
   export async function before(input: { tool: string; sessionID: string; callID?: string }, output: { args: unknown }): Promise<void> {
     const info = await Sessions.resolve(input.sessionID)
     const role = Roles.of(info?.agent)
-    if (!info || !role) return
+    if (!info || !role) {
+      if (input.tool !== "task") return
+      const decision = evaluate({ agent: info?.agent, tool: input.tool, args: output.args, session: { evidenceCount: 0 } })
+      if (!decision.allow) {
+        try {
+          Sessions.settings().onEvent?.(refusedEvent(input.sessionID, info?.agent ?? "", input.tool, decision, input.callID))
+        } catch {
+          // as below
+        }
+        throw new Error(decision.message)
+      }
+      return
+    }
     const args = (output.args && typeof output.args === "object" ? output.args : (output.args = {})) as Record<string, unknown>
     // A call of a tool the role is not offered reaches us as the engine's `invalid` tool, which already
     // answers the model; the attempt is still a refusal, and is recorded as one.
@@ -244,14 +298,58 @@ export namespace Guard {
       throw new Error(decision.message)
     }
     if (decision.args) applyArgs(args, decision.args)
-    if (decision.item) {
-      const item = { ...decision.item, at: new Date().toISOString() }
-      Sessions.addEvidence(input.sessionID, { at: item.at, tool: item.tool, detail: item.detail, kind: item.kind })
-      try {
-        emit?.({ type: "guard.evidence", sessionID: input.sessionID, agent: info.agent, tool: input.tool, evidence: item } satisfies EvidenceEvent)
-      } catch {
-        // as above
+    const key = callKey(input.sessionID, input.callID)
+    if (input.tool === "bash" && Roles.isWorker(role) && typeof args.command === "string") {
+      const worktree = Sessions.rootOf(info)
+      const mode = Sessions.settings().sandbox ?? "off"
+      if (worktree && mode !== "off") {
+        if (!key) throw new Error("A worker's command needs a call id to run in the sandbox; nothing was run.")
+        const entered = await SandboxShell.enter({ key, worktree, command: args.command, mode, env: Sessions.settings().sandboxEnv })
+        if (entered.kind === "refused") {
+          const refusal: Refuse = { allow: false, reason: "sandbox", detail: "bwrap", message: entered.message }
+          try {
+            emit?.(refusedEvent(input.sessionID, info.agent, input.tool, refusal, input.callID))
+          } catch {
+            // as above
+          }
+          throw new Error(entered.message)
+        }
+        if (entered.kind === "sandboxed") args.command = entered.command
       }
+    }
+    if (decision.item && key) pending.set(key, { sessionID: input.sessionID, agent: info.agent, item: decision.item })
+    // A report sends the task branch to the gates: it must hold the worker's commits, even when a
+    // sandboxed command was aborted before its branch could be settled.
+    if (input.tool === "air_report" && Roles.isWorker(role) && (Sessions.settings().sandbox ?? "off") !== "off") {
+      const worktree = Sessions.rootOf(info)
+      if (worktree) await SandboxShell.heal(worktree).catch(() => undefined)
+    }
+  }
+
+  /**
+   * The whole `tool.execute.after` hook: the sandbox's git bookkeeping (the task branch follows the
+   * worker's commits), and evidence recorded once the call has run — in the turn it ran in.
+   */
+  export async function after(input: { tool: string; sessionID: string; callID?: string }, output: { output?: unknown; metadata?: unknown }): Promise<void> {
+    const key = callKey(input.sessionID, input.callID)
+    if (!key) return
+    try {
+      await SandboxShell.leave(key)
+    } catch {
+      // A branch that could not be moved shows at the gates (uncommitted work); the session goes on.
+    }
+    const p = pending.get(key)
+    if (!p) return
+    pending.delete(key)
+    const metadata = output.metadata && typeof output.metadata === "object" ? (output.metadata as Record<string, unknown>) : {}
+    if (!Evidence.ran(p.item, { exit: metadata.exit, output: output.output })) return
+    const info = Sessions.get(p.sessionID)
+    const item = { ...p.item, at: new Date().toISOString() }
+    Sessions.addEvidence(p.sessionID, { at: item.at, tool: item.tool, detail: item.detail, kind: item.kind, turn: info?.turn })
+    try {
+      Sessions.settings().onEvent?.({ type: "guard.evidence", sessionID: p.sessionID, agent: p.agent, tool: input.tool, evidence: item } satisfies EvidenceEvent)
+    } catch {
+      // Recording must never turn a finished call into a crash of the session loop.
     }
   }
 }

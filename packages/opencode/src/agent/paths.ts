@@ -100,11 +100,17 @@ export namespace Paths {
   /** Glob-valued arguments that can name directories too. */
   const PATTERN_ARGS: Record<string, string> = { glob: "pattern", grep: "include" }
 
-  const PATCH_HEADER = /^(\*\*\* (?:Add File|Update File|Delete File|Move to): )(.+)$/gm
+  /**
+   * apply_patch's file headers, in the engine's grammar (1.18.33: a line that starts with `*** Add File:`,
+   * `*** Delete File:`, `*** Update File:` or `*** Move to:`, the rest trimmed is the path — no space
+   * needed after the colon). Leading blanks are accepted too: checking more lines than the engine reads
+   * costs nothing, missing one would let a path through.
+   */
+  const PATCH_HEADER = /^([ \t]*\*\*\* (?:Add File|Update File|Delete File|Move to):[ \t]*)([^\r\n]*?)([ \t\r]*)$/gm
 
   /** The file paths an apply_patch / patch text names. */
   export function patchPaths(text: string): string[] {
-    return [...text.matchAll(PATCH_HEADER)].map((m) => m[2]!.trim())
+    return [...text.matchAll(PATCH_HEADER)].map((m) => m[2]!.trim()).filter((p) => p !== "")
   }
 
   /** The directory part of a glob before its first wildcard ("../x/**" → "../x"). */
@@ -162,7 +168,9 @@ export namespace Paths {
         const v = check(ctx.root, p, { write: true })
         if (!v.ok) return v
       }
-      const text = args.patchText.replace(PATCH_HEADER, (_, head: string, p: string) => head + resolve(ctx.root, p.trim()))
+      const text = args.patchText.replace(PATCH_HEADER, (whole, head: string, p: string, tail: string) =>
+        p.trim() === "" ? whole : head + resolve(ctx.root, p.trim()) + tail,
+      )
       if (text !== args.patchText) {
         next.patchText = text
         changed = true
@@ -188,6 +196,8 @@ export namespace Paths {
 
   function isSystemPath(p: string): boolean {
     const n = normalize(p)
+    // /proc/self/root (and cwd, and any process's) is the whole file system again, not a system path.
+    if (/^\/proc\/[^/]+\/(root|cwd|map_files)(\/|$)/.test(n)) return false
     return SYSTEM_FILES.includes(n) || SYSTEM_PREFIXES.some((prefix) => n.startsWith(prefix) || n + "/" === prefix)
   }
 
@@ -205,6 +215,74 @@ export namespace Paths {
       for (const m of line.matchAll(/(?<!<)<<(?!<)(-?)\s*(['"]?)([A-Za-z_][\w-]*)\2/g)) pending.push({ word: m[3]!, dash: m[1] === "-" })
     }
     return out.join("\n")
+  }
+
+  /** The text of a quoted string is data, not a path: a sentence, a `//` comment, a URL, a regex. */
+  function isData(content: string, single: boolean): boolean {
+    return /\s/.test(content) || content.startsWith("//") || content.includes("://") || /[\^\\*[\]|]/.test(content) || (single && content.includes("$"))
+  }
+
+  function ansiC(body: string): string {
+    return body.replace(/\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)/g, (_, e: string) => {
+      if (e[0] === "x") return String.fromCharCode(parseInt(e.slice(1), 16))
+      if (/^[0-7]+$/.test(e)) return String.fromCharCode(parseInt(e, 8))
+      return ({ n: "\n", t: "\t", r: "\r", a: "", b: "", e: "", f: "", v: "" } as Record<string, string>)[e] ?? e
+    })
+  }
+
+  /**
+   * A shell command with its data taken out, as the path checks should read it: quotes removed (their
+   * content kept when it could be a path, `_` when it is data — see isData), backslash escapes undone,
+   * `$'…'` decoded, `# comments` dropped. Not a shell parser: an early, friendly check; the sandbox is the fence.
+   */
+  export function shellData(command: string): string {
+    let out = ""
+    let i = 0
+    const n = command.length
+    while (i < n) {
+      const c = command[i]!
+      if (c === "\\" && i + 1 < n) {
+        out += command[i + 1] === "\n" ? " " : command[i + 1]
+        i += 2
+        continue
+      }
+      if (c === "$" && command[i + 1] === "'") {
+        const end = command.indexOf("'", i + 2)
+        let j = i + 2
+        while (j < n && command[j] !== "'") j += command[j] === "\\" ? 2 : 1
+        const body = ansiC(command.slice(i + 2, end < 0 ? n : j))
+        out += isData(body, true) ? "_" : body
+        i = j + 1
+        continue
+      }
+      if (c === "'") {
+        const end = command.indexOf("'", i + 1)
+        const body = command.slice(i + 1, end < 0 ? n : end)
+        out += isData(body, true) ? "_" : body
+        i = end < 0 ? n : end + 1
+        continue
+      }
+      if (c === '"') {
+        let j = i + 1
+        let body = ""
+        while (j < n && command[j] !== '"') {
+          if (command[j] === "\\" && j + 1 < n) {
+            body += command[j + 1]
+            j += 2
+          } else body += command[j++]
+        }
+        out += isData(body, false) ? "_" : body
+        i = j + 1
+        continue
+      }
+      if (c === "#" && (i === 0 || /[\s;&|(]/.test(command[i - 1]!))) {
+        while (i < n && command[i] !== "\n") i++
+        continue
+      }
+      out += c
+      i++
+    }
+    return out
   }
 
   /** Every word of a segment, and every `=`/`:`/`,`-separated piece of it, that looks like a path. */
@@ -248,8 +326,9 @@ export namespace Paths {
       if (!v.ok) return v
       workdir = v.path
     }
-    // Heredoc bodies are data (a C++ file's `// comment` is no path); the lines that start them stay.
-    const text = stripHeredocs(command)
+    // Heredoc bodies, comments, and quoted text that is not a path are data (a C++ `// comment` in printf
+    // or sed is no path); escapes are undone and $'…' decoded so `\.\./` reads as `../`.
+    const text = shellData(stripHeredocs(command))
     // Naming the worktree itself (it lives under .air/local/worktrees) is not touching the Scheduler's state.
     let unrooted = text
     for (const r of new Set([real(root), root])) unrooted = unrooted.split(r).join(".")

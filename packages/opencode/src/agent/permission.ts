@@ -75,6 +75,12 @@ export namespace Permission {
     // A user may narrow a key of the row (deny `bash` patterns, ask before `edit`, …): those rules are
     // appended after ours, so they can only take away. Keys outside the row and "*" are ignored.
     for (const source of [opts.topLevel, opts.agentLevel]) narrow(rules, keys, source)
+    // What the row closes stays closed: our `.env` rules come last again, after anything a user added.
+    const read = rules.read
+    if (typeof read === "object") {
+      for (const pattern of Object.keys(READ_RULES)) if (pattern !== "*") delete read[pattern]
+      for (const [pattern, action] of Object.entries(READ_RULES)) if (pattern !== "*") read[pattern] = action
+    }
     return rules
   }
 
@@ -157,7 +163,7 @@ export namespace Permission {
    * plan, general, …) get `task: { <role>: "deny" }` appended to the top-level rules, which hides our
    * roles from their `task` tool's list and refuses such a call. Their other `task` rules stay as they are.
    */
-  export function hideFromTask(cfg: { permission?: unknown }): void {
+  export function hideFromTask(cfg: { permission?: unknown; agent?: Record<string, unknown> }): void {
     const raw = cfg.permission
     const top: Record<string, unknown> =
       typeof raw === "string" ? { "*": raw } : raw && typeof raw === "object" && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {}
@@ -170,6 +176,29 @@ export namespace Permission {
     }
     top.task = task
     cfg.permission = top
+    // An agent's own rules come after the top-level ones (a build agent with "*": "allow" would re-open
+    // `task`): every agent that is not AirCoding's gets the same denials at the end of its own rules.
+    const agents = (cfg as { agent?: Record<string, unknown> }).agent ?? {}
+    for (const [name, value] of Object.entries(agents)) {
+      if (Roles.isRole(name) || !value || typeof value !== "object") continue
+      const agent = value as { permission?: unknown }
+      if (agent.permission === undefined) continue
+      const own: Record<string, unknown> =
+        typeof agent.permission === "string"
+          ? { "*": agent.permission }
+          : agent.permission && typeof agent.permission === "object"
+            ? (agent.permission as Record<string, unknown>)
+            : {}
+      const ownTask = own.task
+      const t: Record<string, unknown> = typeof ownTask === "string" ? { "*": ownTask } : ownTask && typeof ownTask === "object" ? { ...(ownTask as Record<string, unknown>) } : {}
+      for (const role of Roles.names) {
+        delete t[role]
+        t[role] = "deny"
+      }
+      delete own.task
+      own.task = t
+      agent.permission = own
+    }
   }
 
   // ---- A model of the engine's evaluation (1.18.33), for tests and for the launcher's checks ----

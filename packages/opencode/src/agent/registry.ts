@@ -18,7 +18,8 @@ import { Roles } from "./roles"
  * (the project's, each worktree's) shares this map.
  */
 export namespace Sessions {
-  export type Evidence = { at: string; tool: string; detail: string; kind?: EvidenceNs.Kind }
+  /** `turn`: the model turn it was collected in (see `nextTurn`); an edit of the same turn cannot rely on it. */
+  export type Evidence = { at: string; tool: string; detail: string; kind?: EvidenceNs.Kind; turn?: number }
   export type Info = {
     /** The agent name ("" while only the directory is known). */
     agent: string
@@ -34,6 +35,8 @@ export namespace Sessions {
     /** The language of texts from code for this session (default: the registry's). */
     language?: Language.Setting
     evidence: Evidence[]
+    /** Model turns so far (chat.params fires once per model call). */
+    turn?: number
   }
 
   export type Resolver = (sessionID: string) => Promise<Partial<Info> | undefined> | Partial<Info> | undefined
@@ -43,6 +46,14 @@ export namespace Sessions {
     onEvent?: (event: Record<string, unknown> & { type: string }) => void
     /** The language setting (or a function of the session) for refusal texts. */
     language?: Language.Setting | ((info: Info | undefined) => Language.Setting)
+    /**
+     * The OS sandbox around workers' shell commands: "on" (refuse the command when no sandbox can start),
+     * "fallback" (the user allowed running with the text checks only), "off" (not applied: unit tests,
+     * callers outside the plugin). The plugin sets it from the settings.
+     */
+    sandbox?: "on" | "fallback" | "off"
+    /** The environment sandboxed commands start from (reduced there); default `process.env`. */
+    sandboxEnv?: Readonly<Record<string, string | undefined>>
   }
 
   const sessions = new Map<string, Info>()
@@ -91,6 +102,18 @@ export namespace Sessions {
       // An unreachable resolver leaves the session unknown: its calls are not AirCoding's to guard.
     }
     return sessions.get(sessionID)
+  }
+
+  /** A new model turn of the session (the plugin calls it from chat.params); returns its number. */
+  export function nextTurn(sessionID: string): number {
+    const info = sessions.get(sessionID) ?? record(sessionID, {})
+    info.turn = (info.turn ?? 0) + 1
+    return info.turn
+  }
+
+  /** Evidence collected before the current turn: what an edit of this turn may rely on. */
+  export function priorEvidence(info: Info): Evidence[] {
+    return info.evidence.filter((e) => e.turn === undefined || info.turn === undefined || e.turn < info.turn)
   }
 
   export function addEvidence(sessionID: string, evidence: Evidence): void {

@@ -1,3 +1,4 @@
+import { Sandbox } from "../runtime/sandbox"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { ConfigDirs, LaunchConfig, Paths, Pin, runProcess } from "../engine"
@@ -83,6 +84,14 @@ async function pluginAndModel(dir: string, env: NodeJS.ProcessEnv): Promise<Chec
   return [plugin, model]
 }
 
+/** The OS sandbox around workers' commands and the gates: bubblewrap installed and able to start. */
+function sandbox(): Check {
+  const c = Sandbox.check(true)
+  return c.ok
+    ? { name: "sandbox", ok: true, detail: `${c.version}: workers' commands and the gates run inside it` }
+    : { name: "sandbox", ok: false, detail: c.message, fix: `${Sandbox.INSTALL_HINT}; or allow running without it: "sandboxFallback": true in .air/shared/config.json` }
+}
+
 export async function doctor(dirArg: string | undefined, opts: { json: boolean }): Promise<number> {
   const dir = Launch.projectDir(dirArg)
   const env = LaunchConfig.environment({})
@@ -100,6 +109,7 @@ export async function doctor(dirArg: string | undefined, opts: { json: boolean }
       tool("ccache", "sudo apt-get install ccache (macOS: brew install ccache)"),
       Readiness.checks(dir),
     ])).flat(),
+    sandbox(),
   ]
   const failed = checks.filter((c) => !c.ok)
   if (opts.json) {

@@ -230,6 +230,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
         break
       case "commit":
       case "diff":
+      case "write-set":
       case "evidence":
         d.repairOrConsult(t.id, "executor", reason, failure, ["executor-again", "block"])
         break

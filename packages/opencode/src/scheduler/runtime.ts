@@ -484,6 +484,7 @@ class OrchestratorImpl {
       attempt,
       requires: [...KIND_RULES[task.kind].evidence],
       evidenceDir: join(this.evidenceDir(taskId), `attempt-${attempt}`),
+      writeSet: task.writeSet,
     })
     if (report.passed) {
       const evidence: Record<string, string> = {}

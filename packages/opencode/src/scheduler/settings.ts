@@ -39,6 +39,11 @@ export namespace Settings {
       runMinutes: z.number().int().min(0).default(0),
       /** How long air_listen waits without news before it returns a progress summary. */
       listenMs: z.number().int().min(1).default(4 * 60_000),
+      /**
+       * When no OS sandbox can start (no bubblewrap, user namespaces off): false refuses workers' commands
+       * and fails the gates; true runs them with the text checks only (the user's choice, said in the log).
+       */
+      sandboxFallback: z.boolean().default(false),
     })
     .strict()
   export type Settings = z.infer<typeof Schema>
@@ -56,6 +61,7 @@ export namespace Settings {
     AIRCODING_TASK_TOKENS: "taskTokens",
     AIRCODING_RUN_TOKENS: "runTokens",
     AIRCODING_RUN_MINUTES: "runMinutes",
+    AIRCODING_SANDBOX_FALLBACK: "sandboxFallback",
   }
 
   export function path(root: string): string {
@@ -97,7 +103,7 @@ export namespace Settings {
     for (const [key, field] of Object.entries(envKeys)) {
       const value = env[key]
       if (value === undefined || value === "") continue
-      raw[field] = field === "language" ? value : field === "autoConfirm" ? value === "1" || value === "true" : Number(value)
+      raw[field] = field === "language" ? value : field === "autoConfirm" || field === "sandboxFallback" ? value === "1" || value === "true" : Number(value)
       fromEnv.push(key)
     }
     const parsed = Schema.safeParse(raw)

@@ -86,6 +86,7 @@ export namespace Toolchain {
         .strict()
         .default({ cppcheck: { enabled: true, args: [], binary: "cppcheck" } }),
       timeoutMs: z.number().int().positive().default(DEFAULT_TIMEOUT_MS).describe("per command"),
+      network: z.boolean().default(false).describe("true lets sandboxed commands (workers' shells, gates) reach the network"),
       cache: CacheRules.default({ tool: "auto", dir: ".air/local/ccache", maxSize: "5G" }),
       detected: Detected.optional(),
       baseline: Baseline.optional(),

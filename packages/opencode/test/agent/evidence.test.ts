@@ -48,17 +48,45 @@ describe("the debugger's evidence-first rule", () => {
     const events: Record<string, unknown>[] = []
     Sessions.configure({ onEvent: (e) => events.push(e) })
     await expect(Guard.before({ tool: "edit", sessionID: "d2" }, { args: { ...edit } })).rejects.toThrow()
-    await Guard.before({ tool: "bash", sessionID: "d2" }, { args: { command: "ctest --test-dir build --output-on-failure" } })
-    expect(Sessions.get("d2")?.evidence).toEqual([expect.objectContaining({ kind: "test", tool: "bash", detail: "ctest --test-dir build --output-on-failure" })])
+    Sessions.nextTurn("d2")
+    await Guard.before({ tool: "bash", sessionID: "d2", callID: "c1" }, { args: { command: "ctest --test-dir build --output-on-failure" } })
+    // not evidence until it has run
+    expect(Sessions.get("d2")?.evidence).toEqual([])
+    await Guard.after({ tool: "bash", sessionID: "d2", callID: "c1" }, { output: "1 test failed", metadata: { exit: 8 } })
+    expect(Sessions.get("d2")?.evidence).toEqual([expect.objectContaining({ kind: "test", tool: "bash", detail: "ctest --test-dir build --output-on-failure", turn: 1 })])
     expect(events.map((e) => e.type)).toEqual(["guard.refused", "guard.evidence"])
+    // an edit in the same turn as the look does not count on it
+    await expect(Guard.before({ tool: "edit", sessionID: "d2" }, { args: { ...edit } })).rejects.toThrow(/evidence/)
+    Sessions.nextTurn("d2")
     await expect(Guard.before({ tool: "edit", sessionID: "d2" }, { args: { ...edit } })).resolves.toBeUndefined()
   })
 
   it("allows edits after reading the gate output", async () => {
     debuggerSession("d3")
-    await Guard.before({ tool: "read", sessionID: "d3" }, { args: { filePath: join(evidenceDir, "attempt-1", "test.log") } })
+    await Guard.before({ tool: "read", sessionID: "d3", callID: "r1" }, { args: { filePath: join(evidenceDir, "attempt-1", "test.log") } })
+    await Guard.after({ tool: "read", sessionID: "d3", callID: "r1" }, { output: "<file>\n1 test failed\n</file>", metadata: {} })
     expect(Sessions.get("d3")?.evidence).toHaveLength(1)
     await expect(Guard.before({ tool: "write", sessionID: "d3" }, { args: { filePath: "src/b.cpp", content: "int b;" } })).resolves.toBeUndefined()
+  })
+
+  it("a look that did not run is no evidence: a missing log, a command not found, a timeout", async () => {
+    debuggerSession("d5")
+    const tries: [string, Record<string, unknown>, { output: string; metadata: Record<string, unknown> }][] = [
+      ["bash", { command: "cat missing.log" }, { output: "cat: missing.log: No such file", metadata: { exit: 1 } }],
+      ["bash", { command: "ctest --test-dir build" }, { output: "bash: ctest: command not found", metadata: { exit: 127 } }],
+      ["bash", { command: "make -C build" }, { output: "terminated", metadata: { exit: null } }],
+    ]
+    let n = 0
+    for (const [tool, args, result] of tries) {
+      const callID = `m${n++}`
+      await Guard.before({ tool, sessionID: "d5", callID }, { args: { ...args } })
+      await Guard.after({ tool, sessionID: "d5", callID }, result)
+    }
+    // a read of a missing file fails in the engine: no after hook, nothing recorded
+    await Guard.before({ tool: "read", sessionID: "d5", callID: "m9" }, { args: { filePath: join(evidenceDir, "attempt-1", "nope.log") } })
+    Sessions.nextTurn("d5")
+    expect(Sessions.get("d5")?.evidence).toEqual([])
+    await expect(Guard.before({ tool: "edit", sessionID: "d5" }, { args: { ...edit } })).rejects.toThrow(/evidence/)
   })
 
   it("a refused call is no evidence", async () => {
@@ -90,13 +118,33 @@ describe("what counts as evidence", () => {
       ["ls -la", undefined],
       ["git diff", undefined],
       ["echo make", undefined],
+      // tricks: a version banner, a test of a file's existence, a look bundled with an edit
+      ["cmake --version", undefined],
+      ["g++ --version", undefined],
+      ["cmake -E echo hi", undefined],
+      ["/usr/bin/test -e a.txt", undefined],
+      ["test -e build/a_test", undefined],
+      ["cmake --version; echo fixed > f", undefined],
+      ["ctest --test-dir build; sed -i s/a/b/ src/a.cpp", undefined],
     ]
     for (const [command, kind] of cases) expect([command, Evidence.fromBash(command)?.kind]).toEqual([command, kind])
     expect(Evidence.fromBash("npm run check", ["npm run check"])?.kind).toBe("build")
   })
 
   it("spots shell commands that change files", () => {
-    for (const c of ["sed -i s/a/b/ x", "echo x > a.cpp", "cat a >> b", "cp a b", "git checkout -- a.cpp", "tee a.cpp", "perl -pi -e s/a/b/ x"])
+    for (const c of [
+      "sed -i s/a/b/ x",
+      "echo x > a.cpp",
+      "cat a >> b",
+      "cp a b",
+      "git checkout -- a.cpp",
+      "tee a.cpp",
+      "perl -pi -e s/a/b/ x",
+      "sort -o src/a.cpp src/a.cpp",
+      "find src -name '*.o' -delete",
+      "find . -name x -exec rm {} +",
+      "cmake -E remove src/a.cpp",
+    ])
       expect([c, Evidence.writesFiles(c)]).toEqual([c, true])
     for (const c of ["make 2>&1", "ls > /dev/null", "grep -n x a.cpp", "git log", "ctest 2>/dev/null", "cmake --build build 2>&1 | tail"])
       expect([c, Evidence.writesFiles(c)]).toEqual([c, false])

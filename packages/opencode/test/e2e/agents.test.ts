@@ -1,3 +1,4 @@
+import { Sandbox as OsSandbox } from "../../src/runtime/sandbox"
 import { spawn, type ChildProcess } from "node:child_process"
 import { createHash } from "node:crypto"
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs"
@@ -164,8 +165,8 @@ function turnsFor(role: Roles.Name, outside: string): Turn[] {
           { tool: "bash", args: { command: "echo fix > fix.txt", description: "fix" }, outcome: "guard", reason: "evidence" },
           ...workerBreakouts(role, outside),
         ],
-        // Evidence: a build tool's run (counts whatever its exit code).
-        [{ tool: "bash", args: { command: "cmake --version", description: "evidence" }, outcome: "ok" }],
+        // Evidence: a build that ran (counts whatever its exit code; a `--version` would not).
+        [{ tool: "bash", args: { command: "cmake --build .air-build", description: "evidence" }, outcome: "ok" }],
         [
           { tool: "edit", args: { filePath: "a.txt", oldString: "original", newString: "fixed" }, outcome: "ok", includes: ["Edit applied successfully"] },
           // Evidence opens edits, not paths.
@@ -407,7 +408,9 @@ const calledName = (p: ToolPart) => (p.tool === "invalid" ? String(p.input.tool)
 function isCall(call: Call, p: ToolPart): boolean {
   if (calledName(p) !== call.tool) return false
   if (p.tool === "invalid") return true
-  return Object.entries(call.args).every(([k, v]) => p.input[k] === v || (typeof v === "string" && typeof p.input[k] === "string" && p.input[k].endsWith(`/${v}`)))
+  // A worker's bash command is recorded as the sandbox's command line around it.
+  const input: Record<string, unknown> = { ...p.input, ...(typeof p.input.command === "string" ? { command: OsSandbox.originalCommand(p.input.command) } : {}) }
+  return Object.entries(call.args).every(([k, v]) => input[k] === v || (typeof v === "string" && typeof input[k] === "string" && (input[k] as string).endsWith(`/${v}`)))
 }
 
 /** Checks each call against the tool part the engine recorded for it (calls of one turn run in parallel: matched by content). */
@@ -500,7 +503,7 @@ describe.concurrent("AirCoding's agents on the pinned engine", () => {
     }, 300_000)
   }
 
-  test("debugger: an edit before evidence is refused (evidence named), after `cmake --version` the same edit goes through", async () => {
+  test("debugger: an edit before evidence is refused (evidence named), after a build ran (`cmake --build`) the same edit goes through", async () => {
     const r = await run("debugger")
     expect(failuresOf("debugger")).toEqual([])
     const edits = r.parts.filter((p) => p.tool === "edit" && p.input.filePath?.endsWith("a.txt"))
@@ -514,7 +517,7 @@ describe.concurrent("AirCoding's agents on the pinned engine", () => {
     // The evidence is recorded.
     const evidence = guardLog(r.project).filter((e) => e.type === "guard.evidence")
     expect(evidence).toHaveLength(1)
-    expect(evidence[0]).toMatchObject({ sessionID: r.sessionID, agent: "debugger", tool: "bash", evidence: { kind: "build", detail: "cmake --version" } })
+    expect(evidence[0]).toMatchObject({ sessionID: r.sessionID, agent: "debugger", tool: "bash", evidence: { kind: "build", detail: "cmake --build .air-build" } })
   }, 300_000)
 
   test("guard.jsonl records every refusal — the guard's own and calls of tools the role is not offered — with the agent, the tool and the reason", async () => {

@@ -139,6 +139,7 @@ describe.concurrent("evidence gates", () => {
     expect(report.gates.map((g) => [g.gate, g.passed])).toEqual([
       ["commit", true],
       ["diff", true],
+      ["write-set", true],
       ["build", true],
       ["test", false],
     ])
@@ -173,7 +174,7 @@ describe.concurrent("evidence gates", () => {
     expect(report.message).toContain("all gates passed")
     expect(report.passed).toBe(true)
     expect(report.failedGate).toBeUndefined()
-    expect(report.gates.map((g) => g.gate)).toEqual(["commit", "diff", "build", "test", "analysis", "evidence"])
+    expect(report.gates.map((g) => g.gate)).toEqual(["commit", "diff", "write-set", "build", "test", "analysis", "evidence"])
     expect(report.findings.length).toBeGreaterThan(0)
     expect(report.findings.every((f) => f.severity !== "error")).toBe(true)
     expect(report.findings).toContainEqual(expect.objectContaining({ file: "src/calc.cpp", id: "unreadVariable" }))

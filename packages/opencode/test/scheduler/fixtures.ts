@@ -1,6 +1,6 @@
 import type { Command } from "../../src/scheduler/command"
 import type { PlanDelta } from "../../src/scheduler/delta.schema"
-import type { Event, RunConfig } from "../../src/scheduler/event.schema"
+import type { Event, GATES, RunConfig } from "../../src/scheduler/event.schema"
 import { transition } from "../../src/scheduler/machine"
 import { initialState, type SchedulerState } from "../../src/scheduler/state"
 import type { TaskGraph, TaskNode, TaskNodeInput } from "../../src/scheduler/task.schema"
@@ -77,7 +77,7 @@ export const steps = {
   dispatched: (id: string, attempt = 1, role: "executor" | "debugger" = "executor", sessionId = `s-${id}-${attempt}`): EventInput => ({ type: "task.dispatched", taskId: id, role, sessionId, attempt }),
   reported: (id: string, attempt = 1, role: "executor" | "debugger" = "executor", sessionId = `s-${id}-${attempt}`): EventInput => ({ type: "worker.reported", taskId: id, sessionId, result: { taskId: id, role, summary: "done" } }),
   gatesPassed: (id: string): EventInput => ({ type: "gates.passed", taskId: id, evidence: { diff: "d", build: "b", test: "t", analysis: "a" } }),
-  gatesFailed: (id: string, gate: "build" | "test" | "analysis" | "commit" | "diff" | "evidence" | "tool-missing"): EventInput => ({ type: "gates.failed", taskId: id, gate, message: `${gate} broke`, evidencePath: `ev/${id}/${gate}` }),
+  gatesFailed: (id: string, gate: (typeof GATES)[number]): EventInput => ({ type: "gates.failed", taskId: id, gate, message: `${gate} broke`, evidencePath: `ev/${id}/${gate}` }),
   reviewStarted: (id: string): EventInput => ({ type: "review.started", taskId: id, sessionId: `rv-${id}` }),
   reviewPass: (id: string): EventInput => ({ type: "review.reported", taskId: id, report: { taskId: id, verdict: "pass", rows: [{ designRef: "R1", code: "f", status: "match", note: "" }], findings: [] } }),
   reviewFail: (id: string): EventInput => ({ type: "review.reported", taskId: id, report: { taskId: id, verdict: "fail", rows: [{ designRef: "R1", code: "f", status: "missing", note: "no tests" }], findings: ["add tests"] } }),

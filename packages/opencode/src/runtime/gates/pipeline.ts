@@ -6,7 +6,11 @@ import { Toolchain } from "../../scheduler/toolchain.ts"
 import { Worktrees } from "../../scheduler/worktree.ts"
 import { GateError } from "../errors.ts"
 import { Proc } from "../process.ts"
-import { type Exec, type Failure, type Gate, type GateContext, REGISTRY } from "./registry.ts"
+import { Settings } from "../../scheduler/settings.ts"
+import { Sandbox } from "../sandbox.ts"
+import { SandboxExec } from "../sandbox/exec.ts"
+import type { WriteSetGate } from "./write-set.ts"
+import { type Exec, type Failure, type Gate, type GateContext, REGISTRY, TOOL_MISSING } from "./registry.ts"
 import { type Finding, type GateReport, type GateResult, Requirement } from "./schema.ts"
 import { countBySeverity, indent } from "./text.ts"
 
@@ -51,6 +55,14 @@ export interface RunInput {
   signal?: AbortSignal
   /** The gates to run, in order; default the registry. */
   gates?: readonly Gate[]
+  /** The task's write-set, for the write-set gate (absent: that gate does not run). */
+  writeSet?: readonly WriteSetGate.Entry[]
+  /**
+   * The OS sandbox around build, test and analysis commands: "on" (default; no sandbox → the run stops,
+   * a person is asked), "fallback" (the user allowed running without it), "off" (a caller's own `exec`).
+   * Default: "fallback" when the settings say `sandboxFallback`, else "on".
+   */
+  sandbox?: "on" | "fallback" | "off"
   /** Seams: how commands run (a sandbox wraps this) and where evidence is written. */
   exec?: Exec
   fs?: EvidenceFs
@@ -84,6 +96,9 @@ export async function runGates(input: RunInput): Promise<GateReport> {
   await Promise.all(stale.map((name) => fs.rm(path.join(evidenceDir, name))))
 
   const results: GateResult[] = []
+  const sandboxMode = input.sandbox ?? sandboxModeOf(input.root)
+  const sandboxCheck = sandboxMode === "off" ? undefined : Sandbox.check()
+  const sandboxed = sandboxCheck?.ok === true
   const ctx: GateContext = {
     root: input.root,
     worktree: input.worktree,
@@ -101,7 +116,8 @@ export async function runGates(input: RunInput): Promise<GateReport> {
     results,
     changed: [],
     findings: [],
-    exec: input.exec ?? processExec,
+    ...(input.writeSet ? { writeSet: input.writeSet } : {}),
+    exec: sandboxed ? SandboxExec.wrap(input.exec ?? processExec, { root: input.root, worktree: input.worktree, network: resolved.rules.network }) : (input.exec ?? processExec),
     async write(name, data) {
       const file = path.join(evidenceDir, name)
       await fs.writeFile(file, data)
@@ -130,6 +146,17 @@ export async function runGates(input: RunInput): Promise<GateReport> {
     await fs.writeFileAtomic(path.join(evidenceDir, REPORT_FILE), JSON.stringify(report, null, 2) + "\n")
     return report
   }
+
+  // The task's own build and tests run only inside the sandbox, unless the user allowed otherwise.
+  if (sandboxCheck && !sandboxCheck.ok && sandboxMode === "on")
+    return finish({
+      gate: TOOL_MISSING,
+      missingTool: Sandbox.BINARY,
+      summary: "the OS sandbox cannot start",
+      message:
+        `${ctx.label}: the gates run the task's own build and tests only inside the OS sandbox, and it cannot start here: ` +
+        `${sandboxCheck.message}. Install it, or allow running without it ("sandboxFallback": true in .air/shared/config.json).`,
+    })
 
   for (const gate of gates) {
     aborted()
@@ -175,6 +202,14 @@ function passMessage(ctx: GateContext, gates: readonly Gate[]): string {
       indent(findings.slice(0, 10).map((f) => `${f.file}:${f.line}: ${f.severity}: ${f.id}: ${f.message}`).join("\n"))
   }
   return message
+}
+
+function sandboxModeOf(root: string): "on" | "fallback" {
+  try {
+    return Settings.load(root).sandboxFallback ? "fallback" : "on"
+  } catch {
+    return "on"
+  }
 }
 
 /** Evidence writes that fail are `EvidenceWriteFailed`: the gates cannot vouch for what they did not keep. */

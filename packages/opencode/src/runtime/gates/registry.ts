@@ -8,6 +8,7 @@ import { diffGate } from "./diff.ts"
 import { evidenceGate } from "./evidence.ts"
 import { type Finding, type GateResult, type Requirement, TOOL_MISSING } from "./schema.ts"
 import { testGate } from "./test.ts"
+import { type WriteSetGate, writeSetGate } from "./write-set.ts"
 
 /**
  * The gates, in the order they run. A gate is one file exporting a `Gate`; adding one (clang-tidy, a
@@ -94,13 +95,15 @@ export interface GateContext {
   changed: Worktrees.Change[]
   /** Analysis findings, kept in the report. */
   findings: Finding[]
+  /** The task's write-set (the write-set gate); absent when the caller gave none. */
+  readonly writeSet?: readonly WriteSetGate.Entry[]
   /** Runs a program (the process runner, or a sandbox around it). */
   exec: Exec
   /** Writes `name` in the evidence directory and returns its path; a failure is `EvidenceWriteFailed`. */
   write(name: string, data: string): Promise<string>
 }
 
-export const REGISTRY = [commitGate, diffGate, buildGate, testGate, analysisGate, evidenceGate] as const
+export const REGISTRY = [commitGate, diffGate, writeSetGate, buildGate, testGate, analysisGate, evidenceGate] as const
 
 export type GateId = (typeof REGISTRY)[number]["id"]
 export const GATE_IDS = REGISTRY.map((gate) => gate.id) as [GateId, ...GateId[]]

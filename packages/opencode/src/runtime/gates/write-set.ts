@@ -1,0 +1,87 @@
+import type { Gate, GateContext, GateOutcome } from "./registry.ts"
+
+/**
+ * The write-set gate, as a pure function: a task's diff may change only the files its write-set lets it
+ * change, and delete only those it says it deletes (design 002 P1-24; the V1 incident that deleted src/).
+ * A wider write-set is asked for through a consult, which the Architect answers with a plan delta.
+ */
+export namespace WriteSetGate {
+  export type Action = "create" | "modify" | "delete" | "keep"
+  export type Entry = { path: string; action: Action }
+  export type Why = "outside" | "kept" | "deleted"
+  export type Violation = { path: string; why: Why }
+
+  function normal(p: string): string {
+    return p.replace(/\\/g, "/").replace(/^\.\//, "").replace(/\/+/g, "/")
+  }
+
+  /** An entry names one file, a directory (`src/parser/`), or a pattern (`*` any characters, `?` one). */
+  export function covers(entry: string, path: string): boolean {
+    const e = normal(entry)
+    const p = normal(path)
+    if (e === p) return true
+    if (e.endsWith("/")) return p.startsWith(e)
+    if (/[*?]/.test(e)) {
+      const source = e.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".")
+      return new RegExp(`^${source}$`).test(p)
+    }
+    return false
+  }
+
+  function entriesFor(writeSet: readonly Entry[], path: string): Entry[] {
+    return writeSet.filter((e) => covers(e.path, path))
+  }
+
+  /**
+   * What the diff does that the write-set does not allow, sorted by path: a changed file no entry covers
+   * (or only `keep` entries), a deleted file no `delete` entry covers.
+   */
+  export function violations(changedFiles: readonly string[], deletedFiles: readonly string[], writeSet: readonly Entry[]): Violation[] {
+    const out: Violation[] = []
+    const deleted = new Set(deletedFiles.map(normal))
+    for (const path of new Set(changedFiles.map(normal))) {
+      if (deleted.has(path)) continue
+      const entries = entriesFor(writeSet, path)
+      if (entries.length === 0) out.push({ path, why: "outside" })
+      else if (entries.every((e) => e.action === "keep")) out.push({ path, why: "kept" })
+    }
+    for (const path of deleted) if (!entriesFor(writeSet, path).some((e) => e.action === "delete")) out.push({ path, why: "deleted" })
+    return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+  }
+
+  /** The gate's message for the worker: the list, and the way to a wider write-set. */
+  export function message(label: string, found: readonly Violation[], limit = 20): string {
+    const line = (v: Violation) =>
+      `- ${v.path}: ${v.why === "outside" ? "not in the write-set" : v.why === "kept" ? "the write-set says keep" : "deleted, and the write-set does not delete it"}`
+    const shown = found.slice(0, limit).map(line)
+    if (found.length > limit) shown.push(`- … and ${found.length - limit} more`)
+    return (
+      `${label}: the change touches files outside the task's write-set:\n${shown.join("\n")}\n` +
+      `Undo those changes (git checkout <base> -- <file>, or restore the deleted files) and commit again, or — if ` +
+      `the task really needs them — ask for a wider write-set through a consult; the Architect answers with a plan delta.`
+    )
+  }
+}
+
+/**
+ * The gate: after the diff gate has read the changed files, every change must be one the task's write-set
+ * allows. Tasks run without a write-set (a caller that gives none) skip it. A failure goes back to the
+ * executor: undo the stray changes, or ask for a wider write-set.
+ */
+export const writeSetGate = {
+  id: "write-set",
+  route: "executor",
+  words: { en: "write-set", "zh-CN": "写入集" },
+  async run(ctx: GateContext): Promise<GateOutcome> {
+    if (!ctx.writeSet) return { ran: false, summary: "skipped: no write-set given" }
+    const changed = ctx.changed.filter((c) => c.status !== "deleted").map((c) => c.path)
+    const deleted = ctx.changed.filter((c) => c.status === "deleted").map((c) => c.path)
+    const found = WriteSetGate.violations(changed, deleted, ctx.writeSet)
+    if (found.length === 0) return { ran: true, summary: `${ctx.changed.length} change(s), all inside the write-set` }
+    const summary = `${found.length} file(s) outside the write-set: ${found
+      .slice(0, 5)
+      .map((v) => v.path)
+      .join(", ")}${found.length > 5 ? ", …" : ""}`
+    return { ran: true, summary, failure: { summary, message: WriteSetGate.message(ctx.label, found) } }
+  },
+} as const satisfies Gate

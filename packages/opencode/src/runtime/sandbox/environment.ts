@@ -1,0 +1,106 @@
+/**
+ * What a sandboxed command may see of the environment and of HOME. Kept apart from the mount plan so the
+ * lists can be read (and reviewed) in one place.
+ */
+export namespace SandboxEnvironment {
+  /** Variables builds need, passed through as they are. */
+  export const KEEP: ReadonlySet<string> = new Set([
+    "PATH",
+    "HOME",
+    "LANG",
+    "LANGUAGE",
+    "TERM",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TZ",
+    "COLUMNS",
+    "NO_COLOR",
+    "CLICOLOR",
+    "SOURCE_DATE_EPOCH",
+    "CC",
+    "CXX",
+    "CPP",
+    "LD",
+    "AR",
+    "NM",
+    "RANLIB",
+    "CFLAGS",
+    "CXXFLAGS",
+    "CPPFLAGS",
+    "LDFLAGS",
+    "LDLIBS",
+    "MAKEFLAGS",
+    "PKG_CONFIG_PATH",
+    "PKG_CONFIG_LIBDIR",
+    "LD_LIBRARY_PATH",
+    "LIBRARY_PATH",
+    "CPATH",
+    "C_INCLUDE_PATH",
+    "CPLUS_INCLUDE_PATH",
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_AUTHOR_DATE",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE",
+  ])
+  /** Families of build variables, by prefix. */
+  export const KEEP_PREFIXES = ["LC_", "CCACHE_", "CMAKE_", "CTEST_", "NINJA_", "VCPKG_"] as const
+  /** Whatever its prefix, a name like these is a secret: never passed (CMAKE_…_TOKEN included). */
+  export const SECRET_NAME = /KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION/i
+
+  export function keeps(name: string): boolean {
+    // Named ones are known (GIT_AUTHOR_NAME is no secret although it says AUTH); families are screened.
+    if (KEEP.has(name)) return true
+    return !SECRET_NAME.test(name) && KEEP_PREFIXES.some((p) => name.startsWith(p))
+  }
+
+  /** The environment a sandboxed command starts with: `source` reduced to what builds need. */
+  export function reduce(source: Readonly<Record<string, string | undefined>>): Record<string, string> {
+    const out: Record<string, string> = {}
+    for (const [k, v] of Object.entries(source)) if (v !== undefined && keeps(k)) out[k] = v
+    out.PATH ??= "/usr/local/bin:/usr/bin:/bin"
+    return out
+  }
+
+  /**
+   * Secrets under HOME (and the XDG dirs) hidden from a sandboxed command: directories get an empty tmpfs,
+   * files an empty file. Relative to HOME unless absolute.
+   */
+  export const HOME_SECRETS = [
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    ".gitconfig",
+    ".git-credentials",
+    ".config/git",
+    ".config/gh",
+    ".config/gcloud",
+    ".config/opencode",
+    ".local/share/opencode",
+    ".local/state/opencode",
+  ] as const
+
+  /** The engine's own config and data (auth.json lives there) under XDG dirs set elsewhere than HOME. */
+  export function xdgSecrets(env: Readonly<Record<string, string | undefined>>): string[] {
+    const out: string[] = []
+    for (const key of ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"]) {
+      const dir = env[key]
+      if (dir) out.push(`${dir}/opencode`)
+    }
+    if (env.XDG_CONFIG_HOME) out.push(`${env.XDG_CONFIG_HOME}/git`, `${env.XDG_CONFIG_HOME}/gh`)
+    return out
+  }
+
+  /** A `.env` file name (secrets by convention); `.env.example` and friends are documentation. */
+  export function isEnvFile(name: string): boolean {
+    return /^\.env(\..+)?$/.test(name) && !/\.(example|sample|template|dist)$/.test(name)
+  }
+}
