@@ -125,6 +125,9 @@ describe("the gates' processes", () => {
       evidenceDir: path.join(repo.root, ".air", "local", "evidence", taskId, "attempt-1"),
       requires: [],
       gates: [buildGate],
+      // The runner's own tree handling: the sandbox (a pid namespace and a private /tmp) would hide the
+      // pids and the fake tools these tests look at; test/sandbox covers commands inside it.
+      sandbox: "off",
       ...extra,
     }
   }

@@ -1,7 +1,7 @@
-import path from "node:path"
+import { readFile, rm } from "node:fs/promises"
 import { CompilerCache } from "../toolchain/cache.ts"
 import type { Gate, GateContext } from "./registry.ts"
-import { commandEvidenceMissing, runCommands } from "./command.ts"
+import { buildStatsLog, commandEvidenceMissing, runCommands } from "./command.ts"
 import { indent, lastLines } from "./text.ts"
 
 export const BUILD_LOG = "build.log"
@@ -26,8 +26,12 @@ export const buildGate = {
       }
     })
     // The build's compiler-cache hit rate, from its own stats log (builds in other worktrees run meanwhile).
-    const cache = outcome.ran ? await CompilerCache.readStats(path.join(ctx.evidenceDir, CompilerCache.STATS_LOG)) : undefined
+    const statsLog = buildStatsLog(ctx)
+    const cache = outcome.ran ? await CompilerCache.readStats(statsLog) : undefined
+    const raw = cache ? await readFile(statsLog, "utf8").catch(() => "") : ""
+    await rm(statsLog, { force: true })
     if (!cache) return outcome
+    await ctx.write(CompilerCache.STATS_LOG, raw)
     await ctx.write(CompilerCache.STATS_FILE, JSON.stringify(cache, null, 2) + "\n")
     return outcome.failure ? outcome : { ...outcome, summary: `${outcome.summary}; ${CompilerCache.describe(cache)}` }
   },

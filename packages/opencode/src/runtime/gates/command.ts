@@ -1,3 +1,4 @@
+import { mkdir, rm } from "node:fs/promises"
 import path from "node:path"
 import { Toolchain } from "../../scheduler/toolchain.ts"
 import { CompilerCache } from "../toolchain/cache.ts"
@@ -6,6 +7,14 @@ import type { Failure, GateContext, GateOutcome } from "./registry.ts"
 import type { GateResult } from "./schema.ts"
 import { TOOL_MISSING } from "./schema.ts"
 import { formatRun, INSTALL_HINTS, stripPrefix } from "./text.ts"
+
+/**
+ * Where ccache logs this build's calls: inside the cache dir, the one place outside the worktree a
+ * sandboxed build may write (the evidence dir stays out of its reach); build.ts copies it into the evidence.
+ */
+export function buildStatsLog(ctx: GateContext): string {
+  return path.join(path.resolve(ctx.root, ctx.rules.cache.dir), "stats", `${ctx.taskId.replace(/[^\w.+-]/g, "_")}.log`)
+}
 
 /**
  * What the build and test gates share: run the toolchain's shell commands in order in the worktree, log
@@ -23,7 +32,11 @@ export async function runCommands(
   let logPath = path.join(ctx.evidenceDir, log)
   let outputs = ""
   // The compiler cache every worktree shares; the build's own stats log gives its hit rate (see build.ts).
-  const statsLog = which === "build" ? path.join(ctx.evidenceDir, CompilerCache.STATS_LOG) : undefined
+  const statsLog = which === "build" ? buildStatsLog(ctx) : undefined
+  if (statsLog) {
+    await mkdir(path.dirname(statsLog), { recursive: true })
+    await rm(statsLog, { force: true })
+  }
   const env = Toolchain.commandEnv(ctx.rules, { root: ctx.root, worktree: ctx.worktree, ...(statsLog ? { statsLog } : {}) }, ctx.env)
   for (const command of commands) {
     const result = await ctx.exec(command, [], {
