@@ -8,6 +8,7 @@ import { Worktrees } from "../scheduler/worktree"
 import type { Clock } from "./clock"
 import type { Ports } from "./ports"
 import type { Supervisor } from "./supervisor"
+import { classifyFault } from "./fault"
 
 /**
  * Carries out the machine's commands. Each command's outcome goes back to the machine as an event; the
@@ -56,18 +57,54 @@ export class Interpreter {
       case "consult":
         return this.consult(cmd.taskId, cmd.agent, cmd.question, [...cmd.options])
       case "reviewMilestone":
-        return this.reviewMilestone(cmd.phase, false)
+        return this.reviewMilestone(cmd.phase)
+      case "plan":
+        return this.spawnArchitect(cmd.requirement, cmd.autoConfirm)
       case "replan":
         return this.replan(cmd.text)
       case "revert":
         return this.revert(cmd.taskId, cmd.round)
-      case "finish": {
-        this.clock.stopTimers()
-        const state = await this.ports.log.opened()
-        if (cmd.status === "done")
-          await this.ports.finalCheck.run(this.ports.root).catch((err) => inbox.push(`The final build of the integration branch could not run: ${(err as Error).message}`))
-        return inbox.push(RunReport.endText(this.ports.root, state), true)
+      case "finish":
+        return this.finish()
+    }
+  }
+
+  /**
+   * The end of a run, done or blocked: worktrees of merged tasks go first (nothing of theirs is left behind
+   * when the process exits), then the integration branch gets its final check, recorded as an event, and
+   * only then is the end told (which lets a headless run exit).
+   */
+  async finish(): Promise<void> {
+    const { root, inbox, log } = this.ports
+    this.clock.stopTimers()
+    await this.removeMergedWorktrees()
+    const before = await log.opened()
+    if (before.finished && before.finalCheck === null) {
+      let check: { status: "passed" | "failed" | "errored"; message: string }
+      try {
+        const result = await this.ports.finalCheck.run(root)
+        check = { status: result.passed ? "passed" : "failed", message: result.summary }
+      } catch (err) {
+        const fault = classifyFault(err)
+        check = { status: "errored", message: `${fault.tag}: ${fault.message}` }
+        inbox.push(`The final build of the integration branch could not run: ${fault.message}`)
       }
+      await log.apply({ type: "finalCheck.done", ...check })
+    }
+    const state = await log.opened()
+    // An answer may have reopened the run meanwhile: then this end is not the end.
+    if (state.finished) inbox.push(RunReport.endText(root, state), true)
+  }
+
+  /** Removes the worktree of every merged task still on disk (one whose removal was cut short by the end of the run). */
+  async removeMergedWorktrees(): Promise<void> {
+    const { root, log, inbox } = this.ports
+    const state = await log.opened()
+    for (const t of state.tasks) {
+      if (t.status !== "merged" || !this.ports.fs.exists(this.ports.worktrees.pathFor(root, t.id))) continue
+      await this.ports.worktrees
+        .remove(root, t.id, { integration: this.integration(), round: Math.max(1, t.merges) })
+        .catch((err) => inbox.push(`Worktree of ${t.id} kept: ${(err as Error).message}`))
     }
   }
 
@@ -113,20 +150,27 @@ export class Interpreter {
 
   private async runGates(taskId: string): Promise<void> {
     const { root, worktrees, log } = this.ports
-    const task = this.task(taskId)
-    const rt = this.runtimeOf(taskId)
-    await log.apply({ type: "gates.started", taskId })
-    const attempt = rt?.gateRuns ?? 1
-    const report = await this.ports.gates.run({
-      root,
-      worktree: worktrees.pathFor(root, taskId),
-      taskId,
-      base: this.integration(),
-      kind: task.kind,
-      attempt,
-      requires: [...KIND_RULES[task.kind].evidence],
-      evidenceDir: join(this.evidenceDir(taskId), `attempt-${attempt}`),
-    })
+    const attempt = this.runtimeOf(taskId)?.gateRuns ?? 1
+    let report: Awaited<ReturnType<Ports["gates"]["run"]>>
+    try {
+      const task = this.task(taskId)
+      await log.apply({ type: "gates.started", taskId })
+      report = await this.ports.gates.run({
+        root,
+        worktree: worktrees.pathFor(root, taskId),
+        taskId,
+        base: this.integration(),
+        kind: task.kind,
+        attempt,
+        requires: [...KIND_RULES[task.kind].evidence],
+        evidenceDir: join(this.evidenceDir(taskId), `attempt-${attempt}`),
+      })
+    } catch (err) {
+      // The gates could not reach a verdict (invalid toolchain.json, a git error, a full disk): the task must not
+      // stay gating; the machine blocks it with the cause, and the answer runs the gates again.
+      await log.apply({ type: "gates.errored", taskId, ...classifyFault(err) })
+      return
+    }
     if (report.passed) {
       const evidence: Record<string, string> = {}
       for (const g of report.gates) if (g.logPath) evidence[g.gate] = g.logPath
@@ -169,9 +213,17 @@ export class Interpreter {
 
   private async merge(taskId: string, round: number): Promise<void> {
     const { root, log, inbox } = this.ports
-    const task = this.task(taskId)
-    await log.apply({ type: "merge.started", taskId })
-    const result = await this.ports.merge.merge({ root, taskId, round, integration: this.integration(), title: task.title })
+    let result: Awaited<ReturnType<Ports["merge"]["merge"]>>
+    try {
+      const task = this.task(taskId)
+      await log.apply({ type: "merge.started", taskId })
+      result = await this.ports.merge.merge({ root, taskId, round, integration: this.integration(), title: task.title })
+    } catch (err) {
+      // Nothing landed (a lock held, index.lock left, local changes in the way): the queue must not wait on it.
+      this.clock.taskSettled(taskId)
+      await log.apply({ type: "merge.blocked", taskId, ...classifyFault(err) })
+      return
+    }
     this.clock.taskSettled(taskId)
     if (result.status === "conflict") {
       await log.apply({ type: "merge.conflicted", taskId, files: result.files })
@@ -219,9 +271,11 @@ export class Interpreter {
       .catch((err) => log.apply({ type: "consult.unanswered", taskId, by: agent, reason: `its session could not start: ${(err as Error).message}` }))
   }
 
-  async reviewMilestone(phase: number, resumed: boolean): Promise<void> {
+  async reviewMilestone(phase: number): Promise<void> {
     const { root, log, inbox } = this.ports
     const state = await log.opened()
+    // A review recorded as started (before a restart) is started again without recording it twice.
+    const resumed = state.milestone?.phase === phase && state.milestone.reviewing
     const tasks = (state.graph?.tasks ?? []).filter((t, i) => t.phase === phase && state.tasks[i]?.status === "merged")
     await this.supervisor.spawn(
       { kind: "milestone", phase, nudged: false },

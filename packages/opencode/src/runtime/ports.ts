@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs"
 import type { PluginInput } from "@opencode-ai/plugin"
 import type { Event } from "../scheduler/event.schema"
 import type { Inbox } from "../scheduler/inbox"
@@ -47,6 +48,9 @@ export type WorktreesPort = {
 export type FinalCheckPort = { run: typeof FinalCheck.run; read: typeof FinalCheck.read }
 export type GitPort = (cwd: string, args: string[]) => Promise<string>
 
+/** The file system as far as the runtime asks it directly. */
+export type FsPort = { exists(path: string): boolean }
+
 /** Time as the runtime reads it: the machine never does. */
 export type ClockPort = {
   now(): number
@@ -65,6 +69,7 @@ export type Ports = {
   worktrees: WorktreesPort
   finalCheck: FinalCheckPort
   git: GitPort
+  fs: FsPort
   clock: ClockPort
   settings(): Settings.Settings
   /** Told of each session the Scheduler starts (the guard learns its role and worktree). */
@@ -93,6 +98,7 @@ export function realPorts(root: string, client: Client, inbox: Inbox, log: LogPo
     worktrees: { create: Worktrees.create, remove: Worktrees.remove, pathFor: Worktrees.pathFor, diff: Worktrees.diff },
     finalCheck: { run: FinalCheck.run, read: FinalCheck.read },
     git: (cwd, args) => git(cwd, args),
+    fs: { exists: existsSync },
     clock: {
       now: () => Date.now(),
       every(ms, fn) {

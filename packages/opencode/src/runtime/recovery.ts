@@ -6,16 +6,20 @@ import type { Interpreter } from "./interpreter"
 import type { Ports } from "./ports"
 
 /**
- * A run that was in progress when the last process died: carry out again what the state still waits
- * on (command ids make that safe), and report the sessions of the old process as lost.
+ * A run that was in progress when the last process died: carry out again what the state still waits on —
+ * outstanding() lists it all (dispatches, gates, reviews, merges, consults, questions, the milestone review,
+ * the replan, the Architect's planning session, the final check); command ids make that safe — and report
+ * the sessions of the old process as lost. Reverts are found on the integration branch (their tags).
  */
 export function resume(ports: Ports, interpreter: Interpreter, clock: Clock, state: SchedulerState): void {
-  const { inbox, log, root } = ports
+  const { inbox, log } = ports
   if (state.stage === "idle") return
   if (state.finished) {
-    // The process may have died between the last merge and the final build of the integration branch.
-    if (state.finished.status === "done" && !ports.finalCheck.read(root))
-      void ports.finalCheck.run(root).catch((err) => inbox.push(`The final build of the integration branch could not run: ${(err as Error).message}`))
+    // The process may have died between the end of the run and its final check, or before a worktree went.
+    const old = state.finalCheck === null ? ports.finalCheck.read(ports.root) : undefined
+    if (old) void log.apply({ type: "finalCheck.done", status: old.passed ? "passed" : "failed", message: old.summary })
+    else for (const cmd of outstanding(state)) if (cmd.type === "finish") interpreter.execute(cmd)
+    void interpreter.removeMergedWorktrees().catch((err) => inbox.push(`Could not remove the worktrees of merged tasks: ${(err as Error).message}`))
     return
   }
   inbox.push(`Resuming run ${state.runId} from the event log (stage ${state.stage}).`)
@@ -26,15 +30,6 @@ export function resume(ports: Ports, interpreter: Interpreter, clock: Clock, sta
     if ((t.status === "running" || t.status === "debugging") && t.sessionId) void log.apply({ type: "session.lost", taskId: t.id, sessionId: t.sessionId })
     if (t.status === "reviewing" && t.reviewSessionId) void log.apply({ type: "session.lost", taskId: t.id, sessionId: t.reviewSessionId })
   }
-  // A milestone review whose session died with the old process: review again (it was recorded as started).
-  if (state.stage === "milestone" && state.milestone?.reviewing) {
-    const phase = state.milestone.phase
-    void interpreter.reviewMilestone(phase, true).catch((err) => inbox.push(`Could not restart the milestone review: ${(err as Error).message}`, true))
-  }
-  if (state.stage === "planning" || state.stage === "confirmed")
-    void interpreter
-      .spawnArchitect(state.requirement, state.config?.autoConfirm ?? false)
-      .catch((err) => inbox.push(`Could not restart the Architect: ${(err as Error).message}`, true))
   clock.start(state.config?.inactivityMs ?? ports.settings().inactivityMs)
 }
 

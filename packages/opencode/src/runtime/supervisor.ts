@@ -80,7 +80,7 @@ export class Supervisor {
       sessions.release(sessionID)
       if (purpose.kind === "worker")
         await log.apply({ type: "worker.failed", taskId: purpose.taskId, sessionId: sessionID, reason: outcome.kind === "aborted" ? "aborted" : "error", message: outcome.message })
-      else if (purpose.kind === "reviewer") await log.apply({ type: "timer.fired", taskId: purpose.taskId, kind: "inactivity" })
+      else if (purpose.kind === "reviewer") await log.apply({ type: "session.errored", taskId: purpose.taskId, sessionId: sessionID, cause: `${outcome.kind === "aborted" ? "aborted" : "error"}: ${outcome.message}` })
       else if (purpose.kind === "consult") await log.apply({ type: "consult.unanswered", taskId: purpose.taskId, by: purpose.agent, reason: `its session ${outcome.kind === "aborted" ? "was aborted" : "failed"}: ${outcome.message}` })
       else inbox.push(`The ${purpose.kind} session ${sessionID} failed: ${outcome.message}`, true)
       return
@@ -101,7 +101,7 @@ export class Supervisor {
     sessions.release(sessionID)
     if (purpose.kind === "worker")
       await log.apply({ type: "worker.failed", taskId: purpose.taskId, sessionId: sessionID, reason: "error", message: "the session ended twice without calling air_report" })
-    else if (purpose.kind === "reviewer") await log.apply({ type: "timer.fired", taskId: purpose.taskId, kind: "inactivity" })
+    else if (purpose.kind === "reviewer") await log.apply({ type: "session.errored", taskId: purpose.taskId, sessionId: sessionID, cause: "the session ended twice without calling air_review" })
     else if (purpose.kind === "consult") await log.apply({ type: "consult.unanswered", taskId: purpose.taskId, by: purpose.agent, reason: "the session ended twice without calling air_decide" })
     else if (purpose.kind === "change")
       inbox.push("The Architect ended twice without an accepted plan delta: dispatch stays frozen and the run needs attention (air_status). Tell the user.", true)

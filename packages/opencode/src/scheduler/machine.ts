@@ -1,4 +1,4 @@
-import type { Command, Consultant, ConsultOption } from "./command"
+import { commandId, type Command, type Consultant, type ConsultOption } from "./command"
 import { Draft } from "./draft"
 import type { Event, EventOf, EventType } from "./event.schema"
 import { graphIndex, isLive } from "./graph-index"
@@ -93,6 +93,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
       return `run ${d.s.runId} is in progress (stage: ${d.s.stage}); a new run starts only after it finished`
     if (d.s.stage === "finished") Object.assign(d.s, { ...initialState(), eventCount: d.s.eventCount, lastAt: e.at })
     Object.assign(d.s, { stage: "planning", runId: e.runId, requirement: e.requirement, config: e.config })
+    d.emit({ type: "plan", id: commandId.plan(e.runId), requirement: e.requirement, autoConfirm: e.config.autoConfirm })
     d.notify(`run ${e.runId} started; the Architect is planning`)
   },
 

@@ -116,7 +116,7 @@ class OrchestratorImpl {
     )
     const started = await this.apply({ type: "run.started", runId, requirement, config: Settings.runConfig(settings) })
     if (!started.ok) return `The Scheduler refused the requirement: ${started.reason}`
-    await this.interpreter.spawnArchitect(requirement, settings.autoConfirm)
+    // The machine's plan command starts the Architect.
     this.clock.start(settings.inactivityMs)
     return [
       `Submitted as ${runId}. The Architect is studying the requirement and will propose a plan.`,

@@ -85,8 +85,8 @@ interface Row {
 }
 
 const rows: Row[] = [
-  { rule: "a run starts in planning", given: s.idle, event: { type: "run.started", runId: "r1", requirement: "req", config: started(graph).state.config! }, commands: ["notify"], check: (st) => expect(st.stage).toBe("planning") },
-  { rule: "a new run may start after the last one finished", given: () => complete(s.phase2(), "T-4").state, event: { type: "run.started", runId: "r2", requirement: "again", config: started(graph).state.config! }, commands: ["notify"], check: (st) => expect([st.runId, st.stage, st.graph]).toEqual(["r2", "planning", null]) },
+  { rule: "a run starts in planning", given: s.idle, event: { type: "run.started", runId: "r1", requirement: "req", config: started(graph).state.config! }, commands: ["plan", "notify"], check: (st) => expect(st.stage).toBe("planning") },
+  { rule: "a new run may start after the last one finished", given: () => complete(s.phase2(), "T-4").state, event: { type: "run.started", runId: "r2", requirement: "again", config: started(graph).state.config! }, commands: ["plan", "notify"], check: (st) => expect([st.runId, st.stage, st.graph]).toEqual(["r2", "planning", null]) },
   { rule: "a proposed plan waits for the user", given: s.planning, event: { type: "plan.proposed", summary: "3 tasks" }, commands: ["notify"], check: (st) => expect(st.stage).toBe("confirming") },
   { rule: "with autoConfirm a proposed plan is confirmed at once", given: () => apply(initialState(), { type: "run.started", runId: "r", requirement: "q", config: { ...started(graph).state.config!, autoConfirm: true } }).state, event: { type: "plan.proposed", summary: "p" }, commands: ["notify"], check: (st) => expect(st.stage).toBe("confirmed") },
   { rule: "the user's confirmation opens the door for a graph", given: s.confirming, event: { type: "plan.confirmed" }, commands: ["notify"], check: (st) => expect(st.stage).toBe("confirmed") },

@@ -352,6 +352,7 @@ export class Simulator {
       case "abort":
       case "notify":
       case "revert":
+      case "plan":
         return true
     }
   }
