@@ -10,8 +10,8 @@ import type { Supervisor } from "./supervisor"
  */
 export class Clock {
   private stop?: () => void
-  /** When each task's current worker started, for the wall-clock cap. */
-  private taskStarted = new Map<string, number>()
+  /** Deadlines already reported (task and deadline), so a refused or slow timer is not fired on every tick. */
+  private fired = new Set<string>()
   /** Tokens each session used, as the engine reported them; on disk, so a restart does not forget them. */
   private sessionTokens?: Usage.SessionTokens
 
@@ -31,27 +31,25 @@ export class Clock {
     this.stop = undefined
   }
 
-  /** A worker of the task started now: its wall-clock cap counts from here. */
-  taskDispatched(taskId: string): void {
-    this.taskStarted.set(taskId, this.ports.clock.now())
-  }
-
-  /** The task left its worker (it merges or was merged): no cap any more. */
-  taskSettled(taskId: string): void {
-    this.taskStarted.delete(taskId)
-  }
-
   async tick(inactivityMs: number): Promise<void> {
     const { log, inbox } = this.ports
     await this.supervisor().checkStalled(inactivityMs)
     await this.checkBudgets().catch((err) => inbox.push(`Budget check failed: ${(err as Error).message}`))
-    const cap = log.state()?.config?.wallClockMs
-    if (!cap) return
+    await this.checkDeadlines()
+  }
+
+  /** Wall-clock caps: each task's deadline is in the state (set when its worker was dispatched), so a restart keeps it. */
+  async checkDeadlines(): Promise<void> {
+    const state = this.ports.log.state()
+    if (!state) return
     const now = this.ports.clock.now()
-    for (const [taskId, since] of this.taskStarted) {
-      if (now - since <= cap) continue
-      this.taskStarted.delete(taskId)
-      await log.apply({ type: "timer.fired", taskId, kind: "wallclock" })
+    for (const t of state.tasks) {
+      if (t.deadline === null || Date.parse(t.deadline) >= now) continue
+      if (t.status !== "running" && t.status !== "debugging" && t.status !== "reviewing") continue
+      const key = `${t.id}@${t.deadline}`
+      if (this.fired.has(key)) continue
+      this.fired.add(key)
+      await this.ports.log.apply({ type: "timer.fired", taskId: t.id, kind: "wallclock" })
     }
   }
 

@@ -145,7 +145,6 @@ export class Interpreter {
     } catch (err) {
       return this.dispatchFailed(taskId, role, attempt, err)
     }
-    this.clock.taskDispatched(taskId)
   }
 
   private async runGates(taskId: string): Promise<void> {
@@ -220,11 +219,9 @@ export class Interpreter {
       result = await this.ports.merge.merge({ root, taskId, round, integration: this.integration(), title: task.title })
     } catch (err) {
       // Nothing landed (a lock held, index.lock left, local changes in the way): the queue must not wait on it.
-      this.clock.taskSettled(taskId)
       await log.apply({ type: "merge.blocked", taskId, ...classifyFault(err) })
       return
     }
-    this.clock.taskSettled(taskId)
     if (result.status === "conflict") {
       await log.apply({ type: "merge.conflicted", taskId, files: result.files })
       return

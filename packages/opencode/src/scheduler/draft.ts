@@ -203,7 +203,7 @@ export class Draft {
     const task = this.task(id)!
     const attempt = task.attempts + 1
     this.setStatus(id, role === "executor" ? "running" : "debugging", reason)
-    this.patch(id, { attempts: attempt, role, sessionId: null, gatesStarted: false, resume: null, waitingOn: null })
+    this.patch(id, { attempts: attempt, role, sessionId: null, gatesStarted: false, resume: null, waitingOn: null, deadline: null })
     this.emit({ type: "dispatch", id: commandId.dispatch(id, role, attempt), taskId: id, role, attempt, reason })
   }
 
@@ -246,7 +246,7 @@ export class Draft {
     const blocks = this.task(id)!.blocks + 1
     const questionId = `${id}:blocked:${blocks}`
     this.setStatus(id, "blocked", reason)
-    this.patch(id, { blocks, resume, sessionId: null, reviewSessionId: null, consultOptions: null, consultBy: null })
+    this.patch(id, { blocks, resume, sessionId: null, reviewSessionId: null, consultOptions: null, consultBy: null, deadline: null })
     const text = `Task ${id} (${this.node(id).title}) is blocked: ${reason}. How should it continue?`
     this.s.questions = [...this.s.questions, { questionId, taskId: id, text }]
     this.emit({ type: "ask", id: commandId.ask(questionId), questionId, text })
@@ -286,7 +286,7 @@ export class Draft {
 
   markMerged(id: string, commit: string, tag: string): void {
     this.setStatus(id, "merged", commit)
-    this.patch(id, { merged: { commit, tag }, merges: this.task(id)!.merges + 1, sessionId: null, reviewSessionId: null, resume: null })
+    this.patch(id, { merged: { commit, tag }, merges: this.task(id)!.merges + 1, sessionId: null, reviewSessionId: null, resume: null, deadline: null })
     const i = this.indexOf(id)!
     for (const d of graphIndex(this.graph).dependents[i]!) {
       const dependent = this.s.tasks[d]!

@@ -49,7 +49,8 @@ function event<T extends string, S extends z.ZodRawShape>(type: T, shape: S) {
 }
 
 export const Event = z.discriminatedUnion("type", [
-  event("run.started", { runId: z.string().min(1), requirement: z.string(), config: RunConfig }),
+  /** `integration`: the branch the run merges into (the checkout's branch when it started). */
+  event("run.started", { runId: z.string().min(1), requirement: z.string(), config: RunConfig, integration: z.string().min(1).optional() }),
   event("plan.proposed", { summary: z.string() }),
   event("plan.confirmed", {}),
   event("graph.accepted", { graph: TaskGraph }),

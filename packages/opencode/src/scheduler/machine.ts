@@ -92,7 +92,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
     if (d.s.stage !== "idle" && d.s.stage !== "finished")
       return `run ${d.s.runId} is in progress (stage: ${d.s.stage}); a new run starts only after it finished`
     if (d.s.stage === "finished") Object.assign(d.s, { ...initialState(), eventCount: d.s.eventCount, lastAt: e.at })
-    Object.assign(d.s, { stage: "planning", runId: e.runId, requirement: e.requirement, config: e.config })
+    Object.assign(d.s, { stage: "planning", runId: e.runId, requirement: e.requirement, config: e.config, integration: e.integration ?? null })
     d.emit({ type: "plan", id: commandId.plan(e.runId), requirement: e.requirement, autoConfirm: e.config.autoConfirm })
     d.notify(`run ${e.runId} started; the Architect is planning`)
   },
@@ -140,7 +140,9 @@ const RULES: { [T in EventType]: Handler<T> } = {
     if (t.role !== e.role) return `task ${t.id} was dispatched to the ${t.role}, not the ${e.role}`
     if (t.attempts !== e.attempt) return `task ${t.id} is at attempt ${t.attempts}; attempt ${e.attempt} is not the outstanding dispatch`
     if (t.sessionId !== null) return `task ${t.id} attempt ${e.attempt} already runs in session ${t.sessionId}`
-    d.patch(t.id, { sessionId: e.sessionId })
+    // The time comes from the event, never a clock: the deadline folds the same on every replay.
+    const deadline = new Date(Date.parse(e.at) + d.s.config!.wallClockMs)
+    d.patch(t.id, { sessionId: e.sessionId, deadline: Number.isNaN(deadline.getTime()) ? null : deadline.toISOString() })
   },
 
   "worker.reported": (d, e) => {
@@ -211,6 +213,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
     const t = findTask(d, e.taskId)
     if (typeof t === "string") return t
     const what = e.kind === "inactivity" ? "stalled (no activity within the inactivity timeout)" : "ran past its wall-clock cap"
+    if (e.kind === "wallclock" && (WORKER_STATUSES.includes(t.status) || t.status === "reviewing")) d.patch(t.id, { deadline: null })
     if (WORKER_STATUSES.includes(t.status)) {
       d.abortSessions(t.id)
       retryOrBlock(d, t, `${t.role} ${what}`)

@@ -114,7 +114,7 @@ class OrchestratorImpl {
       join(this.root, ".air", "local", "state", "run.json"),
       JSON.stringify({ runId, integration: this.integration, mainSessionID }, null, 2),
     )
-    const started = await this.apply({ type: "run.started", runId, requirement, config: Settings.runConfig(settings) })
+    const started = await this.apply({ type: "run.started", runId, requirement, config: Settings.runConfig(settings), integration: this.integration })
     if (!started.ok) return `The Scheduler refused the requirement: ${started.reason}`
     // The machine's plan command starts the Architect.
     this.clock.start(settings.inactivityMs)
@@ -300,7 +300,7 @@ class OrchestratorImpl {
   }
 
   private integrationBranch(): string {
-    return this.integration ?? RunReport.runInfo(this.root)?.integration ?? "main"
+    return this.integration ?? this.store?.state.integration ?? RunReport.runInfo(this.root)?.integration ?? "main"
   }
 }
 

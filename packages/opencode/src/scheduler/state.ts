@@ -64,6 +64,11 @@ export const TaskRuntime = z.object({
    * merges as round merges + 1, under its own tag, so the first round's tags and trailers never collide.
    */
   merges: z.number().int().default(0),
+  /**
+   * When the current worker's wall-clock cap runs out: its dispatch's time plus the cap, set by
+   * task.dispatched. The runtime's clock reads it (and so does a restarted one) and fires timer.fired.
+   */
+  deadline: z.string().nullable().default(null),
   history: z.array(HistoryEntry),
 })
 export type TaskRuntime = z.infer<typeof TaskRuntime>
@@ -82,6 +87,8 @@ export const SchedulerState = z.object({
   lastAt: z.string().nullable(),
   stage: z.enum(STAGES),
   runId: z.string().nullable(),
+  /** The branch the run merges into, from run.started (null in logs written before it was recorded there). */
+  integration: z.string().nullable().default(null),
   requirement: z.string(),
   config: RunConfig.nullable(),
   planSummary: z.string().nullable(),
@@ -114,6 +121,7 @@ export function initialState(): SchedulerState {
     lastAt: null,
     stage: "idle",
     runId: null,
+    integration: null,
     requirement: "",
     config: null,
     planSummary: null,
@@ -161,6 +169,7 @@ export function newTaskRuntime(id: string, remainingDeps: number): TaskRuntime {
     revertOnMerge: false,
     merged: null,
     merges: 0,
+    deadline: null,
     history: [],
   }
 }

@@ -38,6 +38,8 @@ export class FakeWorld {
   }
   finalCheckImpl: Ports["finalCheck"]["run"] = async () => ({ passed: true, summary: "integration branch builds", evidenceDir: "", commands: [] })
   finalCheckFile: ReturnType<Ports["finalCheck"]["read"]> = undefined
+  /** What the fake clock says now. */
+  now = Date.parse(AT)
   private sessions = 0
   readonly ports: Ports
   readonly supervisor: Supervisor
@@ -114,7 +116,7 @@ export class FakeWorld {
         throw new Error("no such ref")
       },
       fs: { exists: (path) => world.existing.has(path) },
-      clock: { now: () => Date.parse(AT), every: () => () => undefined },
+      clock: { now: () => world.now, every: () => () => undefined },
       settings: () => Settings.Schema.parse({}),
       onSessionStarted() {},
     }

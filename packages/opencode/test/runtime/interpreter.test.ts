@@ -161,6 +161,21 @@ describe("interpreter: the end of a run", () => {
   })
 })
 
+describe("clock: deadlines live in the state", () => {
+  it("a restarted clock fires the wall-clock cap of a task dispatched before the restart, once", async () => {
+    const w = world(apply(started(graph).state, steps.dispatched("T-1")).state)
+    const deadline = Date.parse(runtimeOf(w.state, "T-1").deadline!)
+    w.now = deadline
+    await w.clock.checkDeadlines()
+    expect(w.accepted).toEqual([])
+    w.now = deadline + 1
+    await w.clock.checkDeadlines()
+    expect(w.types().filter((t) => t === "timer.fired")).toEqual(["timer.fired"])
+    expect(w.accepted.at(-1)).toMatchObject({ type: "timer.fired", taskId: "T-1", kind: "wallclock" })
+    expect(runtimeOf(w.state, "T-1")).toMatchObject({ status: "running", attempts: 2, deadline: null })
+  })
+})
+
 describe("recovery: one outstanding() drives every restart", () => {
   it("restarts gates, merges, the milestone review and lost sessions", async () => {
     const phased = graphOf(task("A"), task("B"), task("C"), task("D", { phase: 2 }))

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest"
 import type { Command } from "../../src/scheduler/command"
 import { transition } from "../../src/scheduler/machine"
 import { initialState, type SchedulerState } from "../../src/scheduler/state"
-import { apply, complete, delta, ev, graphOf, runtimeOf, started, statusOf, steps, task, type EventInput } from "./fixtures"
+import { AT, apply, complete, delta, ev, graphOf, runtimeOf, started, statusOf, steps, task, type EventInput } from "./fixtures"
 import { deepFreeze } from "./invariants"
 
 /**
@@ -241,6 +241,15 @@ const rows: Row[] = [
   },
   { rule: "a pause stops new dispatches", given: () => apply(s.running(), { type: "run.paused" }, steps.reported("T-1"), steps.gatesPassed("T-1"), steps.reviewPass("T-1")).state, event: steps.merged("T-1"), statuses: { "T-2": "pending", "T-3": "pending" }, commands: ["notify"] },
   { rule: "resuming dispatches what became ready", given: () => apply(s.paused(), steps.reported("T-1"), steps.gatesPassed("T-1"), steps.reviewPass("T-1"), steps.merged("T-1")).state, event: { type: "run.resumed" }, statuses: { "T-2": "running" }, commands: ["notify", "dispatch:T-2:executor:1"] },
+  { rule: "the integration branch is part of the run's start", given: s.idle, event: { type: "run.started", runId: "r1", requirement: "req", config: started(graph).state.config!, integration: "develop" }, commands: ["plan", "notify"], check: (st) => expect(st.integration).toBe("develop") },
+  {
+    rule: "a dispatch stores its wall-clock deadline: the event's time plus the cap",
+    given: s.fresh,
+    event: steps.dispatched("T-1"),
+    commands: [],
+    check: (st) => expect(runtimeOf(st, "T-1").deadline).toBe(new Date(Date.parse(AT) + st.config!.wallClockMs).toISOString()),
+  },
+  { rule: "a fired wall-clock timer clears the deadline; the next dispatch gets its own", given: s.running, event: { type: "timer.fired", taskId: "T-1", kind: "wallclock" }, statuses: { "T-1": "running" }, commands: ["abort:T-1", "dispatch:T-1:executor:2"], check: (st) => expect(runtimeOf(st, "T-1").deadline).toBeNull() },
   // ── faults of the runtime: every command ends in an event, and each has a rule ──
   {
     rule: "gates that could not run block the task with a question naming the cause; it resumes at the gates",
