@@ -72,7 +72,8 @@ export class Clock {
     const { log, inbox, root } = this.ports
     const state = log.state()
     if (!state || (state.stage !== "running" && state.stage !== "milestone") || state.runBudgetSpent) return
-    const limits = Settings.budgets(this.ports.settings())
+    // The limits the run started with (run.started); the live settings only for a log from before they were recorded.
+    const limits = state.config?.budgets ?? Settings.budgets(this.ports.settings())
     if (!Object.values(limits).some((v) => v > 0)) return
     this.recordTokens()
     const events = Budget.readEvents(root)

@@ -4,6 +4,16 @@ import { PlanDelta } from "./delta.schema"
 import { ReviewReport, WorkerResult } from "./report.schema"
 import { TaskGraph, TaskNode } from "./task.schema"
 
+/** Limits of model use; 0 is no limit. Part of the run's configuration, so a restart keeps the same limits. */
+export const BudgetLimits = z.object({
+  taskRequests: z.number().int().min(0),
+  runRequests: z.number().int().min(0),
+  taskTokens: z.number().int().min(0),
+  runTokens: z.number().int().min(0),
+  runMinutes: z.number().min(0),
+})
+export type BudgetLimits = z.infer<typeof BudgetLimits>
+
 export const RunConfig = z.object({
   concurrency: z.number().int().min(1),
   repairBudget: z.number().int().min(0),
@@ -11,6 +21,8 @@ export const RunConfig = z.object({
   inactivityMs: z.number().int().min(1),
   wallClockMs: z.number().int().min(1),
   autoConfirm: z.boolean(),
+  /** Absent in logs written before budgets were recorded: the live settings are read then. */
+  budgets: BudgetLimits.optional(),
 })
 export type RunConfig = z.infer<typeof RunConfig>
 

@@ -4,6 +4,7 @@ import { MergeQueue } from "../../src/scheduler/merge"
 import { Toolchain } from "../../src/scheduler/toolchain"
 import { GitCommandError } from "../../src/scheduler/git"
 import { resume } from "../../src/runtime/recovery"
+import { Usage } from "../../src/scheduler/usage"
 import { apply, complete, graphOf, runtimeOf, started, statusOf, steps, task } from "../scheduler/fixtures"
 import { FakeWorld } from "./fake-ports"
 
@@ -173,6 +174,24 @@ describe("clock: deadlines live in the state", () => {
     expect(w.types().filter((t) => t === "timer.fired")).toEqual(["timer.fired"])
     expect(w.accepted.at(-1)).toMatchObject({ type: "timer.fired", taskId: "T-1", kind: "wallclock" })
     expect(runtimeOf(w.state, "T-1")).toMatchObject({ status: "running", attempts: 2, deadline: null })
+  })
+})
+
+describe("clock: budgets come from the run's configuration", () => {
+  it("the limits recorded in run.started apply, whatever the live settings say", async () => {
+    const limits = { taskRequests: 0, runRequests: 1, taskTokens: 0, runTokens: 0, runMinutes: 0 }
+    const w = world(apply(started(graph, { budgets: limits }).state, steps.dispatched("T-1")).state)
+    Usage.record(w.root, "executor", "s-T-1-1")
+    Usage.record(w.root, "executor", "s-T-1-1")
+    await w.clock.tick(60_000)
+    expect(w.accepted.at(-1)).toMatchObject({ type: "budget.spent", kind: "requests" })
+    expect(w.accepted.at(-1)).not.toHaveProperty("taskId")
+    // The same spending with no limits in the run's configuration (and none in the live settings): nothing.
+    const unlimited = world(apply(started(graph).state, steps.dispatched("T-1")).state)
+    Usage.record(unlimited.root, "executor", "s-T-1-1")
+    Usage.record(unlimited.root, "executor", "s-T-1-1")
+    await unlimited.clock.tick(60_000)
+    expect(unlimited.accepted).toEqual([])
   })
 })
 
