@@ -536,6 +536,8 @@ export namespace RunView {
         return L("ev.gates.errored", { tag: e.tag, message: oneLine(e.message, 100) })
       case "merge.blocked":
         return L("ev.merge.blocked", { tag: e.tag, message: oneLine(e.message, 100) })
+      case "session.nudged":
+        return L("ev.session.nudged", { sessionId: e.sessionId })
       case "session.errored":
         return L("ev.session.errored", { sessionId: e.sessionId, cause: oneLine(e.cause, 100) })
       case "finalCheck.done":

@@ -91,7 +91,21 @@ export class Supervisor {
       this.purposes.delete(sessionID)
       return
     }
-    if (!purpose.nudged) {
+    if (purpose.kind === "worker" || purpose.kind === "reviewer") {
+      // Counted in the task's state: one nudge per session, whatever this process remembers.
+      const task = state?.tasks.find((t) => t.id === purpose.taskId)
+      if (task && task.nudges === 0) {
+        const r = await log.apply({ type: "session.nudged", taskId: purpose.taskId, sessionId: sessionID })
+        if (!r.ok) {
+          // The state no longer waits on this session: let it go.
+          this.purposes.delete(sessionID)
+          sessions.release(sessionID)
+          return
+        }
+        await sessions.prompt(sessionID, `You ended your turn without calling ${purpose.kind === "worker" ? "air_report" : "air_review"}. The Scheduler only acts on that tool: call it now.`)
+        return
+      }
+    } else if (!purpose.nudged) {
       purpose.nudged = true
       const expected = { worker: "air_report", reviewer: "air_review", architect: "air_propose or air_plan", change: "air_delta (until it is accepted)", milestone: "air_milestone", consult: "air_decide" }[purpose.kind]
       await sessions.prompt(sessionID, `You ended your turn without calling ${expected}. The Scheduler only acts on that tool: call it now.`)

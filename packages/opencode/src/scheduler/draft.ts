@@ -203,7 +203,7 @@ export class Draft {
     const task = this.task(id)!
     const attempt = task.attempts + 1
     this.setStatus(id, role === "executor" ? "running" : "debugging", reason)
-    this.patch(id, { attempts: attempt, role, sessionId: null, gatesStarted: false, resume: null, waitingOn: null, deadline: null })
+    this.patch(id, { attempts: attempt, role, sessionId: null, gatesStarted: false, resume: null, waitingOn: null, deadline: null, nudges: 0 })
     this.emit({ type: "dispatch", id: commandId.dispatch(id, role, attempt), taskId: id, role, attempt, reason })
   }
 
@@ -217,7 +217,7 @@ export class Draft {
   review(id: string, note: string | null): void {
     const run = this.task(id)!.reviewRuns + 1
     this.setStatus(id, "reviewing", note)
-    this.patch(id, { reviewRuns: run, reviewSessionId: null, resume: null })
+    this.patch(id, { reviewRuns: run, reviewSessionId: null, resume: null, nudges: 0 })
     this.emit({ type: "review", id: commandId.review(id, run), taskId: id })
   }
 

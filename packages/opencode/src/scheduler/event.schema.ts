@@ -116,6 +116,8 @@ export const Event = z.discriminatedUnion("type", [
   event("question.answered", { questionId: z.string().min(1), answer: z.string() }),
   event("budget.spent", { taskId: taskId.optional(), kind: z.enum(BUDGET_KINDS) }),
   /** A worker's or reviewer's session ended in an error (or without its report, twice): `cause` says which. */
+  /** A worker's or reviewer's session ended its turn without its report and was told to call it (once per session). */
+  event("session.nudged", { taskId, sessionId: z.string().min(1) }),
   event("session.errored", { taskId, sessionId: z.string().min(1), cause: z.string() }),
   /** The final build and tests of the integration branch, run when the run finished (done or blocked). */
   event("finalCheck.done", { status: z.enum(FINAL_CHECK_STATUSES), message: z.string() }),

@@ -184,6 +184,14 @@ const RULES: { [T in EventType]: Handler<T> } = {
     d.schedule()
   },
 
+  "session.nudged": (d, e) => {
+    const t = findTask(d, e.taskId)
+    if (typeof t === "string") return t
+    const current = WORKER_STATUSES.includes(t.status) ? t.sessionId : t.status === "reviewing" ? t.reviewSessionId : null
+    if (current !== e.sessionId) return `session ${e.sessionId} is not the current session of task ${t.id} (${current ?? "none"}); it is not nudged`
+    d.patch(t.id, { nudges: t.nudges + 1 })
+  },
+
   "session.errored": (d, e) => {
     const t = findTask(d, e.taskId)
     if (typeof t === "string") return t

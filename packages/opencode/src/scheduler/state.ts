@@ -69,6 +69,8 @@ export const TaskRuntime = z.object({
    * task.dispatched. The runtime's clock reads it (and so does a restarted one) and fires timer.fired.
    */
   deadline: z.string().nullable().default(null),
+  /** Times the current worker or reviewer session was told to call its report tool; one nudge, then it fails. */
+  nudges: z.number().int().default(0),
   history: z.array(HistoryEntry),
 })
 export type TaskRuntime = z.infer<typeof TaskRuntime>
@@ -170,6 +172,7 @@ export function newTaskRuntime(id: string, remainingDeps: number): TaskRuntime {
     merged: null,
     merges: 0,
     deadline: null,
+    nudges: 0,
     history: [],
   }
 }

@@ -132,6 +132,9 @@ describe("supervisor: sessions", () => {
     const sessionId = runtimeOf(w.state, "T-1").sessionId!
     await w.supervisor.onOutcome(sessionId, { kind: "idle" })
     expect(w.calls.filter((c) => c === `session.prompt ${sessionId}`)).toHaveLength(2)
+    // The nudge is in the task's state, so a restarted supervisor (no memory) does not nudge again.
+    expect(runtimeOf(w.state, "T-1").nudges).toBe(1)
+    w.supervisor.purposes.set(sessionId, { kind: "worker", taskId: "T-1", role: "executor", nudged: false })
     await w.supervisor.onOutcome(sessionId, { kind: "idle" })
     expect(w.accepted.at(-1)).toMatchObject({ type: "worker.failed", taskId: "T-1" })
   })

@@ -250,6 +250,9 @@ const rows: Row[] = [
     check: (st) => expect(runtimeOf(st, "T-1").deadline).toBe(new Date(Date.parse(AT) + st.config!.wallClockMs).toISOString()),
   },
   { rule: "a fired wall-clock timer clears the deadline; the next dispatch gets its own", given: s.running, event: { type: "timer.fired", taskId: "T-1", kind: "wallclock" }, statuses: { "T-1": "running" }, commands: ["abort:T-1", "dispatch:T-1:executor:2"], check: (st) => expect(runtimeOf(st, "T-1").deadline).toBeNull() },
+  { rule: "a nudge of the current worker session is counted on the task", given: s.running, event: { type: "session.nudged", taskId: "T-1", sessionId: "s-T-1-1" }, commands: [], check: (st) => expect(runtimeOf(st, "T-1").nudges).toBe(1) },
+  { rule: "a nudge of the current review session is counted on the task", given: s.reviewStarted, event: { type: "session.nudged", taskId: "T-1", sessionId: "rv-T-1" }, commands: [], check: (st) => expect(runtimeOf(st, "T-1").nudges).toBe(1) },
+  { rule: "a new session of the task starts with no nudge", given: () => apply(s.running(), { type: "session.nudged", taskId: "T-1", sessionId: "s-T-1-1" }).state, event: { type: "worker.failed", taskId: "T-1", sessionId: "s-T-1-1", reason: "error", message: "silent twice" }, statuses: { "T-1": "running" }, commands: ["dispatch:T-1:executor:2"], check: (st) => expect(runtimeOf(st, "T-1").nudges).toBe(0) },
   // ── faults of the runtime: every command ends in an event, and each has a rule ──
   {
     rule: "gates that could not run block the task with a question naming the cause; it resumes at the gates",
@@ -340,6 +343,7 @@ describe("transition: fault events that are stale are refused, never applied", (
     ["merge.blocked for a task that is not the merge in flight", s.queued, { type: "merge.blocked", taskId: "T-5", tag: "merge", message: "x" }, /not the merge in flight/],
     ["session.errored from an old session", s.running, { type: "session.errored", taskId: "T-1", sessionId: "s-old", cause: "x" }, /stale/],
     ["session.errored for a task no session works on", s.gating, { type: "session.errored", taskId: "T-1", sessionId: "s-T-1-1", cause: "x" }, /no session of it runs/],
+    ["session.nudged of a session that is not the task's", s.running, { type: "session.nudged", taskId: "T-1", sessionId: "s-old" }, /not nudged/],
     ["finalCheck.done before the run finished", s.running, { type: "finalCheck.done", status: "passed", message: "" }, /has not finished/],
     ["a second finalCheck.done", () => apply(s.finishedBlocked(), { type: "finalCheck.done", status: "passed", message: "" }).state, { type: "finalCheck.done", status: "failed", message: "" }, /already recorded/],
   ]

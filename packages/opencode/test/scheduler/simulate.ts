@@ -226,6 +226,7 @@ export class Simulator {
       const r = rng()
       const { taskId, sessionId, role } = item
       if (r < 1 - trouble) {
+        if (rng() < 0.1) this.apply({ type: "session.nudged", at, taskId, sessionId })
         this.apply({ type: "worker.reported", at, taskId, sessionId, result: { taskId, role, summary: "done, please check" } })
       } else if (r < 1 - trouble * 0.8) {
         this.apply({ type: "session.errored", at, taskId, sessionId, cause: "the model answered 500" })
