@@ -377,6 +377,8 @@ export namespace MergeQueue {
         // Put the branch back: the user's files and index were not touched by the failed read-tree.
         await git(top, ["update-ref", "-m", `${reason} (rolled back)`, `refs/heads/${integration}`, base, commit])
         const detail = (updated.stderr || updated.stdout).trim()
+        // A lock left by another git process is not a local change (its hint lines would read as file names).
+        if (/index\.lock/.test(detail)) throw new MergeError(taskId, `could not update the checkout ${checkout}: ${detail}; nothing was merged`)
         const files = [...detail.matchAll(/^\s+(\S.*)$/gm)].map((m) => m[1]!.trim())
         if (files.length > 0) throw new LocalChangesInTheWay(taskId, checkout, files)
         throw new MergeError(taskId, `could not update the checkout ${checkout}: ${detail}; nothing was merged`)
