@@ -18,6 +18,8 @@ export type Command =
   | { type: "notify"; id: string; text: string }
   | { type: "reviewMilestone"; id: string; phase: number }
   | { type: "replan"; id: string; text: string }
+  /** Start the Architect's planning session for the run's requirement. */
+  | { type: "plan"; id: string; requirement: string; autoConfirm: boolean }
   | { type: "finish"; id: string; status: "done" | "blocked" }
 
 export type CommandType = Command["type"]
@@ -43,5 +45,6 @@ export const commandId = {
   notify: (eventCount: number, n: number) => `notify:${eventCount}:${n}`,
   reviewMilestone: (phase: number, eventCount: number) => `milestone:${phase}:${eventCount}`,
   replan: (eventCount: number) => `replan:${eventCount}`,
+  plan: (runId: string) => `plan:${runId}`,
   finish: (status: string, eventCount: number) => `finish:${status}:${eventCount}`,
 }

@@ -203,7 +203,7 @@ export class Draft {
     const task = this.task(id)!
     const attempt = task.attempts + 1
     this.setStatus(id, role === "executor" ? "running" : "debugging", reason)
-    this.patch(id, { attempts: attempt, role, sessionId: null, gatesStarted: false, resume: null, waitingOn: null })
+    this.patch(id, { attempts: attempt, role, sessionId: null, gatesStarted: false, resume: null, waitingOn: null, deadline: null, nudges: 0 })
     this.emit({ type: "dispatch", id: commandId.dispatch(id, role, attempt), taskId: id, role, attempt, reason })
   }
 
@@ -217,7 +217,7 @@ export class Draft {
   review(id: string, note: string | null): void {
     const run = this.task(id)!.reviewRuns + 1
     this.setStatus(id, "reviewing", note)
-    this.patch(id, { reviewRuns: run, reviewSessionId: null, resume: null })
+    this.patch(id, { reviewRuns: run, reviewSessionId: null, resume: null, nudges: 0 })
     this.emit({ type: "review", id: commandId.review(id, run), taskId: id })
   }
 
@@ -246,7 +246,7 @@ export class Draft {
     const blocks = this.task(id)!.blocks + 1
     const questionId = `${id}:blocked:${blocks}`
     this.setStatus(id, "blocked", reason)
-    this.patch(id, { blocks, resume, sessionId: null, reviewSessionId: null, consultOptions: null, consultBy: null })
+    this.patch(id, { blocks, resume, sessionId: null, reviewSessionId: null, consultOptions: null, consultBy: null, deadline: null })
     const text = `Task ${id} (${this.node(id).title}) is blocked: ${reason}. How should it continue?`
     this.s.questions = [...this.s.questions, { questionId, taskId: id, text }]
     this.emit({ type: "ask", id: commandId.ask(questionId), questionId, text })
@@ -286,7 +286,7 @@ export class Draft {
 
   markMerged(id: string, commit: string, tag: string): void {
     this.setStatus(id, "merged", commit)
-    this.patch(id, { merged: { commit, tag }, merges: this.task(id)!.merges + 1, sessionId: null, reviewSessionId: null, resume: null })
+    this.patch(id, { merged: { commit, tag }, merges: this.task(id)!.merges + 1, sessionId: null, reviewSessionId: null, resume: null, deadline: null })
     const i = this.indexOf(id)!
     for (const d of graphIndex(this.graph).dependents[i]!) {
       const dependent = this.s.tasks[d]!
@@ -332,7 +332,12 @@ export class Draft {
 
   private start(id: string): void {
     const task = this.task(id)!
-    if (task.resume === "gates") this.runGates(id, "resumed")
+    // Work that passed gates and review whose merge could not run: only the merge is tried again (once no
+    // conflicting task is in flight, like any start), and it gives its slot back at once.
+    if (task.resume === "merge") {
+      this.patch(id, { resume: null })
+      this.enqueueMerge(id)
+    } else if (task.resume === "gates") this.runGates(id, "resumed")
     else if (task.resume === "review") this.review(id, "resumed")
     else this.dispatch(id, "executor", task.attempts === 0 ? "start" : "resume after the user's answer")
   }
@@ -385,6 +390,7 @@ export class Draft {
     const s = this.s
     s.stage = "finished"
     s.finished = { status }
+    s.finalCheck = null
     const counts = countStatuses(s.tasks)
     this.emit({ type: "finish", id: commandId.finish(status, s.eventCount), status })
     this.notify(
@@ -402,6 +408,7 @@ export class Draft {
     if (s.stage === "finished") {
       s.stage = "running"
       s.finished = null
+      s.finalCheck = null
     }
     if (s.runBudgetSpent) return
     s.tasks.forEach((task) => {

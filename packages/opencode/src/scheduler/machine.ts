@@ -1,4 +1,4 @@
-import type { Command, Consultant, ConsultOption } from "./command"
+import { commandId, type Command, type Consultant, type ConsultOption } from "./command"
 import { Draft } from "./draft"
 import type { Event, EventOf, EventType } from "./event.schema"
 import { graphIndex, isLive } from "./graph-index"
@@ -92,7 +92,8 @@ const RULES: { [T in EventType]: Handler<T> } = {
     if (d.s.stage !== "idle" && d.s.stage !== "finished")
       return `run ${d.s.runId} is in progress (stage: ${d.s.stage}); a new run starts only after it finished`
     if (d.s.stage === "finished") Object.assign(d.s, { ...initialState(), eventCount: d.s.eventCount, lastAt: e.at })
-    Object.assign(d.s, { stage: "planning", runId: e.runId, requirement: e.requirement, config: e.config })
+    Object.assign(d.s, { stage: "planning", runId: e.runId, requirement: e.requirement, config: e.config, integration: e.integration ?? null })
+    d.emit({ type: "plan", id: commandId.plan(e.runId), requirement: e.requirement, autoConfirm: e.config.autoConfirm })
     d.notify(`run ${e.runId} started; the Architect is planning`)
   },
 
@@ -139,7 +140,9 @@ const RULES: { [T in EventType]: Handler<T> } = {
     if (t.role !== e.role) return `task ${t.id} was dispatched to the ${t.role}, not the ${e.role}`
     if (t.attempts !== e.attempt) return `task ${t.id} is at attempt ${t.attempts}; attempt ${e.attempt} is not the outstanding dispatch`
     if (t.sessionId !== null) return `task ${t.id} attempt ${e.attempt} already runs in session ${t.sessionId}`
-    d.patch(t.id, { sessionId: e.sessionId })
+    // The time comes from the event, never a clock: the deadline folds the same on every replay.
+    const deadline = new Date(Date.parse(e.at) + d.s.config!.wallClockMs)
+    d.patch(t.id, { sessionId: e.sessionId, deadline: Number.isNaN(deadline.getTime()) ? null : deadline.toISOString() })
   },
 
   "worker.reported": (d, e) => {
@@ -181,10 +184,44 @@ const RULES: { [T in EventType]: Handler<T> } = {
     d.schedule()
   },
 
+  "session.nudged": (d, e) => {
+    const t = findTask(d, e.taskId)
+    if (typeof t === "string") return t
+    const current = WORKER_STATUSES.includes(t.status) ? t.sessionId : t.status === "reviewing" ? t.reviewSessionId : null
+    if (current !== e.sessionId) return `session ${e.sessionId} is not the current session of task ${t.id} (${current ?? "none"}); it is not nudged`
+    d.patch(t.id, { nudges: t.nudges + 1 })
+  },
+
+  "session.errored": (d, e) => {
+    const t = findTask(d, e.taskId)
+    if (typeof t === "string") return t
+    if (WORKER_STATUSES.includes(t.status)) {
+      if (t.sessionId !== e.sessionId) return `session ${e.sessionId} is not the current session of task ${t.id} (${t.sessionId ?? "none recorded"}); its error is stale`
+      d.patch(t.id, { sessionId: null })
+      retryOrBlock(d, t, `its session errored: ${e.cause}`)
+    } else if (t.status === "reviewing") {
+      if (t.reviewSessionId !== e.sessionId) return `session ${e.sessionId} is not the current review of task ${t.id} (${t.reviewSessionId ?? "none recorded"}); its error is stale`
+      d.patch(t.id, { reviewSessionId: null, lastFailure: { source: "reviewer", message: e.cause, evidencePath: null } })
+      if (t.stalls < d.s.config!.stallRetries) {
+        d.patch(t.id, { stalls: t.stalls + 1 })
+        d.review(t.id, `the reviewer's session errored (${e.cause}); reviewing again`)
+      } else d.block(t.id, `the reviewer's session errored again: ${e.cause}`, "review")
+    } else return `task ${t.id} is ${t.status}: no session of it runs`
+    d.schedule()
+  },
+
+  "finalCheck.done": (d, e) => {
+    if (d.s.stage !== "finished") return `the run has not finished (stage: ${d.s.stage}); the final check comes after the end`
+    if (d.s.finalCheck) return `the final check of this run is already recorded (${d.s.finalCheck.status})`
+    d.s.finalCheck = { status: e.status, message: e.message }
+    d.notify(`final check of the integration branch: ${e.status}${e.message ? ` — ${e.message}` : ""}`)
+  },
+
   "timer.fired": (d, e) => {
     const t = findTask(d, e.taskId)
     if (typeof t === "string") return t
     const what = e.kind === "inactivity" ? "stalled (no activity within the inactivity timeout)" : "ran past its wall-clock cap"
+    if (e.kind === "wallclock" && (WORKER_STATUSES.includes(t.status) || t.status === "reviewing")) d.patch(t.id, { deadline: null })
     if (WORKER_STATUSES.includes(t.status)) {
       d.abortSessions(t.id)
       retryOrBlock(d, t, `${t.role} ${what}`)
@@ -239,6 +276,15 @@ const RULES: { [T in EventType]: Handler<T> } = {
         d.block(t.id, `a tool the gates need is missing: ${e.message}`, "gates")
         break
     }
+    d.schedule()
+  },
+
+  "gates.errored": (d, e) => {
+    const t = findTask(d, e.taskId, ["gating"])
+    if (typeof t === "string") return t
+    // Not the work's fault: nobody repairs it; the user hears the cause, and the answer runs the gates again.
+    d.patch(t.id, { lastFailure: { source: `gates:${e.tag}`, message: e.message, evidencePath: null } })
+    d.block(t.id, `its gates could not run (${e.tag}): ${e.message}`, "gates")
     d.schedule()
   },
 
@@ -305,6 +351,23 @@ const RULES: { [T in EventType]: Handler<T> } = {
     } else {
       const files = e.files.join(", ") || "(files not named)"
       d.repairOrConsult(t.id, "executor", `merge conflict in ${files}: rebase on the integration branch and resolve it`, { source: "merge", message: `conflict in ${files}`, evidencePath: null }, ["executor-again", "block"])
+    }
+    d.pumpMerge()
+    d.schedule()
+  },
+
+  "merge.blocked": (d, e) => {
+    const t = findTask(d, e.taskId)
+    if (typeof t === "string") return t
+    if (d.s.merging !== t.id) return `task ${t.id} is not the merge in flight (${d.s.merging ?? "none"})`
+    // Nothing landed: the queue moves on at once; the task waits for the user, whose answer queues its merge again.
+    d.s.merging = null
+    if (t.revertOnMerge) {
+      d.patch(t.id, { revertOnMerge: false })
+      d.offerReady(t.id)
+    } else {
+      d.patch(t.id, { lastFailure: { source: `merge:${e.tag}`, message: e.message, evidencePath: null } })
+      d.block(t.id, `its merge could not be carried out (${e.tag}): ${e.message}`, "merge")
     }
     d.pumpMerge()
     d.schedule()

@@ -37,7 +37,13 @@ export function outstanding(state: SchedulerState): Command[] {
     if (task && task.status !== "merging") commands.push({ type: "merge", id: commandId.merge(task.id, task.mergeRuns), taskId: task.id, round: task.merges + 1 })
   }
   for (const question of state.questions) commands.push({ type: "ask", id: commandId.ask(question.questionId), questionId: question.questionId, text: question.text })
-  if (state.milestone && !state.milestone.reviewing) commands.push({ type: "reviewMilestone", id: state.milestone.commandId, phase: state.milestone.phase })
+  // A review recorded as started is started again: its session died with the old process.
+  if (state.milestone) commands.push({ type: "reviewMilestone", id: state.milestone.commandId, phase: state.milestone.phase })
   if (state.frozen) commands.push({ type: "replan", id: state.frozen.commandId, text: state.frozen.text })
+  // The Architect's planning session died with the old process: a new one plans from the requirement.
+  if ((state.stage === "planning" || state.stage === "confirmed") && state.runId !== null)
+    commands.push({ type: "plan", id: commandId.plan(state.runId), requirement: state.requirement, autoConfirm: state.config?.autoConfirm ?? false })
+  // The run ended but its final check was never recorded (the process died first).
+  if (state.finished && state.finalCheck === null) commands.push({ type: "finish", id: commandId.finish(state.finished.status, state.eventCount), status: state.finished.status })
   return commands
 }

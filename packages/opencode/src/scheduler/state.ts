@@ -1,6 +1,6 @@
 import { z } from "zod"
 import { CONSULTANTS, CONSULT_OPTIONS } from "./command"
-import { RunConfig, WORKER_ROLES } from "./event.schema"
+import { FINAL_CHECK_STATUSES, RunConfig, WORKER_ROLES } from "./event.schema"
 import { SCHEMA_VERSION, TASK_STATUSES, TaskGraph } from "./task.schema"
 
 export const STAGES = ["idle", "planning", "confirming", "confirmed", "running", "milestone", "finished"] as const
@@ -53,7 +53,7 @@ export const TaskRuntime = z.object({
   /** Who is being consulted now: the scheduler agent first, then the Architect; then the user is asked. */
   consultBy: z.enum(CONSULTANTS).nullable().default(null),
   /** Where a blocked task goes when the user's answer arrives. */
-  resume: z.enum(["executor", "gates", "review"]).nullable(),
+  resume: z.enum(["executor", "gates", "review", "merge"]).nullable(),
   /** Set on a pending task parked as blocked at the end of a run because something it waits for is blocked. */
   waitingOn: z.string().nullable(),
   /** The task was invalidated or reset while its merge was in flight: revert it once the merge lands. */
@@ -64,6 +64,13 @@ export const TaskRuntime = z.object({
    * merges as round merges + 1, under its own tag, so the first round's tags and trailers never collide.
    */
   merges: z.number().int().default(0),
+  /**
+   * When the current worker's wall-clock cap runs out: its dispatch's time plus the cap, set by
+   * task.dispatched. The runtime's clock reads it (and so does a restarted one) and fires timer.fired.
+   */
+  deadline: z.string().nullable().default(null),
+  /** Times the current worker or reviewer session was told to call its report tool; one nudge, then it fails. */
+  nudges: z.number().int().default(0),
   history: z.array(HistoryEntry),
 })
 export type TaskRuntime = z.infer<typeof TaskRuntime>
@@ -82,6 +89,8 @@ export const SchedulerState = z.object({
   lastAt: z.string().nullable(),
   stage: z.enum(STAGES),
   runId: z.string().nullable(),
+  /** The branch the run merges into, from run.started (null in logs written before it was recorded there). */
+  integration: z.string().nullable().default(null),
   requirement: z.string(),
   config: RunConfig.nullable(),
   planSummary: z.string().nullable(),
@@ -102,6 +111,8 @@ export const SchedulerState = z.object({
   runBudgetSpent: z.boolean(),
   questions: z.array(Question),
   finished: z.object({ status: z.enum(["done", "blocked"]) }).nullable(),
+  /** The final check of the finished run, once it was recorded (null while it is outstanding or before the end). */
+  finalCheck: z.object({ status: z.enum(FINAL_CHECK_STATUSES), message: z.string() }).nullable().default(null),
 })
 export type SchedulerState = z.infer<typeof SchedulerState>
 
@@ -112,6 +123,7 @@ export function initialState(): SchedulerState {
     lastAt: null,
     stage: "idle",
     runId: null,
+    integration: null,
     requirement: "",
     config: null,
     planSummary: null,
@@ -128,6 +140,7 @@ export function initialState(): SchedulerState {
     runBudgetSpent: false,
     questions: [],
     finished: null,
+    finalCheck: null,
   }
 }
 
@@ -158,6 +171,8 @@ export function newTaskRuntime(id: string, remainingDeps: number): TaskRuntime {
     revertOnMerge: false,
     merged: null,
     merges: 0,
+    deadline: null,
+    nudges: 0,
     history: [],
   }
 }

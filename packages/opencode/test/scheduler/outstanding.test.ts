@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest"
 import { outstanding } from "../../src/scheduler/outstanding"
+import { DEFAULT_RUN_CONFIG } from "../../src/scheduler/event.schema"
+import { initialState } from "../../src/scheduler/state"
 import { apply, graphOf, started, steps, task } from "./fixtures"
 
 describe("outstanding: what a restarted runtime must carry out again", () => {
@@ -31,8 +33,27 @@ describe("outstanding: what a restarted runtime must carry out again", () => {
 
   it("re-asks open questions and the pending milestone review or replan", () => {
     const blocked = apply(started(graphOf(task("T-1")), {}).state, steps.dispatched("T-1"), { type: "worker.failed", taskId: "T-1", sessionId: "s-T-1-1", reason: "aborted", message: "" })
-    expect(outstanding(blocked.state).map((c) => c.id)).toEqual(["ask:T-1:blocked:1"])
+    // The run finished blocked and its final check was never recorded: it is outstanding too.
+    expect(outstanding(blocked.state).map((c) => c.id)).toEqual(["ask:T-1:blocked:1", "finish:blocked:6"])
+    const checked = apply(blocked.state, { type: "finalCheck.done", status: "failed", message: "ctest failed" })
+    expect(outstanding(checked.state).map((c) => c.id)).toEqual(["ask:T-1:blocked:1"])
     const frozen = apply(started(graphOf(task("T-1")), {}).state, { type: "change.requested", text: "x" })
     expect(outstanding(frozen.state).map((c) => c.type)).toEqual(["dispatch", "replan"])
+  })
+
+  it("restarts the Architect's planning session while the run is planning or confirmed", () => {
+    const planning = apply(initialState(), { type: "run.started", runId: "r9", requirement: "add tabs", config: { ...DEFAULT_RUN_CONFIG, autoConfirm: true } })
+    expect(planning.commands.find((c) => c.type === "plan")).toMatchObject({ id: "plan:r9", requirement: "add tabs", autoConfirm: true })
+    expect(outstanding(planning.state)).toEqual([{ type: "plan", id: "plan:r9", requirement: "add tabs", autoConfirm: true }])
+    const confirmed = apply(planning.state, { type: "plan.proposed", summary: "p" })
+    expect(outstanding(confirmed.state).map((c) => c.type)).toEqual(["plan"])
+  })
+
+  it("restarts a milestone review whether or not it was recorded as started", () => {
+    const phased = graphOf(task("T-1"), task("T-2", { phase: 2 }))
+    const due = apply(started(phased, {}).state, steps.dispatched("T-1"), steps.reported("T-1"), steps.gatesPassed("T-1"), steps.reviewPass("T-1"), steps.merged("T-1"))
+    expect(outstanding(due.state).map((c) => c.type)).toEqual(["reviewMilestone"])
+    const reviewing = apply(due.state, { type: "milestone.reached", phase: 1 })
+    expect(outstanding(reviewing.state).map((c) => c.type)).toEqual(["reviewMilestone"])
   })
 })

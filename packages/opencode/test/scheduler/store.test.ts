@@ -196,3 +196,26 @@ describe("writeFileAtomic and the lock", () => {
     next.release()
   })
 })
+
+describe("snapshots written by an earlier version", () => {
+  it("a snapshot without the fields added since (finalCheck) opens without a warning and equals the fold", async () => {
+    const here = join(__dirname, "..", "fixtures")
+    const dir = fs.mkdtempSync(join(tmpdir(), "air-old-snapshot-"))
+    try {
+      fs.cpSync(join(here, "recorded-run", ".air"), join(dir, ".air"), { recursive: true })
+      const old = fs.readFileSync(join(here, "old-snapshots", "recorded-run-before-finalCheck.json"), "utf8")
+      expect(old).not.toContain("finalCheck")
+      fs.writeFileSync(join(dir, ".air", "local", "state", "scheduler-state.json"), old)
+      const store = await Store.open(join(dir, ".air"))
+      try {
+        expect(store.warnings).toEqual([])
+        expect(store.state.finished).toEqual({ status: "done" })
+        expect(store.state.finalCheck).toBeNull()
+      } finally {
+        await store.close()
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})

@@ -1,0 +1,294 @@
+import { join } from "node:path"
+import type { Command, Consultant } from "../scheduler/command"
+import { ContextPack } from "../scheduler/context-pack"
+import { RunReport } from "../scheduler/run-report"
+import type { TaskRuntime } from "../scheduler/state"
+import { KIND_RULES, type TaskNode } from "../scheduler/task.schema"
+import { Worktrees } from "../scheduler/worktree"
+import type { Clock } from "./clock"
+import type { Ports } from "./ports"
+import type { Supervisor } from "./supervisor"
+import { classifyFault } from "./fault"
+import { eventGateOf } from "./gates"
+
+/**
+ * Carries out the machine's commands. Each command's outcome goes back to the machine as an event; the
+ * interpreter decides nothing itself. A command id already in flight is not carried out twice.
+ */
+export class Interpreter {
+  private inFlight = new Set<string>()
+  /** Reverts in flight: a dispatch waits for them before it branches off the integration branch. */
+  private reverting: Promise<void> = Promise.resolve()
+
+  constructor(
+    private ports: Ports,
+    private supervisor: Supervisor,
+    private clock: Clock,
+    /** The branch the run integrates into (from the run's start). */
+    readonly integration: () => string,
+  ) {}
+
+  /** Starts the command unless the same command is already being carried out; errors go to the inbox. */
+  execute(cmd: Command): void {
+    if (this.inFlight.has(cmd.id)) return
+    this.inFlight.add(cmd.id)
+    this.run(cmd)
+      .catch((err) => this.ports.inbox.push(`Scheduler error while carrying out ${cmd.type} (${cmd.id}): ${(err as Error).message}`))
+      .finally(() => this.inFlight.delete(cmd.id))
+  }
+
+  /** The same, awaited: for tests and for callers that must know the command is over. */
+  async run(cmd: Command): Promise<void> {
+    const { inbox } = this.ports
+    switch (cmd.type) {
+      case "dispatch":
+        return this.dispatch(cmd.taskId, cmd.role, cmd.attempt)
+      case "runGates":
+        return this.runGates(cmd.taskId)
+      case "review":
+        return this.startReview(cmd.taskId)
+      case "merge":
+        return this.merge(cmd.taskId, cmd.round)
+      case "abort":
+        return this.supervisor.abort(cmd.sessionId)
+      case "notify":
+        return inbox.push(cmd.text)
+      case "ask":
+        return inbox.push(`QUESTION ${cmd.questionId} — ask the user, then call air_answer with this id:\n${cmd.text}`, true)
+      case "consult":
+        return this.consult(cmd.taskId, cmd.agent, cmd.question, [...cmd.options])
+      case "reviewMilestone":
+        return this.reviewMilestone(cmd.phase)
+      case "plan":
+        return this.spawnArchitect(cmd.requirement, cmd.autoConfirm)
+      case "replan":
+        return this.replan(cmd.text)
+      case "revert":
+        return this.revert(cmd.taskId, cmd.round)
+      case "finish":
+        return this.finish()
+    }
+  }
+
+  /**
+   * The end of a run, done or blocked: worktrees of merged tasks go first (nothing of theirs is left behind
+   * when the process exits), then the integration branch gets its final check, recorded as an event, and
+   * only then is the end told (which lets a headless run exit).
+   */
+  async finish(): Promise<void> {
+    const { root, inbox, log } = this.ports
+    this.clock.stopTimers()
+    await this.removeMergedWorktrees()
+    const before = await log.opened()
+    if (before.finished && before.finalCheck === null) {
+      let check: { status: "passed" | "failed" | "errored"; message: string }
+      try {
+        const result = await this.ports.finalCheck.run(root)
+        check = { status: result.passed ? "passed" : "failed", message: result.summary }
+      } catch (err) {
+        const fault = classifyFault(err)
+        check = { status: "errored", message: `${fault.tag}: ${fault.message}` }
+        inbox.push(`The final build of the integration branch could not run: ${fault.message}`)
+      }
+      await log.apply({ type: "finalCheck.done", ...check })
+    }
+    const state = await log.opened()
+    // An answer may have reopened the run meanwhile: then this end is not the end.
+    if (state.finished) inbox.push(RunReport.endText(root, state), true)
+  }
+
+  /** Removes the worktree of every merged task still on disk (one whose removal was cut short by the end of the run). */
+  async removeMergedWorktrees(): Promise<void> {
+    const { root, log, inbox } = this.ports
+    const state = await log.opened()
+    for (const t of state.tasks) {
+      if (t.status !== "merged" || !this.ports.fs.exists(this.ports.worktrees.pathFor(root, t.id))) continue
+      await this.ports.worktrees
+        .remove(root, t.id, { integration: this.integration(), round: Math.max(1, t.merges) })
+        .catch((err) => inbox.push(`Worktree of ${t.id} kept: ${(err as Error).message}`))
+    }
+  }
+
+  evidenceDir(taskId: string): string {
+    return join(this.ports.root, ".air", "local", "evidence", taskId)
+  }
+
+  private task(taskId: string): TaskNode {
+    const t = this.ports.log.state()?.graph?.tasks.find((x) => x.id === taskId)
+    if (!t) throw new Error(`task ${taskId} is not in the graph`)
+    return t
+  }
+
+  runtimeOf(taskId: string): TaskRuntime | undefined {
+    return this.ports.log.state()?.tasks.find((t) => t.id === taskId)
+  }
+
+  async spawnArchitect(requirement: string, autoConfirm: boolean): Promise<void> {
+    this.supervisor.architectSessionID = await this.supervisor.spawn(
+      { kind: "architect", nudged: false },
+      { agent: "architect", directory: this.ports.root, title: "Architect: plan", prompt: ContextPack.architect(requirement, autoConfirm) },
+    )
+  }
+
+  private async dispatch(taskId: string, role: "executor" | "debugger", attempt: number): Promise<void> {
+    const { root, worktrees, inbox, log } = this.ports
+    try {
+      const task = this.task(taskId)
+      await this.reverting
+      const wt = await worktrees.create(root, taskId, this.integration())
+      if (wt.recovered) inbox.push(`Task ${taskId}: ${wt.recovered}.`)
+      const prompt = ContextPack.worker(root, role, task, this.runtimeOf(taskId), wt, attempt)
+      await this.supervisor.spawn(
+        { kind: "worker", taskId, role, nudged: false },
+        { agent: role, directory: root, worktree: wt.path, title: `${role} ${taskId}`, prompt, taskId },
+        (sessionId) => log.apply({ type: "task.dispatched", taskId, role, sessionId, attempt }),
+      )
+    } catch (err) {
+      return this.dispatchFailed(taskId, role, attempt, err)
+    }
+  }
+
+  private async runGates(taskId: string): Promise<void> {
+    const { root, worktrees, log } = this.ports
+    const attempt = this.runtimeOf(taskId)?.gateRuns ?? 1
+    let report: Awaited<ReturnType<Ports["gates"]["run"]>>
+    try {
+      const task = this.task(taskId)
+      await log.apply({ type: "gates.started", taskId })
+      report = await this.ports.gates.run({
+        root,
+        worktree: worktrees.pathFor(root, taskId),
+        taskId,
+        base: this.integration(),
+        kind: task.kind,
+        attempt,
+        requires: [...KIND_RULES[task.kind].evidence],
+        evidenceDir: join(this.evidenceDir(taskId), `attempt-${attempt}`),
+        writeSet: task.writeSet,
+      })
+    } catch (err) {
+      // The gates could not reach a verdict (invalid toolchain.json, a git error, a full disk): the task must not
+      // stay gating; the machine blocks it with the cause, and the answer runs the gates again.
+      await log.apply({ type: "gates.errored", taskId, ...classifyFault(err) })
+      return
+    }
+    if (report.passed) {
+      const evidence: Record<string, string> = {}
+      for (const g of report.gates) if (g.logPath) evidence[g.gate] = g.logPath
+      evidence.report = join(this.evidenceDir(taskId), `attempt-${attempt}`, "report.json")
+      await log.apply({ type: "gates.passed", taskId, evidence })
+    } else {
+      await log.apply({
+        type: "gates.failed",
+        taskId,
+        gate: eventGateOf(report.failedGate),
+        message: report.message,
+        evidencePath: join(this.evidenceDir(taskId), `attempt-${attempt}`, "report.json"),
+      })
+    }
+  }
+
+  private async startReview(taskId: string): Promise<void> {
+    const { root, worktrees, log } = this.ports
+    const task = this.task(taskId)
+    const wt = worktrees.pathFor(root, taskId)
+    const run = this.runtimeOf(taskId)?.reviewRuns ?? 1
+    try {
+      await this.supervisor.spawn(
+        { kind: "reviewer", taskId, nudged: false },
+        { agent: "reviewer", directory: root, worktree: wt, title: `reviewer ${taskId}`, prompt: ContextPack.reviewer(root, task, wt), taskId },
+        (sessionId) => log.apply({ type: "review.started", taskId, sessionId }),
+      )
+    } catch (err) {
+      await this.dispatchFailed(taskId, "reviewer", run, err)
+    }
+  }
+
+  /** A session that could not start goes to the machine, which retries or blocks: the task never waits on nothing. */
+  private async dispatchFailed(taskId: string, role: "executor" | "debugger" | "reviewer", run: number, err: unknown): Promise<void> {
+    const message = err instanceof Error ? err.message : String(err)
+    const r = await this.ports.log.apply({ type: "dispatch.failed", taskId, role, run, message })
+    if (r.ok) this.ports.inbox.push(`task ${taskId}: the ${role} session could not start (${message}); the Scheduler retries or asks you.`)
+    else throw err
+  }
+
+  private async merge(taskId: string, round: number): Promise<void> {
+    const { root, log, inbox } = this.ports
+    let result: Awaited<ReturnType<Ports["merge"]["merge"]>>
+    try {
+      const task = this.task(taskId)
+      await log.apply({ type: "merge.started", taskId })
+      result = await this.ports.merge.merge({ root, taskId, round, integration: this.integration(), title: task.title })
+    } catch (err) {
+      // Nothing landed (a lock held, index.lock left, local changes in the way): the queue must not wait on it.
+      await log.apply({ type: "merge.blocked", taskId, ...classifyFault(err) })
+      return
+    }
+    if (result.status === "conflict") {
+      await log.apply({ type: "merge.conflicted", taskId, files: result.files })
+      return
+    }
+    await log.apply({ type: "merge.succeeded", taskId, commit: result.commit, tag: result.tag })
+    // Only now, with the merge confirmed and tagged, may the branch and worktree go.
+    await this.ports.worktrees
+      .remove(root, taskId, { integration: this.integration(), round })
+      .catch((err) => inbox.push(`Worktree of ${taskId} kept: ${(err as Error).message}`))
+  }
+
+  /** Undoes a merged task by its air/done tag (idempotent: a revert already made is recognised by its tag). */
+  revert(taskId: string, round: number): Promise<void> {
+    // Work dispatched after a plan delta starts from the integration branch without the reverted change.
+    const next = this.reverting.then(() => this.revertNow(taskId, round))
+    this.reverting = next.catch(() => undefined)
+    return next
+  }
+
+  private async revertNow(taskId: string, round: number): Promise<void> {
+    const { root, inbox } = this.ports
+    const result = await this.ports.merge.revert({ root, taskId, round, integration: this.integration() })
+    if (result.status === "conflict")
+      inbox.push(
+        `The revert of ${taskId} conflicts with later work in ${result.files.join(", ") || "(files not named)"}: ${result.message}. ` +
+          `${this.integration()} still holds ${taskId}'s change; ask the user to revert it by hand (git revert ${await this.doneCommit(taskId, round)}) or to change the plan.`,
+        true,
+      )
+    else inbox.push(`task ${taskId} reverted on ${this.integration()} (${result.tag})`)
+  }
+
+  private async doneCommit(taskId: string, round: number): Promise<string> {
+    const tag = Worktrees.doneTag(taskId, round)
+    return (await this.ports.git(this.ports.root, ["rev-parse", "--short", `refs/tags/${tag}^{commit}`]).catch(() => tag)).trim()
+  }
+
+  private async consult(taskId: string, agent: Consultant, question: string, options: string[]): Promise<void> {
+    const { root, log } = this.ports
+    await this.supervisor
+      .spawn(
+        { kind: "consult", taskId, agent, options, nudged: false },
+        { agent, directory: root, title: `consult ${taskId} (${agent})`, prompt: ContextPack.consult(taskId, question, options, agent), taskId },
+      )
+      .catch((err) => log.apply({ type: "consult.unanswered", taskId, by: agent, reason: `its session could not start: ${(err as Error).message}` }))
+  }
+
+  async reviewMilestone(phase: number): Promise<void> {
+    const { root, log, inbox } = this.ports
+    const state = await log.opened()
+    // A review recorded as started (before a restart) is started again without recording it twice.
+    const resumed = state.milestone?.phase === phase && state.milestone.reviewing
+    const tasks = (state.graph?.tasks ?? []).filter((t, i) => t.phase === phase && state.tasks[i]?.status === "merged")
+    await this.supervisor.spawn(
+      { kind: "milestone", phase, nudged: false },
+      { agent: "architect", directory: root, title: `Architect: milestone ${phase}`, prompt: ContextPack.milestone(phase, state.requirement, tasks) },
+      // Recorded before the first prompt: after a crash the review is known to have started.
+      resumed ? undefined : () => log.apply({ type: "milestone.reached", phase }),
+    )
+    inbox.push(`MILESTONE phase ${phase}: every task of the phase is merged; the Architect reviews it against the requirement.`)
+  }
+
+  private async replan(text: string): Promise<void> {
+    const { root, log } = this.ports
+    const state = await log.opened()
+    const prompt = ContextPack.change(root, text, state.graph, (id) => state.tasks.find((t) => t.id === id)?.status)
+    this.supervisor.architectSessionID = await this.supervisor.spawn({ kind: "change", nudged: false }, { agent: "architect", directory: root, title: "Architect: change", prompt })
+  }
+}

@@ -1,0 +1,46 @@
+import { outstanding } from "../scheduler/outstanding"
+import type { SchedulerState } from "../scheduler/state"
+import { Worktrees } from "../scheduler/worktree"
+import type { Clock } from "./clock"
+import type { Interpreter } from "./interpreter"
+import type { Ports } from "./ports"
+
+/**
+ * A run that was in progress when the last process died: carry out again what the state still waits on —
+ * outstanding() lists it all (dispatches, gates, reviews, merges, consults, questions, the milestone review,
+ * the replan, the Architect's planning session, the final check); command ids make that safe — and report
+ * the sessions of the old process as lost. Reverts are found on the integration branch (their tags).
+ */
+export function resume(ports: Ports, interpreter: Interpreter, clock: Clock, state: SchedulerState): void {
+  const { inbox, log } = ports
+  if (state.stage === "idle") return
+  if (state.finished) {
+    // The process may have died between the end of the run and its final check, or before a worktree went.
+    const old = state.finalCheck === null ? ports.finalCheck.read(ports.root) : undefined
+    if (old) void log.apply({ type: "finalCheck.done", status: old.passed ? "passed" : "failed", message: old.summary })
+    else for (const cmd of outstanding(state)) if (cmd.type === "finish") interpreter.execute(cmd)
+    void interpreter.removeMergedWorktrees().catch((err) => inbox.push(`Could not remove the worktrees of merged tasks: ${(err as Error).message}`))
+    return
+  }
+  inbox.push(`Resuming run ${state.runId} from the event log (stage ${state.stage}).`)
+  for (const cmd of outstanding(state)) interpreter.execute(cmd)
+  void resumeReverts(ports, interpreter, state).catch((err) => inbox.push(`Could not finish a revert after the restart: ${(err as Error).message}`, true))
+  for (const t of state.tasks) {
+    // Sessions of the dead process: lost, not failed — the same step starts again at no cost to the budgets.
+    if ((t.status === "running" || t.status === "debugging") && t.sessionId) void log.apply({ type: "session.lost", taskId: t.id, sessionId: t.sessionId })
+    if (t.status === "reviewing" && t.reviewSessionId) void log.apply({ type: "session.lost", taskId: t.id, sessionId: t.reviewSessionId })
+  }
+  clock.start(state.config?.inactivityMs ?? ports.settings().inactivityMs)
+}
+
+/**
+ * Reverts are not in the state's outstanding work (the delta already reset the task): after a restart, a task
+ * that is no longer merged but still has its air/done tag is reverted now (a finished revert is recognised).
+ */
+export async function resumeReverts(ports: Ports, interpreter: Interpreter, state: SchedulerState): Promise<void> {
+  for (const t of state.tasks) {
+    if (t.status === "merged" || t.status === "merging" || t.status === "merge_queued" || t.merges === 0) continue
+    const has = (tag: string) => ports.git(ports.root, ["rev-parse", "-q", "--verify", `refs/tags/${tag}`]).then(() => true, () => false)
+    if ((await has(Worktrees.doneTag(t.id, t.merges))) && !(await has(Worktrees.revertedTag(t.id, t.merges)))) await interpreter.revert(t.id, t.merges)
+  }
+}

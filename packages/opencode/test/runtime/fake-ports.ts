@@ -1,0 +1,142 @@
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import type { Command } from "../../src/scheduler/command"
+import type { Event } from "../../src/scheduler/event.schema"
+import { Inbox } from "../../src/scheduler/inbox"
+import { transition } from "../../src/scheduler/machine"
+import { outstanding } from "../../src/scheduler/outstanding"
+import { Settings } from "../../src/scheduler/settings"
+import type { SchedulerState } from "../../src/scheduler/state"
+import type { ChildSessions } from "../../src/scheduler/sessions"
+import { Clock } from "../../src/runtime/clock"
+import { Interpreter } from "../../src/runtime/interpreter"
+import type { EventInput, Ports } from "../../src/runtime/ports"
+import { Supervisor } from "../../src/runtime/supervisor"
+import { AT } from "../scheduler/fixtures"
+
+/**
+ * The interpreter's world made of fakes: the log is the real machine folding in memory (so a rule that is
+ * missing or refuses shows up), every other port records its calls and does what the test tells it.
+ * Commands the machine issues are collected, not carried out: the test runs the ones it means to.
+ */
+export class FakeWorld {
+  readonly root = mkdtempSync(join(tmpdir(), "air-interp-"))
+  readonly inbox = new Inbox()
+  state: SchedulerState
+  readonly accepted: Event[] = []
+  readonly refused: { event: EventInput; reason: string }[] = []
+  readonly issued: Command[] = []
+  readonly calls: string[] = []
+  readonly outcomes = new Map<string, (o: ChildSessions.Outcome) => void>()
+  readonly existing = new Set<string>()
+  gates: Ports["gates"]["run"] = async () => {
+    throw new Error("gates not scripted")
+  }
+  mergeImpl: Ports["merge"]["merge"] = async () => {
+    throw new Error("merge not scripted")
+  }
+  finalCheckImpl: Ports["finalCheck"]["run"] = async () => ({ passed: true, summary: "integration branch builds", evidenceDir: "", commands: [] })
+  finalCheckFile: ReturnType<Ports["finalCheck"]["read"]> = undefined
+  /** What the fake clock says now. */
+  now = Date.parse(AT)
+  private sessions = 0
+  readonly ports: Ports
+  readonly supervisor: Supervisor
+  readonly clock: Clock
+  readonly interpreter: Interpreter
+
+  constructor(state: SchedulerState) {
+    this.state = state
+    // What the state waits on is what the runtime was asked to do before the test looks.
+    this.issued.push(...outstanding(state))
+    const world = this
+    this.ports = {
+      root: this.root,
+      inbox: this.inbox,
+      log: {
+        async apply(event) {
+          const result = transition(world.state, { ...event, at: event.at ?? AT } as Event)
+          if ("refused" in result) {
+            world.refused.push({ event, reason: result.refused })
+            return { ok: false, reason: result.refused }
+          }
+          world.state = result.state
+          world.accepted.push({ ...event, at: AT } as Event)
+          world.issued.push(...result.commands)
+          return { ok: true }
+        },
+        state: () => world.state,
+        opened: async () => world.state,
+      },
+      sessions: {
+        async create(spec, onOutcome) {
+          const id = `sess-${++world.sessions}`
+          world.calls.push(`session.create ${spec.agent} ${spec.title}`)
+          world.outcomes.set(id, onOutcome)
+          return id
+        },
+        async prompt(id) {
+          world.calls.push(`session.prompt ${id}`)
+        },
+        async abort(id) {
+          world.calls.push(`session.abort ${id}`)
+        },
+        release() {},
+        stalled: () => [],
+        stats: () => undefined,
+        ids: () => [],
+      },
+      gates: { run: (input) => world.gates(input) },
+      merge: {
+        merge: (input) => world.mergeImpl(input),
+        revert: async () => {
+          throw new Error("revert not scripted")
+        },
+      },
+      worktrees: {
+        create: async (_root, taskId) => ({ path: join(world.root, ".air/local/worktrees", taskId), branch: `air/task/${taskId}`, base: "main", created: true }) as never,
+        remove: async (_root, taskId) => {
+          world.calls.push(`worktree.remove ${taskId}`)
+          world.existing.delete(join(world.root, ".air/local/worktrees", taskId))
+          return { removed: true }
+        },
+        pathFor: (root, taskId) => join(root, ".air/local/worktrees", taskId),
+        diff: async () => "",
+      },
+      finalCheck: {
+        run: async (root) => {
+          world.calls.push("finalCheck.run")
+          return world.finalCheckImpl(root)
+        },
+        read: () => world.finalCheckFile,
+      },
+      git: async (_cwd, args) => {
+        world.calls.push(`git ${args.join(" ")}`)
+        throw new Error("no such ref")
+      },
+      fs: { exists: (path) => world.existing.has(path) },
+      clock: { now: () => world.now, every: () => () => undefined },
+      settings: () => Settings.Schema.parse({}),
+      onSessionStarted() {},
+    }
+    this.clock = new Clock(this.ports, () => this.supervisor)
+    this.supervisor = new Supervisor(this.ports, () => undefined, () => undefined)
+    this.interpreter = new Interpreter(this.ports, this.supervisor, this.clock, () => "main")
+  }
+
+  /** The commands issued so far of one type, and forgets them. */
+  take<T extends Command["type"]>(type: T): Extract<Command, { type: T }>[] {
+    const found = this.issued.filter((c) => c.type === type) as Extract<Command, { type: T }>[]
+    for (const c of found) this.issued.splice(this.issued.indexOf(c), 1)
+    return found
+  }
+
+  types(): string[] {
+    return this.accepted.map((e) => e.type)
+  }
+
+  cleanup(): void {
+    rmSync(this.root, { recursive: true, force: true })
+  }
+}

@@ -1,0 +1,248 @@
+import { join } from "node:path"
+import { afterEach, describe, expect, it } from "vitest"
+import { LockTimeout } from "../../src/runtime/lock"
+import { MergeQueue } from "../../src/scheduler/merge"
+import { Toolchain } from "../../src/scheduler/toolchain"
+import { GitCommandError } from "../../src/scheduler/git"
+import { resume } from "../../src/runtime/recovery"
+import { Usage } from "../../src/scheduler/usage"
+import { apply, complete, graphOf, runtimeOf, started, statusOf, steps, task } from "../scheduler/fixtures"
+import { FakeWorld } from "./fake-ports"
+
+/** Every command ends in exactly one event, success or failure: here with every port but the machine faked. */
+const graph = graphOf(task("T-1"), task("T-2"), task("T-3", { deps: ["T-1"] }))
+const worlds: FakeWorld[] = []
+function world(state = started(graph, { concurrency: 2 }).state): FakeWorld {
+  const w = new FakeWorld(state)
+  worlds.push(w)
+  return w
+}
+afterEach(() => {
+  for (const w of worlds.splice(0)) w.cleanup()
+})
+
+const passing = { passed: true, gates: [], message: "ok" } as never
+
+describe("interpreter: gates", () => {
+  it("a gate port that throws (toolchain.json invalid) ends in gates.errored: the task is blocked with the file named", async () => {
+    const w = world(apply(started(graph, { concurrency: 2 }).state, steps.dispatched("T-1"), steps.reported("T-1")).state)
+    w.gates = async () => {
+      throw new Toolchain.RulesInvalid("/p/.air/shared/rules/toolchain.json", "unknown key 'biuld'")
+    }
+    const [gates] = w.take("runGates")
+    await w.interpreter.run(gates!)
+    expect(w.types()).toEqual(["gates.started", "gates.errored"])
+    expect(w.accepted[1]).toMatchObject({ tag: "toolchain" })
+    expect(statusOf(w.state, "T-1")).toBe("blocked")
+    expect(w.state.questions[0]!.text).toMatch(/toolchain\.json: unknown key 'biuld'/)
+    expect(w.take("ask")).toHaveLength(1)
+  })
+
+  it("a git error or a full disk inside the gates is named by its kind", async () => {
+    for (const [error, tag] of [
+      [new GitCommandError(["diff"], 128, "", "fatal: bad object"), "git"],
+      [Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" }), "fs"],
+    ] as const) {
+      const w = world(apply(started(graph).state, steps.dispatched("T-1"), steps.reported("T-1")).state)
+      w.gates = async () => {
+        throw error
+      }
+      await w.interpreter.run(w.take("runGates")[0]!)
+      expect(w.accepted.at(-1)).toMatchObject({ type: "gates.errored", tag })
+      expect(runtimeOf(w.state, "T-1").resume).toBe("gates")
+    }
+  })
+
+  it("the answer runs the gates again, and this time they pass", async () => {
+    const w = world(apply(started(graph, { concurrency: 1 }).state, steps.dispatched("T-1"), steps.reported("T-1")).state)
+    w.gates = async () => {
+      throw new Error("boom")
+    }
+    await w.interpreter.run(w.take("runGates")[0]!)
+    // T-2 took the slot when T-1 blocked; once it is merged, the answer resumes T-1 at its gates.
+    w.state = complete(w.state, "T-2").state
+    await w.ports.log.apply({ type: "question.answered", questionId: "T-1:blocked:1", answer: "fixed" })
+    w.gates = async () => passing
+    const [again] = w.take("runGates")
+    expect(again).toBeDefined()
+    w.gates = async () => ({ passed: true, gates: [{ gate: "diff", logPath: "d" }, { gate: "build", logPath: "b" }, { gate: "test", logPath: "t" }, { gate: "analysis", logPath: "a" }], message: "" }) as never
+    await w.interpreter.run(again!)
+    expect(w.types().slice(-2)).toEqual(["gates.started", "gates.passed"])
+    expect(statusOf(w.state, "T-1")).toBe("reviewing")
+  })
+})
+
+describe("interpreter: merges", () => {
+  function queued() {
+    let state = apply(started(graph, { concurrency: 2 }).state, steps.dispatched("T-1"), steps.dispatched("T-2")).state
+    state = apply(state, steps.reported("T-1"), steps.gatesPassed("T-1"), steps.reviewPass("T-1"), steps.reported("T-2"), steps.gatesPassed("T-2"), steps.reviewPass("T-2")).state
+    return state
+  }
+
+  it("a merge port that throws LockTimeout ends in merge.blocked; the queue moves on to the next task", async () => {
+    const w = world(queued())
+    expect([w.state.merging, w.state.mergeQueue]).toEqual(["T-1", ["T-2"]])
+    w.mergeImpl = async () => {
+      throw new MergeQueue.LockTimeout("T-1", new LockTimeout(".air/local/state/merge.lock", { pid: 4242, host: "host", at: new Date(0).toISOString(), token: "t" }, 30_000))
+    }
+    expect(w.take("merge").map((c) => c.taskId)).toEqual(["T-1"])
+    await w.interpreter.run({ type: "merge", id: "merge:T-1:1", taskId: "T-1", round: 1 })
+    expect(w.types()).toEqual(["merge.started", "merge.blocked"])
+    expect(w.accepted[1]).toMatchObject({ tag: "lock-timeout" })
+    expect(statusOf(w.state, "T-1")).toBe("blocked")
+    expect(w.state.questions[0]!.text).toMatch(/merge lock .* is held by pid 4242/)
+    expect(w.state.merging).toBe("T-2")
+    expect(w.take("merge").map((c) => c.taskId)).toEqual(["T-2"])
+  })
+
+  it("after the answer the blocked merge is queued again and lands; its worktree is removed", async () => {
+    const w = world(queued())
+    w.mergeImpl = async () => {
+      throw new Error("fatal: Unable to create '/p/.git/index.lock': File exists.")
+    }
+    expect(w.take("merge").map((c) => c.taskId)).toEqual(["T-1"])
+    await w.interpreter.run({ type: "merge", id: "merge:T-1:1", taskId: "T-1", round: 1 })
+    expect(w.accepted.at(-1)).toMatchObject({ type: "merge.blocked", tag: "index-lock" })
+    w.mergeImpl = async (input) => ({ status: "merged", commit: `c-${input.taskId}`, tag: `air/done/${input.taskId}` }) as never
+    await w.interpreter.run(w.take("merge")[0]!)
+    expect(statusOf(w.state, "T-2")).toBe("merged")
+    await w.ports.log.apply({ type: "question.answered", questionId: "T-1:blocked:1", answer: "removed the lock" })
+    const [retry] = w.take("merge")
+    expect(retry).toMatchObject({ taskId: "T-1" })
+    await w.interpreter.run(retry!)
+    expect(statusOf(w.state, "T-1")).toBe("merged")
+    expect(w.calls).toContain("worktree.remove T-1")
+  })
+})
+
+describe("supervisor: sessions", () => {
+  it("a reviewer session that errors ends in session.errored, and the review is asked again", async () => {
+    const w = world(apply(started(graph).state, steps.dispatched("T-1"), steps.reported("T-1"), steps.gatesPassed("T-1")).state)
+    await w.interpreter.run(w.take("review")[0]!)
+    expect(w.types().at(-1)).toBe("review.started")
+    const sessionId = runtimeOf(w.state, "T-1").reviewSessionId!
+    await w.supervisor.onOutcome(sessionId, { kind: "error", message: "APIError: 500 Internal Server Error" })
+    expect(w.accepted.at(-1)).toMatchObject({ type: "session.errored", taskId: "T-1", sessionId, cause: "error: APIError: 500 Internal Server Error" })
+    expect(statusOf(w.state, "T-1")).toBe("reviewing")
+    expect(w.take("review")).toHaveLength(1)
+  })
+
+  it("a worker that ends twice without its report is nudged once, then failed", async () => {
+    const w = world()
+    await w.interpreter.run(w.take("dispatch").find((c) => c.taskId === "T-1")!)
+    const sessionId = runtimeOf(w.state, "T-1").sessionId!
+    await w.supervisor.onOutcome(sessionId, { kind: "idle" })
+    expect(w.calls.filter((c) => c === `session.prompt ${sessionId}`)).toHaveLength(2)
+    // The nudge is in the task's state, so a restarted supervisor (no memory) does not nudge again.
+    expect(runtimeOf(w.state, "T-1").nudges).toBe(1)
+    w.supervisor.purposes.set(sessionId, { kind: "worker", taskId: "T-1", role: "executor", nudged: false })
+    await w.supervisor.onOutcome(sessionId, { kind: "idle" })
+    expect(w.accepted.at(-1)).toMatchObject({ type: "worker.failed", taskId: "T-1" })
+  })
+})
+
+describe("interpreter: the end of a run", () => {
+  it("a blocked run gets its final check, recorded as an event, after the worktrees of merged tasks are gone", async () => {
+    let state = apply(started(graph, { concurrency: 2 }).state, steps.dispatched("T-1"), { type: "worker.failed", taskId: "T-1", sessionId: "s-T-1-1", reason: "aborted", message: "stop" }).state
+    state = complete(state, "T-2").state
+    expect(state.finished).toEqual({ status: "blocked" })
+    const w = world(state)
+    w.existing.add(join(w.root, ".air/local/worktrees", "T-2"))
+    w.finalCheckImpl = async () => ({ passed: false, summary: "integration branch FAILS: ctest exited 8", evidenceDir: "", commands: [] })
+    await w.interpreter.run(w.take("finish")[0] ?? { type: "finish", id: "finish:blocked:x", status: "blocked" })
+    expect(w.calls.indexOf("worktree.remove T-2")).toBeGreaterThanOrEqual(0)
+    expect(w.calls.indexOf("worktree.remove T-2")).toBeLessThan(w.calls.indexOf("finalCheck.run"))
+    expect(w.accepted.at(-1)).toMatchObject({ type: "finalCheck.done", status: "failed", message: "integration branch FAILS: ctest exited 8" })
+    expect(w.state.finalCheck?.status).toBe("failed")
+  })
+
+  it("a final check that cannot run is recorded as errored, never lost", async () => {
+    const w = world(complete(started(graphOf(task("T-1"))).state, "T-1").state)
+    w.finalCheckImpl = async () => {
+      throw new Toolchain.RulesInvalid("toolchain.json", "truncated")
+    }
+    await w.interpreter.finish()
+    expect(w.accepted.at(-1)).toMatchObject({ type: "finalCheck.done", status: "errored" })
+  })
+})
+
+describe("clock: deadlines live in the state", () => {
+  it("a restarted clock fires the wall-clock cap of a task dispatched before the restart, once", async () => {
+    const w = world(apply(started(graph).state, steps.dispatched("T-1")).state)
+    const deadline = Date.parse(runtimeOf(w.state, "T-1").deadline!)
+    w.now = deadline
+    await w.clock.checkDeadlines()
+    expect(w.accepted).toEqual([])
+    w.now = deadline + 1
+    await w.clock.checkDeadlines()
+    expect(w.types().filter((t) => t === "timer.fired")).toEqual(["timer.fired"])
+    expect(w.accepted.at(-1)).toMatchObject({ type: "timer.fired", taskId: "T-1", kind: "wallclock" })
+    expect(runtimeOf(w.state, "T-1")).toMatchObject({ status: "running", attempts: 2, deadline: null })
+  })
+})
+
+describe("clock: budgets come from the run's configuration", () => {
+  it("the limits recorded in run.started apply, whatever the live settings say", async () => {
+    const limits = { taskRequests: 0, runRequests: 1, taskTokens: 0, runTokens: 0, runMinutes: 0 }
+    const w = world(apply(started(graph, { budgets: limits }).state, steps.dispatched("T-1")).state)
+    Usage.record(w.root, "executor", "s-T-1-1")
+    Usage.record(w.root, "executor", "s-T-1-1")
+    await w.clock.tick(60_000)
+    expect(w.accepted.at(-1)).toMatchObject({ type: "budget.spent", kind: "requests" })
+    expect(w.accepted.at(-1)).not.toHaveProperty("taskId")
+    // The same spending with no limits in the run's configuration (and none in the live settings): nothing.
+    const unlimited = world(apply(started(graph).state, steps.dispatched("T-1")).state)
+    Usage.record(unlimited.root, "executor", "s-T-1-1")
+    Usage.record(unlimited.root, "executor", "s-T-1-1")
+    await unlimited.clock.tick(60_000)
+    expect(unlimited.accepted).toEqual([])
+  })
+})
+
+describe("recovery: one outstanding() drives every restart", () => {
+  it("restarts gates, merges, the milestone review and lost sessions", async () => {
+    const phased = graphOf(task("A"), task("B"), task("C"), task("D", { phase: 2 }))
+    let state = apply(started(phased, { concurrency: 3 }).state, steps.dispatched("A"), steps.dispatched("B"), steps.dispatched("C")).state
+    state = apply(state, steps.reported("A"), steps.reported("B"), steps.gatesPassed("B"), steps.reviewPass("B")).state
+    const w = world(state)
+    w.gates = async () => new Promise(() => undefined) // still running when the test looks
+    w.mergeImpl = async () => new Promise(() => undefined)
+    resume(w.ports, w.interpreter, w.clock, w.state)
+    await new Promise((r) => setTimeout(r, 20))
+    // A gating, B merging, C's session lost.
+    expect(w.types()).toEqual(expect.arrayContaining(["gates.started", "merge.started", "session.lost"]))
+    expect(w.take("dispatch").map((c) => c.taskId)).toEqual(["C"])
+  })
+
+  it("restarts the Architect's planning session and a milestone review recorded as started", async () => {
+    const planning = world(apply(started(graph).state).state)
+    planning.state = { ...planning.state, stage: "planning", graph: null, tasks: [] }
+    resume(planning.ports, planning.interpreter, planning.clock, planning.state)
+    await new Promise((r) => setTimeout(r, 20))
+    expect(planning.calls).toContain("session.create architect Architect: plan")
+
+    const phased = graphOf(task("A"), task("D", { phase: 2 }))
+    const reviewing = world(apply(complete(started(phased).state, "A").state, { type: "milestone.reached", phase: 1 }).state)
+    resume(reviewing.ports, reviewing.interpreter, reviewing.clock, reviewing.state)
+    await new Promise((r) => setTimeout(r, 20))
+    expect(reviewing.calls).toContain("session.create architect Architect: milestone 1")
+    // Not recorded twice.
+    expect(reviewing.refused).toEqual([])
+  })
+
+  it("a finished run whose final check was never recorded gets it (or takes the old result file)", async () => {
+    const done = complete(started(graphOf(task("T-1"))).state, "T-1").state
+    const fresh = world(done)
+    resume(fresh.ports, fresh.interpreter, fresh.clock, fresh.state)
+    await new Promise((r) => setTimeout(r, 20))
+    expect(fresh.calls).toContain("finalCheck.run")
+    expect(fresh.state.finalCheck?.status).toBe("passed")
+
+    const old = world(done)
+    old.finalCheckFile = { passed: true, summary: "built before the upgrade", evidenceDir: "", commands: [] }
+    resume(old.ports, old.interpreter, old.clock, old.state)
+    await new Promise((r) => setTimeout(r, 20))
+    expect(old.calls).not.toContain("finalCheck.run")
+    expect(old.state.finalCheck).toEqual({ status: "passed", message: "built before the upgrade" })
+  })
+})
