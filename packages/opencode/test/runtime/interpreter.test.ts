@@ -90,7 +90,7 @@ describe("interpreter: merges", () => {
     expect(w.types()).toEqual(["merge.started", "merge.blocked"])
     expect(w.accepted[1]).toMatchObject({ tag: "lock-timeout" })
     expect(statusOf(w.state, "T-1")).toBe("blocked")
-    expect(w.state.questions[0]!.text).toMatch(/merge lock .* is held by pid 4242/)
+    expect(w.state.questions[0]!.text).toMatch(/merge lock .* is held by process 4242/)
     expect(w.state.merging).toBe("T-2")
     expect(w.take("merge").map((c) => c.taskId)).toEqual(["T-2"])
   })
