@@ -176,6 +176,8 @@ const en = {
   // gates, by their registry id
   "gate.commit": "commit",
   "gate.diff": "diff",
+  "gate.write-set": "write-set",
+  "gate.secrets": "secret scan",
   "gate.build": "build",
   "gate.test": "test",
   "gate.analysis": "cppcheck",
@@ -406,6 +408,8 @@ const zhCN: Record<Key, string> = {
   "status.error": "出错",
   "gate.commit": "提交",
   "gate.diff": "差异",
+  "gate.write-set": "写入范围",
+  "gate.secrets": "密钥扫描",
   "gate.build": "构建",
   "gate.test": "测试",
   "gate.analysis": "cppcheck",

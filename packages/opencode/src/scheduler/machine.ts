@@ -268,6 +268,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
       case "commit":
       case "diff":
       case "write-set":
+      case "secrets":
       case "evidence":
         d.repairOrConsult(t.id, "executor", reason, failure, ["executor-again", "block"])
         break

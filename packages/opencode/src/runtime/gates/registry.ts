@@ -7,6 +7,7 @@ import { commitGate } from "./commit.ts"
 import { diffGate } from "./diff.ts"
 import { evidenceGate } from "./evidence.ts"
 import { type Finding, type GateResult, type Requirement, TOOL_MISSING } from "./schema.ts"
+import { secretsGate } from "./secrets.ts"
 import { testGate } from "./test.ts"
 import { type WriteSetGate, writeSetGate } from "./write-set.ts"
 
@@ -103,7 +104,7 @@ export interface GateContext {
   write(name: string, data: string): Promise<string>
 }
 
-export const REGISTRY = [commitGate, diffGate, writeSetGate, buildGate, testGate, analysisGate, evidenceGate] as const
+export const REGISTRY = [commitGate, diffGate, writeSetGate, secretsGate, buildGate, testGate, analysisGate, evidenceGate] as const
 
 export type GateId = (typeof REGISTRY)[number]["id"]
 export const GATE_IDS = REGISTRY.map((gate) => gate.id) as [GateId, ...GateId[]]
