@@ -46,6 +46,8 @@ export function describeEvent(e: Record<string, any>): string | undefined {
       return "the Architect proposed a plan"
     case "plan.confirmed":
       return "plan confirmed"
+    case "plan.revision.requested":
+      return "changes to the plan asked for"
     case "graph.accepted":
       return `task graph accepted: ${e.graph.tasks.map((t: { id: string }) => t.id).join(", ")}`
     case "task.dispatched":

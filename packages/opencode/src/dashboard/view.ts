@@ -484,6 +484,8 @@ export namespace RunView {
         return L("ev.plan.proposed", { summary: oneLine(e.summary, 100) })
       case "plan.confirmed":
         return L("ev.plan.confirmed")
+      case "plan.revision.requested":
+        return L("ev.plan.revision.requested", { text: oneLine(e.text, 100) })
       case "graph.accepted":
         return L("ev.graph.accepted", { count: e.graph.tasks.length, ids: e.graph.tasks.map((x) => x.id).join(", ") })
       case "task.dispatched":

@@ -85,6 +85,8 @@ export const SchedulerState = z.object({
   requirement: z.string(),
   config: RunConfig.nullable(),
   planSummary: z.string().nullable(),
+  /** What the user asked to change in the proposed plan, until the Architect proposes again (a restart re-prompts it). */
+  planRevision: z.string().nullable().default(null),
   graph: TaskGraph.nullable(),
   /** Parallel to graph.tasks: tasks[i] is the runtime of graph.tasks[i]. */
   tasks: z.array(TaskRuntime),
@@ -115,6 +117,7 @@ export function initialState(): SchedulerState {
     requirement: "",
     config: null,
     planSummary: null,
+    planRevision: null,
     graph: null,
     tasks: [],
     currentPhase: 0,
