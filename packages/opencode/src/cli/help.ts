@@ -20,10 +20,13 @@ Options for the TUI:
 Usage:
   aircoding run [dir] [--yes] [--json] [--scripted FILE] < requirement.txt
   aircoding run [dir] --resume [--json] [--scripted FILE]
+  aircoding run [dir] --resume --answer "yes" | --answer "change: <what to change>"
 
 Reads the requirement from stdin and gives it to the main agent in dir (default: .).
   --resume          continue the run in progress (after a crash or a kill) from its event log; no stdin
-  --yes             confirm the Architect's plan without asking (headless runs cannot ask)
+  --yes             confirm the Architect's plan without asking
+  --answer TEXT     with --resume: answer the plan a run stopped at; "yes" confirms it, "change: …" sends
+                    your change to the Architect, who proposes again (the run stops again with exit 2)
   --json            print a JSON summary on stdout instead of the text answer
   --scripted FILE   use the scripted model with this scenario instead of your configured model
 Exit codes: 0 everything merged (or the answer was given), 2 blocked or waiting for an answer, 1 error.

@@ -35,10 +35,17 @@ const commands: Record<string, Command> = {
       json: { type: "boolean" },
       scripted: { type: "string" },
       resume: { type: "boolean" },
+      answer: { type: "string" },
     } as const)
     if (values.help) return print(Help.run)
     const { run } = await import("./run")
-    return run(positionals[0], { yes: Boolean(values.yes), json: Boolean(values.json), scripted: values.scripted as string | undefined, resume: Boolean(values.resume) })
+    return run(positionals[0], {
+      yes: Boolean(values.yes),
+      json: Boolean(values.json),
+      scripted: values.scripted as string | undefined,
+      resume: Boolean(values.resume),
+      answer: values.answer as string | undefined,
+    })
   },
   async doctor(argv) {
     const { values, positionals } = parse(argv, { json: { type: "boolean" } } as const)

@@ -7,6 +7,7 @@ import { runMainAgent, type EngineTranscript } from "./headless"
 import { Launch } from "./launch"
 import { followProgress } from "./progress"
 import { UsageError, Ui } from "./ui"
+import { Answer } from "./answer"
 
 export type RunOutcome = { exitCode: number; summary: RunReport.Summary & { answer: string; wallTimeMs: number; errors: string[] } }
 
@@ -61,7 +62,7 @@ export async function headlessRun(
     : { status: "idle", runId: null, stage: "idle", tasks: [], questions: [], modelRequests: {}, evidenceRoot: ".air/local/evidence", final: null }
   const errors = [...transcript.errors]
   if (transcript.exitCode !== 0) errors.push(`engine exited with code ${transcript.exitCode}: ${transcript.stderr.trim().split("\n").slice(-3).join(" | ")}`)
-  if (base.status === "running") errors.push("the engine stopped before the run ended (see .air/local/state/events.jsonl)")
+  if (base.status === "running" && base.stage !== "confirming") errors.push("the engine stopped before the run ended (see .air/local/state/events.jsonl)")
   if (base.final && !base.final.passed) errors.push(base.final.summary)
   const summary = { ...base, answer: transcript.text, wallTimeMs: Date.now() - started, errors }
   return { exitCode: exitCodeOf(base, transcript), summary }
@@ -83,6 +84,8 @@ export function printSummary(outcome: RunOutcome, json: boolean): void {
     process.stdout.write(`  evidence: ${s.evidenceRoot}/<task-id>/\n`)
   }
   for (const q of s.questions) process.stdout.write(Ui.yellow(`Question ${q.questionId}: ${q.text}\n`))
+  if (s.stage === "confirming")
+    process.stdout.write(Ui.yellow(`The plan waits for your confirmation (.air/shared/plan/plan.md). Answer with:\n  aircoding run --resume --answer "yes"\n  aircoding run --resume --answer "change: <what to change>"\n`))
   for (const e of s.errors) process.stderr.write(Ui.red(`error: ${e}\n`))
 }
 
@@ -90,8 +93,13 @@ export function printSummary(outcome: RunOutcome, json: boolean): void {
 export const RESUME_PROMPT =
   "Resume the AirCoding run in this project: it was interrupted. Call air_listen now, and again after each answer, until it says RUN ENDED."
 
-export async function run(dirArg: string | undefined, opts: { yes: boolean; json: boolean; scripted?: string; resume?: boolean }): Promise<number> {
+export async function run(dirArg: string | undefined, opts: { yes: boolean; json: boolean; scripted?: string; resume?: boolean; answer?: string }): Promise<number> {
   const dir = Launch.projectDir(dirArg)
+  if (opts.answer !== undefined && !opts.resume) throw new UsageError("--answer goes with --resume: aircoding run [dir] --resume --answer \"yes\"")
+  if (opts.answer !== undefined) {
+    const recorded = await Answer.record(dir, opts.answer)
+    if (!opts.json) process.stderr.write(`${recorded}; resuming the run\n`)
+  }
   if (opts.resume) {
     const state = await finalState(dir)
     if (!state || state.stage === "idle") throw new UsageError(`no AirCoding run to resume in ${dir}; start one with: aircoding run [dir] < requirement.txt`)

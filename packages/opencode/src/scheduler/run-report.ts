@@ -41,7 +41,7 @@ export namespace RunReport {
     const titles = new Map((state.graph?.tasks ?? []).map((t) => [t.id, t.title]))
     const status: Summary["status"] = state.finished
       ? state.finished.status
-      : state.questions.length
+      : state.questions.length || state.stage === "confirming"
         ? "waiting"
         : state.stage === "idle"
           ? "idle"

@@ -23,6 +23,7 @@ import { RunReport } from "./run-report"
 import { Budget } from "./budget"
 import { FinalCheck } from "./final-check"
 import { Usage } from "./usage"
+import { Adrs } from "./adrs"
 
 type Client = PluginInput["client"]
 /** An event before the runtime stamps its time. */
@@ -109,10 +110,11 @@ class OrchestratorImpl {
       const phase = state.milestone.phase
       void this.reviewMilestone(phase, true).catch((err) => this.inbox.push(`Could not restart the milestone review: ${(err as Error).message}`, true))
     }
+    // The Architect's session died with the old process: a new one is told where the plan stands.
     if (state.stage === "planning" || state.stage === "confirmed")
-      void this.spawnArchitect(state.requirement, state.config?.autoConfirm ?? false).catch((err) =>
-        this.inbox.push(`Could not restart the Architect: ${(err as Error).message}`, true),
-      )
+      void this.restartArchitect(state).catch((err) => this.inbox.push(`Could not restart the Architect: ${(err as Error).message}`, true))
+    // The user had not answered the proposal yet: ask again.
+    if (state.stage === "confirming") this.inbox.push(this.proposalText(state.planSummary ?? ""), true)
     this.startTimers(state.config?.inactivityMs ?? Settings.load(this.root).inactivityMs)
   }
 
@@ -173,12 +175,7 @@ class OrchestratorImpl {
   async confirm(notes?: string): Promise<string> {
     const r = await this.apply({ type: "plan.confirmed" })
     if (!r.ok) return `Nothing to confirm: ${r.reason}`
-    if (this.architectSessionID)
-      await ChildSessions.prompt(
-        this.client,
-        this.architectSessionID,
-        `The user confirmed the plan${notes ? ` (they said: ${notes})` : ""}. Write the task graph now with air_plan.`,
-      )
+    await this.toArchitect(ContextPack.confirmedText(notes), { confirmed: true, notes })
     return "Confirmation recorded. The Architect now writes the task graph and the Scheduler starts the work. Call air_listen."
   }
 
@@ -198,10 +195,66 @@ class OrchestratorImpl {
   }
 
   async change(text: string): Promise<string> {
+    const stage = (await this.open()).state.stage
+    if (stage === "confirming") return this.revise(text)
+    if (stage === "planning")
+      return "The Architect has not proposed a plan yet. Tell the user their change will be passed on; call air_listen, and once the proposal arrives, call air_change again with the change."
     const r = await this.apply({ type: "change.requested", text })
     return r.ok
       ? "Change recorded: dispatch is frozen while the Architect prepares a plan delta. Call air_listen."
       : `Change refused: ${r.reason}`
+  }
+
+  /** The user's change to a proposed plan: back to the Architect, who proposes again (as many rounds as needed). */
+  private async revise(text: string): Promise<string> {
+    const r = await this.apply({ type: "plan.revision.requested", text })
+    if (!r.ok) return `Change refused: ${r.reason}`
+    await this.toArchitect(ContextPack.revisionText(text), { confirmed: false, revision: text })
+    return "Change sent to the Architect: it revises the plan and proposes it again. Call air_listen and show the user the revised plan."
+  }
+
+  /**
+   * The user's answer to a proposal goes to the Architect who made it (its session is watched again), or,
+   * when that session is gone (a restart), to a new Architect shown the proposal and the answer.
+   */
+  private async toArchitect(text: string, answer: Parameters<typeof ContextPack.architectAgain>[2]): Promise<void> {
+    const id = this.architectSessionID
+    if (id) {
+      try {
+        ChildSessions.adopt({ sessionID: id, agent: "architect", directory: this.root }, (outcome) => void this.onOutcome(id, outcome))
+        this.purposes.set(id, { kind: "architect", nudged: false })
+        await ChildSessions.prompt(this.client, id, text)
+        return
+      } catch (err) {
+        this.purposes.delete(id)
+        ChildSessions.release(id)
+        this.inbox.push(`The Architect's session could not be prompted (${(err as Error).message}); a new Architect takes over.`)
+      }
+    }
+    const state = (await this.open()).state
+    this.architectSessionID = await this.spawn(
+      { kind: "architect", nudged: false },
+      { agent: "architect", directory: this.root, title: "Architect: plan", prompt: ContextPack.architectAgain(state.requirement, state.planSummary ?? "", answer) },
+    )
+  }
+
+  private async restartArchitect(state: SchedulerState): Promise<void> {
+    if (state.stage === "confirmed" && state.planSummary !== null && !state.config?.autoConfirm)
+      return this.toArchitect(ContextPack.confirmedText(), { confirmed: true })
+    if (state.stage === "planning" && state.planRevision !== null && state.planSummary !== null)
+      return this.toArchitect(ContextPack.revisionText(state.planRevision), { confirmed: false, revision: state.planRevision })
+    return this.spawnArchitect(state.requirement, state.config?.autoConfirm ?? false)
+  }
+
+  /** What Main is given to show the user: the proposal itself and the decisions recorded with it. */
+  private proposalText(summary: string): string {
+    const adrs = Adrs.list(this.root)
+    return [
+      "PLAN PROPOSED — show the user this plan (tasks, dependencies, decisions) and ask whether to go ahead. If they agree, call air_confirm; if they want changes, pass their words on with air_change (the Architect revises and proposes again).",
+      "",
+      summary,
+      ...(adrs.length ? ["", "Decisions (ADRs):", ...adrs.map((a) => `- ${a}`)] : []),
+    ].join("\n")
   }
 
   async pause(): Promise<string> {
@@ -228,11 +281,8 @@ class OrchestratorImpl {
     this.architectSessionID = sessionID
     if ((await this.open()).state.stage === "confirmed")
       return "Proposal recorded and confirmed automatically (headless run). Now write the task graph with air_plan."
-    this.inbox.push(
-      `PLAN PROPOSED — ask the user to confirm it (then call air_confirm), or pass their objections on with air_change:\n\n${summary}`,
-      true,
-    )
-    return "Proposal sent to the user through Main. End your turn now; you will be prompted again once they confirm."
+    this.inbox.push(this.proposalText(summary), true)
+    return "Proposal sent to the user through Main. End your turn now; you will be prompted again once they confirm or ask for changes."
   }
 
   async plan(sessionID: string, args: { tasks: unknown[]; requirement?: string }): Promise<string> {
@@ -611,8 +661,12 @@ class OrchestratorImpl {
     if (outcome.kind !== "idle") {
       this.purposes.delete(sessionID)
       ChildSessions.release(sessionID)
-      if (purpose.kind === "worker")
-        await this.apply({ type: "worker.failed", taskId: purpose.taskId, sessionId: sessionID, reason: outcome.kind === "aborted" ? "aborted" : "error", message: outcome.message })
+      // An abort the Scheduler did not order (its own aborts stop watching first): the TUI closing, or the
+      // user stopping the session. The work is not at fault: the same step starts again, as after a crash.
+      if (outcome.kind === "aborted" && (purpose.kind === "worker" || purpose.kind === "reviewer"))
+        await this.apply({ type: "session.lost", taskId: purpose.taskId, sessionId: sessionID })
+      else if (purpose.kind === "worker")
+        await this.apply({ type: "worker.failed", taskId: purpose.taskId, sessionId: sessionID, reason: "error", message: outcome.message })
       else if (purpose.kind === "reviewer") await this.apply({ type: "timer.fired", taskId: purpose.taskId, kind: "inactivity" })
       else if (purpose.kind === "consult") await this.apply({ type: "consult.unanswered", taskId: purpose.taskId, by: purpose.agent, reason: `its session ${outcome.kind === "aborted" ? "was aborted" : "failed"}: ${outcome.message}` })
       else this.inbox.push(`The ${purpose.kind} session ${sessionID} failed: ${outcome.message}`, true)
