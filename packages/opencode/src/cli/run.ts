@@ -85,7 +85,12 @@ export function printSummary(outcome: RunOutcome, json: boolean): void {
   }
   for (const q of s.questions) process.stdout.write(Ui.yellow(`Question ${q.questionId}: ${q.text}\n`))
   if (s.stage === "confirming")
-    process.stdout.write(Ui.yellow(`The plan waits for your confirmation (.air/shared/plan/plan.md). Answer with:\n  aircoding run --resume --answer "yes"\n  aircoding run --resume --answer "change: <what to change>"\n`))
+    process.stdout.write(
+      Ui.yellow(
+        `The plan waits for your confirmation (.air/shared/plan/plan.md). Answer with:\n` +
+          `  ${Launch.command()} run --resume --answer "yes"\n  ${Launch.command()} run --resume --answer "change: <what to change>"\n`,
+      ),
+    )
   for (const e of s.errors) process.stderr.write(Ui.red(`error: ${e}\n`))
 }
 
