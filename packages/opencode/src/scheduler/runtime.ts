@@ -127,6 +127,22 @@ class OrchestratorImpl {
     await this.open()
   }
 
+  /** Where a run stands and what it waits for, in one message for the user (the TUI says it on reopening). */
+  whereItStands(): string | undefined {
+    const state = this.state
+    if (!state || state.stage === "idle") return undefined
+    if (state.finished) return `AirCoding: run ${state.runId} ended ${state.finished.status}. ${RunReport.progressLine(state)}`
+    const waits =
+      state.stage === "confirming"
+        ? "It waits for you: tell Main yes to confirm the plan, or what to change."
+        : state.questions.length
+          ? `It waits for your answer: ${state.questions[0]!.text}`
+          : state.paused
+            ? "It is paused: /air-resume goes on."
+            : "It goes on by itself; ask Main for news."
+    return `AirCoding: run ${state.runId} resumed. ${RunReport.progressLine(state)} ${waits}`
+  }
+
   get state(): SchedulerState | undefined {
     return this.store?.state
   }
