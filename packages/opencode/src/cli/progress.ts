@@ -62,6 +62,14 @@ export function describeEvent(e: Record<string, any>): string | undefined {
       return `${e.taskId}: ${e.kind === "inactivity" ? "no activity within the inactivity timeout" : "wall-clock cap reached"}`
     case "gates.passed":
       return `${e.taskId}: gates passed`
+    case "gates.errored":
+      return `${e.taskId}: the gates could not run (${e.tag}): ${e.message}`
+    case "merge.blocked":
+      return `${e.taskId}: the merge could not be carried out (${e.tag}): ${e.message}`
+    case "session.errored":
+      return `${e.taskId}: session errored: ${e.cause}`
+    case "finalCheck.done":
+      return `final check: ${e.status}${e.message ? ` — ${e.message}` : ""}`
     case "gates.failed":
       return `${e.taskId}: gate ${e.gate} failed`
     case "review.reported":

@@ -534,6 +534,14 @@ export namespace RunView {
         return L("ev.session.lost", { sessionId: e.sessionId })
       case "timer.fired":
         return L("ev.timer.fired", { kind: e.kind })
+      case "gates.errored":
+        return L("ev.gates.errored", { tag: e.tag, message: oneLine(e.message, 100) })
+      case "merge.blocked":
+        return L("ev.merge.blocked", { tag: e.tag, message: oneLine(e.message, 100) })
+      case "session.errored":
+        return L("ev.session.errored", { sessionId: e.sessionId, cause: oneLine(e.cause, 100) })
+      case "finalCheck.done":
+        return L("ev.finalCheck.done", { status: e.status, message: oneLine(e.message, 100) })
       case "run.paused":
         return L("ev.run.paused")
       case "run.resumed":

@@ -332,7 +332,12 @@ export class Draft {
 
   private start(id: string): void {
     const task = this.task(id)!
-    if (task.resume === "gates") this.runGates(id, "resumed")
+    // Work that passed gates and review whose merge could not run: only the merge is tried again (once no
+    // conflicting task is in flight, like any start), and it gives its slot back at once.
+    if (task.resume === "merge") {
+      this.patch(id, { resume: null })
+      this.enqueueMerge(id)
+    } else if (task.resume === "gates") this.runGates(id, "resumed")
     else if (task.resume === "review") this.review(id, "resumed")
     else this.dispatch(id, "executor", task.attempts === 0 ? "start" : "resume after the user's answer")
   }
@@ -385,6 +390,7 @@ export class Draft {
     const s = this.s
     s.stage = "finished"
     s.finished = { status }
+    s.finalCheck = null
     const counts = countStatuses(s.tasks)
     this.emit({ type: "finish", id: commandId.finish(status, s.eventCount), status })
     this.notify(
@@ -402,6 +408,7 @@ export class Draft {
     if (s.stage === "finished") {
       s.stage = "running"
       s.finished = null
+      s.finalCheck = null
     }
     if (s.runBudgetSpent) return
     s.tasks.forEach((task) => {

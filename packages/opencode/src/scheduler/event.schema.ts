@@ -31,6 +31,16 @@ export type Gate = (typeof GATES)[number]
 
 export const BUDGET_KINDS = ["requests", "tokens", "cost", "minutes"] as const
 
+/**
+ * What kind of fault stopped a command the runtime carried out (not a verdict on the work): the
+ * question to the user names it, and the answer retries the same step.
+ */
+export const FAULT_TAGS = ["toolchain", "git", "index-lock", "local-changes", "lock-timeout", "merge", "fs", "process", "session", "unexpected"] as const
+export type FaultTag = (typeof FAULT_TAGS)[number]
+
+/** How the final build of the integration branch ended: passed, failed (its commands failed) or errored (it could not run). */
+export const FINAL_CHECK_STATUSES = ["passed", "failed", "errored"] as const
+
 const at = z.string().min(1).describe("ISO time stamp given by the runtime; the machine never reads a clock")
 const taskId = z.string().min(1)
 
@@ -72,11 +82,15 @@ export const Event = z.discriminatedUnion("type", [
   event("gates.started", { taskId }),
   event("gates.passed", { taskId, evidence: z.record(z.string(), z.string()) }),
   event("gates.failed", { taskId, gate: z.enum(GATES), message: z.string(), evidencePath: z.string() }),
+  /** The gates could not run to a verdict (the toolchain file is invalid, git failed, writing evidence failed): not the worker's fault. */
+  event("gates.errored", { taskId, tag: z.enum(FAULT_TAGS), message: z.string() }),
   event("review.started", { taskId, sessionId: z.string().min(1) }),
   event("review.reported", { taskId, report: ReviewReport }),
   event("merge.started", { taskId }),
   event("merge.succeeded", { taskId, commit: z.string().min(1), tag: z.string().min(1) }),
   event("merge.conflicted", { taskId, files: z.array(z.string()) }),
+  /** The merge could not be carried out (a lock held, index.lock left, local changes in the way, a git error): nothing landed. */
+  event("merge.blocked", { taskId, tag: z.enum(FAULT_TAGS), message: z.string() }),
   event("milestone.reached", { phase: z.number().int().min(1) }),
   event("milestone.reviewed", {
     phase: z.number().int().min(1),
@@ -90,6 +104,10 @@ export const Event = z.discriminatedUnion("type", [
   event("consult.unanswered", { taskId, by: z.enum(CONSULTANTS), reason: z.string() }),
   event("question.answered", { questionId: z.string().min(1), answer: z.string() }),
   event("budget.spent", { taskId: taskId.optional(), kind: z.enum(BUDGET_KINDS) }),
+  /** A worker's or reviewer's session ended in an error (or without its report, twice): `cause` says which. */
+  event("session.errored", { taskId, sessionId: z.string().min(1), cause: z.string() }),
+  /** The final build and tests of the integration branch, run when the run finished (done or blocked). */
+  event("finalCheck.done", { status: z.enum(FINAL_CHECK_STATUSES), message: z.string() }),
   event("timer.fired", { taskId, kind: z.enum(["inactivity", "wallclock"]) }),
   event("run.paused", {}),
   event("run.resumed", {}),

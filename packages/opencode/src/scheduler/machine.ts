@@ -100,7 +100,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
     const refusal = needStage(d, ["planning", "confirming", "confirmed"], "a plan can be proposed only before the graph is accepted; later changes go through change.requested")
     if (refusal) return refusal
     d.s.planSummary = e.summary
-    d.s.planRevision = null
+    delete d.s.planRevision
     d.s.stage = d.s.config!.autoConfirm ? "confirmed" : "confirming"
     d.notify(d.s.config!.autoConfirm ? "plan proposed and confirmed automatically" : "plan proposed; waiting for the user's confirmation")
   },
@@ -189,6 +189,31 @@ const RULES: { [T in EventType]: Handler<T> } = {
     d.schedule()
   },
 
+  "session.errored": (d, e) => {
+    const t = findTask(d, e.taskId)
+    if (typeof t === "string") return t
+    if (WORKER_STATUSES.includes(t.status)) {
+      if (t.sessionId !== e.sessionId) return `session ${e.sessionId} is not the current session of task ${t.id} (${t.sessionId ?? "none recorded"}); its error is stale`
+      d.patch(t.id, { sessionId: null })
+      retryOrBlock(d, t, `its session errored: ${e.cause}`)
+    } else if (t.status === "reviewing") {
+      if (t.reviewSessionId !== e.sessionId) return `session ${e.sessionId} is not the current review of task ${t.id} (${t.reviewSessionId ?? "none recorded"}); its error is stale`
+      d.patch(t.id, { reviewSessionId: null, lastFailure: { source: "reviewer", message: e.cause, evidencePath: null } })
+      if (t.stalls < d.s.config!.stallRetries) {
+        d.patch(t.id, { stalls: t.stalls + 1 })
+        d.review(t.id, `the reviewer's session errored (${e.cause}); reviewing again`)
+      } else d.block(t.id, `the reviewer's session errored again: ${e.cause}`, "review")
+    } else return `task ${t.id} is ${t.status}: no session of it runs`
+    d.schedule()
+  },
+
+  "finalCheck.done": (d, e) => {
+    if (d.s.stage !== "finished") return `the run has not finished (stage: ${d.s.stage}); the final check comes after the end`
+    if (d.s.finalCheck) return `the final check of this run is already recorded (${d.s.finalCheck.status})`
+    d.s.finalCheck = { status: e.status, message: e.message }
+    d.notify(`final check of the integration branch: ${e.status}${e.message ? ` — ${e.message}` : ""}`)
+  },
+
   "timer.fired": (d, e) => {
     const t = findTask(d, e.taskId)
     if (typeof t === "string") return t
@@ -246,6 +271,15 @@ const RULES: { [T in EventType]: Handler<T> } = {
         d.block(t.id, `a tool the gates need is missing: ${e.message}`, "gates")
         break
     }
+    d.schedule()
+  },
+
+  "gates.errored": (d, e) => {
+    const t = findTask(d, e.taskId, ["gating"])
+    if (typeof t === "string") return t
+    // Not the work's fault: nobody repairs it; the user hears the cause, and the answer runs the gates again.
+    d.patch(t.id, { lastFailure: { source: `gates:${e.tag}`, message: e.message, evidencePath: null } })
+    d.block(t.id, `its gates could not run (${e.tag}): ${e.message}`, "gates")
     d.schedule()
   },
 
@@ -312,6 +346,23 @@ const RULES: { [T in EventType]: Handler<T> } = {
     } else {
       const files = e.files.join(", ") || "(files not named)"
       d.repairOrConsult(t.id, "executor", `merge conflict in ${files}: rebase on the integration branch and resolve it`, { source: "merge", message: `conflict in ${files}`, evidencePath: null }, ["executor-again", "block"])
+    }
+    d.pumpMerge()
+    d.schedule()
+  },
+
+  "merge.blocked": (d, e) => {
+    const t = findTask(d, e.taskId)
+    if (typeof t === "string") return t
+    if (d.s.merging !== t.id) return `task ${t.id} is not the merge in flight (${d.s.merging ?? "none"})`
+    // Nothing landed: the queue moves on at once; the task waits for the user, whose answer queues its merge again.
+    d.s.merging = null
+    if (t.revertOnMerge) {
+      d.patch(t.id, { revertOnMerge: false })
+      d.offerReady(t.id)
+    } else {
+      d.patch(t.id, { lastFailure: { source: `merge:${e.tag}`, message: e.message, evidencePath: null } })
+      d.block(t.id, `its merge could not be carried out (${e.tag}): ${e.message}`, "merge")
     }
     d.pumpMerge()
     d.schedule()

@@ -1,6 +1,6 @@
 import { z } from "zod"
 import { CONSULTANTS, CONSULT_OPTIONS } from "./command"
-import { RunConfig, WORKER_ROLES } from "./event.schema"
+import { FINAL_CHECK_STATUSES, RunConfig, WORKER_ROLES } from "./event.schema"
 import { SCHEMA_VERSION, TASK_STATUSES, TaskGraph } from "./task.schema"
 
 export const STAGES = ["idle", "planning", "confirming", "confirmed", "running", "milestone", "finished"] as const
@@ -53,7 +53,7 @@ export const TaskRuntime = z.object({
   /** Who is being consulted now: the scheduler agent first, then the Architect; then the user is asked. */
   consultBy: z.enum(CONSULTANTS).nullable().default(null),
   /** Where a blocked task goes when the user's answer arrives. */
-  resume: z.enum(["executor", "gates", "review"]).nullable(),
+  resume: z.enum(["executor", "gates", "review", "merge"]).nullable(),
   /** Set on a pending task parked as blocked at the end of a run because something it waits for is blocked. */
   waitingOn: z.string().nullable(),
   /** The task was invalidated or reset while its merge was in flight: revert it once the merge lands. */
@@ -86,7 +86,7 @@ export const SchedulerState = z.object({
   config: RunConfig.nullable(),
   planSummary: z.string().nullable(),
   /** What the user asked to change in the proposed plan, until the Architect proposes again (a restart re-prompts it). */
-  planRevision: z.string().nullable().default(null),
+  planRevision: z.string().optional(),
   graph: TaskGraph.nullable(),
   /** Parallel to graph.tasks: tasks[i] is the runtime of graph.tasks[i]. */
   tasks: z.array(TaskRuntime),
@@ -104,6 +104,8 @@ export const SchedulerState = z.object({
   runBudgetSpent: z.boolean(),
   questions: z.array(Question),
   finished: z.object({ status: z.enum(["done", "blocked"]) }).nullable(),
+  /** The final check of the finished run, once it was recorded (null while it is outstanding or before the end). */
+  finalCheck: z.object({ status: z.enum(FINAL_CHECK_STATUSES), message: z.string() }).nullable().default(null),
 })
 export type SchedulerState = z.infer<typeof SchedulerState>
 
@@ -117,7 +119,6 @@ export function initialState(): SchedulerState {
     requirement: "",
     config: null,
     planSummary: null,
-    planRevision: null,
     graph: null,
     tasks: [],
     currentPhase: 0,
@@ -131,6 +132,7 @@ export function initialState(): SchedulerState {
     runBudgetSpent: false,
     questions: [],
     finished: null,
+    finalCheck: null,
   }
 }
 

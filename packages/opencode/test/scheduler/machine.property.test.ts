@@ -89,6 +89,19 @@ describe("the machine under random DAGs and random event orders", () => {
       { numRuns: 100 },
     )
   })
+
+  it("the runtime's fault events (gates.errored, merge.blocked, session.errored, finalCheck.done) are generated and accepted", () => {
+    const seen = new Set<string>()
+    for (let seed = 1; seed <= 40; seed++) {
+      const rng = rngFrom(seed)
+      const sim = new Simulator(rng, { ...DEFAULT_SIM, trouble: 0.5 }, checkStep)
+      sim.start(randomGraph(rng, { tasks: 8, phases: 1, files: 4, maxDeps: 1 }), TEST_CONFIG)
+      sim.runToEnd(20_000)
+      expect(sim.state.stage).toBe("finished")
+      for (const e of sim.accepted) seen.add(e.type)
+    }
+    expect([...seen].filter((t) => ["gates.errored", "merge.blocked", "session.errored", "finalCheck.done"].includes(t)).sort()).toEqual(["finalCheck.done", "gates.errored", "merge.blocked", "session.errored"])
+  })
 })
 
 /** Any event at all, mostly out of place: the machine must refuse it cleanly or apply it. */

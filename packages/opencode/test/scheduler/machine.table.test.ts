@@ -90,7 +90,7 @@ const rows: Row[] = [
   { rule: "a proposed plan waits for the user", given: s.planning, event: { type: "plan.proposed", summary: "3 tasks" }, commands: ["notify"], check: (st) => expect(st.stage).toBe("confirming") },
   { rule: "with autoConfirm a proposed plan is confirmed at once", given: () => apply(initialState(), { type: "run.started", runId: "r", requirement: "q", config: { ...started(graph).state.config!, autoConfirm: true } }).state, event: { type: "plan.proposed", summary: "p" }, commands: ["notify"], check: (st) => expect(st.stage).toBe("confirmed") },
   { rule: "the user's change to a proposed plan goes back to the Architect", given: s.confirming, event: { type: "plan.revision.requested", text: "split T-2" }, commands: ["notify"], check: (st) => expect([st.stage, st.planRevision]).toEqual(["planning", "split T-2"]) },
-  { rule: "the revised proposal waits for the user again", given: () => apply(s.confirming(), { type: "plan.revision.requested", text: "split T-2" }).state, event: { type: "plan.proposed", summary: "plan v2" }, commands: ["notify"], check: (st) => expect([st.stage, st.planSummary, st.planRevision]).toEqual(["confirming", "plan v2", null]) },
+  { rule: "the revised proposal waits for the user again", given: () => apply(s.confirming(), { type: "plan.revision.requested", text: "split T-2" }).state, event: { type: "plan.proposed", summary: "plan v2" }, commands: ["notify"], check: (st) => expect([st.stage, st.planSummary, st.planRevision]).toEqual(["confirming", "plan v2", undefined]) },
   { rule: "the user's confirmation opens the door for a graph", given: s.confirming, event: { type: "plan.confirmed" }, commands: ["notify"], check: (st) => expect(st.stage).toBe("confirmed") },
   {
     rule: "an accepted graph dispatches ready tasks in id order up to the cap, holding back conflicts, unmet deps and later phases",
@@ -243,7 +243,104 @@ const rows: Row[] = [
   },
   { rule: "a pause stops new dispatches", given: () => apply(s.running(), { type: "run.paused" }, steps.reported("T-1"), steps.gatesPassed("T-1"), steps.reviewPass("T-1")).state, event: steps.merged("T-1"), statuses: { "T-2": "pending", "T-3": "pending" }, commands: ["notify"] },
   { rule: "resuming dispatches what became ready", given: () => apply(s.paused(), steps.reported("T-1"), steps.gatesPassed("T-1"), steps.reviewPass("T-1"), steps.merged("T-1")).state, event: { type: "run.resumed" }, statuses: { "T-2": "running" }, commands: ["notify", "dispatch:T-2:executor:1"] },
+  // ── faults of the runtime: every command ends in an event, and each has a rule ──
+  {
+    rule: "gates that could not run block the task with a question naming the cause; it resumes at the gates",
+    given: s.gating,
+    event: { type: "gates.errored", taskId: "T-1", tag: "toolchain", message: ".air/toolchain.json: unknown key 'biuld'" },
+    statuses: { "T-1": "blocked" },
+    commands: ["ask:T-1:blocked:1", "notify", "dispatch:T-3:executor:1"],
+    check: (st) => {
+      expect(runtimeOf(st, "T-1")).toMatchObject({ resume: "gates", repairs: 0, lastFailure: { source: "gates:toolchain" } })
+      expect(st.questions[0]!.text).toMatch(/gates could not run \(toolchain\): \.air\/toolchain\.json: unknown key 'biuld'/)
+    },
+  },
+  {
+    rule: "the answer to a gates fault runs the gates again once a slot is free",
+    given: () => complete(apply(s.gating(), { type: "gates.errored", taskId: "T-1", tag: "git", message: "fatal: bad object" }).state, "T-3").state,
+    event: { type: "question.answered", questionId: "T-1:blocked:1", answer: "fixed" },
+    statuses: { "T-1": "gating" },
+    commands: ["runGates:T-1"],
+    check: (st) => expect(runtimeOf(st, "T-1").gateRuns).toBe(2),
+  },
+  {
+    rule: "a merge that could not be carried out frees the queue at once and blocks its task with the cause",
+    given: s.queued,
+    event: { type: "merge.blocked", taskId: "T-1", tag: "lock-timeout", message: "merge lock held by pid 4242" },
+    statuses: { "T-1": "blocked", "T-5": "merging" },
+    commands: ["ask:T-1:blocked:1", "notify", "merge:T-5", "dispatch:T-3:executor:1"],
+    check: (st) => {
+      expect(st.merging).toBe("T-5")
+      expect(runtimeOf(st, "T-1").resume).toBe("merge")
+      expect(st.questions[0]!.text).toMatch(/merge could not be carried out \(lock-timeout\): merge lock held by pid 4242/)
+    },
+  },
+  {
+    rule: "the answer to a blocked merge queues the merge again once nothing conflicting is in flight (no new work, no review)",
+    given: () => complete(apply(s.merging(), { type: "merge.blocked", taskId: "T-1", tag: "index-lock", message: ".git/index.lock exists" }).state, "T-3").state,
+    event: { type: "question.answered", questionId: "T-1:blocked:1", answer: "removed it" },
+    statuses: { "T-1": "merging" },
+    commands: ["merge:T-1"],
+    check: (st) => expect([st.merging, runtimeOf(st, "T-1").mergeRuns, runtimeOf(st, "T-1").attempts]).toEqual(["T-1", 2, 1]),
+  },
+  {
+    rule: "a blocked merge of a task the plan dropped meanwhile lands nothing, so nothing is reverted",
+    given: () => apply(s.merging(), { type: "change.requested", text: "x" }, { type: "delta.accepted", delta: delta({ modify: [{ id: "T-1", patch: { doneWhen: "again" } }] }) }).state,
+    event: { type: "merge.blocked", taskId: "T-1", tag: "merge", message: "git merge failed" },
+    commands: ["dispatch:T-1:executor:2"],
+    check: (st) => expect([st.merging, runtimeOf(st, "T-1").revertOnMerge, st.questions.length]).toEqual([null, false, 0]),
+  },
+  {
+    rule: "a reviewer session that errored is asked again, spending a stall",
+    given: s.reviewStarted,
+    event: { type: "session.errored", taskId: "T-1", sessionId: "rv-T-1", cause: "model answered 500" },
+    statuses: { "T-1": "reviewing" },
+    commands: ["review:T-1"],
+    check: (st) => expect([runtimeOf(st, "T-1").stalls, runtimeOf(st, "T-1").lastFailure?.message]).toEqual([1, "model answered 500"]),
+  },
+  {
+    rule: "a reviewer session that errors again blocks the task with the cause, to resume at review",
+    given: () => apply(s.reviewStarted(), { type: "session.errored", taskId: "T-1", sessionId: "rv-T-1", cause: "500" }, { type: "review.started", taskId: "T-1", sessionId: "rv-2" }).state,
+    event: { type: "session.errored", taskId: "T-1", sessionId: "rv-2", cause: "model answered 500" },
+    statuses: { "T-1": "blocked" },
+    commands: ["ask:T-1:blocked:1", "notify", "dispatch:T-3:executor:1"],
+    check: (st) => {
+      expect(runtimeOf(st, "T-1").resume).toBe("review")
+      expect(st.questions[0]!.text).toMatch(/reviewer's session errored again: model answered 500/)
+    },
+  },
+  { rule: "a worker session that errored is dispatched again, spending a stall", given: s.running, event: { type: "session.errored", taskId: "T-1", sessionId: "s-T-1-1", cause: "model answered 500" }, statuses: { "T-1": "running" }, commands: ["dispatch:T-1:executor:2"], check: (st) => expect(runtimeOf(st, "T-1").stalls).toBe(1) },
+  {
+    rule: "the final check of a finished run is recorded once",
+    given: s.finishedBlocked,
+    event: { type: "finalCheck.done", status: "failed", message: "ctest: 1 of 3 failed" },
+    commands: ["notify"],
+    check: (st) => expect(st.finalCheck).toEqual({ status: "failed", message: "ctest: 1 of 3 failed" }),
+  },
+  {
+    rule: "a run reopened by an answer forgets the last final check; its next finish asks for a new one",
+    given: () => apply(s.finishedBlocked(), { type: "finalCheck.done", status: "passed", message: "" }).state,
+    event: { type: "question.answered", questionId: "T-1:blocked:1", answer: "go" },
+    statuses: { "T-1": "running" },
+    commands: ["dispatch:T-1:executor:2"],
+    check: (st) => expect(st.finalCheck).toBeNull(),
+  },
 ]
+
+describe("transition: fault events that are stale are refused, never applied", () => {
+  const refusals: [string, () => SchedulerState, EventInput, RegExp][] = [
+    ["gates.errored for a task that is not gating", s.running, { type: "gates.errored", taskId: "T-1", tag: "git", message: "x" }, /not gating/],
+    ["merge.blocked for a task that is not the merge in flight", s.queued, { type: "merge.blocked", taskId: "T-5", tag: "merge", message: "x" }, /not the merge in flight/],
+    ["session.errored from an old session", s.running, { type: "session.errored", taskId: "T-1", sessionId: "s-old", cause: "x" }, /stale/],
+    ["session.errored for a task no session works on", s.gating, { type: "session.errored", taskId: "T-1", sessionId: "s-T-1-1", cause: "x" }, /no session of it runs/],
+    ["finalCheck.done before the run finished", s.running, { type: "finalCheck.done", status: "passed", message: "" }, /has not finished/],
+    ["a second finalCheck.done", () => apply(s.finishedBlocked(), { type: "finalCheck.done", status: "passed", message: "" }).state, { type: "finalCheck.done", status: "failed", message: "" }, /already recorded/],
+  ]
+  it.each(refusals)("%s", (_name, given, event, reason) => {
+    const result = transition(deepFreeze(given()), ev(event))
+    expect("refused" in result && result.refused).toMatch(reason)
+  })
+})
 
 describe("transition: every rule", () => {
   it.each(rows.map((row) => [row.rule, row] as const))("%s", (_rule, row) => {

@@ -227,6 +227,8 @@ export class Simulator {
       const { taskId, sessionId, role } = item
       if (r < 1 - trouble) {
         this.apply({ type: "worker.reported", at, taskId, sessionId, result: { taskId, role, summary: "done, please check" } })
+      } else if (r < 1 - trouble * 0.8) {
+        this.apply({ type: "session.errored", at, taskId, sessionId, cause: "the model answered 500" })
       } else if (r < 1 - trouble * 0.6) {
         this.apply({ type: "worker.failed", at, taskId, sessionId, reason: pick(rng, ["error", "stalled", "timeout"] as const), message: "boom" })
       } else if (r < 1 - trouble * 0.3) {
@@ -248,7 +250,8 @@ export class Simulator {
       const verdict = r < 1 - trouble ? "pass" : "fail"
       const contradictory = r > 1 - trouble * 0.2
       if (r > 1 - trouble * 0.1) {
-        this.apply({ type: "timer.fired", at, taskId, kind: "inactivity" })
+        if (rng() < 0.5) this.apply({ type: "timer.fired", at, taskId, kind: "inactivity" })
+        else this.apply({ type: "session.errored", at, taskId, sessionId: item.sessionId, cause: "the model answered 500" })
         return true
       }
       this.apply({
@@ -281,6 +284,8 @@ export class Simulator {
         if (rng() < 1 - this.options.trouble) {
           const evidence = Object.fromEntries(["diff", "build", "test", "analysis"].map((k) => [k, `.air/local/evidence/${command.taskId}/${k}.txt`]))
           this.apply({ type: "gates.passed", at, taskId: command.taskId, evidence })
+        } else if (rng() < 0.15) {
+          this.apply({ type: "gates.errored", at, taskId: command.taskId, tag: pick(rng, ["toolchain", "git", "fs"] as const), message: "the gates could not run" })
         } else {
           const gate = pick(rng, ["build", "test", "analysis", "build", "test", "commit", "diff", "evidence", "tool-missing"] as const)
           this.apply({ type: "gates.failed", at, taskId: command.taskId, gate, message: `${gate} failed`, evidencePath: `.air/local/evidence/${command.taskId}/${gate}.txt` })
@@ -301,6 +306,7 @@ export class Simulator {
         }
         if (rng() < 1 - this.options.trouble / 2)
           this.apply({ type: "merge.succeeded", at, taskId: command.taskId, commit: `c${this.clock}`, tag: `air/done/${command.taskId}` })
+        else if (rng() < 0.3) this.apply({ type: "merge.blocked", at, taskId: command.taskId, tag: pick(rng, ["lock-timeout", "index-lock", "local-changes", "merge"] as const), message: "the merge could not run" })
         else this.apply({ type: "merge.conflicted", at, taskId: command.taskId, files: ["src/f0.cpp"] })
         return true
       }
@@ -340,10 +346,12 @@ export class Simulator {
           this.apply({ type: "delta.accepted", at: this.at(), delta: { ...delta, remove: [], modify: [], supersedesAdrs: [] } })
         return true
       }
+      case "finish":
+        this.apply({ type: "finalCheck.done", at, status: pick(rng, ["passed", "failed", "errored"] as const), message: "" })
+        return true
       case "abort":
       case "notify":
       case "revert":
-      case "finish":
         return true
     }
   }

@@ -1,0 +1,110 @@
+import type { PluginInput } from "@opencode-ai/plugin"
+import type { Event } from "../scheduler/event.schema"
+import type { Inbox } from "../scheduler/inbox"
+import type { SchedulerState } from "../scheduler/state"
+import { ChildSessions } from "../scheduler/sessions"
+import { Gates } from "../scheduler/gates"
+import { MergeQueue } from "../scheduler/merge"
+import { Worktrees } from "../scheduler/worktree"
+import { FinalCheck } from "../scheduler/final-check"
+import { git } from "../scheduler/git"
+import { Settings } from "../scheduler/settings"
+
+/** An event before the runtime stamps its time. */
+export type EventInput = Event extends infer E ? (E extends Event ? Omit<E, "at"> & { at?: string } : never) : never
+
+/** What applying an event to the store gave: accepted (its commands are being carried out) or refused. */
+export type Applied = { ok: true } | { ok: false; reason: string }
+
+/** The run's log: events go in one at a time; the state is the fold of what was accepted. */
+export type LogPort = {
+  apply(event: EventInput): Promise<Applied>
+  /** The state now (undefined before the store is open). */
+  state(): SchedulerState | undefined
+  /** The state once the store is open. */
+  opened(): Promise<SchedulerState>
+}
+
+/** The engine's child sessions, as the supervisor drives them. */
+export type SessionsPort = {
+  create(spec: { parentID?: string; agent: string; directory: string; title: string }, onOutcome: (o: ChildSessions.Outcome) => void): Promise<string>
+  prompt(sessionID: string, text: string): Promise<void>
+  /** Watches again a session the Scheduler let go when its turn ended (the Architect between proposal and answer). */
+  adopt(spec: { sessionID: string; agent: string; directory: string }, onOutcome: (o: ChildSessions.Outcome) => void): void
+  abort(sessionID: string): Promise<void>
+  release(sessionID: string): void
+  stalled(inactivityMs: number): string[]
+  stats(sessionID: string): { requests: number; tokens: number; agent: string } | undefined
+  ids(): string[]
+}
+
+export type GatesPort = { run: typeof Gates.run }
+export type MergePort = { merge: typeof MergeQueue.merge; revert: typeof MergeQueue.revert }
+export type WorktreesPort = {
+  create: typeof Worktrees.create
+  remove: typeof Worktrees.remove
+  pathFor: typeof Worktrees.pathFor
+  diff: typeof Worktrees.diff
+}
+export type FinalCheckPort = { run: typeof FinalCheck.run; read: typeof FinalCheck.read }
+export type GitPort = (cwd: string, args: string[]) => Promise<string>
+
+/** Time as the runtime reads it: the machine never does. */
+export type ClockPort = {
+  now(): number
+  /** Calls `fn` every `ms` until the returned stop is called (never keeps the process alive). */
+  every(ms: number, fn: () => void): () => void
+}
+
+/** Everything the interpreter, supervisor, clock and recovery reach outside themselves. */
+export type Ports = {
+  root: string
+  inbox: Inbox
+  log: LogPort
+  sessions: SessionsPort
+  gates: GatesPort
+  merge: MergePort
+  worktrees: WorktreesPort
+  finalCheck: FinalCheckPort
+  git: GitPort
+  clock: ClockPort
+  settings(): Settings.Settings
+  /** Told of each session the Scheduler starts (the guard learns its role and worktree). */
+  onSessionStarted(sessionID: string, info: { agent: string; directory: string; worktree?: string; taskId?: string }): void
+}
+
+type Client = PluginInput["client"]
+
+/** The real ports: the engine's sessions, git, the gates, the merge queue, the wall clock. */
+export function realPorts(root: string, client: Client, inbox: Inbox, log: LogPort, onSessionStarted: Ports["onSessionStarted"]): Ports {
+  return {
+    root,
+    inbox,
+    log,
+    sessions: {
+      create: (spec, onOutcome) => ChildSessions.create(client, spec, onOutcome),
+      prompt: (id, text) => ChildSessions.prompt(client, id, text),
+      adopt: (spec, onOutcome) => ChildSessions.adopt(spec, onOutcome),
+      abort: (id) => ChildSessions.abort(client, id),
+      release: ChildSessions.release,
+      stalled: (ms) => ChildSessions.stalled(ms),
+      stats: ChildSessions.stats,
+      ids: ChildSessions.ids,
+    },
+    gates: { run: Gates.run },
+    merge: { merge: MergeQueue.merge, revert: MergeQueue.revert },
+    worktrees: { create: Worktrees.create, remove: Worktrees.remove, pathFor: Worktrees.pathFor, diff: Worktrees.diff },
+    finalCheck: { run: FinalCheck.run, read: FinalCheck.read },
+    git: (cwd, args) => git(cwd, args),
+    clock: {
+      now: () => Date.now(),
+      every(ms, fn) {
+        const timer = setInterval(fn, ms)
+        timer.unref?.()
+        return () => clearInterval(timer)
+      },
+    },
+    settings: () => Settings.load(root),
+    onSessionStarted,
+  }
+}
