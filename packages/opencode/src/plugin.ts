@@ -32,7 +32,8 @@ function recordGuardEvent(directory: string, event: Record<string, unknown>): vo
 function announce(input: Parameters<Plugin>[0]): void {
   const message = Orchestrators.forRoot(input.directory).whereItStands()
   if (!message) return
-  setTimeout(() => void input.client.tui.showToast({ body: { message, variant: "info", duration: 20_000 } }).catch(() => undefined), 3_000).unref?.()
+  for (const delay of [3_000, 12_000])
+    setTimeout(() => void input.client.tui.showToast({ body: { message, variant: "info", duration: 20_000 } }).catch(() => undefined), delay).unref?.()
 }
 
 const server: Plugin = async (input) => {
@@ -71,6 +72,7 @@ const server: Plugin = async (input) => {
       if (event.type === "session.created") Sessions.noteDirectory(event.properties.info.id, event.properties.info.directory)
       if (event.type === "session.deleted") Sessions.forget(event.properties.info.id)
       ChildSessions.observe(event)
+      Orchestrators.observe(input.directory, event)
     },
   }
   return hooks

@@ -19,6 +19,7 @@ import { writeFileAtomic } from "./atomic"
 import { Worktrees } from "./worktree"
 import { git } from "./git"
 import { RunReport } from "./run-report"
+import { MainWake } from "../runtime/main-wake"
 import { ContextPack } from "./context-pack"
 import { Proposal } from "../runtime/proposal"
 
@@ -40,6 +41,11 @@ class OrchestratorImpl {
   private readonly supervisor: Supervisor
   private readonly clock: Clock
   private readonly interpreter: Interpreter
+  /** The TUI: Main is woken with the news instead of waiting in air_listen (see MainWake). */
+  private readonly interactive = process.env.AIRCODING_INTERACTIVE === "1"
+  /** The Main session that last used a coordinator tool: the one the user talks to. */
+  private mainSession?: string
+  readonly wake: MainWake
 
   constructor(
     readonly root: string,
@@ -51,6 +57,21 @@ class OrchestratorImpl {
     this.clock = new Clock(this.ports, () => this.supervisor)
     this.supervisor = new Supervisor(this.ports, (id) => Orchestrators.bindSession(id, this), (ids) => this.clock.recordTokens(ids))
     this.interpreter = new Interpreter(this.ports, this.supervisor, this.clock, () => this.integrationBranch())
+    this.wake = new MainWake(
+      () => this.mainSession,
+      () => this.inbox.take(),
+      async (id, text) => {
+        await client.session.promptAsync({ path: { id }, query: { directory: root }, body: { agent: "main", parts: [{ type: "text", text }] } })
+      },
+    )
+    if (this.interactive) this.inbox.onAttention = () => this.wake.poke()
+  }
+
+  /** Main's session, as the tools see it (the TUI may open a new one at any time). */
+  noteMain(sessionID: string | undefined): void {
+    if (!sessionID) return
+    this.mainSession = sessionID
+    this.wake.status(sessionID, true)
   }
 
   private get settings() {
@@ -139,7 +160,9 @@ class OrchestratorImpl {
     return [
       `Submitted as ${runId}. The Architect is studying the requirement and will propose a plan.`,
       settings.autoConfirm ? "Plans are confirmed automatically in this run (--yes)." : "You will be asked to confirm the plan.",
-      "Call air_listen now, and again after each answer, until it says RUN ENDED.",
+      this.interactive
+        ? "AirCoding writes to you in this chat when the plan is ready: tell the user the work has started and end your turn."
+        : "Call air_listen now, and again after each answer, until it says RUN ENDED.",
     ].join(" ")
   }
 
@@ -154,8 +177,16 @@ class OrchestratorImpl {
   async listen(abort?: AbortSignal): Promise<string> {
     const store = await this.open()
     if (store.state.stage === "idle") return "No run in this project yet. Submit a requirement with air_submit."
-    const items = await this.inbox.drain(this.settings.listenMs, abort)
     const state = store.state
+    if (this.interactive) {
+      const items = this.inbox.take()
+      if (state.finished && !items.some((i) => i.startsWith("RUN ENDED"))) items.push(RunReport.endText(this.root, state))
+      return [
+        ...(items.length ? items : [`No news that needs the user now. ${RunReport.progressLine(state)}`]),
+        "End your turn now: AirCoding writes to you in this chat when the run needs the user, and the user can type at any time.",
+      ].join("\n\n")
+    }
+    const items = await this.inbox.drain(this.settings.listenMs, abort)
     const parts = items.length ? items : [`No news yet. ${RunReport.progressLine(state)}`]
     if (state.finished && !items.some((i) => i.startsWith("RUN ENDED"))) parts.push(RunReport.endText(this.root, state))
     return parts.join("\n\n")
@@ -367,6 +398,15 @@ export namespace Orchestrators {
       byRoot.set(root, o)
     }
     return o
+  }
+
+  /** Session turns starting and ending, for the TUI's wake of Main (only for a run this process already has). */
+  export function observe(directory: string, event: { type: string; properties?: any }): void {
+    const o = byRoot.get(projectRoot(directory))
+    const sessionID = event.properties?.sessionID
+    if (!o || typeof sessionID !== "string") return
+    if (event.type === "session.idle") o.wake.status(sessionID, false)
+    else if (event.type === "session.status") o.wake.status(sessionID, event.properties?.status?.type !== "idle")
   }
 
   export function forSession(sessionID: string): OrchestratorImpl | undefined {

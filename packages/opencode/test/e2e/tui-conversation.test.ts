@@ -17,16 +17,18 @@ const scenario = {
   scripts: [
     {
       agent: "main",
+      // In the TUI Main's turn ends after each exchange; AirCoding writes the news into the chat (a wake).
       steps: [
         { tool: "air_submit", args: { requirement: "Document the app." } },
-        { tool: "air_listen", args: {}, until: "PLAN PROPOSED" },
-        { text: "PLAN-V1 (one task writes docs/README.md). Shall I go ahead?", expect: { lastToolResultIncludes: ["Plan v1"] } },
+        { tool: "air_listen", args: {}, expect: { lastToolResultIncludes: ["Submitted"] } },
+        { text: "SUBMITTED", expect: { lastToolResultIncludes: ["End your turn now"] } },
+        { text: "PLAN-V1 (one task writes docs/README.md). Shall I go ahead?", expect: { lastUserIncludes: ["AirCoding — news for the user", "Plan v1"] } },
         { tool: "air_change", args: { text: "Split the docs in two" }, expect: { lastUserIncludes: [change] } },
-        { tool: "air_listen", args: {}, until: "Plan v2" },
-        { text: "PLAN-V2 (T-1 install docs, then T-2 usage docs). Go ahead?" },
+        { text: "PASSED-ON" },
+        { text: "PLAN-V2 (T-1 install docs, then T-2 usage docs). Go ahead?", expect: { lastUserIncludes: ["Plan v2"] } },
         { tool: "air_confirm", args: { notes: "yes" }, expect: { lastUserIncludes: ["yes"] } },
-        { tool: "air_listen", args: {}, until: "RUN ENDED" },
-        { text: "ALL-DONE" },
+        { text: "CONFIRMED" },
+        { text: "ALL-DONE", expect: { lastUserIncludes: ["RUN ENDED"] } },
       ],
     },
     {
@@ -111,6 +113,9 @@ beforeAll(async () => {
   screens.exit = tui.screen()
 
   tui.open("again", argv)
+  // Reopening says where the run stands (a toast of the resumed Scheduler).
+  await tui.waitFor(/resumed/)
+  screens.resumed = tui.screen()
   await tui.waitFor(has("merge.succeeded", "T-2"), 480_000)
   screens.reopened = tui.screen()
 }, 900_000)
@@ -134,6 +139,10 @@ describe("the conversation in the real TUI", () => {
     expect(all.filter((e) => e.type === "worker.failed")).toEqual([])
     expect(all.some((e) => e.type === "session.lost" && e.taskId === "T-1")).toBe(true)
     expect(screens.exit).toMatch(/reopens AirCoding/)
+  })
+
+  test("reopened, the TUI says where the run stands", () => {
+    expect(screens.resumed).toMatch(/AirCoding: run run-\S+ resumed/)
   })
 
   test("reopened, the run finishes with every task merged once", () => {
