@@ -10,19 +10,40 @@ say() { printf '\033[2m· %s\033[0m\n' "$*" >&2; }
 
 usage() {
   cat <<'USAGE'
-Usage: ./start.sh [dir]          open the OpenCode TUI in dir (default: .) with AirCoding loaded
-       ./start.sh demo [--json]  run the whole flow offline on the bundled C++ sample
-       ./start.sh test           run the test suite (what CI runs)
-       ./start.sh bench [--json] run the benchmarks
-       ./start.sh setup          only install what is missing
-       ./start.sh doctor [dir]   check engine, plugin, toolchain and model
-       ./start.sh init [dir]     detect the project's toolchain, run the baseline, write toolchain.json
-       ./start.sh run [dir] < requirement.txt
-                                 run headless (see ./start.sh run --help)
-The first run installs bun (into .tools/) and the pinned packages, and the system tools the gates
-need when missing (git, cmake, g++, cppcheck, ccache, bubblewrap: apt-get, sudo -n or brew; else it
-stops with the command to type); later runs start at once.
+Usage: ./start.sh [dir]                 open the OpenCode TUI in dir (default: .) with AirCoding loaded;
+                                        a run in progress resumes, and you are told where it stands
+       ./start.sh [dir] --scripted FILE open it with the scripted model playing FILE (offline), e.g.
+                                        packages/opencode/scenarios/demo-chat.json
+       ./start.sh run [dir] [--yes] < requirement.txt
+                                        run headless; without --yes it stops at the plan (exit 2)
+       ./start.sh run [dir] --resume [--answer "yes" | --answer "change: ..."]
+                                        go on with a stopped or interrupted run
+       ./start.sh status [dir]          the run's tasks, budgets and what it waits for
+       ./start.sh events [dir] [--follow]
+                                        the Scheduler's event log, as readable lines
+       ./start.sh dashboard [dir]       a live web page of the run on 127.0.0.1
+       ./start.sh doctor [dir]          check engine, plugin, toolchain and model
+       ./start.sh init [dir]            detect the project's toolchain, run the baseline, write toolchain.json
+       ./start.sh demo [--json]         run the whole flow offline on the bundled C++ sample
+       ./start.sh test                  run the test suite (what CI runs)
+       ./start.sh bench [--json]        run the benchmarks
+       ./start.sh setup                 only install what is missing
+       ./start.sh env                   print the line that puts `aircoding` on PATH in this shell:
+                                        eval "$(./start.sh env)"
+Every command takes --help. The first run installs bun (into .tools/) and the pinned packages, and the
+system tools the gates need when missing (git, cmake, g++, cppcheck, ccache, bubblewrap: apt-get, sudo -n
+or brew; else it stops with the command to type); later runs start at once.
 USAGE
+}
+
+# `aircoding` as a command of its own: .tools/bin/aircoding runs this checkout's CLI.
+write_shim() {
+  mkdir -p "$ROOT/.tools/bin"
+  local shim="$ROOT/.tools/bin/aircoding"
+  if [ ! -x "$shim" ]; then
+    printf '#!/usr/bin/env bash\nexec "%s" "$@"\n' "$ROOT/start.sh" > "$shim"
+    chmod +x "$shim"
+  fi
 }
 
 ensure_bun() {
@@ -111,10 +132,17 @@ ensure_system_tools() {
   command -v ccache >/dev/null 2>&1 || say "no ccache: every worktree builds from nothing (install: $hint)"
 }
 
-aircoding() { exec bun "$ROOT/packages/opencode/bin/aircoding.ts" "$@"; }
+# Hints printed by AirCoding name the command that started it (`aircoding` when the shim is on PATH).
+aircoding() {
+  if [ -z "${AIRCODING_COMMAND:-}" ]; then
+    if [ "$(command -v aircoding 2>/dev/null)" = "$ROOT/.tools/bin/aircoding" ]; then export AIRCODING_COMMAND=aircoding; else export AIRCODING_COMMAND="$0"; fi
+  fi
+  exec bun "$ROOT/packages/opencode/bin/aircoding.ts" "$@"
+}
 
 case "${1:-}" in
   -h|--help|help) usage; exit 0 ;;
+  env) write_shim; printf 'export PATH="%s:$PATH"\n' "$ROOT/.tools/bin"; exit 0 ;;
 esac
 ensure_bun
 ensure_packages

@@ -39,6 +39,14 @@ function recordGuardEvent(directory: string, event: Record<string, unknown>): vo
   appendFileSync(join(dir, "guard.jsonl"), JSON.stringify({ at: new Date().toISOString(), ...event }) + "\n")
 }
 
+/** Reopening the TUI says where the run stands; the toast waits a moment for the TUI to draw. */
+function announce(input: Parameters<Plugin>[0]): void {
+  const message = Orchestrators.forRoot(input.directory).whereItStands()
+  if (!message) return
+  for (const delay of [3_000, 12_000])
+    setTimeout(() => void input.client.tui.showToast({ body: { message, variant: "info", duration: 20_000 } }).catch(() => undefined), delay).unref?.()
+}
+
 const server: Plugin = async (input) => {
   Orchestrators.attach(input.directory, input.client)
   Orchestrators.configure({ onSessionStarted: (id, info) => void Sessions.record(id, info) })
@@ -48,6 +56,7 @@ const server: Plugin = async (input) => {
   if (process.env.AIRCODING_RESUME_ON_START === "1" && hasRun && Orchestrators.projectRoot(input.directory) === input.directory)
     void Orchestrators.forRoot(input.directory)
       .start()
+      .then(() => announce(input))
       .catch(() => undefined)
   Sessions.configure({
     onEvent: (event) => recordGuardEvent(directoryOf(String(event.sessionID ?? "")), event),
@@ -86,6 +95,7 @@ const server: Plugin = async (input) => {
           () => resolveLang(input.directory),
           (message, variant) => input.client.tui.showToast({ body: { message, variant } }),
         )
+      Orchestrators.observe(input.directory, event)
     },
   }
   return hooks

@@ -156,6 +156,21 @@ export namespace Permission {
     for (const role of Roles.names) agents[role] = agentConfig(role, promptFor(role), agents[role], { topLevel: cfg.permission })
     cfg.default_agent = Roles.names.find((n) => Roles.table[n].default) ?? "main"
     if (opts.hideFromTask !== false) hideFromTask(cfg)
+    hideEnginePrimaries(agents)
+  }
+
+  /**
+   * OpenCode's own primary agents, one Tab away in the TUI, would work on the project behind the
+   * Scheduler's back: they are removed (1.18.33 deletes an agent whose config says `disable: true`, and
+   * the TUI then cycles through AirCoding's primary agents only). The user's model choices for them stay.
+   */
+  export const ENGINE_PRIMARIES = ["build", "plan"] as const
+
+  export function hideEnginePrimaries(agents: Record<string, unknown>): void {
+    for (const name of ENGINE_PRIMARIES) {
+      const user = agents[name]
+      agents[name] = { ...(user && typeof user === "object" ? user : {}), disable: true }
+    }
   }
 
   /**

@@ -25,13 +25,16 @@ Options for the TUI:
 Usage:
   aircoding run [dir] [--yes] [--json] [--scripted FILE] < requirement.txt
   aircoding run [dir] --resume [--json] [--scripted FILE]
+  aircoding run [dir] --resume --answer "yes" | --answer "change: <what to change>"
   aircoding run [dir] --init-git [--yes] [--json] < requirement.txt
 
 Reads the requirement from stdin and gives it to the main agent in dir (default: .).
   --resume          continue the run in progress (after a crash or a kill) from its event log; no stdin
+  --answer TEXT     with --resume: answer the plan a run stopped at; "yes" confirms it, "change: …" sends
+                    your change to the Architect, who proposes again (the run stops again with exit 2)
   --init-git        make dir a git repository first if it is none or has no commit:
                     git init && git add -A && git commit -m baseline && git tag air/baseline
-  --yes             confirm the Architect's plan without asking (headless runs cannot ask)
+  --yes             confirm the Architect's plan without asking
   --json            print a JSON summary on stdout instead of the text answer
   --scripted FILE   use the scripted model with this scenario instead of your configured model
 Before the engine starts, a pre-flight check refuses (exit 1, one line each with the fix): a directory

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from "node:fs"
-import { resolve } from "node:path"
+import { join, resolve } from "node:path"
 import { startScriptedModel, opencodeProviderConfig, type ScriptedModel } from "@aircoding/scripted-model"
-import { ConfigDirs, LaunchConfig, Verify } from "../engine"
+import { ConfigDirs, LaunchConfig, Paths, Verify } from "../engine"
 import { Roles } from "../agent"
 import { Preflight } from "../runtime/preflight"
 import { UsageError, Ui } from "./ui"
@@ -20,6 +20,24 @@ export namespace Launch {
   /** AirCoding as the engine must have resolved it: every role registered, Main offered its tools. */
   export function verify(dir: string, env: NodeJS.ProcessEnv) {
     return Verify.plugin(dir, env, Roles.names, Roles.coordinatorTools("main"))
+  }
+
+  /** How the user starts AirCoding: `./start.sh` sets AIRCODING_COMMAND, so hints name a command that works. */
+  export function command(env: NodeJS.ProcessEnv = process.env): string {
+    return env.AIRCODING_COMMAND || "aircoding"
+  }
+
+  /**
+   * Without a model of the user's choosing the engine would pick one itself, over the network (offline it
+   * spins for a minute before "Cannot connect to API"): say so before anything opens, with the fix.
+   */
+  export function modelProblem(config: Record<string, any> | undefined, cmd = command()): string | undefined {
+    if (config?.model || config?.agent?.main?.model) return undefined
+    return [
+      "no model is configured, and AirCoding never falls back to one on its own.",
+      'Fix: set "model": "<provider>/<model>" in ~/.config/opencode/opencode.json (and `opencode auth login` for its key),',
+      `or try the offline demo in the TUI with the scripted model: ${cmd} --scripted ${join(Paths.scenarios, "demo-chat.json")}`,
+    ].join("\n")
   }
 
   export async function prepare(
@@ -46,6 +64,11 @@ export namespace Launch {
     if (!verified.ok) {
       await close()
       throw new LaunchError(verified.message)
+    }
+    const noModel = model ? undefined : modelProblem(verified.config)
+    if (noModel) {
+      await close()
+      throw new LaunchError(noModel)
     }
     return { dir, env, model, close }
   }

@@ -56,6 +56,7 @@ const commands: Record<string, Command> = {
       scripted: { type: "string" },
       resume: { type: "boolean" },
       "init-git": { type: "boolean" },
+      answer: { type: "string" },
     } as const)
     if (values.help) return print(Help.run)
     const { run } = await import("./run")
@@ -65,6 +66,7 @@ const commands: Record<string, Command> = {
       scripted: values.scripted as string | undefined,
       resume: Boolean(values.resume),
       initGit: Boolean(values["init-git"]),
+      answer: values.answer as string | undefined,
     })
   },
   async doctor(argv) {

@@ -10,6 +10,7 @@ import { Launch } from "./launch"
 import { followProgress } from "./progress"
 import { UsageError, Ui } from "./ui"
 import { Strict } from "../core/strict"
+import { Answer } from "./answer"
 
 export type RunOutcome = { exitCode: number; summary: RunReport.Summary & { answer: string; wallTimeMs: number; errors: string[] } }
 
@@ -114,6 +115,13 @@ export function printSummary(outcome: RunOutcome, json: boolean): void {
     process.stdout.write(`  evidence: ${s.evidenceRoot}/<task-id>/\n`)
   }
   for (const q of s.questions) process.stdout.write(Ui.yellow(`Question ${q.questionId}: ${q.text}\n`))
+  if (s.stage === "confirming")
+    process.stdout.write(
+      Ui.yellow(
+        `The plan waits for your confirmation (.air/shared/plan/plan.md). Answer with:\n` +
+          `  ${Launch.command()} run --resume --answer "yes"\n  ${Launch.command()} run --resume --answer "change: <what to change>"\n`,
+      ),
+    )
   for (const e of s.errors) process.stderr.write(Ui.red(`error: ${e}\n`))
 }
 
@@ -135,13 +143,18 @@ async function preflight(dir: string, resume: boolean, json: boolean): Promise<n
 
 export async function run(
   dirArg: string | undefined,
-  opts: { yes: boolean; json: boolean; scripted?: string; resume?: boolean; initGit?: boolean },
+  opts: { yes: boolean; json: boolean; scripted?: string; resume?: boolean; initGit?: boolean; answer?: string },
 ): Promise<number> {
   const dir = Launch.projectDir(dirArg)
   if (opts.initGit && opts.resume) throw new UsageError("--init-git starts a new run; it cannot be used with --resume", "run")
+  if (opts.answer !== undefined && !opts.resume) throw new UsageError('--answer goes with --resume: aircoding run [dir] --resume --answer "yes"', "run")
   if (opts.resume) {
     const refused = await preflight(dir, true, opts.json)
     if (refused !== undefined) return refused
+    if (opts.answer !== undefined) {
+      const recorded = await Answer.record(dir, opts.answer)
+      if (!opts.json) process.stderr.write(`${recorded}; resuming the run\n`)
+    }
     const state = await finalState(dir)
     if (!state || state.stage === "idle") throw new UsageError(`no AirCoding run to resume in ${dir}; start one with: aircoding run [dir] < requirement.txt`)
     if (state.finished && state.questions.length === 0) {

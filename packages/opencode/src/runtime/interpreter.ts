@@ -60,7 +60,7 @@ export class Interpreter {
       case "reviewMilestone":
         return this.reviewMilestone(cmd.phase)
       case "plan":
-        return this.spawnArchitect(cmd.requirement, cmd.autoConfirm)
+        return this.plan(cmd.requirement, cmd.autoConfirm)
       case "replan":
         return this.replan(cmd.text)
       case "revert":
@@ -121,6 +121,26 @@ export class Interpreter {
 
   runtimeOf(taskId: string): TaskRuntime | undefined {
     return this.ports.log.state()?.tasks.find((t) => t.id === taskId)
+  }
+
+  /** The user's answer to a proposal, to the Architect (see Supervisor.toArchitect). */
+  toArchitect(text: string, fresh: string): Promise<void> {
+    return this.supervisor.toArchitect(text, fresh)
+  }
+
+  /**
+   * The Architect's planning session, at the start of a run or again after a restart: a new session is told
+   * where the plan stands — confirmed (write the graph), sent back with the user's changes (revise), or
+   * nothing yet (study the requirement and propose).
+   */
+  private plan(requirement: string, autoConfirm: boolean): Promise<void> {
+    const state = this.ports.log.state()
+    const summary = state?.planSummary ?? null
+    if (state?.stage === "confirmed" && summary !== null && !autoConfirm)
+      return this.toArchitect(ContextPack.confirmedText(), ContextPack.architectAgain(requirement, summary, { confirmed: true }))
+    if (state?.stage === "planning" && state.planRevision !== undefined && summary !== null)
+      return this.toArchitect(ContextPack.revisionText(state.planRevision), ContextPack.architectAgain(requirement, summary, { confirmed: false, revision: state.planRevision }))
+    return this.spawnArchitect(requirement, autoConfirm)
   }
 
   async spawnArchitect(requirement: string, autoConfirm: boolean): Promise<void> {

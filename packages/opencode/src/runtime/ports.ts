@@ -30,6 +30,8 @@ export type LogPort = {
 export type SessionsPort = {
   create(spec: { parentID?: string; agent: string; directory: string; title: string }, onOutcome: (o: ChildSessions.Outcome) => void): Promise<string>
   prompt(sessionID: string, text: string): Promise<void>
+  /** Watches again a session the Scheduler let go when its turn ended (the Architect between proposal and answer). */
+  adopt(spec: { sessionID: string; agent: string; directory: string }, onOutcome: (o: ChildSessions.Outcome) => void): void
   abort(sessionID: string): Promise<void>
   release(sessionID: string): void
   stalled(inactivityMs: number): string[]
@@ -87,6 +89,7 @@ export function realPorts(root: string, client: Client, inbox: Inbox, log: LogPo
     sessions: {
       create: (spec, onOutcome) => ChildSessions.create(client, spec, onOutcome),
       prompt: (id, text) => ChildSessions.prompt(client, id, text),
+      adopt: (spec, onOutcome) => ChildSessions.adopt(spec, onOutcome),
       abort: (id) => ChildSessions.abort(client, id),
       release: ChildSessions.release,
       stalled: (ms) => ChildSessions.stalled(ms),

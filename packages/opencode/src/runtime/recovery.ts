@@ -1,4 +1,5 @@
 import { outstanding } from "../scheduler/outstanding"
+import { Proposal } from "./proposal"
 import type { SchedulerState } from "../scheduler/state"
 import { Worktrees } from "../scheduler/worktree"
 import type { Clock } from "./clock"
@@ -30,8 +31,11 @@ export function resume(ports: Ports, interpreter: Interpreter, clock: Clock, sta
     if ((t.status === "running" || t.status === "debugging") && t.sessionId) void log.apply({ type: "session.lost", taskId: t.id, sessionId: t.sessionId })
     if (t.status === "reviewing" && t.reviewSessionId) void log.apply({ type: "session.lost", taskId: t.id, sessionId: t.reviewSessionId })
   }
+  // The user had not answered the proposal yet: ask again.
+  if (state.stage === "confirming") inbox.push(Proposal.text(ports.root, state.planSummary ?? ""), true)
   clock.start(state.config?.inactivityMs ?? ports.settings().inactivityMs)
 }
+
 
 /**
  * Reverts are not in the state's outstanding work (the delta already reset the task): after a restart, a task

@@ -62,6 +62,28 @@ export class Supervisor {
     return sessionID
   }
 
+  /**
+   * The user's answer to a proposal goes to the Architect who made it (its session watched again), or,
+   * when that session is gone (a restart), to a new Architect started with `fresh` (the proposal and the answer).
+   */
+  async toArchitect(text: string, fresh: string): Promise<void> {
+    const { sessions, root, inbox } = this.ports
+    const id = this.architectSessionID
+    if (id) {
+      try {
+        sessions.adopt({ sessionID: id, agent: "architect", directory: root }, (outcome) => void this.onOutcome(id, outcome))
+        this.purposes.set(id, { kind: "architect", nudged: false })
+        await sessions.prompt(id, text)
+        return
+      } catch (err) {
+        this.purposes.delete(id)
+        sessions.release(id)
+        inbox.push(`The Architect's session could not be prompted (${(err as Error).message}); a new Architect takes over.`)
+      }
+    }
+    this.architectSessionID = await this.spawn({ kind: "architect", nudged: false }, { agent: "architect", directory: root, title: "Architect: plan", prompt: fresh })
+  }
+
   /** Ends a session the state no longer waits on. */
   async abort(sessionID: string): Promise<void> {
     this.recordTokens([sessionID])
@@ -78,9 +100,13 @@ export class Supervisor {
     if (outcome.kind !== "idle") {
       this.purposes.delete(sessionID)
       sessions.release(sessionID)
-      if (purpose.kind === "worker")
-        await log.apply({ type: "worker.failed", taskId: purpose.taskId, sessionId: sessionID, reason: outcome.kind === "aborted" ? "aborted" : "error", message: outcome.message })
-      else if (purpose.kind === "reviewer") await log.apply({ type: "session.errored", taskId: purpose.taskId, sessionId: sessionID, cause: `${outcome.kind === "aborted" ? "aborted" : "error"}: ${outcome.message}` })
+      // An abort the Scheduler did not order (its own aborts stop watching first): the TUI closing, or the
+      // user stopping the session. The work is not at fault: the same step starts again, as after a crash.
+      if (outcome.kind === "aborted" && (purpose.kind === "worker" || purpose.kind === "reviewer"))
+        await log.apply({ type: "session.lost", taskId: purpose.taskId, sessionId: sessionID })
+      else if (purpose.kind === "worker")
+        await log.apply({ type: "worker.failed", taskId: purpose.taskId, sessionId: sessionID, reason: "error", message: outcome.message })
+      else if (purpose.kind === "reviewer") await log.apply({ type: "session.errored", taskId: purpose.taskId, sessionId: sessionID, cause: `error: ${outcome.message}` })
       else if (purpose.kind === "consult") await log.apply({ type: "consult.unanswered", taskId: purpose.taskId, by: purpose.agent, reason: `its session ${outcome.kind === "aborted" ? "was aborted" : "failed"}: ${outcome.message}` })
       else inbox.push(`The ${purpose.kind} session ${sessionID} failed: ${outcome.message}`, true)
       return

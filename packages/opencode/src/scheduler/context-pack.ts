@@ -97,6 +97,34 @@ export namespace ContextPack {
     ].join("\n")
   }
 
+  /** A new Architect session for a plan the user already answered (the old session died with its process). */
+  export function architectAgain(requirement: string, summary: string, answer: { confirmed: true; notes?: string } | { confirmed: false; revision: string }): string {
+    return [
+      "Requirement:",
+      requirement,
+      "",
+      "Your proposed plan (air_propose):",
+      summary,
+      "",
+      answer.confirmed
+        ? `The user confirmed this plan${answer.notes ? ` (they said: ${answer.notes})` : ""}. Study the repository as far as you need (read-only), then write the task graph with air_plan.`
+        : revisionText(answer.revision),
+    ].join("\n")
+  }
+
+  /** What the Architect is told when the user asks for changes to its proposal. */
+  export function revisionText(revision: string): string {
+    return [
+      `The user asked for changes to your proposed plan, in their words: "${revision}"`,
+      "Revise the plan accordingly (record a changed decision with air_adr), then propose it again with air_propose and end your turn: the user confirms or asks for more changes. Do not call air_plan before the confirmation.",
+    ].join("\n")
+  }
+
+  /** What the Architect is told when the user confirms its proposal. */
+  export function confirmedText(notes?: string): string {
+    return `The user confirmed the plan${notes ? ` (they said: ${notes})` : ""}. Write the task graph now with air_plan.`
+  }
+
   export function consult(taskId: string, question: string, options: string[], agent: "scheduler" | "architect"): string {
     return [
       `Consult on task ${taskId}:`,

@@ -65,6 +65,8 @@ export const Event = z.discriminatedUnion("type", [
   event("run.started", { runId: z.string().min(1), requirement: z.string(), config: RunConfig, integration: z.string().min(1).optional() }),
   event("plan.proposed", { summary: z.string() }),
   event("plan.confirmed", {}),
+  /** The user asked, in their own words, for changes to the proposed plan: the Architect revises and proposes again. */
+  event("plan.revision.requested", { text: z.string().min(1) }),
   event("graph.accepted", { graph: TaskGraph }),
   event("task.dispatched", {
     taskId,

@@ -8,13 +8,24 @@ export class Inbox {
   private items: string[] = []
   private waiters = new Set<() => void>()
   private attention = false
+  /** Called when something needs attention and nobody waits in drain (the TUI wakes Main instead). */
+  onAttention?: () => void
 
   push(text: string, attention = false): void {
     this.items.push(text)
     if (!attention) return
     this.attention = true
+    if (this.waiters.size === 0) this.onAttention?.()
     for (const wake of this.waiters) wake()
     this.waiters.clear()
+  }
+
+  /** Everything queued, now, without waiting. */
+  take(): string[] {
+    const out = this.items
+    this.items = []
+    this.attention = false
+    return out
   }
 
   /** Everything queued, once something needs attention or `timeoutMs` passed (or the call was aborted). */

@@ -101,6 +101,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
     const refusal = needStage(d, ["planning", "confirming", "confirmed"], "a plan can be proposed only before the graph is accepted; later changes go through change.requested")
     if (refusal) return refusal
     d.s.planSummary = e.summary
+    delete d.s.planRevision
     d.s.stage = d.s.config!.autoConfirm ? "confirmed" : "confirming"
     d.notify(d.s.config!.autoConfirm ? "plan proposed and confirmed automatically" : "plan proposed; waiting for the user's confirmation")
   },
@@ -109,6 +110,13 @@ const RULES: { [T in EventType]: Handler<T> } = {
     if (d.s.stage !== "confirming") return `no plan waits for confirmation (stage: ${d.s.stage})`
     d.s.stage = "confirmed"
     d.notify("plan confirmed by the user")
+  },
+
+  "plan.revision.requested": (d, e) => {
+    if (d.s.stage !== "confirming") return `no proposed plan waits for the user (stage: ${d.s.stage}); once the graph runs, changes go through change.requested`
+    d.s.stage = "planning"
+    d.s.planRevision = e.text
+    d.notify("the user asked for changes to the plan; the Architect revises it")
   },
 
   "graph.accepted": (d, e) => {

@@ -20,6 +20,9 @@ import { writeFileAtomic } from "./atomic"
 import { Worktrees } from "./worktree"
 import { git } from "./git"
 import { RunReport } from "./run-report"
+import { MainWake } from "../runtime/main-wake"
+import { ContextPack } from "./context-pack"
+import { Proposal } from "../runtime/proposal"
 
 type Client = PluginInput["client"]
 
@@ -39,6 +42,11 @@ class OrchestratorImpl {
   private readonly supervisor: Supervisor
   private readonly clock: Clock
   private readonly interpreter: Interpreter
+  /** The TUI: Main is woken with the news instead of waiting in air_listen (see MainWake). */
+  private readonly interactive = process.env.AIRCODING_INTERACTIVE === "1"
+  /** The Main session that last used a coordinator tool: the one the user talks to. */
+  private mainSession?: string
+  readonly wake: MainWake
 
   constructor(
     readonly root: string,
@@ -50,6 +58,21 @@ class OrchestratorImpl {
     this.clock = new Clock(this.ports, () => this.supervisor)
     this.supervisor = new Supervisor(this.ports, (id) => Orchestrators.bindSession(id, this), (ids) => this.clock.recordTokens(ids))
     this.interpreter = new Interpreter(this.ports, this.supervisor, this.clock, () => this.integrationBranch())
+    this.wake = new MainWake(
+      () => this.mainSession,
+      () => this.inbox.take(),
+      async (id, text) => {
+        await client.session.promptAsync({ path: { id }, query: { directory: root }, body: { agent: "main", parts: [{ type: "text", text }] } })
+      },
+    )
+    if (this.interactive) this.inbox.onAttention = () => this.wake.poke()
+  }
+
+  /** Main's session, as the tools see it (the TUI may open a new one at any time). */
+  noteMain(sessionID: string | undefined): void {
+    if (!sessionID) return
+    this.mainSession = sessionID
+    this.wake.status(sessionID, true)
   }
 
   private get settings() {
@@ -79,6 +102,22 @@ class OrchestratorImpl {
    */
   async start(): Promise<void> {
     await this.open()
+  }
+
+  /** Where a run stands and what it waits for, in one message for the user (the TUI says it on reopening). */
+  whereItStands(): string | undefined {
+    const state = this.state
+    if (!state || state.stage === "idle") return undefined
+    if (state.finished) return `AirCoding: run ${state.runId} ended ${state.finished.status}. ${RunReport.progressLine(state)}`
+    const waits =
+      state.stage === "confirming"
+        ? "It waits for you: tell Main yes to confirm the plan, or what to change."
+        : state.questions.length
+          ? `It waits for your answer: ${state.questions[0]!.text}`
+          : state.paused
+            ? "It is paused: /air-resume goes on."
+            : "It goes on by itself; ask Main for news."
+    return `AirCoding: run ${state.runId} resumed. ${RunReport.progressLine(state)} ${waits}`
   }
 
   get state(): SchedulerState | undefined {
@@ -125,26 +164,33 @@ class OrchestratorImpl {
     return [
       `Submitted as ${runId}. The Architect is studying the requirement and will propose a plan.`,
       settings.autoConfirm ? "Plans are confirmed automatically in this run (--yes)." : "You will be asked to confirm the plan.",
-      "Call air_listen now, and again after each answer, until it says RUN ENDED.",
+      this.interactive
+        ? "AirCoding writes to you in this chat when the plan is ready: tell the user the work has started and end your turn."
+        : "Call air_listen now, and again after each answer, until it says RUN ENDED.",
     ].join(" ")
   }
 
   async confirm(notes?: string): Promise<string> {
     const r = await this.apply({ type: "plan.confirmed" })
     if (!r.ok) return `Nothing to confirm: ${r.reason}`
-    if (this.supervisor.architectSessionID)
-      await this.ports.sessions.prompt(
-        this.supervisor.architectSessionID,
-        `The user confirmed the plan${notes ? ` (they said: ${notes})` : ""}. Write the task graph now with air_plan.`,
-      )
+    const state = (await this.open()).state
+    await this.supervisor.toArchitect(ContextPack.confirmedText(notes), ContextPack.architectAgain(state.requirement, state.planSummary ?? "", { confirmed: true, notes }))
     return "Confirmation recorded. The Architect now writes the task graph and the Scheduler starts the work. Call air_listen."
   }
 
   async listen(abort?: AbortSignal): Promise<string> {
     const store = await this.open()
     if (store.state.stage === "idle") return "No run in this project yet. Submit a requirement with air_submit."
-    const items = await this.inbox.drain(this.settings.listenMs, abort)
     const state = store.state
+    if (this.interactive) {
+      const items = this.inbox.take()
+      if (state.finished && !items.some((i) => i.startsWith("RUN ENDED"))) items.push(RunReport.endText(this.root, state))
+      return [
+        ...(items.length ? items : [`No news that needs the user now. ${RunReport.progressLine(state)}`]),
+        "End your turn now: AirCoding writes to you in this chat when the run needs the user, and the user can type at any time.",
+      ].join("\n\n")
+    }
+    const items = await this.inbox.drain(this.settings.listenMs, abort)
     const parts = items.length ? items : [`No news yet. ${RunReport.progressLine(state)}`]
     if (state.finished && !items.some((i) => i.startsWith("RUN ENDED"))) parts.push(RunReport.endText(this.root, state))
     return parts.join("\n\n")
@@ -156,10 +202,23 @@ class OrchestratorImpl {
   }
 
   async change(text: string): Promise<string> {
+    const stage = (await this.open()).state.stage
+    if (stage === "confirming") return this.revise(text)
+    if (stage === "planning")
+      return "The Architect has not proposed a plan yet. Tell the user their change will be passed on; call air_listen, and once the proposal arrives, call air_change again with the change."
     const r = await this.apply({ type: "change.requested", text })
     return r.ok
       ? "Change recorded: dispatch is frozen while the Architect prepares a plan delta. Call air_listen."
       : `Change refused: ${r.reason}`
+  }
+
+  /** The user's change to a proposed plan: back to the Architect, who proposes again (as many rounds as needed). */
+  private async revise(text: string): Promise<string> {
+    const r = await this.apply({ type: "plan.revision.requested", text })
+    if (!r.ok) return `Change refused: ${r.reason}`
+    const state = (await this.open()).state
+    await this.supervisor.toArchitect(ContextPack.revisionText(text), ContextPack.architectAgain(state.requirement, state.planSummary ?? "", { confirmed: false, revision: text }))
+    return "Change sent to the Architect: it revises the plan and proposes it again. Call air_listen and show the user the revised plan."
   }
 
   async pause(): Promise<string> {
@@ -186,11 +245,8 @@ class OrchestratorImpl {
     this.supervisor.architectSessionID = sessionID
     if ((await this.open()).state.stage === "confirmed")
       return "Proposal recorded and confirmed automatically (headless run). Now write the task graph with air_plan."
-    this.inbox.push(
-      `PLAN PROPOSED — ask the user to confirm it (then call air_confirm), or pass their objections on with air_change:\n\n${summary}`,
-      true,
-    )
-    return "Proposal sent to the user through Main. End your turn now; you will be prompted again once they confirm."
+    this.inbox.push(Proposal.text(this.root, summary), true)
+    return "Proposal sent to the user through Main. End your turn now; you will be prompted again once they confirm or ask for changes."
   }
 
   async plan(sessionID: string, args: { tasks: unknown[]; requirement?: string }): Promise<string> {
@@ -346,6 +402,15 @@ export namespace Orchestrators {
       byRoot.set(root, o)
     }
     return o
+  }
+
+  /** Session turns starting and ending, for the TUI's wake of Main (only for a run this process already has). */
+  export function observe(directory: string, event: { type: string; properties?: any }): void {
+    const o = byRoot.get(projectRoot(directory))
+    const sessionID = event.properties?.sessionID
+    if (!o || typeof sessionID !== "string") return
+    if (event.type === "session.idle") o.wake.status(sessionID, false)
+    else if (event.type === "session.status") o.wake.status(sessionID, event.properties?.status?.type !== "idle")
   }
 
   export function forSession(sessionID: string): OrchestratorImpl | undefined {

@@ -44,6 +44,15 @@ export namespace ChildSessions {
     return id
   }
 
+  /**
+   * Watches again a session the Scheduler created and let go when its turn ended (the Architect between
+   * its proposal and the user's answer): the next prompt continues the same conversation.
+   */
+  export function adopt(spec: { sessionID: string; agent: string; directory: string }, onOutcome: (o: Outcome) => void, now = Date.now()): void {
+    if (watched.has(spec.sessionID)) return
+    watched.set(spec.sessionID, { ...spec, lastActivity: now, busy: false, answering: false, assistantMessages: new Set(), completed: new Map(), onOutcome })
+  }
+
   /** Forgets a session whose work is over (its outcome was handled). */
   export function release(sessionID: string): void {
     watched.delete(sessionID)

@@ -94,6 +94,8 @@ export const SchedulerState = z.object({
   requirement: z.string(),
   config: RunConfig.nullable(),
   planSummary: z.string().nullable(),
+  /** What the user asked to change in the proposed plan, until the Architect proposes again (a restart re-prompts it). */
+  planRevision: z.string().optional(),
   graph: TaskGraph.nullable(),
   /** Parallel to graph.tasks: tasks[i] is the runtime of graph.tasks[i]. */
   tasks: z.array(TaskRuntime),

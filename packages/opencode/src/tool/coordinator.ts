@@ -29,6 +29,13 @@ function orchestratorFor(ctx: ToolContext): Orchestrator {
   return Orchestrators.forSession(ctx.sessionID) ?? Orchestrators.forRoot(ctx.worktree || ctx.directory)
 }
 
+/** Main's tools: the session calling is the one the user talks to (the TUI wakes it with news). */
+function mainOrchestrator(ctx: ToolContext): Orchestrator {
+  const o = orchestratorFor(ctx)
+  o.noteMain(ctx.sessionID)
+  return o
+}
+
 export namespace CoordinatorTools {
   export function build(): Record<string, ToolDefinition> {
     return {
@@ -42,22 +49,22 @@ export namespace CoordinatorTools {
             .max(Strict.MAX_REQUIREMENT_BYTES, "the requirement is too long: put long material in a file of the repository and name the file")
             .describe("the user's requirement, complete, in their words"),
         },
-        execute: (args, ctx) => guarded(() => orchestratorFor(ctx).submit(args.requirement, ctx.sessionID)),
+        execute: (args, ctx) => guarded(() => mainOrchestrator(ctx).submit(args.requirement, ctx.sessionID)),
       }),
       air_confirm: tool({
         description: describe("air_confirm"),
         args: { notes: z.string().optional().describe("what the user said when confirming, if anything") },
-        execute: (args, ctx) => guarded(() => orchestratorFor(ctx).confirm(args.notes)),
+        execute: (args, ctx) => guarded(() => mainOrchestrator(ctx).confirm(args.notes)),
       }),
       air_status: tool({
         description: describe("air_status"),
         args: {},
-        execute: (_args, ctx) => guarded(async () => orchestratorFor(ctx).statusText()),
+        execute: (_args, ctx) => guarded(async () => mainOrchestrator(ctx).statusText()),
       }),
       air_listen: tool({
         description: describe("air_listen"),
         args: {},
-        execute: (_args, ctx) => guarded(() => orchestratorFor(ctx).listen(ctx.abort)),
+        execute: (_args, ctx) => guarded(() => mainOrchestrator(ctx).listen(ctx.abort)),
       }),
       air_answer: tool({
         description: describe("air_answer"),
@@ -65,7 +72,7 @@ export namespace CoordinatorTools {
           questionId: z.string().min(1).describe("the id of the question, as air_listen gave it"),
           answer: z.string().min(1).describe("the user's answer"),
         },
-        execute: (args, ctx) => guarded(() => orchestratorFor(ctx).answer(args.questionId, args.answer)),
+        execute: (args, ctx) => guarded(() => mainOrchestrator(ctx).answer(args.questionId, args.answer)),
       }),
       air_change: tool({
         description: describe("air_change"),
@@ -76,17 +83,17 @@ export namespace CoordinatorTools {
             .max(Strict.MAX_REQUIREMENT_BYTES, "the change is too long: put long material in a file of the repository and name the file")
             .describe("the change to the requirement, in the user's words"),
         },
-        execute: (args, ctx) => guarded(() => orchestratorFor(ctx).change(args.text)),
+        execute: (args, ctx) => guarded(() => mainOrchestrator(ctx).change(args.text)),
       }),
       air_pause: tool({
         description: describe("air_pause"),
         args: {},
-        execute: (_args, ctx) => guarded(() => orchestratorFor(ctx).pause()),
+        execute: (_args, ctx) => guarded(() => mainOrchestrator(ctx).pause()),
       }),
       air_resume: tool({
         description: describe("air_resume"),
         args: {},
-        execute: (_args, ctx) => guarded(() => orchestratorFor(ctx).resumeRun()),
+        execute: (_args, ctx) => guarded(() => mainOrchestrator(ctx).resumeRun()),
       }),
       // Architect
       air_propose: tool({

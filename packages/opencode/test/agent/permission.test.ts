@@ -108,7 +108,9 @@ describe("the permission config derived from the table", () => {
     }
     Permission.apply(cfg, (role) => `prompt of ${role}`)
     expect(cfg.default_agent).toBe("main")
-    expect(cfg.agent!.build).toEqual({ model: "x/y" })
+    // OpenCode's own primary agents are removed: only AirCoding's roles are selectable in the TUI.
+    expect(cfg.agent!.build).toEqual({ model: "x/y", disable: true })
+    expect(cfg.agent!.plan).toEqual({ disable: true })
     for (const role of Roles.names) {
       const a = cfg.agent![role] as Permission.AgentConfig
       expect(a.prompt).toBe(`prompt of ${role}`)

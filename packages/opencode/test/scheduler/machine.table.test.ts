@@ -89,6 +89,8 @@ const rows: Row[] = [
   { rule: "a new run may start after the last one finished", given: () => complete(s.phase2(), "T-4").state, event: { type: "run.started", runId: "r2", requirement: "again", config: started(graph).state.config! }, commands: ["plan", "notify"], check: (st) => expect([st.runId, st.stage, st.graph]).toEqual(["r2", "planning", null]) },
   { rule: "a proposed plan waits for the user", given: s.planning, event: { type: "plan.proposed", summary: "3 tasks" }, commands: ["notify"], check: (st) => expect(st.stage).toBe("confirming") },
   { rule: "with autoConfirm a proposed plan is confirmed at once", given: () => apply(initialState(), { type: "run.started", runId: "r", requirement: "q", config: { ...started(graph).state.config!, autoConfirm: true } }).state, event: { type: "plan.proposed", summary: "p" }, commands: ["notify"], check: (st) => expect(st.stage).toBe("confirmed") },
+  { rule: "the user's change to a proposed plan goes back to the Architect", given: s.confirming, event: { type: "plan.revision.requested", text: "split T-2" }, commands: ["notify"], check: (st) => expect([st.stage, st.planRevision]).toEqual(["planning", "split T-2"]) },
+  { rule: "the revised proposal waits for the user again", given: () => apply(s.confirming(), { type: "plan.revision.requested", text: "split T-2" }).state, event: { type: "plan.proposed", summary: "plan v2" }, commands: ["notify"], check: (st) => expect([st.stage, st.planSummary, st.planRevision]).toEqual(["confirming", "plan v2", undefined]) },
   { rule: "the user's confirmation opens the door for a graph", given: s.confirming, event: { type: "plan.confirmed" }, commands: ["notify"], check: (st) => expect(st.stage).toBe("confirmed") },
   {
     rule: "an accepted graph dispatches ready tasks in id order up to the cap, holding back conflicts, unmet deps and later phases",
@@ -391,6 +393,8 @@ const refusals: Refusal[] = [
   { rule: "a second run while one is in progress", given: s.running, event: { type: "run.started", runId: "r2", requirement: "", config: started(graph).state.config! }, reason: /run r1 is in progress/ },
   { rule: "a plan before a run", given: s.idle, event: { type: "plan.proposed", summary: "" }, reason: /before the graph is accepted.*stage: idle/ },
   { rule: "a plan once the graph runs", given: s.running, event: { type: "plan.proposed", summary: "" }, reason: /change.requested/ },
+  { rule: "a plan revision with no plan proposed", given: s.planning, event: { type: "plan.revision.requested", text: "x" }, reason: /no proposed plan waits/ },
+  { rule: "a plan revision once the graph runs", given: s.running, event: { type: "plan.revision.requested", text: "x" }, reason: /change.requested/ },
   { rule: "a confirmation with no plan", given: s.planning, event: { type: "plan.confirmed" }, reason: /no plan waits for confirmation/ },
   { rule: "a graph before the user confirmed", given: s.confirming, event: { type: "graph.accepted", graph }, reason: /not been confirmed by the user/ },
   { rule: "a cyclic graph", given: s.confirmed, event: { type: "graph.accepted", graph: cycle }, reason: /dependency cycle: A → B → A/ },

@@ -61,10 +61,11 @@ export async function runScenario(
   sandbox: Sandbox,
   project: string,
   scenario: Record<string, unknown>,
-  opts: { input: string; env?: Record<string, string>; args?: string[]; timeoutMs?: number; name?: string },
+  /** yes: false runs without --yes (the plan waits for the user's confirmation). */
+  opts: { input: string; env?: Record<string, string>; args?: string[]; timeoutMs?: number; name?: string; yes?: boolean },
 ): Promise<RunResult> {
   const log = join(sandbox.root, `${opts.name ?? "model"}.jsonl`)
-  const out = await aircoding(["run", project, "--yes", "--json", "--scripted", writeScenario(sandbox, scenario, `${opts.name ?? "scenario"}.json`), ...(opts.args ?? [])], {
+  const out = await aircoding(["run", project, ...(opts.yes === false ? [] : ["--yes"]), "--json", "--scripted", writeScenario(sandbox, scenario, `${opts.name ?? "scenario"}.json`), ...(opts.args ?? [])], {
     cwd: project,
     input: opts.input,
     timeoutMs: opts.timeoutMs,

@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest"
+import { MainWake } from "../../src/runtime/main-wake"
+import { Inbox } from "../../src/scheduler/inbox"
+
+function setup(target: string | null = "main-1") {
+  const inbox = new Inbox()
+  const sent: { id: string; text: string }[] = []
+  let who = target ?? undefined
+  const wake = new MainWake(() => who, () => inbox.take(), async (id, text) => void sent.push({ id, text }))
+  inbox.onAttention = () => wake.poke()
+  return { inbox, wake, sent, setTarget: (id: string) => (who = id) }
+}
+
+describe("waking Main in the TUI", () => {
+  it("writes what needs the user into Main's session at once when it is idle, progress included", () => {
+    const { inbox, sent } = setup()
+    inbox.push("T-1 merged")
+    expect(sent).toEqual([])
+    inbox.push("PLAN PROPOSED — v1", true)
+    expect(sent).toHaveLength(1)
+    expect(sent[0]!.id).toBe("main-1")
+    expect(sent[0]!.text).toContain("T-1 merged")
+    expect(sent[0]!.text).toContain("PLAN PROPOSED — v1")
+    expect(inbox.take()).toEqual([])
+  })
+
+  it("waits for Main's turn to end, then sends everything queued in one message", () => {
+    const { inbox, wake, sent } = setup()
+    wake.status("main-1", true)
+    inbox.push("QUESTION q1", true)
+    inbox.push("MILESTONE phase 1: pass", true)
+    expect(sent).toEqual([])
+    wake.status("other-session", false)
+    expect(sent).toEqual([])
+    wake.status("main-1", false)
+    expect(sent).toHaveLength(1)
+    expect(sent[0]!.text).toMatch(/QUESTION q1[\s\S]*MILESTONE phase 1/)
+    wake.status("main-1", false)
+    expect(sent).toHaveLength(1)
+  })
+
+  it("keeps the news while no Main session is known, and gives it to the first one that speaks", () => {
+    const { inbox, wake, sent, setTarget } = setup(null)
+    inbox.push("RUN ENDED: done.", true)
+    expect(sent).toEqual([])
+    setTarget("main-2")
+    wake.status("main-2", true)
+    wake.status("main-2", false)
+    expect(sent.map((s) => s.id)).toEqual(["main-2"])
+    expect(sent[0]!.text).toContain("RUN ENDED: done.")
+  })
+
+  it("never wakes Main while it waits in air_listen (headless): the waiting listen gets the news", async () => {
+    const { inbox, sent } = setup()
+    const listening = inbox.drain(60_000)
+    inbox.push("PLAN PROPOSED", true)
+    expect(await listening).toEqual(["PLAN PROPOSED"])
+    expect(sent).toEqual([])
+  })
+})
