@@ -1,5 +1,5 @@
 import { join } from "node:path"
-import { Store } from "../scheduler/store"
+import { Store } from "../runtime/store"
 import { UsageError } from "./ui"
 
 /**

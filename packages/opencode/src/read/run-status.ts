@@ -1,4 +1,4 @@
-import type { SchedulerState } from "../scheduler/state"
+import type { SchedulerState } from "../core/state"
 
 /**
  * The one derivation of a run's status, shared by `aircoding status`, air_status, the dashboard, the

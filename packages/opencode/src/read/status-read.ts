@@ -1,5 +1,5 @@
-import { Usage } from "../scheduler/usage"
-import type { SchedulerState } from "../scheduler/state"
+import { Usage } from "../runtime/usage"
+import type { SchedulerState } from "../core/state"
 import { RunData } from "./run-data"
 import { RunView } from "./view"
 

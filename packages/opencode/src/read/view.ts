@@ -1,5 +1,5 @@
-import type { RunReport } from "../scheduler/run-report"
-import type { SchedulerState, TaskRuntime } from "../scheduler/state"
+import type { RunReport } from "./run-report"
+import type { SchedulerState, TaskRuntime } from "../core/state"
 import type { RunData } from "./run-data"
 import { runStatus, waitingFor as waitingForState, type RunWord, type Waiting as RunWaiting } from "./run-status"
 import { failureText, faultText, gateFacts, gateLabel as gateWord, gateRunOf, type GateFacts } from "./gate-words"

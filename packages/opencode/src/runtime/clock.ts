@@ -1,6 +1,6 @@
-import { Budget } from "../scheduler/budget"
-import { Settings } from "../scheduler/settings"
-import { Usage } from "../scheduler/usage"
+import { Budget } from "./budget"
+import { Settings } from "./settings"
+import { Usage } from "./usage"
 import type { Ports } from "./ports"
 import type { Supervisor } from "./supervisor"
 

@@ -1,7 +1,7 @@
-import { GitCommandError } from "../scheduler/git.ts"
-import { MergeQueue } from "../scheduler/merge.ts"
-import { Toolchain } from "../scheduler/toolchain.ts"
-import type { FaultTag } from "../scheduler/event.schema"
+import { GitCommandError } from "./git.ts"
+import { MergeQueue } from "./merge.ts"
+import { Toolchain } from "./toolchain/index.ts"
+import type { FaultTag } from "../core/event.schema"
 import { GateError, type GateErrorTag, type MergeErrorTag } from "./errors.ts"
 import { LockTimeout } from "./lock.ts"
 

@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from "node:fs"
 import { hostname } from "node:os"
 import { join, relative } from "node:path"
-import { git, gitTry, identityConfig } from "../scheduler/git"
-import { Settings } from "../scheduler/settings"
-import { Toolchain } from "../scheduler/toolchain"
+import { git, gitTry, identityConfig } from "./git"
+import { Settings } from "./settings"
+import { Toolchain } from "./toolchain/index"
 
 /**
  * What must hold before a run starts, checked before anything is dispatched (issue 12 item 5, issue 15

@@ -1,4 +1,4 @@
-import { Adrs } from "../scheduler/adrs"
+import { Adrs } from "./adrs"
 
 /** What Main is given to show the user when a plan waits for them: the proposal and the decisions recorded with it. */
 export namespace Proposal {

@@ -1,5 +1,5 @@
-import type { Consultant } from "../scheduler/command"
-import type { ChildSessions } from "../scheduler/sessions"
+import type { Consultant } from "../core/command"
+import type { ChildSessions } from "./sessions"
 import type { Ports } from "./ports"
 
 /** What a session the Scheduler started is for; decided by code when it starts the session. */

@@ -2,10 +2,10 @@ import { readFileSync } from "node:fs"
 import { tool, type ToolContext, type ToolDefinition } from "@opencode-ai/plugin"
 import { z } from "zod"
 import { Strict } from "../core/strict"
-import { PlanDelta } from "../scheduler/delta.schema"
-import { ReviewRow } from "../scheduler/report.schema"
-import { TaskNode } from "../scheduler/task.schema"
-import { Orchestrators, type Orchestrator } from "../scheduler/runtime"
+import { PlanDelta } from "../core/delta.schema"
+import { ReviewRow } from "../core/report.schema"
+import { TaskNode } from "../core/task.schema"
+import { Orchestrators, type Orchestrator } from "../runtime/orchestrator"
 
 /**
  * The coordinator tools: the only way agents talk to the Scheduler. Each tool is a thin adapter —

@@ -1,5 +1,5 @@
 import { z } from "zod"
-import type { Lang } from "../dashboard/i18n"
+import type { Lang } from "../read/words"
 import { tw } from "./words"
 
 /**

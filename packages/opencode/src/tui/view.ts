@@ -1,6 +1,6 @@
-import { t, type Key, type Lang } from "../dashboard/i18n"
-import { RunView } from "../dashboard/view"
-import type { SchedulerState } from "../scheduler/state"
+import { t, type Key, type Lang } from "../read/words"
+import { RunView } from "../read/view"
+import type { SchedulerState } from "../core/state"
 import { tw } from "./words"
 
 /**

@@ -1,4 +1,4 @@
-import type { Lang } from "../dashboard/i18n"
+import type { Lang } from "../read/words"
 
 /**
  * Every word the TUI plugin shows that the run views' catalogue (dashboard/i18n, moving to

@@ -2,8 +2,8 @@ import { existsSync } from "node:fs"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Sandbox } from "../../src/runtime/sandbox"
-import { Gates } from "../../src/scheduler/gates.ts"
-import { Worktrees } from "../../src/scheduler/worktree.ts"
+import { Gates } from "../../src/runtime/gates/index.ts"
+import { Worktrees } from "../../src/runtime/worktree.ts"
 import { CMAKELISTS, createCppRepo, type CppRepo, type Workspace } from "../runtime/cpp-repo.ts"
 
 /**

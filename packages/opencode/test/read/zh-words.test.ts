@@ -3,7 +3,7 @@ import { progressLine } from "../../src/cli/progress"
 import { RunData } from "../../src/read/run-data"
 import { statusText } from "../../src/read/status-text"
 import { RunView } from "../../src/read/view"
-import { RunReport } from "../../src/scheduler/run-report"
+import { RunReport } from "../../src/read/run-report"
 import { recordedEvents } from "../fixtures/recorded-run/generate"
 import { FIXTURE } from "../cli-view/helpers"
 

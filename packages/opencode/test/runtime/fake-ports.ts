@@ -1,14 +1,14 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import type { Command } from "../../src/scheduler/command"
-import type { Event } from "../../src/scheduler/event.schema"
-import { Inbox } from "../../src/scheduler/inbox"
-import { transition } from "../../src/scheduler/machine"
-import { outstanding } from "../../src/scheduler/outstanding"
-import { Settings } from "../../src/scheduler/settings"
-import type { SchedulerState } from "../../src/scheduler/state"
-import type { ChildSessions } from "../../src/scheduler/sessions"
+import type { Command } from "../../src/core/command"
+import type { Event } from "../../src/core/event.schema"
+import { Inbox } from "../../src/runtime/inbox"
+import { transition } from "../../src/core/machine"
+import { outstanding } from "../../src/core/outstanding"
+import { Settings } from "../../src/runtime/settings"
+import type { SchedulerState } from "../../src/core/state"
+import type { ChildSessions } from "../../src/runtime/sessions"
 import { Clock } from "../../src/runtime/clock"
 import { Interpreter } from "../../src/runtime/interpreter"
 import type { EventInput, Ports } from "../../src/runtime/ports"
@@ -81,6 +81,10 @@ export class FakeWorld {
         },
         async abort(id) {
           world.calls.push(`session.abort ${id}`)
+        },
+        adopt(spec, onOutcome) {
+          world.calls.push(`session.adopt ${spec.agent} ${spec.sessionID}`)
+          world.outcomes.set(spec.sessionID, onOutcome)
         },
         release() {},
         stalled: () => [],

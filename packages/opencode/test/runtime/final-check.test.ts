@@ -2,8 +2,8 @@ import { readFileSync } from "node:fs"
 import { mkdir, readFile, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
-import { FinalCheck } from "../../src/scheduler/final-check.ts"
-import { Toolchain } from "../../src/scheduler/toolchain.ts"
+import { FinalCheck } from "../../src/runtime/final-check.ts"
+import { Toolchain } from "../../src/runtime/toolchain/index.ts"
 import { createCppRepo, type CppRepo } from "./cpp-repo.ts"
 
 function alive(pid: number): boolean {

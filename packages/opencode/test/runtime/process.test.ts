@@ -10,7 +10,7 @@ import { buildGate } from "../../src/runtime/gates/build.ts"
 import { diffGate } from "../../src/runtime/gates/diff.ts"
 import { runGates, type RunInput } from "../../src/runtime/gates/pipeline.ts"
 import { Proc } from "../../src/runtime/process.ts"
-import { Worktrees } from "../../src/scheduler/worktree.ts"
+import { Worktrees } from "../../src/runtime/worktree.ts"
 import { bunBinary } from "../support/sandbox.ts"
 import { CALC_CPP, createCppRepo, type CppRepo } from "./cpp-repo.ts"
 

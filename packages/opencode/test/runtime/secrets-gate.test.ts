@@ -5,7 +5,7 @@ import { diffGate } from "../../src/runtime/gates/diff.ts"
 import { routeOf } from "../../src/runtime/gates/index.ts"
 import { runGates } from "../../src/runtime/gates/pipeline.ts"
 import { secretsGate } from "../../src/runtime/gates/secrets.ts"
-import { Worktrees } from "../../src/scheduler/worktree.ts"
+import { Worktrees } from "../../src/runtime/worktree.ts"
 import { createCppRepo, type CppRepo } from "./cpp-repo.ts"
 
 // A made-up credential in the shape the scanner knows; it is nobody's key.

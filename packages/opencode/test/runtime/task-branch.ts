@@ -1,5 +1,5 @@
-import { MergeQueue } from "../../src/scheduler/merge.ts"
-import { Worktrees } from "../../src/scheduler/worktree.ts"
+import { MergeQueue } from "../../src/runtime/merge.ts"
+import { Worktrees } from "../../src/runtime/worktree.ts"
 import type { CppRepo, Workspace } from "./cpp-repo.ts"
 
 /**

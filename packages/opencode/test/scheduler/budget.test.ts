@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { Budget } from "../../src/scheduler/budget"
-import { Usage } from "../../src/scheduler/usage"
+import { Budget } from "../../src/runtime/budget"
+import { Usage } from "../../src/runtime/usage"
 
 const root = mkdtempSync(join(tmpdir(), "air-budget-"))
 afterAll(() => rmSync(root, { recursive: true, force: true }))

@@ -1,9 +1,9 @@
 import { expect } from "vitest"
-import type { Command } from "../../src/scheduler/command"
-import { tasksConflict } from "../../src/scheduler/conflicts"
-import type { Event } from "../../src/scheduler/event.schema"
-import { workingCount } from "../../src/scheduler/draft"
-import { ACTIVE_STATUSES, type SchedulerState } from "../../src/scheduler/state"
+import type { Command } from "../../src/core/command"
+import { tasksConflict } from "../../src/core/conflicts"
+import type { Event } from "../../src/core/event.schema"
+import { workingCount } from "../../src/core/draft"
+import { ACTIVE_STATUSES, type SchedulerState } from "../../src/core/state"
 
 export function deepFreeze<T>(value: T): T {
   if (value && typeof value === "object" && !Object.isFrozen(value)) {

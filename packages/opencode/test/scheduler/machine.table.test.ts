@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
-import type { Command } from "../../src/scheduler/command"
-import { transition } from "../../src/scheduler/machine"
-import { initialState, type SchedulerState } from "../../src/scheduler/state"
+import type { Command } from "../../src/core/command"
+import { transition } from "../../src/core/machine"
+import { initialState, type SchedulerState } from "../../src/core/state"
 import { AT, apply, complete, delta, ev, graphOf, runtimeOf, started, statusOf, steps, task, type EventInput } from "./fixtures"
 import { deepFreeze } from "./invariants"
 

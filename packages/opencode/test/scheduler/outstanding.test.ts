@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
-import { outstanding } from "../../src/scheduler/outstanding"
-import { DEFAULT_RUN_CONFIG } from "../../src/scheduler/event.schema"
-import { initialState } from "../../src/scheduler/state"
+import { outstanding } from "../../src/core/outstanding"
+import { DEFAULT_RUN_CONFIG } from "../../src/core/event.schema"
+import { initialState } from "../../src/core/state"
 import { apply, graphOf, started, steps, task } from "./fixtures"
 
 describe("outstanding: what a restarted runtime must carry out again", () => {

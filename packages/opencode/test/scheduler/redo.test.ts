@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
-import { applyDelta } from "../../src/scheduler/graph"
-import { validateDelta } from "../../src/scheduler/validate"
+import { applyDelta } from "../../src/core/graph"
+import { validateDelta } from "../../src/core/validate"
 import { apply, complete, delta, graphOf, runtimeOf, started, statusOf, steps, task } from "./fixtures"
 
 /**

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { RunView } from "../../src/dashboard/view"
+import { RunView } from "../../src/read/view"
 
 /**
  * Drives a real TUI in tmux: its own tmux server (socket in the test's sandbox), a fixed window size, the

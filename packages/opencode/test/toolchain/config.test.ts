@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { CompilerCache } from "../../src/runtime/toolchain/cache.ts"
 import { CppcheckArgs } from "../../src/runtime/toolchain/cppcheck.ts"
 import { Detect } from "../../src/runtime/toolchain/detect.ts"
-import { Gates } from "../../src/scheduler/gates.ts"
-import { Toolchain } from "../../src/scheduler/toolchain.ts"
-import { Worktrees } from "../../src/scheduler/worktree.ts"
+import { Gates } from "../../src/runtime/gates/index.ts"
+import { Toolchain } from "../../src/runtime/toolchain/index.ts"
+import { Worktrees } from "../../src/runtime/worktree.ts"
 import { CALC_CPP, createCppRepo, type CppRepo } from "../runtime/cpp-repo.ts"
 
 const ALL: Gates.Requirement[] = ["diff", "build", "test", "analysis"]

@@ -3,9 +3,9 @@ import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Init } from "../../src/cli/init.ts"
 import { Readiness } from "../../src/runtime/toolchain/readiness.ts"
-import { Gates } from "../../src/scheduler/gates.ts"
-import { Toolchain } from "../../src/scheduler/toolchain.ts"
-import { Worktrees } from "../../src/scheduler/worktree.ts"
+import { Gates } from "../../src/runtime/gates/index.ts"
+import { Toolchain } from "../../src/runtime/toolchain/index.ts"
+import { Worktrees } from "../../src/runtime/worktree.ts"
 import { CALC_CPP, createCppRepo, type CppRepo } from "../runtime/cpp-repo.ts"
 
 describe("aircoding init", () => {

@@ -6,8 +6,8 @@ import path from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Submodules } from "../../src/runtime/toolchain/submodules.ts"
-import { Gates } from "../../src/scheduler/gates.ts"
-import { Worktrees } from "../../src/scheduler/worktree.ts"
+import { Gates } from "../../src/runtime/gates/index.ts"
+import { Worktrees } from "../../src/runtime/worktree.ts"
 import { CALC_CPP, CMAKELISTS, createCppRepo, TEST_IDENTITY, type CppRepo } from "../runtime/cpp-repo.ts"
 
 const run = promisify(execFile)

@@ -1,5 +1,5 @@
 import path from "node:path"
-import { Toolchain } from "../../scheduler/toolchain.ts"
+import { Toolchain } from "../toolchain/index.ts"
 import { GateError } from "../errors.ts"
 import { Proc } from "../process.ts"
 import { isCppFile, isDir } from "./commit.ts"

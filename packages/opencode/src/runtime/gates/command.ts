@@ -1,6 +1,6 @@
 import { mkdir, rm } from "node:fs/promises"
 import path from "node:path"
-import { Toolchain } from "../../scheduler/toolchain.ts"
+import { Toolchain } from "../toolchain/index.ts"
 import { CompilerCache } from "../toolchain/cache.ts"
 import { Proc } from "../process.ts"
 import type { Failure, GateContext, GateOutcome } from "./registry.ts"

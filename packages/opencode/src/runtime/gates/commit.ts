@@ -1,6 +1,6 @@
 import { stat } from "node:fs/promises"
 import path from "node:path"
-import { Worktrees } from "../../scheduler/worktree.ts"
+import { Worktrees } from "../worktree.ts"
 import type { Failure, Gate, GateContext } from "./registry.ts"
 import { listSome } from "./text.ts"
 

@@ -1,4 +1,4 @@
-import { Worktrees } from "../../scheduler/worktree.ts"
+import { Worktrees } from "../worktree.ts"
 import type { Gate, GateContext } from "./registry.ts"
 import { listSome } from "./text.ts"
 

@@ -1,4 +1,4 @@
-import { Toolchain } from "../../scheduler/toolchain.ts"
+import { Toolchain } from "../toolchain/index.ts"
 import type { Gate, GateContext } from "./registry.ts"
 import { indent } from "./text.ts"
 

@@ -1,4 +1,4 @@
-import { GATES, type Gate as EventGate } from "../../scheduler/event.schema.ts"
+import { GATES, type Gate as EventGate } from "../../core/event.schema.ts"
 import * as analysis from "./analysis.ts"
 import * as build from "./build.ts"
 import * as commit from "./commit.ts"

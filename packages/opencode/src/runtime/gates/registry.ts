@@ -1,5 +1,5 @@
-import type { Toolchain } from "../../scheduler/toolchain.ts"
-import type { Worktrees } from "../../scheduler/worktree.ts"
+import type { Toolchain } from "../toolchain/index.ts"
+import type { Worktrees } from "../worktree.ts"
 import type { Proc } from "../process.ts"
 import { analysisGate } from "./analysis.ts"
 import { buildGate } from "./build.ts"

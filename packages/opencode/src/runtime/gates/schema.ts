@@ -1,5 +1,5 @@
 import { z } from "zod"
-import { EVIDENCE_KINDS } from "../../scheduler/task.schema.ts"
+import { EVIDENCE_KINDS } from "../../core/task.schema.ts"
 
 /**
  * What the gates write and return. Gate ids are strings here: which ids exist is the registry's business

@@ -1,4 +1,4 @@
-import { Worktrees } from "../../scheduler/worktree.ts"
+import { Worktrees } from "../worktree.ts"
 import { SecretScan } from "../secret-scan.ts"
 import type { Gate, GateContext } from "./registry.ts"
 

@@ -1,10 +1,10 @@
 import { mkdir, rm, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { Proc } from "../process.ts"
-import { Gates } from "../../scheduler/gates.ts"
-import { git, gitTry } from "../../scheduler/git.ts"
-import { Toolchain } from "../../scheduler/toolchain.ts"
-import { Worktrees } from "../../scheduler/worktree.ts"
+import { Gates } from "../gates/index.ts"
+import { git, gitTry } from "../git.ts"
+import { Toolchain } from "./index.ts"
+import { Worktrees } from "../worktree.ts"
 import { CompilerCache } from "./cache.ts"
 
 /**

@@ -2,7 +2,7 @@ import { readFile, stat } from "node:fs/promises"
 import os from "node:os"
 import path from "node:path"
 import { z } from "zod"
-import { Toolchain } from "../../scheduler/toolchain.ts"
+import { Toolchain } from "./index.ts"
 import { CompilerCache } from "./cache.ts"
 
 /**

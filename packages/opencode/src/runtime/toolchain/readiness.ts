@@ -1,5 +1,5 @@
-import { gitTry } from "../../scheduler/git.ts"
-import { Toolchain } from "../../scheduler/toolchain.ts"
+import { gitTry } from "../git.ts"
+import { Toolchain } from "./index.ts"
 import { CompilerCache } from "./cache.ts"
 import { Submodules } from "./submodules.ts"
 

@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from "node:fs"
 import { join, relative } from "node:path"
-import type { SchedulerState } from "./state"
-import { FinalCheck } from "./final-check"
-import { Usage } from "./usage"
-import { Budget } from "./budget"
-import { runWord, type RunWord } from "../read/run-status"
-import { list, t, tOr, type Lang } from "../read/words"
+import type { SchedulerState } from "../core/state"
+import { FinalCheck } from "../runtime/final-check"
+import { Usage } from "../runtime/usage"
+import { Budget } from "../runtime/budget"
+import { runWord, type RunWord } from "./run-status"
+import { list, t, tOr, type Lang } from "./words"
 
 /** How a run looks to people and to CI: status lines, the end-of-run text, the JSON summary. */
 export namespace RunReport {

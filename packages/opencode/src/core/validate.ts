@@ -1,5 +1,5 @@
 import type { z } from "zod"
-import { Strict } from "../core/strict"
+import { Strict } from "./strict"
 import { PlanDelta } from "./delta.schema"
 import { applyDelta, type DeltaResult } from "./graph"
 import { graphIndex, isLive } from "./graph-index"

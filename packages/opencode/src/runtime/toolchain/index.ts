@@ -1,10 +1,10 @@
 import { readFile } from "node:fs/promises"
 import path from "node:path"
 import { z } from "zod"
-import { Strict } from "../core/strict"
-import { CompilerCache } from "../runtime/toolchain/cache.ts"
-import { CppcheckArgs } from "../runtime/toolchain/cppcheck.ts"
-import { Detect } from "../runtime/toolchain/detect.ts"
+import { Strict } from "../../core/strict"
+import { CompilerCache } from "./cache.ts"
+import { CppcheckArgs } from "./cppcheck.ts"
+import { Detect } from "./detect.ts"
 
 /**
  * The toolchain rules the gates follow: which commands build and test the project, how cppcheck runs.

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { writeFileAtomic } from "./atomic"
-import { Toolchain } from "./toolchain"
-import { Proc } from "../runtime/process.ts"
+import { Toolchain } from "./toolchain/index"
+import { Proc } from "./process.ts"
 
 /**
  * After the last merge, the Scheduler builds and tests the integration branch itself: each task passed

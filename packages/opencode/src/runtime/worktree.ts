@@ -1,9 +1,9 @@
 import { mkdir, readFile, readdir, realpath, rm, stat, writeFile } from "node:fs/promises"
 import path from "node:path"
-import { Serial } from "../runtime/serial.ts"
+import { Serial } from "./serial.ts"
 import { git, gitTry, gitYes } from "./git.ts"
-import { idProblem } from "./names.ts"
-import { Submodules } from "../runtime/toolchain/submodules.ts"
+import { idProblem } from "../core/names.ts"
+import { Submodules } from "./toolchain/submodules.ts"
 
 /**
  * Task worktrees: one git worktree per executor task, at `<root>/.air/local/worktrees/<task-id>` on branch

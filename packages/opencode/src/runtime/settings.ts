@@ -3,7 +3,7 @@ import { join } from "node:path"
 import { z } from "zod"
 import { Strict } from "../core/strict"
 import { Language } from "../agent/language"
-import { DEFAULT_RUN_CONFIG, type RunConfig } from "./event.schema"
+import { DEFAULT_RUN_CONFIG, type RunConfig } from "../core/event.schema"
 
 /**
  * AirCoding's own settings. OpenCode refuses unknown keys in opencode.json, so they live in

@@ -1,8 +1,8 @@
 import { mkdir, rm, stat } from "node:fs/promises"
 import path from "node:path"
-import { type MergeErrorTag } from "../runtime/errors.ts"
-import { acquireLock, type HeldLock, LockTimeout as RuntimeLockTimeout } from "../runtime/lock.ts"
-import { Serial } from "../runtime/serial.ts"
+import { type MergeErrorTag } from "./errors.ts"
+import { acquireLock, type HeldLock, LockTimeout as RuntimeLockTimeout } from "./lock.ts"
+import { Serial } from "./serial.ts"
 import { git, GitCommandError, gitTry, gitYes, identityConfig } from "./git.ts"
 import { Worktrees } from "./worktree.ts"
 

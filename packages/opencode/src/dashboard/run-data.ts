@@ -1,2 +1,0 @@
-/** Moved to the read model below the views: src/read/run-data.ts. */
-export { RunData } from "../read/run-data"
