@@ -5,7 +5,7 @@ import { applyDelta, type DeltaResult } from "./graph"
 import { graphIndex, isLive } from "./graph-index"
 import { compareIds, idProblem, normaliseRepoPath } from "./names"
 import { KIND_RULES, TaskGraph, TaskNode, type WriteEntry } from "./task.schema"
-import { findAmbiguousVerb } from "./verbs"
+import { findAmbiguousVerb, REFACTOR_FORMS } from "./verbs"
 import { parseTaskGraphFast } from "./fast-parse"
 
 /** One problem, said for a person: what is wrong, where, and what to do about it. */
@@ -264,7 +264,7 @@ function checkTask(task: TaskNode, path: string, errors: ValidationError[]): Tas
   const explicit = task.writeSet.length > 0 && task.keep.length > 0
   if (!explicit) {
     for (const field of ["title", "doneWhen"] as const) {
-      const verb = findAmbiguousVerb(task[field])
+      const verb = findAmbiguousVerb(task[field], task.kind === "refactor" ? REFACTOR_FORMS : undefined)
       if (!verb) continue
       errors.push({
         path: `${path}.${field}`,

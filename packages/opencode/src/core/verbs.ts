@@ -26,15 +26,24 @@ const CLEAN = new Set(["clean", "cleans", "cleaned", "cleaning"])
 const STEMS = ["clean", "optimi", "tid", "updat", "refactor", "improv", "polish", "rework", "tweak", "enhanc", "streamlin", "simplif", "moderni"]
 const CHINESE = ["清理", "优化", "整理", "更新", "改进", "完善", "调整", "重构", "改善"]
 
-/** The first ambiguous verb in the text, or null. Word by word: this runs for every task of a 10,000-task graph. */
-export function findAmbiguousVerb(text: string): string | null {
-  for (const word of CHINESE) if (text.includes(word)) return word
+/**
+ * "Refactor" names a task kind whose rules make it exact — behaviour kept, the tests unchanged and green —
+ * so in a refactor task it is no vague verb.
+ */
+export const REFACTOR_FORMS: ReadonlySet<string> = new Set(["refactor", "refactors", "refactored", "refactoring", "重构"])
+
+/**
+ * The first ambiguous verb in the text, or null; words in `except` do not count. Word by word: this runs
+ * for every task of a 10,000-task graph.
+ */
+export function findAmbiguousVerb(text: string, except?: ReadonlySet<string>): string | null {
+  for (const word of CHINESE) if (text.includes(word) && !except?.has(word)) return word
   const lower = text.toLowerCase()
   if (!STEMS.some((stem) => lower.includes(stem))) return null
   const words = lower.split(/[^a-z]+/)
   for (let i = 0; i < words.length; i++) {
     const word = words[i]!
-    if (ENGLISH.has(word)) return word
+    if (ENGLISH.has(word) && !except?.has(word)) return word
     if (CLEAN.has(word) && words[i + 1] === "up") return `${word} up`
   }
   return null

@@ -94,7 +94,9 @@ export namespace LaunchConfig {
     const dir = ConfigDirs.globalConfigDir(base)
     mkdirSync(dir, { recursive: true })
     const file = join(dir, "aircoding-tui.json")
-    writeFileSync(file, JSON.stringify({ ...user, plugin: plugins }, null, 2) + "\n")
+    // The home screen's tips suggest `opencode upgrade`, which would break the engine pin: turned off.
+    const pluginEnabled = { ...(user.plugin_enabled ?? {}), "internal:home-tips": false }
+    writeFileSync(file, JSON.stringify({ ...user, plugin: plugins, plugin_enabled: pluginEnabled }, null, 2) + "\n")
     const out: Record<string, string> = { OPENCODE_TUI_CONFIG: file }
     if (base.OPENCODE_CONFIG_CONTENT) {
       const cfg = JSON.parse(base.OPENCODE_CONFIG_CONTENT)

@@ -148,6 +148,7 @@ class OrchestratorImpl {
     // Refused at the door (not a repository, no commit, detached HEAD, dirty tracked files, bad config): nothing starts.
     const refused = await Preflight.refusal(this.root)
     if (refused) return refused
+    for (const note of await Preflight.submoduleNotes(this.root)) this.inbox.push(`Before the work starts: ${note}`, true)
     const settings = this.settings
     this.supervisor.mainSessionID = mainSessionID
     this.integration = (await git(this.root, ["rev-parse", "--abbrev-ref", "HEAD"])).trim()

@@ -1,3 +1,4 @@
+import { Submodules } from "./toolchain/submodules"
 import { existsSync, readFileSync } from "node:fs"
 import { hostname } from "node:os"
 import { join, relative } from "node:path"
@@ -50,7 +51,14 @@ export namespace Preflight {
       notes.push(
         `no git identity: commits in this run are made as ${FALLBACK_NAME} <${FALLBACK_EMAIL}>; to use yours: git config --global user.name "Your Name" && git config --global user.email you@example.com`,
       )
+    notes.push(...(await submoduleNotes(dir)))
     return { ok: problems.length === 0, problems, notes }
+  }
+
+  /** Submodules the user never initialised: said once, before anything is dispatched, with the fix. */
+  export async function submoduleNotes(dir: string): Promise<string[]> {
+    const missing = await Submodules.problems(dir).catch(() => [])
+    return missing.map((m) => `${m.problem}; fix: ${m.fix}`)
   }
 
   /** AirCoding's own files: config.json and toolchain.json must parse, or nothing starts. */

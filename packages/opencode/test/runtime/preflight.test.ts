@@ -36,6 +36,24 @@ describe("Preflight.check", () => {
     expect(r.ok).toBe(true)
   })
 
+  it("a submodule the user never initialised is said once, before anything starts, with the command that fixes it", async () => {
+    const lib = repo()
+    const app = repo()
+    sh(app, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "third_party/lib")
+    sh(app, "commit", "-qm", "add lib")
+    const clone = join(root, `clone${n++}`)
+    sh(root, "clone", "-q", app, clone)
+    const r = await Preflight.check(clone)
+    expect(r.ok).toBe(true)
+    const notes = r.notes.filter((note) => note.includes("submodule"))
+    expect(notes).toHaveLength(1)
+    expect(notes[0]).toContain("third_party/lib is not initialised")
+    expect(notes[0]).toContain("submodule update --init --recursive -- third_party/lib")
+    // Once initialised from the user's own copy, nothing more is said.
+    sh(clone, "-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init")
+    expect((await Preflight.check(clone)).notes.filter((note) => note.includes("submodule"))).toEqual([])
+  })
+
   it("not a git repository: the init commands and --init-git", async () => {
     const r = await Preflight.check(dir())
     expect(codes(r)).toEqual(["not-a-repo"])

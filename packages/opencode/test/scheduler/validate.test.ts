@@ -132,6 +132,14 @@ describe("validateGraph", () => {
     expect(validateGraph(graphOf(task("T-1", { title: "Clean up the parser", keep: ["parse() signature"] }))).ok).toBe(true)
   })
 
+  it.each(["Refactor the lexer into two files", "重构词法分析器"])("a refactor task may say %j: its kind keeps behaviour and tests", (title) => {
+    expect(validateGraph(graphOf(task("T-1", { kind: "refactor", title }))).ok).toBe(true)
+  })
+
+  it("a refactor task is still refused for another vague verb", () => {
+    expect(errorsOf(graphOf(task("T-1", { kind: "refactor", title: "Refactor and optimise the lexer" })))[0]!.message).toContain('"optimise"')
+  })
+
   it("does not mistake ordinary words for ambiguous verbs", () => {
     expect(validateGraph(graphOf(task("T-1", { title: "Add an updater flag; clean build passes", doneWhen: "uptime shown" }))).ok).toBe(true)
   })

@@ -22,6 +22,8 @@ test("the TUI config names the plugin file, which exists, and keeps the user's o
   const written = JSON.parse(readFileSync(out.OPENCODE_TUI_CONFIG!, "utf8"))
   expect(written.plugin).toEqual([LaunchConfig.tuiPluginSpec, "file:///somewhere/theirs.tsx"])
   expect(written.theme).toBe("nord")
+  // The home tips (they suggest `opencode upgrade`, which breaks the pin) are off.
+  expect(written.plugin_enabled).toMatchObject({ "internal:home-tips": false })
   expect(existsSync(fileURLToPath(LaunchConfig.tuiPluginSpec))).toBe(true)
   expect(out.OPENCODE_TUI_CONFIG!.startsWith(env.XDG_CONFIG_HOME!)).toBe(true)
 })
