@@ -303,8 +303,8 @@ export namespace RunView {
   }
 
   export function gatesText(lang: Lang, gates: readonly GateLine[]): string {
-    // commit, diff and evidence are bookkeeping: shown only when they are what failed
-    const shown = gates.filter((g) => !g.passed || !["commit", "diff", "evidence"].includes(g.gate))
+    // commit, diff, write-set, the secret scan and evidence are bookkeeping: shown only when they are what failed
+    const shown = gates.filter((g) => !g.passed || !["commit", "diff", "write-set", "secrets", "evidence"].includes(g.gate))
     if (!shown.length) return t(lang, "gates.none")
     return shown.map((g) => `${gateLabel(g.gate, lang)} ${g.passed ? "✓" : "✗"}`).join(" ")
   }
