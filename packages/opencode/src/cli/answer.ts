@@ -1,4 +1,5 @@
 import { join } from "node:path"
+import { isYes } from "../core/answer"
 import { Store } from "../runtime/store"
 import { UsageError } from "./ui"
 
@@ -10,11 +11,10 @@ import { UsageError } from "./ui"
 export namespace Answer {
   export type Parsed = { kind: "confirm"; notes?: string } | { kind: "change"; text: string }
 
-  const YES = /^\s*(yes|y|ok|confirm(ed)?|go( ahead)?)\s*[.!]?\s*$/i
   const CHANGE = /^\s*change\s*:\s*(.+)$/is
 
   export function parse(text: string): Parsed {
-    if (YES.test(text)) return { kind: "confirm" }
+    if (isYes(text)) return { kind: "confirm" }
     const change = CHANGE.exec(text)
     if (change?.[1]?.trim()) return { kind: "change", text: change[1].trim() }
     throw new UsageError(`--answer "${text}" is neither "yes" nor "change: <what to change>"`)

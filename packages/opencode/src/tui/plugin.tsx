@@ -10,6 +10,7 @@ import type { SchedulerState } from "../core/state"
 import { TuiBridge } from "./bridge"
 import { TuiView } from "./view"
 import { tw, type TuiKey } from "./words"
+import { parsePlanAnswer } from "../core/answer"
 
 /**
  * AirCoding inside OpenCode's TUI (loaded through the tui.json the launcher writes). It reads the run
@@ -84,8 +85,9 @@ const tui: TuiPlugin = async (api) => {
             )}
             onConfirm={(value) => {
               done()
-              const text = value.trim()
-              void (text ? send({ verb: "change", text }, "sent.revise") : send({ verb: "confirm" }, "sent.confirm"))
+              // Empty or a yes ("yes", "ok", "好", "确认" …) confirms; other words go to the Architect as changes.
+              const answer = parsePlanAnswer(value)
+              void (answer.kind === "change" ? send({ verb: "change", text: answer.text }, "sent.revise") : send({ verb: "confirm" }, "sent.confirm"))
             }}
             onCancel={done}
           />
