@@ -4,6 +4,7 @@ import { Serial } from "./serial.ts"
 import { git, gitTry, gitYes } from "./git.ts"
 import { idProblem } from "../core/names.ts"
 import { Submodules } from "./toolchain/submodules.ts"
+import { SandboxShell } from "./sandbox/shell.ts"
 
 /**
  * Task worktrees: one git worktree per executor task, at `<root>/.air/local/worktrees/<task-id>` on branch
@@ -135,9 +136,15 @@ export namespace Worktrees {
       const baseCommit = await resolveCommit(top, base, taskId)
       const recovered = await recoverInterruptedAdd(top, taskId, target)
       const branchExists = await refExists(top, `refs/heads/${branch}`)
-      const registered = (await worktreeEntries(top)).find((entry) => samePath(entry.path, target))
+      let registered = (await worktreeEntries(top)).find((entry) => samePath(entry.path, target))
       const made = (wt: Worktree): Worktree => (recovered ? { ...wt, recovered } : wt)
 
+      if (registered && !registered.missing && registered.branch === undefined && branchExists) {
+        // A sandboxed command detaches HEAD while it runs (sandbox/git-sync.ts); a process killed meanwhile
+        // leaves it so. Settle it as the command's end would have: the branch takes the worker's commits.
+        await SandboxShell.heal(target)
+        registered = (await worktreeEntries(top)).find((entry) => samePath(entry.path, target))
+      }
       if (registered && !registered.missing) {
         if (registered.branch !== `refs/heads/${branch}`) {
           throw new WorktreeError(

@@ -89,6 +89,13 @@ const events = () => readJsonl(join(project, ".air/local/state/events.jsonl"))
 const has = (type: string, taskId?: string) => () => events().some((e) => e.type === type && (!taskId || e.taskId === taskId))
 let screens: Record<string, string> = {}
 
+const PLAN_DIALOG = /The Architect proposes a plan/
+async function dismissPlanDialog(): Promise<void> {
+  await tui.waitFor(PLAN_DIALOG)
+  tui.key("Escape")
+  await tui.waitFor(() => !PLAN_DIALOG.test(tui.screen()))
+}
+
 beforeAll(async () => {
   sandbox = makeSandbox("air-tui-conv-")
   project = trivialProject(sandbox, { "README.md": "# App\n" })
@@ -101,9 +108,13 @@ beforeAll(async () => {
   tui.type("Document the app.")
   await tui.waitFor(/PLAN-V1/)
   screens.plan = tui.screen()
+  // The TUI plugin raises the plan as a dialog too (answered in code: test/tui/tui.e2e.test.ts); this test
+  // answers in the chat, through Main, so it puts the dialog aside first.
+  await dismissPlanDialog()
   tui.type(change)
   await tui.waitFor(/PLAN-V2/)
   screens.revised = tui.screen()
+  await dismissPlanDialog()
   tui.type("yes")
   await tui.waitFor(has("task.dispatched", "T-1"))
   screens.running = tui.screen()

@@ -31,6 +31,24 @@ describe("task worktrees", () => {
     expect(await repo.read(".gitignore").catch(() => "none")).toBe("none")
   })
 
+  test("a worktree left on a detached HEAD by a sandboxed command killed mid-way is settled: the branch takes its commit", async () => {
+    const first = await Worktrees.create(repo.root, "T-DH", "main")
+    const ws = repo.at(first.path)
+    // What the sandbox does around a worker's command: HEAD detached at the branch tip, a commit made there.
+    await ws.git(["checkout", "-q", "--detach"])
+    await ws.write("src/detached.cpp", "int detached() { return 2; }\n")
+    await ws.commitAll("made while detached")
+    const made = (await ws.git(["rev-parse", "HEAD"])).trim()
+    // The process died before the command's end re-attached HEAD; the run resumes and dispatches again.
+    const again = await Worktrees.create(repo.root, "T-DH", "main")
+    expect(again.path).toBe(first.path)
+    expect((await ws.git(["rev-parse", "--abbrev-ref", "HEAD"])).trim()).toBe("air/T-DH")
+    expect((await repo.git(["rev-parse", "air/T-DH"])).trim()).toBe(made)
+    // Not merged, so not the Scheduler's to remove: the test cleans up after itself (the list test counts worktrees).
+    await repo.git(["worktree", "remove", "--force", first.path])
+    await repo.git(["branch", "-D", "air/T-DH"])
+  })
+
   test("creating it again (a resume after a crash) reuses the worktree and keeps its work", async () => {
     const first = await Worktrees.create(repo.root, "T-2", "main")
     const ws = repo.at(first.path)
