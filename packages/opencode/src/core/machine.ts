@@ -349,38 +349,18 @@ const RULES: { [T in EventType]: Handler<T> } = {
     d.schedule()
   },
 
-  "merge.conflicted": (d, e) => {
-    const t = findTask(d, e.taskId)
-    if (typeof t === "string") return t
-    if (d.s.merging !== t.id) return `task ${t.id} is not the merge in flight (${d.s.merging ?? "none"})`
-    d.s.merging = null
-    if (t.revertOnMerge) {
-      d.patch(t.id, { revertOnMerge: false })
-      d.offerReady(t.id)
-    } else {
+  "merge.conflicted": (d, e) =>
+    mergeFailed(d, e.taskId, (t) => {
       const files = e.files.join(", ") || "(files not named)"
       d.repairOrConsult(t.id, "executor", `merge conflict in ${files}: rebase on the integration branch and resolve it`, { source: "merge", message: `conflict in ${files}`, evidencePath: null }, ["executor-again", "block"])
-    }
-    d.pumpMerge()
-    d.schedule()
-  },
+    }),
 
-  "merge.blocked": (d, e) => {
-    const t = findTask(d, e.taskId)
-    if (typeof t === "string") return t
-    if (d.s.merging !== t.id) return `task ${t.id} is not the merge in flight (${d.s.merging ?? "none"})`
-    // Nothing landed: the queue moves on at once; the task waits for the user, whose answer queues its merge again.
-    d.s.merging = null
-    if (t.revertOnMerge) {
-      d.patch(t.id, { revertOnMerge: false })
-      d.offerReady(t.id)
-    } else {
+  // Nothing landed: the queue moves on at once; the task waits for the user, whose answer queues its merge again.
+  "merge.blocked": (d, e) =>
+    mergeFailed(d, e.taskId, (t) => {
       d.patch(t.id, { lastFailure: { source: `merge:${e.tag}`, message: e.message, evidencePath: null } })
       d.block(t.id, `its merge could not be carried out (${e.tag}): ${e.message}`, "merge")
-    }
-    d.pumpMerge()
-    d.schedule()
-  },
+    }),
 
   "milestone.reached": (d, e) => {
     const m = d.s.milestone
@@ -543,6 +523,24 @@ const RULES: { [T in EventType]: Handler<T> } = {
 function needStage(d: Draft, stages: readonly Stage[], why: string): string | undefined {
   if (stages.includes(d.s.stage)) return undefined
   return `${why} (stage: ${d.s.stage})`
+}
+
+/**
+ * The merge in flight did not land (a conflict, or a merge that could not be carried out): the queue moves
+ * on; a task the plan no longer wants merged goes back to ready, any other is handled by `onFailure`.
+ */
+function mergeFailed(d: Draft, taskId: string, onFailure: (t: TaskRuntime) => void): string | undefined {
+  const t = findTask(d, taskId)
+  if (typeof t === "string") return t
+  if (d.s.merging !== t.id) return `task ${t.id} is not the merge in flight (${d.s.merging ?? "none"})`
+  d.s.merging = null
+  if (t.revertOnMerge) {
+    d.patch(t.id, { revertOnMerge: false })
+    d.offerReady(t.id)
+  } else onFailure(t)
+  d.pumpMerge()
+  d.schedule()
+  return undefined
 }
 
 function findTask(d: Draft, id: string, statuses?: readonly TaskStatus[]): TaskRuntime | string {
