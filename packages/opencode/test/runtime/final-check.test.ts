@@ -1,23 +1,11 @@
-import { readFileSync } from "node:fs"
 import { mkdir, readFile, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { FinalCheck } from "../../src/runtime/final-check.ts"
 import { Toolchain } from "../../src/runtime/toolchain/index.ts"
 import { createCppRepo, type CppRepo } from "./cpp-repo.ts"
+import { alive } from "../support/pids.ts"
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-  } catch {
-    return false
-  }
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"))
-  } catch {
-    return false
-  }
-}
 
 describe("the final check", () => {
   let repo: CppRepo

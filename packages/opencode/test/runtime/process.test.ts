@@ -1,5 +1,4 @@
 import { execFileSync, spawn } from "node:child_process"
-import { readFileSync } from "node:fs"
 import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import path from "node:path"
@@ -13,20 +12,8 @@ import { Proc } from "../../src/runtime/process.ts"
 import { Worktrees } from "../../src/runtime/worktree.ts"
 import { bunBinary } from "../support/sandbox.ts"
 import { CALC_CPP, createCppRepo, type CppRepo } from "./cpp-repo.ts"
+import { alive } from "../support/pids.ts"
 
-/** Alive and not a zombie (an orphan's zombie may wait a while for a reaper in a container). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-  } catch {
-    return false
-  }
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"))
-  } catch {
-    return false
-  }
-}
 
 async function until(check: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
   const end = Date.now() + ms
