@@ -281,7 +281,10 @@ export class Draft {
 
   /** Undoes the task's last landing on the integration branch. */
   revert(id: string): void {
-    this.emit({ type: "revert", id: commandId.revert(id, this.s.eventCount), taskId: id, round: Math.max(1, this.task(id)!.merges) })
+    const cmd = { type: "revert" as const, id: commandId.revert(id, this.s.eventCount), taskId: id, round: Math.max(1, this.task(id)!.merges) }
+    // Kept until revert.done, so a restart carries it out again (outstanding) with the same id.
+    this.s.reverts = [...this.s.reverts.filter((r) => r.taskId !== id || r.round !== cmd.round), { taskId: id, round: cmd.round, commandId: cmd.id }]
+    this.emit(cmd)
   }
 
   markMerged(id: string, commit: string, tag: string): void {

@@ -126,6 +126,19 @@ export const Event = z.discriminatedUnion("type", [
   event("timer.fired", { taskId, kind: z.enum(["inactivity", "wallclock"]) }),
   event("run.paused", {}),
   event("run.resumed", {}),
+  /**
+   * A session's model use so far (its totals, not an increment; at most one per assistant message it ended):
+   * `taskId` when it worked for a task. The machine decides the budgets from these.
+   */
+  event("usage.recorded", {
+    sessionId: z.string().min(1),
+    taskId: taskId.optional(),
+    role: z.string().min(1),
+    requests: z.number().int().min(0),
+    tokens: z.number().int().min(0),
+  }),
+  /** A revert the machine ordered was carried out (or found already made), or it conflicted and the user was told. */
+  event("revert.done", { taskId, round: z.number().int().min(1), status: z.enum(["reverted", "conflicted"]) }),
 ])
 export type Event = z.infer<typeof Event>
 export type EventType = Event["type"]

@@ -5,6 +5,7 @@ import { graphIndex, isLive } from "./graph-index"
 import { reviewPasses } from "./report.schema"
 import { initialState, newTaskRuntime, type SchedulerState, type Stage, type TaskRuntime } from "./state"
 import { KIND_RULES, type TaskStatus } from "./task.schema"
+import { addUsage, emptyUsage, overruns, resetTask } from "./usage"
 import { validateDelta, validateGraph, type ValidationError } from "./validate"
 
 export type TransitionResult = { state: SchedulerState; commands: Command[] } | { refused: string }
@@ -93,6 +94,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
       return `run ${d.s.runId} is in progress (stage: ${d.s.stage}); a new run starts only after it finished`
     if (d.s.stage === "finished") Object.assign(d.s, { ...initialState(), eventCount: d.s.eventCount, lastAt: e.at })
     Object.assign(d.s, { stage: "planning", runId: e.runId, requirement: e.requirement, config: e.config, integration: e.integration ?? null })
+    d.s.usage = emptyUsage(e.at)
     d.emit({ type: "plan", id: commandId.plan(e.runId), requirement: e.requirement, autoConfirm: e.config.autoConfirm })
     d.notify(`run ${e.runId} started; the Architect is planning`)
   },
@@ -477,30 +479,8 @@ const RULES: { [T in EventType]: Handler<T> } = {
   },
 
   "budget.spent": (d, e) => {
-    if (!d.s.graph || (d.s.stage !== "running" && d.s.stage !== "milestone")) return `no run is in progress (stage: ${d.s.stage})`
-    if (e.taskId !== undefined) {
-      const t = findTask(d, e.taskId)
-      if (typeof t === "string") return t
-      if (t.status === "merged" || t.status === "invalidated" || t.status === "blocked") return `task ${t.id} is ${t.status}; it spends nothing`
-      if (t.status === "merge_queued" || t.status === "merging") return `task ${t.id} is being merged, which costs no model budget`
-      d.abortSessions(t.id)
-      d.block(t.id, `its ${e.kind} budget is spent`, resumeFor(t.status))
-    } else {
-      if (d.s.runBudgetSpent) return "the run's budget is already spent"
-      d.s.runBudgetSpent = true
-      // Merges finish (they cost no model budget); everything else stops and waits for one answer.
-      for (const id of [...d.s.active]) {
-        const status = d.task(id)!.status
-        if (status === "merge_queued" || status === "merging") continue
-        d.abortSessions(id)
-        d.setStatus(id, "blocked", `run ${e.kind} budget spent`)
-        d.patch(id, { resume: resumeFor(status), waitingOn: "run budget" })
-      }
-      const questionId = `run:budget:${d.s.eventCount}`
-      const text = `The run's ${e.kind} budget is spent. Raise it and continue?`
-      d.s.questions = [...d.s.questions, { questionId, taskId: null, text }]
-      d.emit({ type: "ask", id: `ask:${questionId}`, questionId, text })
-    }
+    const refusal = spendBudget(d, e.taskId, e.kind)
+    if (refusal) return refusal
     d.schedule()
   },
 
@@ -518,6 +498,62 @@ const RULES: { [T in EventType]: Handler<T> } = {
     d.notify("run resumed")
     d.schedule()
   },
+
+  "usage.recorded": (d, e) => {
+    if (d.s.runId === null) return "no run has started; its usage counts for nothing"
+    // A task's budget counts its current worker's or reviewer's session only (not one it was taken from).
+    const t = e.taskId !== undefined && d.s.graph ? d.task(e.taskId) : undefined
+    const taskId = t && (t.sessionId === e.sessionId || t.reviewSessionId === e.sessionId) ? t.id : null
+    const usage = addUsage(d.s.usage, e, taskId)
+    if (typeof usage === "string") return usage
+    d.s.usage = usage
+    const limits = d.s.config?.budgets
+    if (!limits || !d.s.graph || (d.s.stage !== "running" && d.s.stage !== "milestone")) return undefined
+    const over = overruns(limits, usage, taskId, d.s.runBudgetSpent)
+    for (const o of over) spendBudget(d, o.taskId, o.kind)
+    if (over.length) d.schedule()
+    return undefined
+  },
+
+  "revert.done": (d, e) => {
+    const pending = d.s.reverts.find((r) => r.taskId === e.taskId && r.round === e.round)
+    if (!pending) return `no revert of ${e.taskId} (round ${e.round}) is outstanding`
+    d.s.reverts = d.s.reverts.filter((r) => r !== pending)
+    return undefined
+  },
+}
+
+
+/** A budget is spent: the task (or the whole run, merges apart) stops and the user is asked. */
+function spendBudget(d: Draft, taskId: string | undefined, kind: EventOf<"budget.spent">["kind"]): string | undefined {
+  const e = { taskId, kind }
+  if (!d.s.graph || (d.s.stage !== "running" && d.s.stage !== "milestone")) return `no run is in progress (stage: ${d.s.stage})`
+  if (e.taskId !== undefined) {
+    const t = findTask(d, e.taskId)
+    if (typeof t === "string") return t
+    if (t.status === "merged" || t.status === "invalidated" || t.status === "blocked") return `task ${t.id} is ${t.status}; it spends nothing`
+    if (t.status === "merge_queued" || t.status === "merging") return `task ${t.id} is being merged, which costs no model budget`
+    d.abortSessions(t.id)
+    d.block(t.id, `its ${e.kind} budget is spent`, resumeFor(t.status))
+    d.s.usage = resetTask(d.s.usage, t.id)
+  } else {
+    if (d.s.runBudgetSpent) return "the run's budget is already spent"
+    d.s.runBudgetSpent = true
+    d.s.usage = { ...d.s.usage, runGrants: d.s.usage.runGrants + 1 }
+    // Merges finish (they cost no model budget); everything else stops and waits for one answer.
+    for (const id of [...d.s.active]) {
+      const status = d.task(id)!.status
+      if (status === "merge_queued" || status === "merging") continue
+      d.abortSessions(id)
+      d.setStatus(id, "blocked", `run ${e.kind} budget spent`)
+      d.patch(id, { resume: resumeFor(status), waitingOn: "run budget" })
+    }
+    const questionId = `run:budget:${d.s.eventCount}`
+    const text = `The run's ${e.kind} budget is spent. Raise it and continue?`
+    d.s.questions = [...d.s.questions, { questionId, taskId: null, text }]
+    d.emit({ type: "ask", id: `ask:${questionId}`, questionId, text })
+  }
+  return undefined
 }
 
 function needStage(d: Draft, stages: readonly Stage[], why: string): string | undefined {

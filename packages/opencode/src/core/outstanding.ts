@@ -8,7 +8,8 @@ import type { SchedulerState } from "./state"
  * are gone.
  */
 export function outstanding(state: SchedulerState): Command[] {
-  const commands: Command[] = []
+  // Reverts first: a dispatch carried out after them branches off the integration branch without the undone work.
+  const commands: Command[] = pendingReverts(state)
   for (const task of state.tasks) {
     const id = task.id
     switch (task.status) {
@@ -46,4 +47,12 @@ export function outstanding(state: SchedulerState): Command[] {
   // The run ended but its final check was never recorded (the process died first).
   if (state.finished && state.finalCheck === null) commands.push({ type: "finish", id: commandId.finish(state.finished.status, state.eventCount), status: state.finished.status })
   return commands
+}
+
+/**
+ * Reverts the machine ordered (a delta undid merged work) and nobody reported done: carried out again with
+ * their first id; the runtime recognises a revert already made by its tag.
+ */
+function pendingReverts(state: SchedulerState): Command[] {
+  return state.reverts.map((r) => ({ type: "revert", id: r.commandId, taskId: r.taskId, round: r.round }))
 }

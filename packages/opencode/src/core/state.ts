@@ -2,6 +2,7 @@ import { z } from "zod"
 import { CONSULTANTS, CONSULT_OPTIONS } from "./command"
 import { FINAL_CHECK_STATUSES, RunConfig, WORKER_ROLES } from "./event.schema"
 import { SCHEMA_VERSION, TASK_STATUSES, TaskGraph } from "./task.schema"
+import { emptyUsage, UsageState } from "./usage"
 
 export const STAGES = ["idle", "planning", "confirming", "confirmed", "running", "milestone", "finished"] as const
 export type Stage = (typeof STAGES)[number]
@@ -115,6 +116,10 @@ export const SchedulerState = z.object({
   finished: z.object({ status: z.enum(["done", "blocked"]) }).nullable(),
   /** The final check of the finished run, once it was recorded (null while it is outstanding or before the end). */
   finalCheck: z.object({ status: z.enum(FINAL_CHECK_STATUSES), message: z.string() }).nullable().default(null),
+  /** Model use of the run (usage.recorded): the budgets are decided from it. */
+  usage: UsageState.default(emptyUsage(null)),
+  /** Reverts ordered and not yet reported done (revert.done): a restart carries them out again (outstanding). */
+  reverts: z.array(z.object({ taskId: z.string(), round: z.number().int().min(1), commandId: z.string() })).default([]),
 })
 export type SchedulerState = z.infer<typeof SchedulerState>
 
@@ -143,6 +148,8 @@ export function initialState(): SchedulerState {
     questions: [],
     finished: null,
     finalCheck: null,
+    usage: emptyUsage(null),
+    reverts: [],
   }
 }
 

@@ -57,14 +57,14 @@ export namespace RunReport {
       })),
       questions: state.questions.map((q) => ({ questionId: q.questionId, text: q.text })),
       modelRequests: Usage.byAgent(root),
-      spent: spentOf(root),
+      spent: spentOf(state),
       evidenceRoot: ".air/local/evidence",
       final: FinalCheck.read(root) ?? null,
     }
   }
 
-  function spentOf(root: string): Summary["spent"] {
-    const s = Budget.spent(root, Budget.readEvents(root), Date.now())
+  function spentOf(state: SchedulerState): Summary["spent"] {
+    const s = Budget.spent(state, Date.now())
     return { requests: s.run.requests, tokens: s.run.tokens, minutes: s.run.minutes, byTask: Object.fromEntries(Object.entries(s.tasks).map(([id, t]) => [id, t.requests])) }
   }
 

@@ -520,6 +520,10 @@ export namespace RunView {
         return L("ev.question.answered", { questionId: e.questionId, answer: oneLine(e.answer, 80) })
       case "budget.spent":
         return L("ev.budget.spent", { kind: L(`budget.kind.${e.kind}`) })
+      case "usage.recorded":
+        return L("ev.usage.recorded", { role: e.role, sessionId: e.sessionId, requests: e.requests, tokens: e.tokens })
+      case "revert.done":
+        return L(e.status === "reverted" ? "ev.revert.done" : "ev.revert.conflicted", { id: e.taskId, round: e.round })
       case "session.lost":
         return L("ev.session.lost", { sessionId: e.sessionId })
       case "timer.fired":

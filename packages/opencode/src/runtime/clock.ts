@@ -1,24 +1,33 @@
 import { Budget } from "./budget"
 import { Settings } from "./settings"
-import { Usage } from "./usage"
+import { UsageReporter } from "./usage"
 import type { Ports } from "./ports"
 import type { Supervisor } from "./supervisor"
 
 /**
- * Timers are code: inactivity and wall-clock caps arrive at the machine as timer.fired events, a spent
- * budget as budget.spent. Nothing here decides what they mean; the machine does.
+ * Timers are code: inactivity and wall-clock caps arrive at the machine as timer.fired events, the run's
+ * minutes as budget.spent, model use as usage.recorded (from which the machine decides the request and
+ * token budgets). Nothing here decides what they mean; the machine does.
  */
 export class Clock {
   private stop?: () => void
   /** Deadlines already reported (task and deadline), so a refused or slow timer is not fired on every tick. */
   private fired = new Set<string>()
-  /** Tokens each session used, as the engine reported them; on disk, so a restart does not forget them. */
-  private sessionTokens?: Usage.SessionTokens
+  /** Model use of the sessions the Scheduler started, as events. */
+  readonly usage: UsageReporter
 
   constructor(
     private ports: Ports,
     private supervisor: () => Supervisor,
-  ) {}
+  ) {
+    this.usage = new UsageReporter(ports, (sessionID) => {
+      const purpose = this.supervisor().purposeOf(sessionID)
+      if (!purpose) return undefined
+      if (purpose.kind === "worker") return { role: purpose.role, taskId: purpose.taskId }
+      if (purpose.kind === "reviewer") return { role: "reviewer", taskId: purpose.taskId }
+      return { role: purpose.kind }
+    })
+  }
 
   start(inactivityMs: number): void {
     if (this.stop) return
@@ -53,35 +62,21 @@ export class Clock {
     }
   }
 
-  /** Brings tokens.json up to date with the sessions this process watches (or the ones named, before they are let go). */
-  recordTokens(sessionIDs: Iterable<string> = this.ports.sessions.ids()): void {
-    const { root, sessions } = this.ports
-    const known = (this.sessionTokens ??= Usage.readTokens(root))
-    let changed = false
-    for (const sessionID of sessionIDs) {
-      const stats = sessions.stats(sessionID)
-      if (!stats || known[sessionID]?.tokens === stats.tokens) continue
-      known[sessionID] = { at: known[sessionID]?.at ?? new Date(this.ports.clock.now()).toISOString(), tokens: stats.tokens }
-      changed = true
-    }
-    if (changed) Usage.writeTokens(root, known)
+  /** Reports the model use of the sessions named (by default every session watched) before they are let go. */
+  reportUsage(sessionIDs?: Iterable<string>): Promise<void> {
+    return this.usage.report(sessionIDs)
   }
 
-  /** A spent budget goes to the machine once; it blocks (the task, or the run) and asks the user. */
+  /** The run's minutes: time decides them, so the clock reports them; requests and tokens go as usage.recorded. */
   private async checkBudgets(): Promise<void> {
-    const { log, inbox, root } = this.ports
+    const { log, inbox } = this.ports
+    await this.usage.report()
     const state = log.state()
     if (!state || (state.stage !== "running" && state.stage !== "milestone") || state.runBudgetSpent) return
     // The limits the run started with (run.started); the live settings only for a log from before they were recorded.
     const limits = state.config?.budgets ?? Settings.budgets(this.ports.settings())
-    if (!Object.values(limits).some((v) => v > 0)) return
-    this.recordTokens()
-    const events = Budget.readEvents(root)
-    const spent = Budget.spent(root, events, this.ports.clock.now())
-    for (const over of Budget.over(limits, spent, events, state.active)) {
-      const r = await log.apply({ type: "budget.spent", ...(over.taskId ? { taskId: over.taskId } : {}), kind: over.kind })
-      if (r.ok) inbox.push(over.taskId ? `task ${over.taskId}: its ${over.kind} budget is spent` : `the run's ${over.kind} budget is spent`, true)
-      if (!over.taskId) return
-    }
+    if (!Budget.minutesOver(limits, state, this.ports.clock.now())) return
+    const r = await log.apply({ type: "budget.spent", kind: "minutes" })
+    if (r.ok) inbox.push("the run's minutes budget is spent", true)
   }
 }

@@ -264,7 +264,7 @@ export class Interpreter {
   }
 
   private async revertNow(taskId: string, round: number): Promise<void> {
-    const { root, inbox } = this.ports
+    const { root, inbox, log } = this.ports
     const result = await this.ports.merge.revert({ root, taskId, round, integration: this.integration() })
     if (result.status === "conflict")
       inbox.push(
@@ -273,6 +273,8 @@ export class Interpreter {
         true,
       )
     else inbox.push(`task ${taskId} reverted on ${this.integration()} (${result.tag})`)
+    // The state keeps an ordered revert until this (a restart carries it out again through outstanding()).
+    await log.apply({ type: "revert.done", taskId, round, status: result.status === "conflict" ? "conflicted" : "reverted" })
   }
 
   private async doneCommit(taskId: string, round: number): Promise<string> {

@@ -22,7 +22,7 @@ import { git } from "./git"
 import { RunReport } from "../read/run-report"
 import { MainWake } from "./main-wake"
 import { ContextPack } from "./context-pack"
-import { Proposal } from "./proposal"
+import { PlanFiles, Proposal } from "./proposal"
 
 type Client = PluginInput["client"]
 
@@ -56,7 +56,7 @@ class OrchestratorImpl {
     const log = { apply: (e: EventInput) => this.apply(e), state: () => this.store?.state, opened: async () => (await this.open()).state }
     this.ports = realPorts(root, client, this.inbox, log, (id, info) => hooks.onSessionStarted(id, info))
     this.clock = new Clock(this.ports, () => this.supervisor)
-    this.supervisor = new Supervisor(this.ports, (id) => Orchestrators.bindSession(id, this), (ids) => this.clock.recordTokens(ids))
+    this.supervisor = new Supervisor(this.ports, (id) => Orchestrators.bindSession(id, this), (ids) => this.clock.reportUsage(ids))
     this.interpreter = new Interpreter(this.ports, this.supervisor, this.clock, () => this.integrationBranch())
     this.wake = new MainWake(
       () => this.mainSession,
@@ -88,6 +88,8 @@ class OrchestratorImpl {
       const store = await Store.open(join(this.root, ".air"))
       this.store = store
       for (const w of store.warnings) this.inbox.push(`Warning from the Scheduler's store: ${w}`)
+      // The plan's files derive from the log: a crash before one was written leaves it to be written now.
+      this.syncPlanFiles(store.state)
       resume(this.ports, this.interpreter, this.clock, store.state)
       return store
     })()
@@ -131,12 +133,22 @@ class OrchestratorImpl {
       const full = { ...event, at: event.at ?? new Date().toISOString() } as Event
       const result = store.append(full)
       if ("refused" in result) return { ok: false as const, reason: result.refused }
+      // Written after the event is stored, never before: the log is the truth the files show.
+      if (PlanFiles.EVENTS.has(full.type)) this.syncPlanFiles(store.state)
       for (const cmd of result.commands) this.interpreter.execute(cmd)
       return { ok: true as const }
     }
     const next = this.queue.then(run, run)
     this.queue = next.catch(() => undefined)
     return next
+  }
+
+  private syncPlanFiles(state: SchedulerState): void {
+    try {
+      PlanFiles.sync(this.root, state)
+    } catch (err) {
+      this.inbox.push(`Could not write the plan's files under .air/shared/plan: ${(err as Error).message}; the event log has the plan.`)
+    }
   }
 
   // ——— Main ———
@@ -152,7 +164,6 @@ class OrchestratorImpl {
     const settings = this.settings
     this.supervisor.mainSessionID = mainSessionID
     this.integration = (await git(this.root, ["rev-parse", "--abbrev-ref", "HEAD"])).trim()
-    await writeFileAtomic(join(this.root, ".air", "shared", "plan", "requirements.md"), `# Requirement\n\n${requirement}\n`)
     const runId = `run-${Date.now().toString(36)}`
     await writeFileAtomic(
       join(this.root, ".air", "local", "state", "run.json"),
@@ -240,7 +251,6 @@ class OrchestratorImpl {
   // ——— Architect ———
 
   async propose(sessionID: string, summary: string): Promise<string> {
-    await writeFileAtomic(join(this.root, ".air", "shared", "plan", "plan.md"), `# Plan\n\n${summary}\n`)
     const r = await this.apply({ type: "plan.proposed", summary })
     if (!r.ok) return `Proposal refused: ${r.reason}`
     this.supervisor.architectSessionID = sessionID
@@ -258,7 +268,6 @@ class OrchestratorImpl {
         : `Refused: the run is in stage "${store.state.stage}"; a new graph is not accepted now (use air_delta for changes).`
     const checked = validateGraph({ schemaVersion: SCHEMA_VERSION, requirement: args.requirement, tasks: args.tasks })
     if (!checked.ok) return formatErrors("The task graph was refused; nothing changed.", checked.errors)
-    await writeFileAtomic(join(this.root, ".air", "shared", "plan", "task-graph.json"), JSON.stringify(checked.graph, null, 2))
     const r = await this.apply({ type: "graph.accepted", graph: checked.graph })
     if (!r.ok) return `The task graph was refused: ${r.reason}`
     this.supervisor.architectSessionID = sessionID
@@ -274,8 +283,6 @@ class OrchestratorImpl {
     if (!checked.ok) return formatErrors("The plan delta was refused; nothing changed.", checked.errors)
     const r = await this.apply({ type: "delta.accepted", delta: checked.delta })
     if (!r.ok) return `The plan delta was refused: ${r.reason}`
-    const after = (await this.open()).state.graph
-    if (after) await writeFileAtomic(join(this.root, ".air", "shared", "plan", "task-graph.json"), JSON.stringify(after, null, 2))
     const reverify = checked.result.impacts.filter((impact) => impact.change === "reverify").map((impact) => impact.id)
     return (
       `Plan delta accepted: ${checked.result.impacts.length} task(s) impacted.` +

@@ -1,7 +1,6 @@
 import { outstanding } from "../core/outstanding"
 import { Proposal } from "./proposal"
 import type { SchedulerState } from "../core/state"
-import { Worktrees } from "./worktree"
 import type { Clock } from "./clock"
 import type { Interpreter } from "./interpreter"
 import type { Ports } from "./ports"
@@ -10,7 +9,7 @@ import type { Ports } from "./ports"
  * A run that was in progress when the last process died: carry out again what the state still waits on —
  * outstanding() lists it all (dispatches, gates, reviews, merges, consults, questions, the milestone review,
  * the replan, the Architect's planning session, the final check); command ids make that safe — and report
- * the sessions of the old process as lost. Reverts are found on the integration branch (their tags).
+ * the sessions of the old process as lost. Pending reverts are in that list too (the state keeps them until revert.done).
  */
 export function resume(ports: Ports, interpreter: Interpreter, clock: Clock, state: SchedulerState): void {
   const { inbox, log } = ports
@@ -25,7 +24,6 @@ export function resume(ports: Ports, interpreter: Interpreter, clock: Clock, sta
   }
   inbox.push(`Resuming run ${state.runId} from the event log (stage ${state.stage}).`)
   for (const cmd of outstanding(state)) interpreter.execute(cmd)
-  void resumeReverts(ports, interpreter, state).catch((err) => inbox.push(`Could not finish a revert after the restart: ${(err as Error).message}`, true))
   for (const t of state.tasks) {
     // Sessions of the dead process: lost, not failed — the same step starts again at no cost to the budgets.
     if ((t.status === "running" || t.status === "debugging") && t.sessionId) void log.apply({ type: "session.lost", taskId: t.id, sessionId: t.sessionId })
@@ -36,15 +34,3 @@ export function resume(ports: Ports, interpreter: Interpreter, clock: Clock, sta
   clock.start(state.config?.inactivityMs ?? ports.settings().inactivityMs)
 }
 
-
-/**
- * Reverts are not in the state's outstanding work (the delta already reset the task): after a restart, a task
- * that is no longer merged but still has its air/done tag is reverted now (a finished revert is recognised).
- */
-export async function resumeReverts(ports: Ports, interpreter: Interpreter, state: SchedulerState): Promise<void> {
-  for (const t of state.tasks) {
-    if (t.status === "merged" || t.status === "merging" || t.status === "merge_queued" || t.merges === 0) continue
-    const has = (tag: string) => ports.git(ports.root, ["rev-parse", "-q", "--verify", `refs/tags/${tag}`]).then(() => true, () => false)
-    if ((await has(Worktrees.doneTag(t.id, t.merges))) && !(await has(Worktrees.revertedTag(t.id, t.merges)))) await interpreter.revert(t.id, t.merges)
-  }
-}

@@ -26,8 +26,8 @@ export class Supervisor {
     private ports: Ports,
     /** Called with each session it starts, so tool calls from that session find this run. */
     private bind: (sessionID: string) => void,
-    /** Brings the token record up to date with the sessions named, before they are let go. */
-    private recordTokens: (sessionIDs: string[]) => void,
+    /** Reports the model use of the sessions named (usage.recorded), read before they are let go. */
+    private reportUsage: (sessionIDs: string[]) => Promise<void>,
   ) {}
 
   purposeOf(sessionID: string): Purpose | undefined {
@@ -86,15 +86,17 @@ export class Supervisor {
 
   /** Ends a session the state no longer waits on. */
   async abort(sessionID: string): Promise<void> {
-    this.recordTokens([sessionID])
+    const reported = this.reportUsage([sessionID])
     this.purposes.delete(sessionID)
     await this.ports.sessions.abort(sessionID)
+    await reported
   }
 
   /** A child stopped. Silence about its result is never success: nudge once, then fail it. */
   async onOutcome(sessionID: string, outcome: ChildSessions.Outcome): Promise<void> {
     const { log, inbox, sessions } = this.ports
-    this.recordTokens([sessionID])
+    // The turn's model use first (one event at most per turn): the machine may find a budget spent.
+    await this.reportUsage([sessionID])
     const purpose = this.purposes.get(sessionID)
     if (!purpose) return sessions.release(sessionID)
     if (outcome.kind !== "idle") {

@@ -1,13 +1,13 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs"
+import { appendFileSync, mkdirSync } from "node:fs"
 import { dirname, join } from "node:path"
-import { z } from "zod"
-import { writeFileAtomicSync } from "./atomic"
 import { readJsonLines } from "./jsonl"
+import type { Ports } from "./ports"
+import { Queue } from "./serial"
 
 /**
  * Model requests by agent, one line per request, recorded from the `chat.params` hook (which fires
  * once per model call and names the agent). Invariant 5 — routine scheduling costs zero model calls —
- * is checked against this file.
+ * is checked against this file. What the budgets count is in the log instead (`UsageReporter`).
  */
 export namespace Usage {
   export function file(root: string): string {
@@ -37,31 +37,51 @@ export namespace Usage {
     for (const { sessionID } of entries(root)) if (sessionID) counts[sessionID] = (counts[sessionID] ?? 0) + 1
     return counts
   }
+}
+
+/** Who a session works for, as the supervisor knows it: the role, and the task when it has one. */
+export type SessionOwner = { role: string; taskId?: string }
+
+/**
+ * Feeds the model use of the sessions the Scheduler started to the machine as `usage.recorded` events,
+ * carrying each session's totals (completed assistant messages and their tokens, as the engine reports
+ * them). An event only when a total grew, so at most one per assistant message a session ended; the
+ * machine decides the budgets from the folded totals, and a restart folds the same ones.
+ */
+export class UsageReporter {
+  private readonly queue = new Queue()
+
+  constructor(
+    private ports: Ports,
+    private ownerOf: (sessionID: string) => SessionOwner | undefined,
+  ) {}
 
   /**
-   * Tokens each session used, as the engine reported them, kept on disk so that a restarted process
-   * counts what the dead one spent. `at`: when the session was first seen (to tell runs apart).
+   * Reports the sessions named (by default every session watched). The figures and owners are read now,
+   * before the caller lets a session go; the events follow in order.
    */
-  export const SessionTokens = z.record(z.string(), z.object({ at: z.string(), tokens: z.number().int().min(0) }))
-  export type SessionTokens = z.infer<typeof SessionTokens>
-
-  export function tokensFile(root: string): string {
-    return join(root, ".air", "local", "state", "tokens.json")
-  }
-
-  export function readTokens(root: string): SessionTokens {
-    const path = tokensFile(root)
-    if (!existsSync(path)) return {}
-    try {
-      const parsed = SessionTokens.safeParse(JSON.parse(readFileSync(path, "utf8")))
-      return parsed.success ? parsed.data : {}
-    } catch {
-      return {} // written atomically, so only a hand-edited file is unreadable; it is rebuilt as sessions report
-    }
-  }
-
-  export function writeTokens(root: string, tokens: SessionTokens): void {
-    mkdirSync(dirname(tokensFile(root)), { recursive: true })
-    writeFileAtomicSync(tokensFile(root), JSON.stringify(tokens))
+  report(sessionIDs: Iterable<string> = this.ports.sessions.ids()): Promise<void> {
+    const seen = [...sessionIDs].flatMap((sessionId) => {
+      const stats = this.ports.sessions.stats(sessionId)
+      if (!stats || (stats.requests === 0 && stats.tokens === 0)) return []
+      return [{ sessionId, stats, owner: this.ownerOf(sessionId) }]
+    })
+    if (seen.length === 0) return Promise.resolve()
+    return this.queue.run(async () => {
+      for (const { sessionId, stats, owner } of seen) {
+        const state = this.ports.log.state()
+        if (!state || state.runId === null) return
+        const known = state.usage.sessions[sessionId]
+        if (known && stats.requests <= known.requests && stats.tokens <= known.tokens) continue
+        await this.ports.log.apply({
+          type: "usage.recorded",
+          sessionId,
+          ...(owner?.taskId ? { taskId: owner.taskId } : {}),
+          role: owner?.role ?? stats.agent,
+          requests: Math.max(stats.requests, known?.requests ?? 0),
+          tokens: Math.max(stats.tokens, known?.tokens ?? 0),
+        })
+      }
+    })
   }
 }

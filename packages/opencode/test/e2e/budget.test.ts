@@ -1,13 +1,11 @@
 import { execFileSync } from "node:child_process"
-import { readFileSync } from "node:fs"
-import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
 import { passingReviewer, runScenario, trivialProject, type RunResult } from "../support/runs"
 
 /**
  * A task's model-request budget (AIRCODING_TASK_REQUESTS=7): T-1's first executor keeps asking the model;
- * once it passes 7 requests the Scheduler aborts it, blocks the task and asks the user (never a loop);
+ * once its usage (usage.recorded, one event per assistant message at most) passes 7 requests the machine aborts it, blocks the task and asks the user (never a loop);
  * the answer gives the task a fresh budget and the second executor finishes well within it.
  */
 const requirement = "Write the notes."
@@ -57,21 +55,28 @@ describe("a task's request budget", () => {
     expect(execFileSync("git", ["show", "main:notes.md"], { cwd: project, encoding: "utf8" })).toBe("notes\n")
   })
 
-  test("spent once: budget.spent, blocked with a question, answered, dispatched again — no loop", () => {
-    const spent = r.events.filter((e) => e.type === "budget.spent")
-    expect(spent).toEqual([expect.objectContaining({ taskId: "T-1", kind: "requests" })])
+  test("spent once, decided by the machine from usage.recorded: blocked with a question, answered, dispatched again — no loop", () => {
+    expect(r.events.filter((e) => e.type === "budget.spent")).toEqual([])
+    const first = r.events.find((e) => e.type === "task.dispatched")!.sessionId
+    const over = r.events.findIndex((e) => e.type === "usage.recorded" && e.sessionId === first && e.taskId === "T-1" && e.requests > 7)
+    expect(over).toBeGreaterThan(0)
+    expect(r.events.slice(over + 1).find((e) => e.type === "usage.recorded" && e.sessionId === first && e.requests > r.events[over].requests + 1)).toBeUndefined()
     expect(r.events.filter((e) => e.type === "task.dispatched").map((e) => e.attempt)).toEqual([1, 2])
-    const first = r.modelLog.filter((l) => l.agent === "executor" && String(l.lastUser ?? "").includes("(attempt 1)")).length
-    expect(first).toBeGreaterThan(7)
-    expect(first).toBeLessThan(14)
+    const asked = r.modelLog.filter((l) => l.agent === "executor" && String(l.lastUser ?? "").includes("(attempt 1)")).length
+    expect(asked).toBeGreaterThan(7)
+    expect(asked).toBeLessThan(14)
     expect(r.summary.spent.requests).toBeGreaterThan(10)
   })
 
-  test("tokens the provider reported are kept on disk by session, so a restart does not forget them", () => {
-    const tokens = JSON.parse(readFileSync(join(project, ".air/local/state/tokens.json"), "utf8")) as Record<string, { at: string; tokens: number }>
+  test("usage reaches the machine as events, one per assistant message at most; the summary is their fold", () => {
+    const usage = r.events.filter((e) => e.type === "usage.recorded")
     const executors = r.events.filter((e) => e.type === "task.dispatched").map((e) => e.sessionId)
-    for (const session of executors) expect(tokens[session]?.tokens ?? 0).toBeGreaterThan(0)
-    const total = Object.values(tokens).reduce((sum, t) => sum + t.tokens, 0)
+    const last = new Map<string, { requests: number; tokens: number }>()
+    for (const e of usage) last.set(e.sessionId, e)
+    for (const session of executors) expect(last.get(session)?.tokens ?? 0).toBeGreaterThan(0)
+    // Bounded: never more events for a session than the assistant messages it ended.
+    for (const [session, totals] of last) expect(usage.filter((e) => e.sessionId === session).length).toBeLessThanOrEqual(totals.requests)
+    const total = [...last.values()].reduce((sum, t) => sum + t.tokens, 0)
     expect(r.summary.spent.tokens).toBe(total)
   })
 })

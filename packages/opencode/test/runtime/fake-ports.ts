@@ -38,6 +38,11 @@ export class FakeWorld {
   }
   finalCheckImpl: Ports["finalCheck"]["run"] = async () => ({ passed: true, summary: "integration branch builds", evidenceDir: "", commands: [] })
   finalCheckFile: ReturnType<Ports["finalCheck"]["read"]> = undefined
+  /** What the engine says each session used (completed assistant messages and their tokens). */
+  readonly stats = new Map<string, { requests: number; tokens: number; agent: string }>()
+  revertImpl: Ports["merge"]["revert"] = async () => {
+    throw new Error("revert not scripted")
+  }
   /** What the fake clock says now. */
   now = Date.parse(AT)
   private sessions = 0
@@ -88,15 +93,13 @@ export class FakeWorld {
         },
         release() {},
         stalled: () => [],
-        stats: () => undefined,
-        ids: () => [],
+        stats: (id) => world.stats.get(id),
+        ids: () => [...world.stats.keys()],
       },
       gates: { run: (input) => world.gates(input) },
       merge: {
         merge: (input) => world.mergeImpl(input),
-        revert: async () => {
-          throw new Error("revert not scripted")
-        },
+        revert: (input) => world.revertImpl(input),
       },
       worktrees: {
         create: async (_root, taskId) => ({ path: join(world.root, ".air/local/worktrees", taskId), branch: `air/task/${taskId}`, base: "main", created: true }) as never,
@@ -125,7 +128,7 @@ export class FakeWorld {
       onSessionStarted() {},
     }
     this.clock = new Clock(this.ports, () => this.supervisor)
-    this.supervisor = new Supervisor(this.ports, () => undefined, () => undefined)
+    this.supervisor = new Supervisor(this.ports, () => undefined, (ids) => this.clock.reportUsage(ids))
     this.interpreter = new Interpreter(this.ports, this.supervisor, this.clock, () => "main")
   }
 

@@ -5,7 +5,6 @@ import { MergeQueue } from "../../src/runtime/merge"
 import { Toolchain } from "../../src/runtime/toolchain/index"
 import { GitCommandError } from "../../src/runtime/git"
 import { resume } from "../../src/runtime/recovery"
-import { Usage } from "../../src/runtime/usage"
 import { apply, complete, graphOf, runtimeOf, started, statusOf, steps, task } from "../scheduler/fixtures"
 import { FakeWorld } from "./fake-ports"
 
@@ -181,21 +180,51 @@ describe("clock: deadlines live in the state", () => {
   })
 })
 
-describe("clock: budgets come from the run's configuration", () => {
-  it("the limits recorded in run.started apply, whatever the live settings say", async () => {
+describe("usage as events: the machine decides the budgets", () => {
+  it("a session's model use goes to the machine as usage.recorded; the limits of run.started decide, whatever the live settings say", async () => {
     const limits = { taskRequests: 0, runRequests: 1, taskTokens: 0, runTokens: 0, runMinutes: 0 }
     const w = world(apply(started(graph, { budgets: limits }).state, steps.dispatched("T-1")).state)
-    Usage.record(w.root, "executor", "s-T-1-1")
-    Usage.record(w.root, "executor", "s-T-1-1")
+    w.stats.set("s-T-1-1", { requests: 2, tokens: 300, agent: "executor" })
     await w.clock.tick(60_000)
-    expect(w.accepted.at(-1)).toMatchObject({ type: "budget.spent", kind: "requests" })
-    expect(w.accepted.at(-1)).not.toHaveProperty("taskId")
-    // The same spending with no limits in the run's configuration (and none in the live settings): nothing.
+    expect(w.types()).toEqual(["usage.recorded"])
+    expect(w.accepted[0]).toMatchObject({ sessionId: "s-T-1-1", role: "executor", requests: 2, tokens: 300 })
+    expect(w.state.runBudgetSpent).toBe(true)
+    expect(w.take("ask").map((c) => c.questionId)).toEqual([expect.stringMatching(/^run:budget:/)])
+    // Nothing new: no event (one per assistant message at most).
+    await w.clock.tick(60_000)
+    expect(w.types()).toEqual(["usage.recorded"])
+    // The same use with no limits in the run's configuration (and none in the live settings): counted, nothing spent.
     const unlimited = world(apply(started(graph).state, steps.dispatched("T-1")).state)
-    Usage.record(unlimited.root, "executor", "s-T-1-1")
-    Usage.record(unlimited.root, "executor", "s-T-1-1")
+    unlimited.stats.set("s-T-1-1", { requests: 2, tokens: 300, agent: "executor" })
     await unlimited.clock.tick(60_000)
-    expect(unlimited.accepted).toEqual([])
+    expect(unlimited.types()).toEqual(["usage.recorded"])
+    expect([unlimited.state.runBudgetSpent, unlimited.state.usage.run]).toEqual([false, { requests: 2, tokens: 300 }])
+  })
+
+  it("a worker's turn that ends reports its use with its task first: past the task's budget, the task blocks", async () => {
+    const limits = { taskRequests: 3, runRequests: 0, taskTokens: 0, runTokens: 0, runMinutes: 0 }
+    const w = world(started(graphOf(task("T-1")), { budgets: limits }).state)
+    const [dispatch] = w.take("dispatch")
+    await w.interpreter.run(dispatch!)
+    const sessionId = runtimeOf(w.state, "T-1").sessionId!
+    w.stats.set(sessionId, { requests: 4, tokens: 900, agent: "executor" })
+    await w.supervisor.onOutcome(sessionId, { kind: "idle" })
+    expect(w.accepted.find((e) => e.type === "usage.recorded")).toMatchObject({ sessionId, taskId: "T-1", role: "executor", requests: 4 })
+    expect(statusOf(w.state, "T-1")).toBe("blocked")
+    expect(w.state.questions[0]!.text).toMatch(/requests budget is spent/)
+    // Not nudged: the state no longer waits on the session.
+    expect(w.types()).not.toContain("session.nudged")
+  })
+
+  it("the run's minutes are the clock's to report, from the run's start in the state", async () => {
+    const limits = { taskRequests: 0, runRequests: 0, taskTokens: 0, runTokens: 0, runMinutes: 5 }
+    const w = world(apply(started(graph, { budgets: limits, wallClockMs: 3_600_000 }).state, steps.dispatched("T-1")).state)
+    w.now = Date.parse(w.state.usage.startedAt!) + 5 * 60_000
+    await w.clock.tick(60_000)
+    expect(w.accepted).toEqual([])
+    w.now += 60_000
+    await w.clock.tick(60_000)
+    expect(w.accepted).toEqual([expect.objectContaining({ type: "budget.spent", kind: "minutes" })])
   })
 })
 
@@ -228,6 +257,23 @@ describe("recovery: one outstanding() drives every restart", () => {
     expect(reviewing.calls).toContain("session.create architect Architect: milestone 1")
     // Not recorded twice.
     expect(reviewing.refused).toEqual([])
+  })
+
+  it("a revert ordered before the restart is carried out again from outstanding(), with its first id, and reported done", async () => {
+    const merged = complete(started(graph, { concurrency: 2 }).state, "T-2").state
+    const state = apply(merged, { type: "change.requested", text: "x" }, { type: "delta.accepted", delta: { schemaVersion: 1, add: [], remove: [], modify: [{ id: "T-2", patch: { doneWhen: "T-2 twice" } }], supersedesAdrs: [] } }).state
+    expect(state.reverts).toHaveLength(1)
+    const w = world(state)
+    const reverted: string[] = []
+    w.revertImpl = async (input) => {
+      reverted.push(`${input.taskId}+${input.round}`)
+      return { status: "already-reverted", commit: "c0ffee", tag: "air/reverted/T-2" }
+    }
+    resume(w.ports, w.interpreter, w.clock, w.state)
+    await new Promise((r) => setTimeout(r, 20))
+    expect(reverted).toEqual(["T-2+1"])
+    expect(w.accepted.filter((e) => e.type === "revert.done")).toEqual([expect.objectContaining({ taskId: "T-2", round: 1, status: "reverted" })])
+    expect(w.state.reverts).toEqual([])
   })
 
   it("a finished run whose final check was never recorded gets it (or takes the old result file)", async () => {

@@ -102,6 +102,21 @@ describe("the machine under random DAGs and random event orders", () => {
     }
     expect([...seen].filter((t) => ["gates.errored", "merge.blocked", "session.errored", "finalCheck.done"].includes(t)).sort()).toEqual(["finalCheck.done", "gates.errored", "merge.blocked", "session.errored"])
   })
+
+  it("usage and reverts are in the log: the run's totals are the sum of each session's last report, and ordered reverts are reported done", () => {
+    const seen = new Set<string>()
+    for (let seed = 1; seed <= 40; seed++) {
+      const rng = rngFrom(seed)
+      const sim = new Simulator(rng, { ...DEFAULT_SIM, changes: 2 }, checkStep)
+      sim.start(randomGraph(rng, { tasks: 8, phases: 1, files: 4, maxDeps: 1 }), TEST_CONFIG)
+      sim.runToEnd(20_000)
+      for (const e of sim.accepted) seen.add(e.type)
+      const sessions = Object.values(sim.state.usage.sessions)
+      expect(sim.state.usage.run).toEqual({ requests: sessions.reduce((n, u) => n + u.requests, 0), tokens: sessions.reduce((n, u) => n + u.tokens, 0) })
+      expect(new Set(sim.state.reverts.map((r) => r.commandId)).size).toBe(sim.state.reverts.length)
+    }
+    expect([...seen].filter((t) => t === "usage.recorded" || t === "revert.done").sort()).toEqual(["revert.done", "usage.recorded"])
+  })
 })
 
 /** Any event at all, mostly out of place: the machine must refuse it cleanly or apply it. */
@@ -131,6 +146,8 @@ function randomEvent(rng: () => number, state: SchedulerState): Event {
     { type: "delta.accepted", at, delta: { schemaVersion: 1, add: [], remove: ["T-404"], modify: [], supersedesAdrs: [] } },
     { type: "run.resumed", at },
     { type: "plan.confirmed", at },
+    { type: "usage.recorded", at, sessionId, taskId, role: "executor", requests: Math.floor(rng() * 3), tokens: Math.floor(rng() * 300) },
+    { type: "revert.done", at, taskId, round: 1, status: "reverted" },
   ]
   return events[Math.floor(rng() * events.length)]!
 }

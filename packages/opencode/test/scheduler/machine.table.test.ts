@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
 import type { Command } from "../../src/core/command"
+import type { BudgetLimits } from "../../src/core/event.schema"
 import { transition } from "../../src/core/machine"
 import { initialState, type SchedulerState } from "../../src/core/state"
 import { AT, apply, complete, delta, ev, graphOf, runtimeOf, started, statusOf, steps, task, type EventInput } from "./fixtures"
@@ -20,6 +21,8 @@ const graph = graphOf(
   task("T-5"),
 )
 const config = { concurrency: 2, repairBudget: 1, stallRetries: 1 }
+const limits = (set: Partial<BudgetLimits>): BudgetLimits => ({ taskRequests: 0, runRequests: 0, taskTokens: 0, runTokens: 0, runMinutes: 0, ...set })
+const usage = (sessionId: string, taskId: string | undefined, requests: number, tokens: number): EventInput => ({ type: "usage.recorded", sessionId, ...(taskId ? { taskId } : {}), role: taskId ? "executor" : "architect", requests, tokens })
 
 function show(command: Command): string {
   if (command.type === "dispatch") return `dispatch:${command.taskId}:${command.role}:${command.attempt}`
@@ -241,6 +244,13 @@ const rows: Row[] = [
     statuses: { "T-1": "blocked", "T-5": "blocked" },
     commands: ["abort:T-1", "abort:T-5", "ask:run:budget:7", "finish:blocked", "notify"],
   },
+  // Usage as events: the machine decides the request and token budgets from the totals it folds.
+  { rule: "a worker's usage within its budgets is counted, nothing else", given: () => apply(started(graph, { ...config, budgets: limits({ taskRequests: 2 }) }).state, steps.dispatched("T-1")).state, event: usage("s-T-1-1", "T-1", 2, 40), commands: [], check: (st) => expect([st.usage.run, st.usage.tasks["T-1"]]).toEqual([{ requests: 2, tokens: 40 }, { requests: 2, tokens: 40 }]) },
+  { rule: "a worker's usage past its task's request budget aborts its session and blocks it; its next session starts afresh", given: () => apply(started(graph, { ...config, budgets: limits({ taskRequests: 2 }) }).state, steps.dispatched("T-1"), steps.dispatched("T-5"), usage("s-T-1-1", "T-1", 2, 40)).state, event: usage("s-T-1-1", "T-1", 3, 60), statuses: { "T-1": "blocked", "T-3": "running" }, commands: ["abort:T-1", "ask:T-1:blocked:1", "notify", "dispatch:T-3:executor:1"], check: (st) => expect([st.usage.run.requests, st.usage.tasks["T-1"], st.questions[0]!.text]).toEqual([3, undefined, expect.stringMatching(/requests budget is spent/)]) },
+  { rule: "usage past the run's token budget stops every session and asks once", given: () => apply(started(graph, { ...config, budgets: limits({ runTokens: 100 }) }).state, steps.dispatched("T-1"), steps.dispatched("T-5"), usage("architect-1", undefined, 3, 60)).state, event: usage("s-T-5-1", "T-5", 1, 41), statuses: { "T-1": "blocked", "T-5": "blocked" }, commands: ["abort:T-1", "abort:T-5", "ask:run:budget:8", "finish:blocked", "notify"], check: (st) => expect([st.runBudgetSpent, st.usage.runGrants]).toEqual([true, 1]) },
+  { rule: "an answer to the run's budget question grants one more budget's worth", given: () => apply(started(graph, { ...config, budgets: limits({ runTokens: 100 }) }).state, steps.dispatched("T-1"), usage("s-T-1-1", "T-1", 1, 101), { type: "question.answered", questionId: "run:budget:6", answer: "go on" }).state, event: usage("s-T-1-2", "T-1", 1, 99), commands: [], check: (st) => expect([st.runBudgetSpent, st.usage.run.tokens, runtimeOf(st, "T-1").status]).toEqual([false, 200, "running"]) },
+  { rule: "usage of a session the task no longer runs in counts for the run, not the task", given: () => apply(started(graph, { ...config, budgets: limits({ taskRequests: 2 }) }).state, steps.dispatched("T-1")).state, event: usage("s-gone", "T-1", 9, 0), commands: [], check: (st) => expect([st.usage.run.requests, st.usage.tasks["T-1"]]).toEqual([9, undefined]) },
+  { rule: "a revert is kept until it is reported done", given: () => apply(complete(s.running(), "T-5").state, { type: "change.requested", text: "x" }, { type: "delta.accepted", delta: delta({ modify: [{ id: "T-5", patch: { doneWhen: "T-5 works twice" } }] }) }).state, event: { type: "revert.done", taskId: "T-5", round: 1, status: "reverted" }, commands: [], check: (st) => expect(st.reverts).toEqual([]) },
   { rule: "a pause stops new dispatches", given: () => apply(s.running(), { type: "run.paused" }, steps.reported("T-1"), steps.gatesPassed("T-1"), steps.reviewPass("T-1")).state, event: steps.merged("T-1"), statuses: { "T-2": "pending", "T-3": "pending" }, commands: ["notify"] },
   { rule: "resuming dispatches what became ready", given: () => apply(s.paused(), steps.reported("T-1"), steps.gatesPassed("T-1"), steps.reviewPass("T-1"), steps.merged("T-1")).state, event: { type: "run.resumed" }, statuses: { "T-2": "running" }, commands: ["notify", "dispatch:T-2:executor:1"] },
   { rule: "the integration branch is part of the run's start", given: s.idle, event: { type: "run.started", runId: "r1", requirement: "req", config: started(graph).state.config!, integration: "develop" }, commands: ["plan", "notify"], check: (st) => expect(st.integration).toBe("develop") },
@@ -390,6 +400,9 @@ interface Refusal {
 
 const cycle = graphOf(task("A", { deps: ["B"] }), task("B", { deps: ["A"] }))
 const refusals: Refusal[] = [
+  { rule: "usage before any run", given: s.idle, event: usage("s-1", undefined, 1, 1), reason: /no run has started/ },
+  { rule: "usage a session already reported (a replay)", given: () => apply(s.running(), usage("s-T-1-1", "T-1", 2, 40)).state, event: usage("s-T-1-1", "T-1", 2, 40), reason: /already reported 2 requests and 40 tokens/ },
+  { rule: "a revert reported done that nobody ordered", given: s.running, event: { type: "revert.done", taskId: "T-1", round: 1, status: "reverted" }, reason: /no revert of T-1/ },
   { rule: "a second run while one is in progress", given: s.running, event: { type: "run.started", runId: "r2", requirement: "", config: started(graph).state.config! }, reason: /run r1 is in progress/ },
   { rule: "a plan before a run", given: s.idle, event: { type: "plan.proposed", summary: "" }, reason: /before the graph is accepted.*stage: idle/ },
   { rule: "a plan once the graph runs", given: s.running, event: { type: "plan.proposed", summary: "" }, reason: /change.requested/ },

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest"
 import { outstanding } from "../../src/core/outstanding"
 import { DEFAULT_RUN_CONFIG } from "../../src/core/event.schema"
 import { initialState } from "../../src/core/state"
-import { apply, graphOf, started, steps, task } from "./fixtures"
+import { apply, complete, graphOf, started, steps, task } from "./fixtures"
 
 describe("outstanding: what a restarted runtime must carry out again", () => {
   const graph = graphOf(task("T-1"), task("T-2"), task("T-3"), task("T-4"))
@@ -55,5 +55,22 @@ describe("outstanding: what a restarted runtime must carry out again", () => {
     expect(outstanding(due.state).map((c) => c.type)).toEqual(["reviewMilestone"])
     const reviewing = apply(due.state, { type: "milestone.reached", phase: 1 })
     expect(outstanding(reviewing.state).map((c) => c.type)).toEqual(["reviewMilestone"])
+  })
+
+  // Pending reverts: ordered by a delta, kept in the state until revert.done.
+  it("lists a revert the machine ordered and nobody reported done, first and with the id first issued; revert.done takes it off", () => {
+    const merged = complete(started(graph, { concurrency: 4 }).state, "T-1").state
+    const ordered = apply(merged, { type: "change.requested", text: "x" }, { type: "delta.accepted", delta: { schemaVersion: 1, add: [], remove: [], modify: [{ id: "T-1", patch: { doneWhen: "T-1 twice" } }], supersedesAdrs: [] } })
+    const revert = ordered.commands.find((c) => c.type === "revert")!
+    const again = outstanding(ordered.state)
+    expect(again[0]).toEqual(revert)
+    expect(again[0]).toMatchObject({ type: "revert", taskId: "T-1", round: 1 })
+    // The redone task's dispatch follows it: the runtime carries the revert out before it branches.
+    expect(again.map((c) => c.type)).toContain("dispatch")
+    const done = apply(ordered.state, { type: "revert.done", taskId: "T-1", round: 1, status: "reverted" })
+    expect(outstanding(done.state).filter((c) => c.type === "revert")).toEqual([])
+    // A conflicted revert is done too (the user was told): not carried out again on every restart.
+    const conflicted = apply(ordered.state, { type: "revert.done", taskId: "T-1", round: 1, status: "conflicted" })
+    expect(outstanding(conflicted.state).filter((c) => c.type === "revert")).toEqual([])
   })
 })

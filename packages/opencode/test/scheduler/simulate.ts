@@ -108,6 +108,7 @@ export class Simulator {
   private fixes: number
   private fixCount = 0
   private runBudgets = 1
+  private usageReports = 0
 
   constructor(
     private readonly rng: Rng,
@@ -225,6 +226,8 @@ export class Simulator {
     if (item.kind === "session") {
       const r = rng()
       const { taskId, sessionId, role } = item
+      // The session's model use so far, now and then (totals only grow).
+      if (this.options.extras && rng() < 0.2) this.apply({ type: "usage.recorded", at, taskId, sessionId, role, requests: ++this.usageReports, tokens: 100 * this.usageReports })
       if (r < 1 - trouble) {
         if (rng() < 0.1) this.apply({ type: "session.nudged", at, taskId, sessionId })
         this.apply({ type: "worker.reported", at, taskId, sessionId, result: { taskId, role, summary: "done, please check" } })
@@ -350,9 +353,12 @@ export class Simulator {
       case "finish":
         this.apply({ type: "finalCheck.done", at, status: pick(rng, ["passed", "failed", "errored"] as const), message: "" })
         return true
+      case "revert":
+        // Reported done unless a later revert of the same landing took its place.
+        if (this.state.reverts.some((r) => r.commandId === command.id)) this.apply({ type: "revert.done", at, taskId: command.taskId, round: command.round, status: "reverted" })
+        return true
       case "abort":
       case "notify":
-      case "revert":
       case "plan":
         return true
     }
