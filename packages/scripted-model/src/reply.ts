@@ -8,8 +8,9 @@ import type { Reply, UsageNumbers } from "./sse.ts"
 
 export function toReply(step: Step, nextId: () => string): Reply {
   if (step.text !== undefined) return { kind: "text", text: step.text }
-  const calls = step.tool !== undefined ? [{ tool: step.tool, args: step.args }] : (step.tools ?? [])
-  return { kind: "tools", calls: calls.map((c) => ({ id: nextId(), name: c.tool, arguments: JSON.stringify(c.args ?? {}) })) }
+  const calls: { tool: string; args?: Record<string, unknown>; rawArgs?: string }[] = step.tool !== undefined ? [{ tool: step.tool, args: step.args, rawArgs: step.rawArgs }] : (step.tools ?? [])
+  // rawArgs: sent as is, valid JSON or not (a malformed call is the point of such a step).
+  return { kind: "tools", calls: calls.map((c) => ({ id: nextId(), name: c.tool, arguments: c.rawArgs ?? JSON.stringify(c.args ?? {}) })) }
 }
 
 export function logReply(reply: Reply, step: Step | undefined): LogEntry["reply"] {

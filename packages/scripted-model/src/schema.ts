@@ -20,10 +20,14 @@ export const Expect = z.strictObject({
 })
 export type Expect = z.infer<typeof Expect>
 
-export const ToolCall = z.strictObject({
-  tool: z.string().min(1),
-  args: z.record(z.string(), z.unknown()).optional(),
-})
+export const ToolCall = z
+  .strictObject({
+    tool: z.string().min(1),
+    args: z.record(z.string(), z.unknown()).optional(),
+    /** The arguments string sent as is (invalid JSON, say): for tests of how a malformed call is handled. */
+    rawArgs: z.string().optional(),
+  })
+  .refine((call) => call.args === undefined || call.rawArgs === undefined, { message: 'give either "args" or "rawArgs", not both', path: ["rawArgs"] })
 export type ToolCall = z.infer<typeof ToolCall>
 
 // One flat object instead of a z.union: union errors read "Invalid input", while the checks in
@@ -32,6 +36,7 @@ export const Step = z
   .strictObject({
     tool: z.string().min(1).optional(),
     args: z.record(z.string(), z.unknown()).optional(),
+    rawArgs: z.string().optional(),
     tools: z.array(ToolCall).min(1).optional(),
     text: z.string().optional(),
     delayMs: nonNegativeInt.optional(),
@@ -91,6 +96,9 @@ function checkStep(step: z.infer<typeof Step>, ctx: Ctx): void {
   }
   if (step.args !== undefined && step.tool === undefined) {
     ctx.addIssue({ code: "custom", path: ["args"], message: '"args" belongs to a "tool" step (inside "tools", give each call its own "args")' })
+  }
+  if (step.rawArgs !== undefined && (step.tool === undefined || step.args !== undefined)) {
+    ctx.addIssue({ code: "custom", path: ["rawArgs"], message: step.tool === undefined ? '"rawArgs" belongs to a "tool" step' : 'give either "args" or "rawArgs", not both' })
   }
   if (step.text !== undefined && (step.until !== undefined || step.untilRegex !== undefined)) {
     ctx.addIssue({ code: "custom", path: [step.until !== undefined ? "until" : "untilRegex"], message: '"until"/"untilRegex" repeat a tool call until its result contains the text; a "text" step has no tool result' })
