@@ -238,7 +238,7 @@ export class Interpreter {
     try {
       const task = this.task(taskId)
       await log.apply({ type: "merge.started", taskId })
-      result = await this.ports.merge.merge({ root, taskId, round, integration: this.integration(), title: task.title })
+      result = await this.ports.merge.merge({ root, taskId, round, integration: this.integration(), title: task.title, lockTimeoutMs: this.ports.settings().mergeLockMs })
     } catch (err) {
       // Nothing landed (a lock held, index.lock left, local changes in the way): the queue must not wait on it.
       await log.apply({ type: "merge.blocked", taskId, ...classifyFault(err) })
@@ -265,7 +265,7 @@ export class Interpreter {
 
   private async revertNow(taskId: string, round: number): Promise<void> {
     const { root, inbox, log } = this.ports
-    const result = await this.ports.merge.revert({ root, taskId, round, integration: this.integration() })
+    const result = await this.ports.merge.revert({ root, taskId, round, integration: this.integration(), lockTimeoutMs: this.ports.settings().mergeLockMs })
     if (result.status === "conflict")
       inbox.push(
         `The revert of ${taskId} conflicts with later work in ${result.files.join(", ") || "(files not named)"}: ${result.message}. ` +

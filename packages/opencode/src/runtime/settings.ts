@@ -37,6 +37,8 @@ export namespace Settings {
       taskTokens: z.number().int().min(0).default(0),
       runTokens: z.number().int().min(0).default(0),
       runMinutes: z.number().int().min(0).default(0),
+      /** How long a merge waits for the merge lock another process holds before the task blocks naming the holder. */
+      mergeLockMs: z.number().int().min(1).default(120_000),
       /** How long air_listen waits without news before it returns a progress summary. */
       listenMs: z.number().int().min(1).default(4 * 60_000),
       /**
@@ -56,6 +58,7 @@ export namespace Settings {
     AIRCODING_WALLCLOCK_MS: "wallClockMs",
     AIRCODING_AUTO_CONFIRM: "autoConfirm",
     AIRCODING_LISTEN_MS: "listenMs",
+    AIRCODING_MERGE_LOCK_MS: "mergeLockMs",
     AIRCODING_TASK_REQUESTS: "taskRequests",
     AIRCODING_RUN_REQUESTS: "runRequests",
     AIRCODING_TASK_TOKENS: "taskTokens",
