@@ -1,4 +1,7 @@
+import { spawn, type ChildProcess } from "node:child_process"
+import { randomUUID } from "node:crypto"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { hostname } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
@@ -11,6 +14,11 @@ import { passingReviewer, runScenario, trivialProject, writeAndReport, type RunR
  *    and the final check of the blocked run cannot either (finalCheck.done errored).
  * 2. the model answers the reviewer with an error (no script for it: HTTP 400): the review session errors,
  *    is tried once more, then the task is blocked to resume at review (session.errored twice).
+ * 3. one run, three faults in turn: the executor's model sends calls that do not match their tool's schema
+ *    and a call to a tool its role does not have (each time the worker is told, the run goes on), then stops
+ *    answering past the inactivity timeout (retried in a fresh session); then the merge lock is held by a
+ *    live process past the merge's lock timeout (blocked, the question names the holder's pid); the holder
+ *    goes, the user answers, the merge is retried and lands (exit 0).
  */
 const requirement = "Write a note."
 const tasks = [{ id: "T-1", title: "Write the note", kind: "docs", writeSet: [{ path: "note.md", action: "create" }], doneWhen: "note.md exists" }]
@@ -22,6 +30,8 @@ let sandbox: Sandbox
 let toolchainRun: RunResult
 let toolchainFile: string
 let reviewerRun: RunResult
+let modelRun: RunResult
+let holder: ChildProcess | undefined
 
 beforeAll(async () => {
   sandbox = makeSandbox("air-faults-")
@@ -42,9 +52,56 @@ beforeAll(async () => {
   }
   const second = trivialProject(sandbox, { "README.md": "# Notes\n" }, {}, "reviewer")
   reviewerRun = await runScenario(sandbox, second, { name: "faults-reviewer", scripts: [main, architect, executor] }, { input: requirement, name: "reviewer" })
+
+  const third = trivialProject(sandbox, { "README.md": "# Notes\n" }, {}, "model")
+  const thirdEvents = join(third, ".air/local/state/events.jsonl")
+  // A live process takes the merge lock once T-1 is at work (a run does not start while it is held), and
+  // goes when the merge has blocked on it; the user answers after that.
+  holder = spawn("sleep", ["600"], { stdio: "ignore" })
+  const lockWatch = setInterval(() => {
+    const log = existsSync(thirdEvents) ? readFileSync(thirdEvents, "utf8") : ""
+    const lockFile = join(third, ".air/local/state/merge.lock")
+    if (log.includes('"task.dispatched"') && !existsSync(lockFile) && !log.includes('"merge.blocked"'))
+      writeFileSync(lockFile, JSON.stringify({ pid: holder!.pid, host: hostname(), at: new Date().toISOString(), token: randomUUID(), what: "a person's merge" }))
+    if (log.includes('"merge.blocked"')) {
+      holder!.kill("SIGKILL")
+      clearInterval(lockWatch)
+    }
+  }, 50)
+  const patientMain = {
+    agent: "main",
+    steps: [
+      { tool: "air_submit", args: { requirement } },
+      { tool: "air_listen", args: {}, until: "QUESTION T-1:blocked:1" },
+      { tool: "air_answer", args: { questionId: "T-1:blocked:1", answer: "The other merge is over; merge again." }, delayMs: 3000 },
+      // The blocked run's end was told before the answer reopened it: wait for the end after the merge.
+      { tool: "air_listen", args: {}, until: "RUN ENDED: done" },
+      { text: "Merged." },
+    ],
+  }
+  const confused = {
+    agent: "executor",
+    match: "^Task T-1:[\\s\\S]*\\(attempt 1\\)",
+    steps: [
+      { tool: "write", args: { filePath: "note.md" } },
+      { tool: "air_report", args: { sumary: "a misspelt key" } },
+      { tool: "air_plan", args: { tasks: [] }, allowUnoffered: true },
+      { tool: "bash", args: { command: "true", description: "think" }, delayMs: 24_000 },
+      { text: "never reached" },
+    ],
+  }
+  const fresh = { agent: "executor", match: "^Task T-1:[\\s\\S]*\\(attempt 2\\)", steps: writeAndReport("note.md", "note\n", "the note") }
+  try {
+    modelRun = await runScenario(sandbox, third, { name: "faults-model", scripts: [patientMain, architect, confused, fresh, passingReviewer] }, { input: requirement, name: "model", env: { AIRCODING_INACTIVITY_MS: "15000", AIRCODING_MERGE_LOCK_MS: "3000" } })
+  } finally {
+    clearInterval(lockWatch)
+  }
 }, 900_000)
 
-afterAll(() => sandbox?.cleanup())
+afterAll(() => {
+  holder?.kill("SIGKILL")
+  sandbox?.cleanup()
+})
 
 describe("toolchain.json made invalid mid-run", () => {
   test("T-1 is blocked with a question naming the file; the run ends blocked (exit 2)", () => {
@@ -68,5 +125,39 @@ describe("the model answers the reviewer with an error", () => {
 
   test("the blocked run still gets its final check, which passes", () => {
     expect(reviewerRun.events.filter((e) => e.type === "finalCheck.done").map((e) => e.status)).toEqual(["passed"])
+  })
+})
+
+describe("the model misbehaves, then the merge lock is held by a live process", () => {
+  const confusedTurns = () => modelRun.modelLog.filter((l) => l.agent === "executor" && l.script === 2)
+
+  test("the run ends done: T-1 merged once (exit 0)", () => {
+    expect(modelRun.code, modelRun.stderr.slice(-3000)).toBe(0)
+    expect(modelRun.summary.tasks.map((t: any) => [t.id, t.state])).toEqual([["T-1", "merged"]])
+    expect(modelRun.events.filter((e) => e.type === "merge.succeeded").map((e) => e.taskId)).toEqual(["T-1"])
+  })
+
+  test("calls that do not match the schema, and a tool the role does not have: the worker is told each time and goes on", () => {
+    const told = confusedTurns().map((l) => l.lastToolResult)
+    expect(told[1]).toMatch(/write tool was called with invalid arguments[\s\S]*content/)
+    expect(told[2]).toMatch(/Report refused: .*summary/)
+    expect(told[3]).toMatch(/unavailable tool 'air_plan'/)
+    expect(confusedTurns().map((l) => l.step)).toEqual([0, 1, 2, 3])
+  })
+
+  test("the model stops answering: the inactivity timer fires once and a fresh session does the work", () => {
+    expect(modelRun.events.filter((e) => e.type === "timer.fired").map((e) => [e.taskId, e.kind])).toEqual([["T-1", "inactivity"]])
+    const dispatched = modelRun.events.filter((e) => e.type === "task.dispatched")
+    expect(dispatched.map((e) => e.attempt)).toEqual([1, 2])
+    expect(dispatched[0].sessionId).not.toBe(dispatched[1].sessionId)
+  })
+
+  test("the merge lock held past its timeout blocks T-1 with a question naming the holder's pid; the answer retries the merge", () => {
+    const blocked = modelRun.events.filter((e) => e.type === "merge.blocked")
+    expect(blocked.map((e) => [e.taskId, e.tag])).toEqual([["T-1", "lock-timeout"]])
+    expect(blocked[0].message).toContain(`process ${holder!.pid}`)
+    const types = modelRun.events.map((e) => e.type)
+    expect(types.indexOf("question.answered")).toBeGreaterThan(types.indexOf("merge.blocked"))
+    expect(types.lastIndexOf("merge.started")).toBeGreaterThan(types.indexOf("question.answered"))
   })
 })
