@@ -523,7 +523,6 @@ const RULES: { [T in EventType]: Handler<T> } = {
   },
 }
 
-
 /** A budget is spent: the task (or the whole run, merges apart) stops and the user is asked. */
 function spendBudget(d: Draft, taskId: string | undefined, kind: EventOf<"budget.spent">["kind"]): string | undefined {
   const e = { taskId, kind }
