@@ -1,4 +1,5 @@
 import { z } from "zod"
+import { BASELINE_STATUSES } from "./baseline"
 import { CONSULTANTS } from "./command"
 import { PlanDelta } from "./delta.schema"
 import { ReviewReport, WorkerResult } from "./report.schema"
@@ -23,6 +24,8 @@ export const RunConfig = z.object({
   autoConfirm: z.boolean(),
   /** Absent in logs written before budgets were recorded: the live settings are read then. */
   budgets: BudgetLimits.optional(),
+  /** Build and test the integration head once before the first dispatch (set when the toolchain has commands). */
+  baseline: z.boolean().optional(),
 })
 export type RunConfig = z.infer<typeof RunConfig>
 
@@ -126,6 +129,14 @@ export const Event = z.discriminatedUnion("type", [
   event("timer.fired", { taskId, kind: z.enum(["inactivity", "wallclock"]) }),
   event("run.paused", {}),
   event("run.resumed", {}),
+  /** The baseline's outcome: the integration head built and tested in a worktree of its own (`runBaseline`). */
+  event("baseline.done", {
+    commit: z.string().min(1),
+    status: z.enum(BASELINE_STATUSES),
+    buildFailed: z.boolean().optional(),
+    failingTests: z.array(z.string()),
+    message: z.string(),
+  }),
 ])
 export type Event = z.infer<typeof Event>
 export type EventType = Event["type"]

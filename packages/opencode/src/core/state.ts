@@ -2,6 +2,7 @@ import { z } from "zod"
 import { CONSULTANTS, CONSULT_OPTIONS } from "./command"
 import { FINAL_CHECK_STATUSES, RunConfig, WORKER_ROLES } from "./event.schema"
 import { SCHEMA_VERSION, TASK_STATUSES, TaskGraph } from "./task.schema"
+import { BaselineState } from "./baseline"
 
 export const STAGES = ["idle", "planning", "confirming", "confirmed", "running", "milestone", "finished"] as const
 export type Stage = (typeof STAGES)[number]
@@ -115,6 +116,8 @@ export const SchedulerState = z.object({
   finished: z.object({ status: z.enum(["done", "blocked"]) }).nullable(),
   /** The final check of the finished run, once it was recorded (null while it is outstanding or before the end). */
   finalCheck: z.object({ status: z.enum(FINAL_CHECK_STATUSES), message: z.string() }).nullable().default(null),
+  /** The integration head built and tested before the first dispatch (null when the run has none). */
+  baseline: BaselineState.nullable().default(null),
 })
 export type SchedulerState = z.infer<typeof SchedulerState>
 
@@ -143,6 +146,7 @@ export function initialState(): SchedulerState {
     questions: [],
     finished: null,
     finalCheck: null,
+    baseline: null,
   }
 }
 

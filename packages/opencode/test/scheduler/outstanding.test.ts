@@ -56,4 +56,12 @@ describe("outstanding: what a restarted runtime must carry out again", () => {
     const reviewing = apply(due.state, { type: "milestone.reached", phase: 1 })
     expect(outstanding(reviewing.state).map((c) => c.type)).toEqual(["reviewMilestone"])
   })
+
+  it("re-issues a baseline that never reported, with the id first issued, and nothing once it did", () => {
+    const first = started(graph, { baseline: true })
+    const issued = first.commands.find((c) => c.type === "runBaseline")!
+    expect(outstanding(first.state)).toEqual([issued])
+    const done = apply(first.state, { type: "baseline.done", commit: "c1", status: "passed", failingTests: [], message: "" })
+    expect(outstanding(done.state).some((c) => c.type === "runBaseline")).toBe(false)
+  })
 })
