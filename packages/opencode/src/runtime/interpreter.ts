@@ -6,7 +6,8 @@ import type { TaskRuntime } from "../core/state"
 import { KIND_RULES, type TaskNode } from "../core/task.schema"
 import { Worktrees } from "./worktree"
 import type { Clock } from "./clock"
-import type { Ports } from "./ports"
+import type { EventInput, Ports } from "./ports"
+import { Baseline } from "./baseline"
 import type { Supervisor } from "./supervisor"
 import { classifyFault } from "./fault"
 import { eventGateOf } from "./gates"
@@ -67,6 +68,8 @@ export class Interpreter {
         return this.revert(cmd.taskId, cmd.round)
       case "finish":
         return this.finish()
+      case "runBaseline":
+        return this.runBaseline()
     }
   }
 
@@ -95,6 +98,29 @@ export class Interpreter {
     const state = await log.opened()
     // An answer may have reopened the run meanwhile: then this end is not the end.
     if (state.finished) inbox.push(RunReport.endText(root, state), true)
+  }
+
+  /**
+   * Builds and tests the integration head in a baseline worktree (or reads back the record of that commit)
+   * and tells the machine; a baseline that cannot run at all is `errored`, which asks the user too.
+   */
+  private async runBaseline(): Promise<void> {
+    const { root, log } = this.ports
+    let outcome: Omit<Extract<EventInput, { type: "baseline.done" }>, "type">
+    try {
+      outcome = Baseline.outcome(await this.ports.baseline.run(root, this.integration()))
+    } catch (err) {
+      const fault = classifyFault(err)
+      const commit = (await this.ports.git(root, ["rev-parse", this.integration()]).catch(() => this.integration())).trim() || this.integration()
+      outcome = { commit, status: "errored", buildFailed: false, failingTests: [], message: `${fault.tag}: ${fault.message}` }
+    }
+    await log.apply({ type: "baseline.done", ...outcome })
+  }
+
+  /** What the test gate judges against: the tests the baseline found failing (the user went on with them). */
+  private testBaseline(): { commit: string; failingTests: string[] } | undefined {
+    const b = this.ports.log.state()?.baseline
+    return b?.commit ? { commit: b.commit, failingTests: b.failingTests } : undefined
   }
 
   /** Removes the worktree of every merged task still on disk (one whose removal was cut short by the end of the run). */
@@ -175,6 +201,7 @@ export class Interpreter {
     try {
       const task = this.task(taskId)
       await log.apply({ type: "gates.started", taskId })
+      const baseline = this.testBaseline()
       report = await this.ports.gates.run({
         root,
         worktree: worktrees.pathFor(root, taskId),
@@ -185,6 +212,7 @@ export class Interpreter {
         requires: [...KIND_RULES[task.kind].evidence],
         evidenceDir: join(this.evidenceDir(taskId), `attempt-${attempt}`),
         writeSet: task.writeSet,
+        ...(baseline ? { baseline } : {}),
       })
     } catch (err) {
       // The gates could not reach a verdict (invalid toolchain.json, a git error, a full disk): the task must not
