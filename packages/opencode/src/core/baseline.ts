@@ -60,7 +60,9 @@ export function baselineHolds(s: SchedulerState): boolean {
 export function startBaseline(d: Draft): void {
   const runs = (d.s.baseline?.runs ?? 0) + 1
   const id = baselineCommandId(runs)
-  d.s.baseline = { commandId: id, runs, status: "running", commit: null, buildFailed: false, failingTests: [], message: "", accepted: false, questionId: null }
+  // The last record's commit and failures stay while it runs: gates running meanwhile still judge by them.
+  const last = d.s.baseline
+  d.s.baseline = { commandId: id, runs, status: "running", commit: last?.commit ?? null, buildFailed: last?.buildFailed ?? false, failingTests: last?.failingTests ?? [], message: "", accepted: last?.accepted ?? false, questionId: null }
   d.emit({ type: "runBaseline", id })
   d.notify(runs === 1 ? "building and testing the integration branch once before the first task (the baseline)" : "building and testing the integration branch again (the baseline)")
 }
@@ -78,7 +80,8 @@ export function recordBaseline(d: Draft, e: BaselineDone): string | undefined {
   if (!b || b.status !== "running") return `no baseline is running (${b ? `the last one ${b.status}` : "none was started"})`
   const failed = e.status === "failed" || e.status === "errored"
   const questionId = failed ? `baseline:${b.runs}:question` : null
-  d.s.baseline = { ...b, status: e.status, commit: e.commit, buildFailed: e.buildFailed ?? false, failingTests: [...e.failingTests], message: e.message, questionId }
+  // Failures are known only once the user says so for this record (a re-run after "fixed", a moved branch).
+  d.s.baseline = { ...b, status: e.status, commit: e.commit, buildFailed: e.buildFailed ?? false, failingTests: [...e.failingTests], message: e.message, questionId, accepted: failed ? false : b.accepted }
   const short = e.commit.slice(0, 12)
   if (!failed) {
     d.notify(e.status === "skipped" ? `baseline skipped: ${e.message}` : `baseline of ${short} passed`)
@@ -118,4 +121,18 @@ export function answerBaseline(d: Draft, question: Question, answer: string): vo
 /** A task's build failed, and so did the baseline's, which the user accepted: the task did not cause it. */
 export function inheritedBuildFailure(s: SchedulerState): boolean {
   return s.baseline !== null && s.baseline.buildFailed && s.baseline.accepted
+}
+
+/**
+ * Someone else moved the integration branch during the run (not AirCoding's own merges, which the runtime
+ * recognises): the baseline is taken again before the next dispatch.
+ */
+export function integrationMoved(d: Draft, commit: string): string | undefined {
+  const b = d.s.baseline
+  if (!b) return "this run has no baseline to take again"
+  if (b.status === "running") return "the baseline is already being taken"
+  if (b.commit === commit) return `${commit.slice(0, 12)} is the baseline's commit already`
+  d.notify(`the integration branch moved to ${commit.slice(0, 12)} under the run; taking the baseline again before the next task starts`)
+  startBaseline(d)
+  return undefined
 }

@@ -137,6 +137,8 @@ export const Event = z.discriminatedUnion("type", [
     failingTests: z.array(z.string()),
     message: z.string(),
   }),
+  /** The integration branch's head is a commit AirCoding did not make (someone pushed or committed): re-baseline. */
+  event("integration.moved", { commit: z.string().min(1) }),
 ])
 export type Event = z.infer<typeof Event>
 export type EventType = Event["type"]

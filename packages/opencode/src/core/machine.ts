@@ -1,4 +1,4 @@
-import { answerBaseline, inheritedBuildFailure, isBaselineQuestion, recordBaseline, startBaseline } from "./baseline"
+import { answerBaseline, inheritedBuildFailure, integrationMoved, isBaselineQuestion, recordBaseline, startBaseline } from "./baseline"
 import { commandId, type Command, type Consultant, type ConsultOption } from "./command"
 import { Draft } from "./draft"
 import type { Event, EventOf, EventType } from "./event.schema"
@@ -534,6 +534,8 @@ const RULES: { [T in EventType]: Handler<T> } = {
   },
 
   "baseline.done": (d, e) => recordBaseline(d, e),
+
+  "integration.moved": (d, e) => integrationMoved(d, e.commit),
 }
 
 function needStage(d: Draft, stages: readonly Stage[], why: string): string | undefined {

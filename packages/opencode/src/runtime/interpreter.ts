@@ -118,6 +118,22 @@ export class Interpreter {
     await log.apply({ type: "baseline.done", ...outcome })
   }
 
+  /**
+   * Before a dispatch: a head that is neither the baseline's commit nor one of AirCoding's merges means
+   * someone else moved the integration branch; the machine takes the baseline again (a revert AirCoding
+   * made also counts as a move: one extra baseline, never a wrong one). Unreadable refs are left alone.
+   */
+  private async checkIntegration(): Promise<void> {
+    const state = this.ports.log.state()
+    const b = state?.baseline
+    if (!state || !b?.commit || b.status === "running") return
+    const head = (await this.ports.git(this.ports.root, ["rev-parse", this.integration()]).catch(() => "")).trim()
+    if (!head) return
+    const ours = new Set([b.commit, ...state.tasks.flatMap((t) => (t.merged ? [t.merged.commit] : []))])
+    if ([...ours].some((c) => c === head || head.startsWith(c) || c.startsWith(head))) return
+    await this.ports.log.apply({ type: "integration.moved", commit: head })
+  }
+
   /** What the test gate judges against: the tests the baseline found failing (the user went on with them). */
   private testBaseline(): { commit: string; failingTests: string[] } | undefined {
     const b = this.ports.log.state()?.baseline
@@ -182,6 +198,7 @@ export class Interpreter {
     try {
       const task = this.task(taskId)
       await this.reverting
+      await this.checkIntegration()
       const wt = await worktrees.create(root, taskId, this.integration())
       if (wt.recovered) inbox.push(`Task ${taskId}: ${wt.recovered}.`)
       const prompt = ContextPack.worker(root, role, task, this.runtimeOf(taskId), wt, attempt)

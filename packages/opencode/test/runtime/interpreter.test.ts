@@ -280,4 +280,17 @@ describe("interpreter: the baseline", () => {
     expect(w.accepted.at(-1)).toMatchObject({ type: "baseline.done", status: "errored", message: expect.stringMatching(/^fs: .*ENOSPC/) })
     expect(w.state.questions[0]!.text).toMatch(/could not be built and tested/)
   })
+
+  it("a dispatch finds the integration head moved by someone else: integration.moved, and the baseline is taken again", async () => {
+    const w = world(apply(started(graph, { concurrency: 2, baseline: true }).state, { type: "baseline.done", commit: "c0ffee", status: "passed", failingTests: [], message: "" }).state)
+    let head = "c0ffee\n"
+    ;(w.ports as { git: unknown }).git = async () => head
+    const [first, second] = w.take("dispatch")
+    await w.interpreter.run(first!)
+    expect(w.types()).not.toContain("integration.moved")
+    head = "beef01\n"
+    await w.interpreter.run(second!)
+    expect(w.accepted.find((e) => e.type === "integration.moved")).toMatchObject({ commit: "beef01" })
+    expect(w.take("runBaseline").map((c) => c.id)).toEqual(["baseline:2"])
+  })
 })

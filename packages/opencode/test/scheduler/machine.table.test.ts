@@ -151,6 +151,20 @@ const rows: Row[] = [
     check: (st) => expect([runtimeOf(st, "T-1").resume, runtimeOf(st, "T-1").repairs]).toEqual(["gates", 0]),
   },
   { rule: "a test failure after an accepted baseline still goes to the Debugger (the test gate filtered the inherited ones)", given: () => apply(s.baselineFailed(), { type: "question.answered", questionId: "baseline:1:question", answer: "go on" }, steps.dispatched("T-1"), steps.reported("T-1")).state, event: steps.gatesFailed("T-1", "test"), statuses: { "T-1": "debugging" }, commands: ["dispatch:T-1:debugger:2"] },
+  {
+    rule: "the integration branch moved under the run by someone else: the baseline is taken again, its last record kept meanwhile",
+    given: () => apply(s.baselineRunning(), { type: "baseline.done", commit: "c0ffee", status: "passed", failingTests: [], message: "" }).state,
+    event: { type: "integration.moved", commit: "beef01" },
+    commands: ["notify", "runBaseline", "notify"],
+    check: (st, cmds) => expect([st.baseline?.status, st.baseline?.commit, cmds[1]!.id]).toEqual(["running", "c0ffee", "baseline:2"]),
+  },
+  {
+    rule: "a re-run baseline that fails asks again, even after an earlier 'go on'",
+    given: () => apply(s.baselineFailed(), { type: "question.answered", questionId: "baseline:1:question", answer: "go on" }, { type: "integration.moved", commit: "beef01" }).state,
+    event: { type: "baseline.done", commit: "beef01", status: "failed", failingTests: ["calc_old", "calc_new"], message: "ctest failed" },
+    commands: ["ask:baseline:2:question", "notify"],
+    check: (st) => expect([st.baseline?.accepted, st.baseline?.failingTests]).toEqual([false, ["calc_old", "calc_new"]]),
+  },
   { rule: "a dispatch is confirmed with its session", given: s.fresh, event: steps.dispatched("T-1"), commands: [], check: (st) => expect(runtimeOf(st, "T-1").sessionId).toBe("s-T-1-1") },
   { rule: "a worker's report is a request for the gates, never done", given: s.running, event: steps.reported("T-1"), statuses: { "T-1": "gating" }, commands: ["runGates:T-1"] },
   { rule: "a worker that says it is blocked blocks the task and asks the user", given: s.running, event: { type: "worker.reported", taskId: "T-1", sessionId: "s-T-1-1", result: { taskId: "T-1", role: "executor", summary: "", blocked: { reason: "which API?" } } }, statuses: { "T-1": "blocked" }, commands: ["ask:T-1:blocked:1", "notify", "dispatch:T-3:executor:1"] },
@@ -501,6 +515,8 @@ const refusals: Refusal[] = [
   { rule: "a pause before the run", given: s.planning, event: { type: "run.paused" }, reason: /only a running run/ },
   { rule: "a resume with no pause", given: s.running, event: { type: "run.resumed" }, reason: /not paused/ },
   { rule: "a baseline outcome with no baseline running", given: s.running, event: baselineFailedTests, reason: /no baseline is running \(none was started\)/ },
+  { rule: "a moved integration branch in a run without a baseline", given: s.running, event: { type: "integration.moved", commit: "beef01" }, reason: /no baseline to take again/ },
+  { rule: "a moved integration branch that is the baseline's commit", given: () => apply(s.baselineRunning(), { type: "baseline.done", commit: "c0ffee", status: "passed", failingTests: [], message: "" }).state, event: { type: "integration.moved", commit: "c0ffee" }, reason: /baseline's commit already/ },
   { rule: "a baseline outcome twice", given: s.baselineFailed, event: baselineFailedTests, reason: /no baseline is running \(the last one failed\)/ },
 ]
 
