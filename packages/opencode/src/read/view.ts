@@ -250,6 +250,7 @@ export namespace RunView {
       case "plan":
       case "graph":
       case "paused":
+      case "baseline":
         return t(lang, `waiting.${w.kind}`)
       case "confirm":
         return t(lang, "waiting.confirm", { summary: oneLine(w.summary, 100) })
