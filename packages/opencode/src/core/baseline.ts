@@ -130,6 +130,7 @@ export function inheritedBuildFailure(s: SchedulerState): boolean {
 export function integrationMoved(d: Draft, commit: string): string | undefined {
   const b = d.s.baseline
   if (!b) return "this run has no baseline to take again"
+  if (d.s.stage !== "running" && d.s.stage !== "milestone") return `no run is in progress (stage: ${d.s.stage}); the next run takes its own baseline`
   if (b.status === "running") return "the baseline is already being taken"
   if (b.commit === commit) return `${commit.slice(0, 12)} is the baseline's commit already`
   d.notify(`the integration branch moved to ${commit.slice(0, 12)} under the run; taking the baseline again before the next task starts`)

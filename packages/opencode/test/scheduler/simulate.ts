@@ -271,6 +271,9 @@ export class Simulator {
     const { command } = item
     switch (command.type) {
       case "dispatch": {
+        // Now and then someone else commits to the integration branch: the runtime sees it before a dispatch.
+        const b = this.state.baseline
+        if (b && b.status !== "running" && rng() < 0.05) this.apply({ type: "integration.moved", at, commit: `m${this.clock}` })
         const sessionId = `s-${++this.sessions}`
         const refusal = this.apply({ type: "task.dispatched", at, taskId: command.taskId, role: command.role, sessionId, attempt: command.attempt })
         if (!refusal) this.open.push({ kind: "session", taskId: command.taskId, sessionId, role: command.role })
