@@ -104,7 +104,7 @@ describe("the baseline and the test gate judged against it", () => {
     const report = await gated("T-bad", CALC_CPP.replace("a - b", "a + b"))
     expect(report.passed).toBe(false)
     expect(report.failedGate).toBe("test")
-    expect(report.message).toMatch(/Failing tests: calc_test, odd <&> name\n/)
+    expect(report.message).toMatch(/Failing tests: calc_test \(Failed\), odd <&> name \(Failed\)\n/)
     expect(report.message).toMatch(/inherited, not yours to fix\): legacy_test/)
   }, 180_000)
 
@@ -112,7 +112,7 @@ describe("the baseline and the test gate judged against it", () => {
     const cmake = CMAKE + "add_executable(new_test test/new_test.cpp)\nadd_test(NAME new_test COMMAND new_test)\n"
     const report = await gated("T-new", CALC_CPP, { "CMakeLists.txt": cmake, "test/new_test.cpp": "int main() { return 2; }\n" })
     expect(report.passed).toBe(false)
-    expect(report.message).toMatch(/Failing tests: new_test\n/)
+    expect(report.message).toMatch(/Failing tests: new_test \(Failed\)\n/)
   }, 180_000)
 
   test("a baseline that does not build records the failing command and the first error", async () => {

@@ -83,7 +83,9 @@ async function judgeTests(ctx: GateContext): Promise<GateOutcome> {
 }
 
 function explain(ctx: GateContext, command: string, what: string, out: string, logPath: string, failing: readonly string[], inherited: readonly string[]): Failure {
-  const named = failing.length > 0 ? failing : failingTests(out)
+  // CTest's own words for each test when its summary has them ("calc_test (Failed)", "(Timeout)").
+  const summary = failingTests(out)
+  const named = failing.length > 0 ? failing.map((name) => summary.find((entry) => entry.replace(/\s+\([^)]*\)$/, "") === name) ?? name) : summary
   const details = testFailureLines(out)
   return {
     summary: named.length > 0 ? `failing tests: ${listSome([...named], 5)}` : `\`${command}\` ${what}`,
