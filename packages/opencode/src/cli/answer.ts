@@ -22,9 +22,16 @@ export namespace Answer {
 
   /** Records the answer; refuses when the run waits for no plan confirmation. Returns what was recorded, in words. */
   export async function record(dir: string, text: string): Promise<string> {
-    const answer = parse(text)
     const store = await Store.open(join(dir, ".air"))
     try {
+      // A failed baseline's question: "go on" (known failures) or "fixed" (run it again), in the user's words.
+      const baseline = store.state.baseline?.questionId
+      if (baseline && store.state.questions.some((q) => q.questionId === baseline)) {
+        const result = store.append({ type: "question.answered", questionId: baseline, answer: text, at: new Date().toISOString() })
+        if ("refused" in result) throw new UsageError(`the answer was refused: ${result.refused}`)
+        return `answered the baseline's question: ${text}`
+      }
+      const answer = parse(text)
       if (store.state.stage !== "confirming")
         throw new UsageError(`the run in ${dir} waits for no plan confirmation (stage: ${store.state.stage}); resume it without --answer`)
       const at = new Date().toISOString()

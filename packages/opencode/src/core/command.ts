@@ -21,6 +21,8 @@ export type Command =
   /** Start the Architect's planning session for the run's requirement. */
   | { type: "plan"; id: string; requirement: string; autoConfirm: boolean }
   | { type: "finish"; id: string; status: "done" | "blocked" }
+  /** Build and test the integration head (or `commit`) in a baseline worktree; answered by baseline.done. */
+  | { type: "runBaseline"; id: string; commit?: string }
 
 export type CommandType = Command["type"]
 

@@ -1,3 +1,4 @@
+import { baselineHolds } from "./baseline"
 import { commandId, type Command, type Consultant, type ConsultOption } from "./command"
 import { tasksConflict } from "./conflicts"
 import type { Event, WorkerRole } from "./event.schema"
@@ -306,6 +307,8 @@ export class Draft {
    */
   schedule(): void {
     const s = this.s
+    // Before the baseline is known (or while its failure waits for the user) nothing starts, nor settles.
+    if (baselineHolds(s)) return
     if (s.stage === "running" && !s.paused && !s.frozen && !s.runBudgetSpent && s.config) {
       const cap = s.config.concurrency
       let working = workingCount(s)

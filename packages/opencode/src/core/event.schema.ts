@@ -1,4 +1,5 @@
 import { z } from "zod"
+import { BASELINE_STATUSES } from "./baseline"
 import { CONSULTANTS } from "./command"
 import { PlanDelta } from "./delta.schema"
 import { ReviewReport, WorkerResult } from "./report.schema"
@@ -23,6 +24,8 @@ export const RunConfig = z.object({
   autoConfirm: z.boolean(),
   /** Absent in logs written before budgets were recorded: the live settings are read then. */
   budgets: BudgetLimits.optional(),
+  /** Build and test the integration head once before the first dispatch (set when the toolchain has commands). */
+  baseline: z.boolean().optional(),
 })
 export type RunConfig = z.infer<typeof RunConfig>
 
@@ -139,6 +142,16 @@ export const Event = z.discriminatedUnion("type", [
   }),
   /** A revert the machine ordered was carried out (or found already made), or it conflicted and the user was told. */
   event("revert.done", { taskId, round: z.number().int().min(1), status: z.enum(["reverted", "conflicted"]) }),
+  /** The baseline's outcome: the integration head built and tested in a worktree of its own (`runBaseline`). */
+  event("baseline.done", {
+    commit: z.string().min(1),
+    status: z.enum(BASELINE_STATUSES),
+    buildFailed: z.boolean().optional(),
+    failingTests: z.array(z.string()),
+    message: z.string(),
+  }),
+  /** The integration branch's head is a commit AirCoding did not make (someone pushed or committed): re-baseline. */
+  event("integration.moved", { commit: z.string().min(1) }),
 ])
 export type Event = z.infer<typeof Event>
 export type EventType = Event["type"]

@@ -1,3 +1,4 @@
+import { answerBaseline, inheritedBuildFailure, integrationMoved, isBaselineQuestion, recordBaseline, startBaseline } from "./baseline"
 import { commandId, type Command, type Consultant, type ConsultOption } from "./command"
 import { Draft } from "./draft"
 import type { Event, EventOf, EventType } from "./event.schema"
@@ -140,6 +141,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
     d.s.stage = "running"
     d.rebuildReady()
     d.notify(`task graph accepted: ${graph.tasks.length} tasks in ${phases.length} phase(s)`)
+    if (d.s.config!.baseline) startBaseline(d)
     d.schedule()
   },
 
@@ -271,6 +273,14 @@ const RULES: { [T in EventType]: Handler<T> } = {
     const reason = `${e.gate} gate failed: ${e.message} (evidence: ${e.evidencePath})`
     switch (e.gate) {
       case "build":
+        // The baseline's build failed too and the user went on: not the task's fault, so no Debugger.
+        if (inheritedBuildFailure(d.s)) {
+          d.patch(t.id, { lastFailure: failure })
+          d.block(t.id, `its build fails, as the integration branch's build did before any task (the baseline): ${e.message}`, "gates")
+          break
+        }
+        d.repairOrConsult(t.id, "debugger", reason, failure, ["debug-again", "executor-again", "block"])
+        break
       case "test":
       case "analysis":
         d.repairOrConsult(t.id, "debugger", reason, failure, ["debug-again", "executor-again", "block"])
@@ -463,6 +473,10 @@ const RULES: { [T in EventType]: Handler<T> } = {
   "question.answered": (d, e) => {
     const question = d.s.questions.find((q) => q.questionId === e.questionId)
     if (!question) return `no open question ${e.questionId}; open: ${d.s.questions.map((q) => q.questionId).join(", ") || "none"}`
+    if (isBaselineQuestion(d.s, question)) {
+      answerBaseline(d, question, e.answer)
+      return
+    }
     d.s.questions = d.s.questions.filter((q) => q !== question)
     const budgetRaised = question.taskId === null
     if (question.taskId === null) d.s.runBudgetSpent = false
@@ -521,6 +535,10 @@ const RULES: { [T in EventType]: Handler<T> } = {
     d.s.reverts = d.s.reverts.filter((r) => r !== pending)
     return undefined
   },
+
+  "baseline.done": (d, e) => recordBaseline(d, e),
+
+  "integration.moved": (d, e) => integrationMoved(d, e.commit),
 }
 
 /** A budget is spent: the task (or the whole run, merges apart) stops and the user is asked. */

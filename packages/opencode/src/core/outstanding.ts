@@ -44,6 +44,8 @@ export function outstanding(state: SchedulerState): Command[] {
   // The Architect's planning session died with the old process: a new one plans from the requirement.
   if ((state.stage === "planning" || state.stage === "confirmed") && state.runId !== null)
     commands.push({ type: "plan", id: commandId.plan(state.runId), requirement: state.requirement, autoConfirm: state.config?.autoConfirm ?? false })
+  // A baseline that never reported runs again (its worktree is remade; a finished one is read back from its evidence).
+  if (state.baseline?.status === "running") commands.push({ type: "runBaseline", id: state.baseline.commandId })
   // The run ended but its final check was never recorded (the process died first).
   if (state.finished && state.finalCheck === null) commands.push({ type: "finish", id: commandId.finish(state.finished.status, state.eventCount), status: state.finished.status })
   return commands

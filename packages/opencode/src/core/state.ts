@@ -3,6 +3,7 @@ import { CONSULTANTS, CONSULT_OPTIONS } from "./command"
 import { FINAL_CHECK_STATUSES, RunConfig, WORKER_ROLES } from "./event.schema"
 import { SCHEMA_VERSION, TASK_STATUSES, TaskGraph } from "./task.schema"
 import { emptyUsage, UsageState } from "./usage"
+import { BaselineState } from "./baseline"
 
 export const STAGES = ["idle", "planning", "confirming", "confirmed", "running", "milestone", "finished"] as const
 export type Stage = (typeof STAGES)[number]
@@ -120,6 +121,8 @@ export const SchedulerState = z.object({
   usage: UsageState.default(emptyUsage(null)),
   /** Reverts ordered and not yet reported done (revert.done): a restart carries them out again (outstanding). */
   reverts: z.array(z.object({ taskId: z.string(), round: z.number().int().min(1), commandId: z.string() })).default([]),
+  /** The integration head built and tested before the first dispatch (null when the run has none). */
+  baseline: BaselineState.nullable().default(null),
 })
 export type SchedulerState = z.infer<typeof SchedulerState>
 
@@ -150,6 +153,7 @@ export function initialState(): SchedulerState {
     finalCheck: null,
     usage: emptyUsage(null),
     reverts: [],
+    baseline: null,
   }
 }
 

@@ -168,6 +168,8 @@ export namespace RunData {
     gates: GateLine[]
     changedFiles?: string[]
     findings?: { file: string; line: number; severity: string; id: string; message: string }[]
+    /** Failing tests that failed on the baseline too (the test gate did not blame the task for them). */
+    inheritedTests?: string[]
   }
   export type Attempt = {
     attempt: number

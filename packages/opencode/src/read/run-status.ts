@@ -1,3 +1,4 @@
+import { baselineHolds } from "../core/baseline"
 import type { SchedulerState } from "../core/state"
 
 /**
@@ -14,7 +15,7 @@ export type RunWord = (typeof RUN_WORDS)[number]
 
 /** What a run waits for, most pressing first: what needs the user comes before what needs time. */
 export type Waiting =
-  | { kind: "nothing" | "idle" | "plan" | "graph" | "paused" }
+  | { kind: "nothing" | "idle" | "plan" | "graph" | "paused" | "baseline" }
   | { kind: "confirm"; summary: string }
   | { kind: "question"; questionId: string; taskId: string | null; text: string }
   | { kind: "frozen"; text: string }
@@ -97,6 +98,7 @@ export function waitingFor(state: SchedulerState): Waiting[] {
   if (state.frozen) out.push({ kind: "frozen", text: state.frozen.text })
   if (state.paused) out.push({ kind: "paused" })
   if (state.milestone) out.push({ kind: "milestone", phase: state.milestone.phase })
+  if (state.baseline?.status === "running") out.push({ kind: "baseline" })
   const byId = new Map(state.tasks.map((rt) => [rt.id, rt]))
   for (const id of state.active) {
     const rt = byId.get(id)
@@ -108,6 +110,7 @@ export function waitingFor(state: SchedulerState): Waiting[] {
     else if (rt.status === "merging") out.push({ kind: "merging", taskId: id })
   }
   if (state.mergeQueue.length) out.push({ kind: "mergeQueue", taskIds: [...state.mergeQueue] })
-  if (state.ready.length && !state.paused && !state.frozen) out.push({ kind: "ready", taskIds: [...state.ready] })
+  // Ready tasks held by the baseline (running, or failed and waiting for the answer) wait for it, not a slot.
+  if (state.ready.length && !state.paused && !state.frozen && !baselineHolds(state)) out.push({ kind: "ready", taskIds: [...state.ready] })
   return out
 }

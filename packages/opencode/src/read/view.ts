@@ -250,6 +250,7 @@ export namespace RunView {
       case "plan":
       case "graph":
       case "paused":
+      case "baseline":
         return t(lang, `waiting.${w.kind}`)
       case "confirm":
         return t(lang, "waiting.confirm", { summary: oneLine(w.summary, 100) })
@@ -485,8 +486,18 @@ export namespace RunView {
         return L("ev.worker.failed", { reason: L(`reason.${e.reason}`), message: oneLine(e.message, 100) })
       case "gates.started":
         return L("ev.gates.started")
-      case "gates.passed":
-        return L("ev.gates.passed", { kinds: list(lang, Object.keys(e.evidence).filter((k) => k !== "report").map((g) => gateLabel(g, lang))) })
+      case "gates.passed": {
+        const passed = L("ev.gates.passed", { kinds: list(lang, Object.keys(e.evidence).filter((k) => k !== "report").map((g) => gateLabel(g, lang))) })
+        // Tests that failed on the baseline too are named, so nobody mistakes them for this task's.
+        const inherited = e.evidence.report ? reports?.(e.taskId, gateRunOf(e.evidence.report))?.inheritedTests : undefined
+        return inherited?.length ? passed + L("ev.gates.inherited", { tests: list(lang, inherited) }) : passed
+      }
+      case "baseline.done": {
+        const commit = e.commit.slice(0, 10)
+        if (e.status === "failed" && e.buildFailed) return L("ev.baseline.done.build", { commit, message: oneLine(e.message, 120) })
+        if (e.status === "failed") return L("ev.baseline.done.failed", { commit, tests: e.failingTests.length ? list(lang, e.failingTests) : oneLine(e.message, 120) })
+        return L(`ev.baseline.done.${e.status}`, { commit, message: oneLine(e.message, 120) })
+      }
       case "gates.failed":
         return L("ev.gates.failed", {
           gate: gateLabel(e.gate, lang),

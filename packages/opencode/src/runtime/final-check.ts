@@ -1,8 +1,10 @@
 import { existsSync, readFileSync } from "node:fs"
+import { readFile, rm } from "node:fs/promises"
 import { join } from "node:path"
 import { writeFileAtomic } from "./atomic"
 import { Toolchain } from "./toolchain/index"
 import { Proc } from "./process.ts"
+import { JUnit } from "./gates/junit"
 
 /**
  * After the last merge, the Scheduler builds and tests the integration branch itself: each task passed
@@ -23,7 +25,10 @@ export namespace FinalCheck {
     return { code, output: r.output, how: Proc.describe(r, timeoutMs) }
   }
 
-  export async function run(root: string): Promise<Result> {
+  /** `knownFailingTests`: tests that failed on the run's baseline (the user went on with them): not a failure here either. */
+  export async function run(root: string, options: { knownFailingTests?: readonly string[] } = {}): Promise<Result> {
+    const known = new Set(options.knownFailingTests ?? [])
+    const inherited: string[] = []
     const { rules, note } = await Toolchain.load(root)
     const out = dir(root)
     const commands: Result["commands"] = []
@@ -31,18 +36,26 @@ export namespace FinalCheck {
     let lastHow = ""
     // Through the compiler cache the task worktrees filled: the same sources hit at the project root too.
     const env = Toolchain.commandEnv(rules, { root, worktree: root }, process.env)
+    const junit = join(root, Toolchain.BUILD_DIR, `final-${JUnit.CTEST_FILE}`)
     for (const command of [...rules.build, ...rules.test]) {
-      const r = await sh(command, root, rules.timeoutMs, env)
-      commands.push({ command, code: r.code })
+      const isTest = known.size > 0 && rules.test.includes(command) && !rules.build.includes(command)
+      const run = (isTest && JUnit.withCtestJunit(command, junit)) || command
+      if (run !== command) await rm(junit, { force: true })
+      const r = await sh(run, root, rules.timeoutMs, env)
+      // Only tests that already failed on the baseline failing: inherited, the check goes on.
+      const failing = run !== command && r.code !== 0 ? JUnit.failed(JUnit.results(JUnit.parse(await readFile(junit, "utf8").catch(() => "")) ?? [])) : []
+      const onlyKnown = failing.length > 0 && failing.every((name) => known.has(name))
+      if (onlyKnown) inherited.push(...failing)
+      commands.push({ command, code: onlyKnown ? 0 : r.code })
       lastHow = r.how
-      log += `$ ${command}\n${r.output}\n# ${r.how} (exit ${r.code})\n`
-      if (r.code !== 0) break
+      log += `$ ${run}\n${r.output}\n# ${r.how} (exit ${r.code})${onlyKnown ? `; inherited from the baseline: ${failing.join(", ")}` : ""}\n`
+      if (r.code !== 0 && !onlyKnown) break
     }
     const passed = commands.length > 0 && commands.every((c) => c.code === 0)
     const summary = commands.length === 0
       ? `no build or test command to run on the integration branch (${note})`
       : passed
-        ? `integration branch builds and its tests pass (${commands.length} command(s))`
+        ? `integration branch builds and its tests pass (${commands.length} command(s))${inherited.length > 0 ? `, but for tests failing before the run (inherited): ${inherited.join(", ")}` : ""}`
         : `integration branch FAILS: \`${commands.at(-1)!.command}\` ${lastHow}; see ${join(out, "final.log")}`
     const result: Result = { passed, summary, evidenceDir: out, commands }
     await writeFileAtomic(join(out, "final.log"), log)

@@ -6,7 +6,8 @@ import type { TaskRuntime } from "../core/state"
 import { KIND_RULES, type TaskNode } from "../core/task.schema"
 import { Worktrees } from "./worktree"
 import type { Clock } from "./clock"
-import type { Ports } from "./ports"
+import type { EventInput, Ports } from "./ports"
+import { Baseline } from "./baseline"
 import type { Supervisor } from "./supervisor"
 import { classifyFault } from "./fault"
 import { eventGateOf } from "./gates"
@@ -67,6 +68,8 @@ export class Interpreter {
         return this.revert(cmd.taskId, cmd.round)
       case "finish":
         return this.finish()
+      case "runBaseline":
+        return this.runBaseline()
     }
   }
 
@@ -83,7 +86,8 @@ export class Interpreter {
     if (before.finished && before.finalCheck === null) {
       let check: { status: "passed" | "failed" | "errored"; message: string }
       try {
-        const result = await this.ports.finalCheck.run(root)
+        const known = before.baseline?.accepted ? before.baseline.failingTests : []
+        const result = await this.ports.finalCheck.run(root, known.length > 0 ? { knownFailingTests: known } : {})
         check = { status: result.passed ? "passed" : "failed", message: result.summary }
       } catch (err) {
         const fault = classifyFault(err)
@@ -95,6 +99,45 @@ export class Interpreter {
     const state = await log.opened()
     // An answer may have reopened the run meanwhile: then this end is not the end.
     if (state.finished) inbox.push(RunReport.endText(root, state), true)
+  }
+
+  /**
+   * Builds and tests the integration head in a baseline worktree (or reads back the record of that commit)
+   * and tells the machine; a baseline that cannot run at all is `errored`, which asks the user too.
+   */
+  private async runBaseline(): Promise<void> {
+    const { root, log } = this.ports
+    let outcome: Omit<Extract<EventInput, { type: "baseline.done" }>, "type">
+    try {
+      outcome = Baseline.outcome(await this.ports.baseline.run(root, this.integration()))
+    } catch (err) {
+      const fault = classifyFault(err)
+      const commit = (await this.ports.git(root, ["rev-parse", this.integration()]).catch(() => this.integration())).trim() || this.integration()
+      outcome = { commit, status: "errored", buildFailed: false, failingTests: [], message: `${fault.tag}: ${fault.message}` }
+    }
+    await log.apply({ type: "baseline.done", ...outcome })
+  }
+
+  /**
+   * Before a dispatch: a head that is neither the baseline's commit nor one of AirCoding's merges means
+   * someone else moved the integration branch; the machine takes the baseline again (a revert AirCoding
+   * made also counts as a move: one extra baseline, never a wrong one). Unreadable refs are left alone.
+   */
+  private async checkIntegration(): Promise<void> {
+    const state = this.ports.log.state()
+    const b = state?.baseline
+    if (!state || !b?.commit || b.status === "running") return
+    const head = (await this.ports.git(this.ports.root, ["rev-parse", this.integration()]).catch(() => "")).trim()
+    if (!head) return
+    const ours = new Set([b.commit, ...state.tasks.flatMap((t) => (t.merged ? [t.merged.commit] : []))])
+    if ([...ours].some((c) => c === head || head.startsWith(c) || c.startsWith(head))) return
+    await this.ports.log.apply({ type: "integration.moved", commit: head })
+  }
+
+  /** What the test gate judges against: the tests the baseline found failing (the user went on with them). */
+  private testBaseline(): { commit: string; failingTests: string[] } | undefined {
+    const b = this.ports.log.state()?.baseline
+    return b?.commit ? { commit: b.commit, failingTests: b.failingTests } : undefined
   }
 
   /** Removes the worktree of every merged task still on disk (one whose removal was cut short by the end of the run). */
@@ -155,6 +198,7 @@ export class Interpreter {
     try {
       const task = this.task(taskId)
       await this.reverting
+      await this.checkIntegration()
       const wt = await worktrees.create(root, taskId, this.integration())
       if (wt.recovered) inbox.push(`Task ${taskId}: ${wt.recovered}.`)
       const prompt = ContextPack.worker(root, role, task, this.runtimeOf(taskId), wt, attempt)
@@ -175,6 +219,7 @@ export class Interpreter {
     try {
       const task = this.task(taskId)
       await log.apply({ type: "gates.started", taskId })
+      const baseline = this.testBaseline()
       report = await this.ports.gates.run({
         root,
         worktree: worktrees.pathFor(root, taskId),
@@ -185,6 +230,7 @@ export class Interpreter {
         requires: [...KIND_RULES[task.kind].evidence],
         evidenceDir: join(this.evidenceDir(taskId), `attempt-${attempt}`),
         writeSet: task.writeSet,
+        ...(baseline ? { baseline } : {}),
       })
     } catch (err) {
       // The gates could not reach a verdict (invalid toolchain.json, a git error, a full disk): the task must not

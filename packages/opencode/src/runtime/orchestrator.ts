@@ -19,6 +19,7 @@ import { Preflight } from "./preflight"
 import { writeFileAtomic } from "./atomic"
 import { Worktrees } from "./worktree"
 import { git } from "./git"
+import { Toolchain } from "./toolchain/index"
 import { RunReport } from "../read/run-report"
 import { MainWake } from "./main-wake"
 import { ContextPack } from "./context-pack"
@@ -169,7 +170,7 @@ class OrchestratorImpl {
       join(this.root, ".air", "local", "state", "run.json"),
       JSON.stringify({ runId, integration: this.integration, mainSessionID }, null, 2),
     )
-    const started = await this.apply({ type: "run.started", runId, requirement, config: Settings.runConfig(settings), integration: this.integration })
+    const started = await this.apply({ type: "run.started", runId, requirement, config: { ...Settings.runConfig(settings), baseline: await this.wantsBaseline() }, integration: this.integration })
     if (!started.ok) return `The Scheduler refused the requirement: ${started.reason}`
     // The machine's plan command starts the Architect.
     this.clock.start(settings.inactivityMs)
@@ -225,6 +226,19 @@ class OrchestratorImpl {
   }
 
   /** The user's change to a proposed plan: back to the Architect, who proposes again (as many rounds as needed). */
+  /**
+   * A baseline runs when the toolchain has something to build or test (detected or toolchain.json); a file
+   * that cannot be read asks for one all the same: the baseline's own error then reaches the user.
+   */
+  private async wantsBaseline(): Promise<boolean> {
+    try {
+      const { rules } = await Toolchain.load(this.root)
+      return rules.build.length > 0 || rules.test.length > 0
+    } catch {
+      return true
+    }
+  }
+
   private async revise(text: string): Promise<string> {
     const r = await this.apply({ type: "plan.revision.requested", text })
     if (!r.ok) return `Change refused: ${r.reason}`

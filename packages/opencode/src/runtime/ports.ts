@@ -8,6 +8,7 @@ import { Gates } from "./gates/index"
 import { MergeQueue } from "./merge"
 import { Worktrees } from "./worktree"
 import { FinalCheck } from "./final-check"
+import { Baseline } from "./baseline"
 import { git } from "./git"
 import { Settings } from "./settings"
 
@@ -48,6 +49,7 @@ export type WorktreesPort = {
   diff: typeof Worktrees.diff
 }
 export type FinalCheckPort = { run: typeof FinalCheck.run; read: typeof FinalCheck.read }
+export type BaselinePort = { run: typeof Baseline.run }
 export type GitPort = (cwd: string, args: string[]) => Promise<string>
 
 /** The file system as far as the runtime asks it directly. */
@@ -70,6 +72,8 @@ export type Ports = {
   merge: MergePort
   worktrees: WorktreesPort
   finalCheck: FinalCheckPort
+  /** The integration head built and tested before the first dispatch (`runBaseline`). */
+  baseline: BaselinePort
   git: GitPort
   fs: FsPort
   clock: ClockPort
@@ -100,6 +104,7 @@ export function realPorts(root: string, client: Client, inbox: Inbox, log: LogPo
     merge: { merge: MergeQueue.merge, revert: MergeQueue.revert },
     worktrees: { create: Worktrees.create, remove: Worktrees.remove, pathFor: Worktrees.pathFor, diff: Worktrees.diff },
     finalCheck: { run: FinalCheck.run, read: FinalCheck.read },
+    baseline: { run: Baseline.run },
     git: (cwd, args) => git(cwd, args),
     fs: { exists: existsSync },
     clock: {

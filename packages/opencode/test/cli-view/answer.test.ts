@@ -59,4 +59,18 @@ describe("aircoding run --resume --answer", () => {
     await runAt(proposed.slice(0, 1))
     await expect(Answer.record(dir, "yes")).rejects.toThrow(/waits for no plan confirmation \(stage: planning\)/)
   })
+
+  it("answers a failed baseline's question in the user's words: 'go on' records the failures as known", async () => {
+    const { graphOf, task } = await import("../scheduler/fixtures")
+    await runAt([
+      { type: "run.started", runId: "r1", requirement: "req", config: { ...TEST_CONFIG, autoConfirm: true, baseline: true } },
+      { type: "plan.proposed", summary: "one task" },
+      { type: "graph.accepted", graph: graphOf(task("T-1")) },
+      { type: "baseline.done", commit: "c0ffee", status: "failed", failingTests: ["old"], message: "ctest failed" },
+    ])
+    expect(await Answer.record(dir, "go on")).toMatch(/baseline's question: go on/)
+    const state = await stateNow()
+    expect([state.baseline?.accepted, state.questions]).toEqual([true, []])
+    await expect(Answer.record(dir, "go on")).rejects.toThrow(/neither "yes" nor/)
+  })
 })

@@ -88,4 +88,14 @@ describe("the headline, for the TUI and toasts", () => {
     expect(RunView.headline(confirming, "zh-CN")).toMatch(/^等待中 — 正在等待你对计划的确认：Three tasks/)
     expect(RunView.headline(states[states.length - 1]!, "en")).toBe("done")
   })
+
+  test("a run taking its baseline waits for it (not for a free slot); a failed one waits for the user's answer", async () => {
+    const { started, apply: applyAll, graphOf, task } = await import("../scheduler/fixtures")
+    const running = started(graphOf(task("T-1")), { baseline: true }).state
+    expect(runStatus(running)).toMatchObject({ word: "running", waitingFor: [{ kind: "baseline" }] })
+    expect(RunView.waitingText("en", { kind: "baseline" })).toMatch(/integration branch is built and tested/)
+    expect(RunView.waitingText("zh-CN", { kind: "baseline" })).toMatch(/基线/)
+    const failed = applyAll(running, { type: "baseline.done", commit: "c0ffee", status: "failed", failingTests: ["old"], message: "ctest failed" }).state
+    expect(runStatus(failed)).toMatchObject({ word: "waiting", needsUser: true, waitingFor: [{ kind: "question", questionId: "baseline:1:question" }] })
+  })
 })

@@ -37,6 +37,9 @@ export class FakeWorld {
     throw new Error("merge not scripted")
   }
   finalCheckImpl: Ports["finalCheck"]["run"] = async () => ({ passed: true, summary: "integration branch builds", evidenceDir: "", commands: [] })
+  baselineImpl: Ports["baseline"]["run"] = async () => {
+    throw new Error("baseline not scripted")
+  }
   finalCheckFile: ReturnType<Ports["finalCheck"]["read"]> = undefined
   /** What the engine says each session used (completed assistant messages and their tokens). */
   readonly stats = new Map<string, { requests: number; tokens: number; agent: string }>()
@@ -117,6 +120,12 @@ export class FakeWorld {
           return world.finalCheckImpl(root)
         },
         read: () => world.finalCheckFile,
+      },
+      baseline: {
+        run: (root, ref) => {
+          world.calls.push(`baseline.run ${ref}`)
+          return world.baselineImpl(root, ref)
+        },
       },
       git: async (_cwd, args) => {
         world.calls.push(`git ${args.join(" ")}`)

@@ -292,3 +292,51 @@ describe("recovery: one outstanding() drives every restart", () => {
     expect(old.state.finalCheck).toEqual({ status: "passed", message: "built before the upgrade" })
   })
 })
+
+describe("interpreter: the baseline", () => {
+  const record = (fields: object) => ({ commit: "c0ffee", status: "passed", build: { ran: true, passed: true, ms: 1 }, test: { ran: true, passed: true, ms: 1, source: "junit" }, tests: {}, failingTests: [], message: "", at: "now", ...fields }) as never
+
+  it("runBaseline ends in baseline.done with the record's outcome; a failing one asks, and the known failures reach the test gate", async () => {
+    const w = world(started(graph, { concurrency: 2, baseline: true }).state)
+    w.baselineImpl = async () => record({ status: "failed", test: { ran: true, passed: false, ms: 1, source: "junit", command: "ctest" }, tests: { old: "failed" }, failingTests: ["old"], message: "`ctest` failed: old" })
+    await w.interpreter.run(w.take("runBaseline")[0]!)
+    expect(w.calls).toContain("baseline.run main")
+    expect(w.accepted.at(-1)).toMatchObject({ type: "baseline.done", commit: "c0ffee", status: "failed", buildFailed: false, failingTests: ["old"] })
+    expect(w.take("dispatch")).toHaveLength(0)
+    const [ask] = w.take("ask")
+    expect(await w.ports.log.apply({ type: "question.answered", questionId: ask!.questionId, answer: "go on" })).toEqual({ ok: true })
+    expect(w.take("dispatch").map((c) => c.taskId)).toEqual(["T-1", "T-2"])
+    let given: unknown
+    w.gates = async (input) => {
+      given = input.baseline
+      return passing
+    }
+    await w.ports.log.apply(steps.dispatched("T-1"))
+    await w.ports.log.apply(steps.reported("T-1"))
+    await w.interpreter.run(w.take("runGates")[0]!)
+    expect(given).toEqual({ commit: "c0ffee", failingTests: ["old"] })
+  })
+
+  it("a baseline that cannot run at all is errored, and asks all the same", async () => {
+    const w = world(started(graph, { concurrency: 2, baseline: true }).state)
+    w.baselineImpl = async () => {
+      throw Object.assign(new Error("ENOSPC: no space left on device"), { code: "ENOSPC" })
+    }
+    await w.interpreter.run(w.take("runBaseline")[0]!)
+    expect(w.accepted.at(-1)).toMatchObject({ type: "baseline.done", status: "errored", message: expect.stringMatching(/^fs: .*ENOSPC/) })
+    expect(w.state.questions[0]!.text).toMatch(/could not be built and tested/)
+  })
+
+  it("a dispatch finds the integration head moved by someone else: integration.moved, and the baseline is taken again", async () => {
+    const w = world(apply(started(graph, { concurrency: 2, baseline: true }).state, { type: "baseline.done", commit: "c0ffee", status: "passed", failingTests: [], message: "" }).state)
+    let head = "c0ffee\n"
+    ;(w.ports as { git: unknown }).git = async () => head
+    const [first, second] = w.take("dispatch")
+    await w.interpreter.run(first!)
+    expect(w.types()).not.toContain("integration.moved")
+    head = "beef01\n"
+    await w.interpreter.run(second!)
+    expect(w.accepted.find((e) => e.type === "integration.moved")).toMatchObject({ commit: "beef01" })
+    expect(w.take("runBaseline").map((c) => c.id)).toEqual(["baseline:2"])
+  })
+})

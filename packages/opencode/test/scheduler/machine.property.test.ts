@@ -21,7 +21,7 @@ describe("the machine under random DAGs and random event orders", () => {
           const rng = rngFrom(seed)
           const graph = randomGraph(rng, { tasks, phases, files, maxDeps: 2 })
           const sim = new Simulator(rng, { ...DEFAULT_SIM, trouble }, checkStep)
-          sim.start(graph, { ...TEST_CONFIG, concurrency })
+          sim.start(graph, { ...TEST_CONFIG, concurrency, baseline: seed % 2 === 0 })
           sim.runToEnd(20_000)
           expect(sim.idle).toBe(true)
           expect(sim.state.stage).toBe("finished")

@@ -76,7 +76,18 @@ const s = {
   finishedBlocked: () => {
     return complete(complete(s.blocked(), "T-5").state, "T-3").state
   },
+  /** The same run with the baseline on (the toolchain has build and test commands), plan confirmed. */
+  baselineConfirmed: () =>
+    apply(initialState(), { type: "run.started", runId: "r1", requirement: "req", config: { ...started(graph).state.config!, ...config, baseline: true } }, { type: "plan.proposed", summary: "plan" }, { type: "plan.confirmed" }).state,
+  /** The graph accepted, the baseline running: nothing dispatched yet. */
+  baselineRunning: () => apply(s.baselineConfirmed(), { type: "graph.accepted", graph }).state,
+  /** The baseline's test `calc_old` failed: the run waits for the user. */
+  baselineFailed: () => apply(s.baselineRunning(), baselineFailedTests).state,
+  /** The baseline did not build and the user went on; T-1 at the gates. */
+  baselineBuildAccepted: () =>
+    apply(s.baselineRunning(), { type: "baseline.done", commit: "c0ffee", status: "failed", buildFailed: true, failingTests: [], message: "`cmake --build .air-build` exited 2: src/a.cpp:3: error: x" }, { type: "question.answered", questionId: "baseline:1:question", answer: "go on" }, steps.dispatched("T-1"), steps.reported("T-1")).state,
 }
+const baselineFailedTests: EventInput = { type: "baseline.done", commit: "c0ffee", status: "failed", failingTests: ["calc_old"], message: "`ctest --test-dir .air-build` exited 8" }
 
 interface Row {
   rule: string
@@ -101,6 +112,61 @@ const rows: Row[] = [
     event: { type: "graph.accepted", graph },
     statuses: { "T-1": "running", "T-2": "pending", "T-3": "pending", "T-4": "pending", "T-5": "running" },
     commands: ["notify", "dispatch:T-1:executor:1", "dispatch:T-5:executor:1"],
+  },
+  {
+    rule: "with the baseline on, an accepted graph builds and tests the integration head first and dispatches nothing",
+    given: s.baselineConfirmed,
+    event: { type: "graph.accepted", graph },
+    statuses: { "T-1": "pending", "T-5": "pending" },
+    commands: ["notify", "runBaseline", "notify"],
+    check: (st, cmds) => expect([st.baseline?.status, cmds.find((c) => c.type === "runBaseline")?.id]).toEqual(["running", "baseline:1"]),
+  },
+  { rule: "a passing baseline lets the ready tasks start", given: s.baselineRunning, event: { type: "baseline.done", commit: "c0ffee", status: "passed", failingTests: [], message: "" }, statuses: { "T-1": "running", "T-5": "running" }, commands: ["notify", "dispatch:T-1:executor:1", "dispatch:T-5:executor:1"] },
+  { rule: "a skipped baseline (no build or test command) lets the tasks start", given: s.baselineRunning, event: { type: "baseline.done", commit: "c0ffee", status: "skipped", failingTests: [], message: "no build or test command" }, statuses: { "T-1": "running" }, commands: ["notify", "dispatch:T-1:executor:1", "dispatch:T-5:executor:1"] },
+  {
+    rule: "a baseline with failing tests stops the run before any dispatch with one question",
+    given: s.baselineRunning,
+    event: baselineFailedTests,
+    statuses: { "T-1": "pending", "T-5": "pending" },
+    commands: ["ask:baseline:1:question", "notify"],
+    check: (st) => {
+      expect(st.questions).toHaveLength(1)
+      expect(st.questions[0]!.text).toMatch(/calc_old[\s\S]*ctest --test-dir[\s\S]*"fixed"[\s\S]*"go on"/)
+      expect(st.stage).toBe("running")
+    },
+  },
+  { rule: "a baseline that could not run also asks before any dispatch", given: s.baselineRunning, event: { type: "baseline.done", commit: "c0ffee", status: "errored", failingTests: [], message: "git: no such ref" }, commands: ["ask:baseline:1:question", "notify"] },
+  {
+    rule: '"go on" records the baseline\'s failures as known and dispatches',
+    given: s.baselineFailed,
+    event: { type: "question.answered", questionId: "baseline:1:question", answer: "go on" },
+    statuses: { "T-1": "running", "T-5": "running" },
+    commands: ["notify", "dispatch:T-1:executor:1", "dispatch:T-5:executor:1"],
+    check: (st) => expect([st.baseline?.accepted, st.baseline?.failingTests, st.questions]).toEqual([true, ["calc_old"], []]),
+  },
+  { rule: "any other answer (the user fixed it) runs the baseline again", given: s.baselineFailed, event: { type: "question.answered", questionId: "baseline:1:question", answer: "fixed" }, statuses: { "T-1": "pending" }, commands: ["runBaseline", "notify"], check: (st, cmds) => expect([st.baseline?.status, st.baseline?.accepted, cmds[0]!.id]).toEqual(["running", false, "baseline:2"]) },
+  {
+    rule: "a task's build failing after the baseline's build failed (and the user went on) asks the user, never the Debugger",
+    given: s.baselineBuildAccepted,
+    event: steps.gatesFailed("T-1", "build"),
+    statuses: { "T-1": "blocked" },
+    commands: ["ask:T-1:blocked:1", "notify", "dispatch:T-3:executor:1"],
+    check: (st) => expect([runtimeOf(st, "T-1").resume, runtimeOf(st, "T-1").repairs]).toEqual(["gates", 0]),
+  },
+  { rule: "a test failure after an accepted baseline still goes to the Debugger (the test gate filtered the inherited ones)", given: () => apply(s.baselineFailed(), { type: "question.answered", questionId: "baseline:1:question", answer: "go on" }, steps.dispatched("T-1"), steps.reported("T-1")).state, event: steps.gatesFailed("T-1", "test"), statuses: { "T-1": "debugging" }, commands: ["dispatch:T-1:debugger:2"] },
+  {
+    rule: "the integration branch moved under the run by someone else: the baseline is taken again, its last record kept meanwhile",
+    given: () => apply(s.baselineRunning(), { type: "baseline.done", commit: "c0ffee", status: "passed", failingTests: [], message: "" }).state,
+    event: { type: "integration.moved", commit: "beef01" },
+    commands: ["notify", "runBaseline", "notify"],
+    check: (st, cmds) => expect([st.baseline?.status, st.baseline?.commit, cmds[1]!.id]).toEqual(["running", "c0ffee", "baseline:2"]),
+  },
+  {
+    rule: "a re-run baseline that fails asks again, even after an earlier 'go on'",
+    given: () => apply(s.baselineFailed(), { type: "question.answered", questionId: "baseline:1:question", answer: "go on" }, { type: "integration.moved", commit: "beef01" }).state,
+    event: { type: "baseline.done", commit: "beef01", status: "failed", failingTests: ["calc_old", "calc_new"], message: "ctest failed" },
+    commands: ["ask:baseline:2:question", "notify"],
+    check: (st) => expect([st.baseline?.accepted, st.baseline?.failingTests]).toEqual([false, ["calc_old", "calc_new"]]),
   },
   { rule: "a dispatch is confirmed with its session", given: s.fresh, event: steps.dispatched("T-1"), commands: [], check: (st) => expect(runtimeOf(st, "T-1").sessionId).toBe("s-T-1-1") },
   { rule: "a worker's report is a request for the gates, never done", given: s.running, event: steps.reported("T-1"), statuses: { "T-1": "gating" }, commands: ["runGates:T-1"] },
@@ -461,6 +527,10 @@ const refusals: Refusal[] = [
   { rule: "a pause twice", given: s.paused, event: { type: "run.paused" }, reason: /already paused/ },
   { rule: "a pause before the run", given: s.planning, event: { type: "run.paused" }, reason: /only a running run/ },
   { rule: "a resume with no pause", given: s.running, event: { type: "run.resumed" }, reason: /not paused/ },
+  { rule: "a baseline outcome with no baseline running", given: s.running, event: baselineFailedTests, reason: /no baseline is running \(none was started\)/ },
+  { rule: "a moved integration branch in a run without a baseline", given: s.running, event: { type: "integration.moved", commit: "beef01" }, reason: /no baseline to take again/ },
+  { rule: "a moved integration branch that is the baseline's commit", given: () => apply(s.baselineRunning(), { type: "baseline.done", commit: "c0ffee", status: "passed", failingTests: [], message: "" }).state, event: { type: "integration.moved", commit: "c0ffee" }, reason: /baseline's commit already/ },
+  { rule: "a baseline outcome twice", given: s.baselineFailed, event: baselineFailedTests, reason: /no baseline is running \(the last one failed\)/ },
 ]
 
 describe("transition: every refusal leaves the state as it was", () => {

@@ -73,4 +73,12 @@ describe("outstanding: what a restarted runtime must carry out again", () => {
     const conflicted = apply(ordered.state, { type: "revert.done", taskId: "T-1", round: 1, status: "conflicted" })
     expect(outstanding(conflicted.state).filter((c) => c.type === "revert")).toEqual([])
   })
+
+  it("re-issues a baseline that never reported, with the id first issued, and nothing once it did", () => {
+    const first = started(graph, { baseline: true })
+    const issued = first.commands.find((c) => c.type === "runBaseline")!
+    expect(outstanding(first.state)).toEqual([issued])
+    const done = apply(first.state, { type: "baseline.done", commit: "c1", status: "passed", failingTests: [], message: "" })
+    expect(outstanding(done.state).some((c) => c.type === "runBaseline")).toBe(false)
+  })
 })

@@ -274,6 +274,9 @@ export class Simulator {
     const { command } = item
     switch (command.type) {
       case "dispatch": {
+        // Now and then someone else commits to the integration branch: the runtime sees it before a dispatch.
+        const b = this.state.baseline
+        if (b && b.status !== "running" && rng() < 0.05) this.apply({ type: "integration.moved", at, commit: `m${this.clock}` })
         const sessionId = `s-${++this.sessions}`
         const refusal = this.apply({ type: "task.dispatched", at, taskId: command.taskId, role: command.role, sessionId, attempt: command.attempt })
         if (!refusal) this.open.push({ kind: "session", taskId: command.taskId, sessionId, role: command.role })
@@ -321,9 +324,20 @@ export class Simulator {
       case "ask":
         if (this.answers > 0) {
           this.answers--
-          this.apply({ type: "question.answered", at, questionId: command.questionId, answer: "try again with more care" })
+          // A failed baseline is answered "go on" or "fixed" (which runs it again); other questions in words.
+          const baseline = this.state.baseline?.questionId === command.questionId
+          const answer = baseline ? (rng() < 0.5 ? "go on" : "fixed") : "try again with more care"
+          this.apply({ type: "question.answered", at, questionId: command.questionId, answer })
         }
         return true
+      case "runBaseline": {
+        // A failing baseline waits for an answer: it fails only while the simulated user still answers.
+        if (this.answers >= 3 && rng() < this.options.trouble) {
+          const buildFailed = rng() < 0.5
+          this.apply({ type: "baseline.done", at, commit: `c${this.clock}`, status: "failed", buildFailed, failingTests: buildFailed ? [] : ["t0"], message: "it failed" })
+        } else this.apply({ type: "baseline.done", at, commit: `c${this.clock}`, status: "passed", failingTests: [], message: "" })
+        return true
+      }
       case "reviewMilestone": {
         if (item.stage === 0) {
           item.stage = 1

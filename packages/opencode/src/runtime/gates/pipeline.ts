@@ -10,7 +10,7 @@ import { Settings } from "../settings.ts"
 import { Sandbox } from "../sandbox.ts"
 import { SandboxExec } from "../sandbox/exec.ts"
 import type { WriteSetGate } from "./write-set.ts"
-import { type Exec, type Failure, type Gate, type GateContext, REGISTRY, TOOL_MISSING } from "./registry.ts"
+import { type Exec, type Failure, type Gate, type GateContext, REGISTRY, type TestBaseline, TOOL_MISSING } from "./registry.ts"
 import { type Finding, type GateReport, type GateResult, Requirement } from "./schema.ts"
 import { countBySeverity, indent } from "./text.ts"
 
@@ -57,6 +57,8 @@ export interface RunInput {
   gates?: readonly Gate[]
   /** The task's write-set, for the write-set gate (absent: that gate does not run). */
   writeSet?: readonly WriteSetGate.Entry[]
+  /** The run's baseline: the test gate does not blame a task for tests that failed there already. */
+  baseline?: TestBaseline
   /**
    * The OS sandbox around build, test and analysis commands: "on" (default; no sandbox → the run stops,
    * a person is asked), "fallback" (the user allowed running without it), "off" (a caller's own `exec`).
@@ -117,6 +119,8 @@ export async function runGates(input: RunInput): Promise<GateReport> {
     changed: [],
     findings: [],
     ...(input.writeSet ? { writeSet: input.writeSet } : {}),
+    ...(input.baseline ? { baseline: input.baseline } : {}),
+    inheritedTests: [],
     exec: sandboxed ? SandboxExec.wrap(input.exec ?? processExec, { root: input.root, worktree: input.worktree, network: resolved.rules.network }) : (input.exec ?? processExec),
     async write(name, data) {
       const file = path.join(evidenceDir, name)
@@ -137,6 +141,7 @@ export async function runGates(input: RunInput): Promise<GateReport> {
       gates: results,
       changedFiles: ctx.changed.map((change) => change.path),
       findings: ctx.findings,
+      ...(ctx.inheritedTests.length > 0 ? { inheritedTests: ctx.inheritedTests } : {}),
       requires,
       evidence: evidenceOf(results, gates, path.join(evidenceDir, REPORT_FILE)),
       toolchain: { source: input.toolchain ? "given" : resolved.source, note: resolved.note },
@@ -195,6 +200,8 @@ function passMessage(ctx: GateContext, gates: readonly Gate[]): string {
   const notRun = ctx.results.filter((g) => !g.ran && toolGate(g.gate))
   let message = `${ctx.label}: all gates passed (${ran.map((g) => g.gate).join(", ")})`
   if (notRun.length > 0) message += `; not run: ${notRun.map((g) => `${g.gate} (${g.summary})`).join("; ")}`
+  if (ctx.inheritedTests.length > 0)
+    message += `; tests failing on the baseline too (inherited, not blamed): ${ctx.inheritedTests.join(", ")}`
   const findings: Finding[] = ctx.findings
   if (findings.length > 0) {
     message +=

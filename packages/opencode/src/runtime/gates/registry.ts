@@ -96,12 +96,22 @@ export interface GateContext {
   changed: Worktrees.Change[]
   /** Analysis findings, kept in the report. */
   findings: Finding[]
+  /** The baseline the test gate judges against: tests that already failed there are inherited, not blamed. */
+  readonly baseline?: TestBaseline
+  /** Failing tests the test gate found inherited from the baseline (kept in the report, shown in the views). */
+  inheritedTests: string[]
   /** The task's write-set (the write-set gate); absent when the caller gave none. */
   readonly writeSet?: readonly WriteSetGate.Entry[]
   /** Runs a program (the process runner, or a sandbox around it). */
   exec: Exec
   /** Writes `name` in the evidence directory and returns its path; a failure is `EvidenceWriteFailed`. */
   write(name: string, data: string): Promise<string>
+}
+
+/** What the test gate needs of the run's baseline (`runtime/baseline.ts`): its commit and the tests failing there. */
+export interface TestBaseline {
+  readonly commit: string
+  readonly failingTests: readonly string[]
 }
 
 export const REGISTRY = [commitGate, diffGate, writeSetGate, secretsGate, buildGate, testGate, analysisGate, evidenceGate] as const

@@ -48,6 +48,8 @@ export const GateReport = z.object({
   gates: z.array(GateResult),
   changedFiles: z.array(z.string()),
   findings: z.array(Finding),
+  /** Tests that failed, but failed on the baseline too: inherited, not blamed on the task. */
+  inheritedTests: z.array(z.string()).optional(),
   requires: z.array(Requirement),
   /** Evidence kind (`KIND_RULES`) → the log that proves it, from the gate that `provides` it; plus `report`. */
   evidence: z.record(z.string(), z.string()).optional(),

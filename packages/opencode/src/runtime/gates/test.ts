@@ -1,4 +1,9 @@
-import type { Gate, GateContext } from "./registry.ts"
+import { mkdir, readFile, rm } from "node:fs/promises"
+import path from "node:path"
+import { Toolchain } from "../toolchain/index.ts"
+import type { Failure, Gate, GateContext, GateOutcome } from "./registry.ts"
+import { JUnit } from "./junit.ts"
+import { TOOL_MISSING } from "./schema.ts"
 import { commandEvidenceMissing, runCommands } from "./command.ts"
 import { indent, lastLines, listSome } from "./text.ts"
 
@@ -16,26 +21,82 @@ export const testGate = {
   logs: [TEST_LOG],
   reportsNotRun: true,
   async run(ctx: GateContext) {
-    const { output, ...outcome } = await runCommands(ctx, "test", TEST_LOG, (command, what, out, logPath) => {
-      const failing = failingTests(out)
-      const details = testFailureLines(out)
-      return {
-        summary: failing.length > 0 ? `failing tests: ${listSome(failing, 5)}` : `\`${command}\` ${what}`,
-        message:
-          `${ctx.label}: tests failed: \`${command}\` ${what}.\n` +
-          (failing.length > 0 ? `Failing tests: ${failing.join(", ")}\n` : "") +
-          (details ? `Output:\n${indent(details)}\n` : `Last lines:\n${indent(lastLines(out, 15))}\n`) +
-          `Full log: ${logPath}\nFix the code (or the test, if the test is what is wrong), commit on air/${ctx.taskId}, and report again.`,
-      }
-    })
-    // CTest exits 0 when it finds no test at all: that is not evidence that tests pass.
-    if (!outcome.failure && output !== undefined && /No tests were found/.test(output)) {
-      return { ...outcome, ran: false, summary: "the test commands passed but found no tests (ctest: No tests were found)" }
-    }
-    return outcome
+    return judgeTests(ctx)
   },
   missingEvidence: (ctx, result) => commandEvidenceMissing(ctx, "test", result),
 } as const satisfies Gate
+
+/**
+ * Runs the test commands (CTest asked for its JUnit file) and judges the failing tests against the
+ * baseline: a command whose failing tests all failed on the baseline too is inherited, and the commands
+ * after it still run; a test that passed there, or is new, failing fails the gate.
+ */
+async function judgeTests(ctx: GateContext): Promise<GateOutcome> {
+  const junitFiles = ctx.rules.test.map((_, i) => path.join(ctx.worktree, Toolchain.BUILD_DIR, `${i}-${JUnit.CTEST_FILE}`))
+  const commands = ctx.rules.test.map((command, i) => JUnit.withCtestJunit(command, junitFiles[i]!) ?? command)
+  const known = new Set(ctx.baseline?.failingTests ?? [])
+  let start = 0
+  let outcome: GateOutcome & { output?: string } = { ran: false, summary: "" }
+  while (true) {
+    const slice = commands.slice(start)
+    for (const i of slice.keys()) {
+      await mkdir(path.dirname(junitFiles[start + i]!), { recursive: true })
+      await rm(junitFiles[start + i]!, { force: true })
+    }
+    let failedAt = -1
+    let failedOutput = ""
+    let failedWhat = "failed"
+    outcome = await runCommands({ ...ctx, rules: { ...ctx.rules, test: slice } }, "test", start === 0 ? TEST_LOG : `test-${start + 1}.log`, (command, what, out, logPath) => {
+      failedAt = start + slice.indexOf(command)
+      failedOutput = out
+      failedWhat = what
+      return explain(ctx, command, what, out, logPath, [], [])
+    })
+    if (!outcome.failure || outcome.failure.gate === TOOL_MISSING || failedAt < 0) break
+    // Which tests failed: CTest's JUnit file first, its summary when there is none.
+    const xml = await readFile(junitFiles[failedAt]!, "utf8").catch(() => undefined)
+    if (xml !== undefined) await ctx.write(`ctest-${failedAt + 1}.xml`, xml)
+    const cases = xml === undefined ? undefined : JUnit.parse(xml)
+    const failing = cases ? JUnit.failed(JUnit.results(cases)) : failingTestNames(failedOutput)
+    const blamed = failing.filter((name) => !known.has(name))
+    const inherited = failing.filter((name) => known.has(name))
+    if (failing.length === 0 || blamed.length > 0) {
+      const failure = explain(ctx, ctx.rules.test[failedAt]!, failedWhat, failedOutput, outcome.logPath ?? TEST_LOG, blamed.length > 0 ? blamed : failing, inherited)
+      return { ...outcome, summary: failure.summary, failure }
+    }
+    ctx.inheritedTests.push(...inherited.filter((name) => !ctx.inheritedTests.includes(name)))
+    start = failedAt + 1
+    if (start >= commands.length) {
+      outcome = { ran: true, summary: `${commands.length} command(s) ran`, ...(outcome.logPath ? { logPath: outcome.logPath } : {}) }
+      break
+    }
+  }
+  const inheritedNote =
+    ctx.inheritedTests.length > 0 ? `; inherited (failing on the baseline ${ctx.baseline?.commit.slice(0, 12) ?? ""} too, not blamed): ${listSome(ctx.inheritedTests, 5)}` : ""
+  // CTest exits 0 when it finds no test at all: that is not evidence that tests pass.
+  if (!outcome.failure && outcome.output !== undefined && /No tests were found/.test(outcome.output)) {
+    const { output: _, ...rest } = outcome
+    return { ...rest, ran: false, summary: "the test commands passed but found no tests (ctest: No tests were found)" }
+  }
+  const { output: _, ...rest } = outcome
+  return rest.failure ? rest : { ...rest, summary: `${rest.summary}${inheritedNote}` }
+}
+
+function explain(ctx: GateContext, command: string, what: string, out: string, logPath: string, failing: readonly string[], inherited: readonly string[]): Failure {
+  // CTest's own words for each test when its summary has them ("calc_test (Failed)", "(Timeout)").
+  const summary = failingTests(out)
+  const named = failing.length > 0 ? failing.map((name) => summary.find((entry) => entry.replace(/\s+\([^)]*\)$/, "") === name) ?? name) : summary
+  const details = testFailureLines(out)
+  return {
+    summary: named.length > 0 ? `failing tests: ${listSome([...named], 5)}` : `\`${command}\` ${what}`,
+    message:
+      `${ctx.label}: tests failed: \`${command}\` ${what}.\n` +
+      (named.length > 0 ? `Failing tests: ${named.join(", ")}\n` : "") +
+      (inherited.length > 0 ? `Also failing, as on the baseline before this task (inherited, not yours to fix): ${inherited.join(", ")}\n` : "") +
+      (details ? `Output:\n${indent(details)}\n` : `Last lines:\n${indent(lastLines(out, 15))}\n`) +
+      `Full log: ${logPath}\nFix the code (or the test, if the test is what is wrong), commit on air/${ctx.taskId}, and report again.`,
+  }
+}
 
 /** Test names from CTest's summary ("The following tests FAILED: 1 - calc_test (Failed)"). */
 export function failingTests(output: string): string[] {
@@ -62,4 +123,9 @@ export function testFailureLines(output: string): string | undefined {
     .filter((line) => !/^\s*\d+\s+-\s+.+\(.+\)\s*$/.test(line))
   if (lines.length === 0) return undefined
   return lines.slice(0, 10).join("\n")
+}
+
+/** The bare names of CTest's failing tests ("calc_test", not "calc_test (Failed)"): what a baseline records. */
+export function failingTestNames(output: string): string[] {
+  return failingTests(output).map((name) => name.replace(/\s+\([^)]*\)$/, ""))
 }

@@ -1,0 +1,183 @@
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises"
+import path from "node:path"
+import { z } from "zod"
+import { BASELINE_STATUSES, type BaselineStatus } from "../core/baseline"
+import { writeFileAtomic } from "./atomic"
+import { firstError } from "./gates/build"
+import { JUnit } from "./gates/junit"
+import { failingTestNames } from "./gates/test"
+import { git, gitTry } from "./git"
+import { Proc } from "./process"
+import { Toolchain } from "./toolchain/index"
+import { Worktrees } from "./worktree"
+
+/**
+ * The run's baseline (`runBaseline`): the integration head built and tested once per commit in a detached
+ * worktree of its own (submodules from the user's checkout, the shared compiler cache), before any task
+ * is dispatched. Its record, `.air/local/evidence/_baseline/<commit>/baseline.json`, is what the test gate
+ * judges a task against: a test that already failed here is inherited, not blamed. A record on disk for
+ * the same commit is reused (a restart, a second run on the same head).
+ */
+export namespace Baseline {
+  export const Step = z
+    .object({
+      ran: z.boolean(),
+      passed: z.boolean(),
+      ms: z.number().int().nonnegative(),
+      /** The command that failed, and the first error in its output (the compiler's, CMake's), for people. */
+      command: z.string().optional(),
+      firstError: z.string().optional(),
+    })
+    .strict()
+
+  export const Record = z
+    .object({
+      commit: z.string().min(1),
+      status: z.enum(BASELINE_STATUSES),
+      build: Step,
+      test: Step.extend({ source: z.enum(["junit", "ctest-output", "none"]) }).strict(),
+      /** Test name → passed | failed | skipped (from CTest's JUnit file; failed names from its summary otherwise). */
+      tests: JUnit.Results,
+      failingTests: z.array(z.string()),
+      /** One line for the question and the notice: the failing command and the first error. */
+      message: z.string(),
+      at: z.string(),
+    })
+    .strict()
+  export type Record = z.infer<typeof Record>
+
+  export const FILE = "baseline.json"
+
+  export function evidenceDir(root: string, commit: string): string {
+    return path.join(root, ".air", "local", "evidence", "_baseline", commit)
+  }
+
+  /** The record of `commit`, if one was written (a malformed one counts as none). */
+  export async function read(root: string, commit: string): Promise<Record | undefined> {
+    const text = await readFile(path.join(evidenceDir(root, commit), FILE), "utf8").catch(() => undefined)
+    if (text === undefined) return undefined
+    try {
+      return Record.parse(JSON.parse(text))
+    } catch {
+      return undefined
+    }
+  }
+
+  export interface Options {
+    /** Rules to use instead of toolchain.json / detection. */
+    rules?: Toolchain.Rules
+    env?: NodeJS.ProcessEnv
+    now?: () => Date
+  }
+
+  /** Builds and tests `ref` (the integration branch) unless its commit already has a record. */
+  export async function run(root: string, ref: string, options: Options = {}): Promise<Record> {
+    const top = await Worktrees.repoRoot(root)
+    const commit = (await git(top, ["rev-parse", `${ref}^{commit}`])).trim()
+    const known = await read(top, commit)
+    if (known) return known
+    const rules = options.rules ?? (await Toolchain.load(top)).rules
+    const now = options.now ?? (() => new Date())
+    const dir = evidenceDir(top, commit)
+    await mkdir(dir, { recursive: true })
+    if (rules.build.length === 0 && rules.test.length === 0) {
+      const skipped = notRun()
+      return save(dir, { commit, status: "skipped", build: skipped, test: { ...skipped, source: "none" }, tests: {}, failingTests: [], message: "no build or test command in the toolchain", at: now().toISOString() })
+    }
+    await Worktrees.ensureExcluded(top)
+    const worktree = path.join(top, ".air", "local", "baseline", `run-${commit.slice(0, 12)}`)
+    await dropWorktree(top, worktree)
+    await git(top, ["worktree", "add", "--detach", worktree, commit])
+    try {
+      await Worktrees.checkoutSubmodules(top, worktree)
+      const statsLog = path.join(path.resolve(top, rules.cache.dir), "stats", "_baseline.log")
+      await mkdir(path.dirname(statsLog), { recursive: true })
+      const env = Toolchain.commandEnv(rules, { root: top, worktree, statsLog }, options.env ?? process.env)
+      const exec = (command: string) => Proc.run(command, [], { cwd: worktree, env, shell: true, timeoutMs: rules.timeoutMs })
+      const build = await buildStep(rules.build, worktree, dir, exec)
+      const test = build.passed ? await testStep(rules.test, worktree, dir, exec) : { step: { ...notRun(), source: "none" as const }, tests: {} }
+      const failingTests = JUnit.failed(test.tests)
+      const status: BaselineStatus = build.passed && test.step.passed ? "passed" : "failed"
+      const message = !build.passed
+        ? `\`${build.command}\` failed${build.firstError ? `: ${build.firstError.split("\n")[0]}` : ""}`
+        : !test.step.passed
+          ? `\`${test.step.command}\` failed${failingTests.length > 0 ? `: ${failingTests.join(", ")}` : ""}`
+          : ""
+      return save(dir, { commit, status, build, test: test.step, tests: test.tests, failingTests, message, at: now().toISOString() })
+    } finally {
+      await dropWorktree(top, worktree)
+    }
+  }
+
+  /** The baseline.done event's fields for a record. */
+  export function outcome(record: Record): { commit: string; status: BaselineStatus; buildFailed: boolean; failingTests: string[]; message: string } {
+    return { commit: record.commit, status: record.status, buildFailed: record.build.ran && !record.build.passed, failingTests: record.failingTests, message: record.message }
+  }
+
+  type Exec = (command: string) => Promise<Proc.Result>
+
+  async function buildStep(commands: readonly string[], worktree: string, dir: string, exec: Exec): Promise<z.infer<typeof Step>> {
+    const started = Date.now()
+    let log = ""
+    for (const command of commands) {
+      const result = await exec(command)
+      const output = result.output.split(worktree + "/").join("")
+      log += `$ ${command}\n${output}\n# ${Proc.describe(result)}\n\n`
+      if (!result.ok) {
+        await writeFile(path.join(dir, "build.log"), log)
+        const first = firstError(output)
+        return { ran: true, passed: false, ms: Date.now() - started, command, ...(first ? { firstError: first } : {}) }
+      }
+    }
+    await writeFile(path.join(dir, "build.log"), log)
+    return { ran: commands.length > 0, passed: true, ms: Date.now() - started }
+  }
+
+  /** Every test command runs (a failing one does not hide the next one's results); CTest writes JUnit. */
+  async function testStep(commands: readonly string[], worktree: string, dir: string, exec: Exec) {
+    const started = Date.now()
+    let log = ""
+    let tests: JUnit.Results = {}
+    let source: "junit" | "ctest-output" | "none" = "none"
+    let failed: string | undefined
+    for (const [i, command] of commands.entries()) {
+      const junitFile = path.join(worktree, Toolchain.BUILD_DIR, `${i}-${JUnit.CTEST_FILE}`)
+      await mkdir(path.dirname(junitFile), { recursive: true })
+      await rm(junitFile, { force: true })
+      const run = JUnit.withCtestJunit(command, junitFile) ?? command
+      const result = await exec(run)
+      const output = result.output.split(worktree + "/").join("")
+      log += `$ ${run}\n${output}\n# ${Proc.describe(result)}\n\n`
+      const xml = await readFile(junitFile, "utf8").catch(() => undefined)
+      const cases = xml === undefined ? undefined : JUnit.parse(xml)
+      if (xml !== undefined) await writeFile(path.join(dir, `ctest-${i}.xml`), xml)
+      if (cases) {
+        tests = { ...tests, ...JUnit.results(cases) }
+        source = "junit"
+      } else if (!result.ok) {
+        for (const name of failingTestNames(output)) tests[name] = "failed"
+        if (source === "none") source = "ctest-output"
+      }
+      if (!result.ok && failed === undefined) failed = command
+    }
+    await writeFile(path.join(dir, "test.log"), log)
+    const step = { ran: commands.length > 0, passed: failed === undefined, ms: Date.now() - started, ...(failed ? { command: failed } : {}), source }
+    return { step, tests }
+  }
+
+  function notRun(): z.infer<typeof Step> {
+    return { ran: false, passed: true, ms: 0 }
+  }
+
+  async function save(dir: string, record: Record): Promise<Record> {
+    const checked = Record.parse(record)
+    await writeFileAtomic(path.join(dir, FILE), JSON.stringify(checked, null, 2) + "\n", { backup: false })
+    return checked
+  }
+
+  async function dropWorktree(top: string, worktree: string): Promise<void> {
+    await gitTry(top, ["worktree", "remove", "--force", worktree])
+    await rm(worktree, { recursive: true, force: true })
+    await gitTry(top, ["worktree", "prune"])
+  }
+}

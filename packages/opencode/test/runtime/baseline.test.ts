@@ -1,0 +1,130 @@
+import { existsSync } from "node:fs"
+import { readFile } from "node:fs/promises"
+import path from "node:path"
+import { afterAll, beforeAll, describe, expect, test } from "vitest"
+import { Baseline } from "../../src/runtime/baseline.ts"
+import { Gates, REGISTRY } from "../../src/runtime/gates/index.ts"
+import { JUnit } from "../../src/runtime/gates/junit.ts"
+import { Worktrees } from "../../src/runtime/worktree.ts"
+import { CALC_CPP, createCppRepo, type CppRepo } from "./cpp-repo.ts"
+
+/**
+ * The baseline on real repositories (cmake, ctest, git worktrees) and the test gate judged against it:
+ * a test that already failed on the integration branch is inherited, never blamed on a task.
+ */
+
+// calc_test passes; legacy_test fails before any task (an old bug); "odd <&> name" passes; off is disabled.
+const CMAKE = `cmake_minimum_required(VERSION 3.19)
+project(calc CXX)
+add_library(calc src/calc.cpp)
+target_include_directories(calc PUBLIC include)
+enable_testing()
+add_executable(calc_test test/calc_test.cpp)
+target_link_libraries(calc_test calc)
+add_test(NAME calc_test COMMAND calc_test)
+add_executable(legacy_test test/legacy_test.cpp)
+add_test(NAME legacy_test COMMAND legacy_test)
+add_test(NAME "odd <&> name" COMMAND calc_test)
+add_test(NAME off COMMAND calc_test)
+set_tests_properties(off PROPERTIES DISABLED TRUE)
+`
+const LEGACY = `#include <cstdio>
+int main() { std::puts("expected 3, got 4 & <more>"); return 1; }
+`
+
+describe("the baseline and the test gate judged against it", () => {
+  let repo: CppRepo
+  let record: Baseline.Record
+
+  beforeAll(async () => {
+    repo = await createCppRepo({ files: { "CMakeLists.txt": CMAKE, "test/legacy_test.cpp": LEGACY } })
+    record = await Baseline.run(repo.root, "main")
+  }, 180_000)
+  afterAll(async () => {
+    await repo?.cleanup()
+  })
+
+  test("builds and tests the integration head once: per-test results from CTest's JUnit file, in baseline.json", async () => {
+    const head = (await repo.git(["rev-parse", "main"])).trim()
+    expect(record).toMatchObject({ commit: head, status: "failed", build: { ran: true, passed: true }, test: { ran: true, passed: false, source: "junit" } })
+    expect(record.tests).toEqual({ calc_test: "passed", legacy_test: "failed", "odd <&> name": "passed", off: "skipped" })
+    expect(record.failingTests).toEqual(["legacy_test"])
+    expect(record.message).toMatch(/ctest --test-dir .* failed: legacy_test/)
+    const dir = Baseline.evidenceDir(repo.root, head)
+    expect(Baseline.Record.parse(JSON.parse(await readFile(path.join(dir, "baseline.json"), "utf8")))).toEqual(record)
+    expect(existsSync(path.join(dir, "test.log")) && existsSync(path.join(dir, "ctest-0.xml"))).toBe(true)
+    // The baseline's worktree is gone; the same commit is not built twice.
+    expect(await repo.git(["worktree", "list"])).not.toMatch(/baseline/)
+    expect(await Baseline.run(repo.root, "main")).toEqual(record)
+    expect(Baseline.outcome(record)).toEqual({ commit: head, status: "failed", buildFailed: false, failingTests: ["legacy_test"], message: record.message })
+  })
+
+  test("the JUnit reader on CTest's real file: entities decoded, notrun fails, disabled skips", async () => {
+    const xml = await readFile(path.join(Baseline.evidenceDir(repo.root, record.commit), "ctest-0.xml"), "utf8")
+    expect(xml).toMatch(/odd &lt;&amp;&gt; name/)
+    const cases = JUnit.parse(xml)!
+    expect(cases.map((c) => `${c.name}=${c.outcome}`).sort()).toEqual(["calc_test=passed", "legacy_test=failed", "odd <&> name=passed", "off=skipped"])
+    expect(JUnit.parse("no xml here")).toBeUndefined()
+    // Another runner's JUnit (gtest's shape): class-qualified names, failure and skipped children.
+    const gtest = `<?xml version="1.0"?><testsuites><testsuite name="Calc"><testcase name="Adds" classname="Calc"/><testcase name="Subs" classname="Calc"><failure message="x">a &amp; b</failure></testcase><testcase name="Later" classname="Calc"><skipped/></testcase></testsuite></testsuites>`
+    expect(JUnit.results(JUnit.parse(gtest)!)).toEqual({ "Calc.Adds": "passed", "Calc.Subs": "failed", "Calc.Later": "skipped" })
+    expect(JUnit.withCtestJunit("ctest --test-dir b -j 2", "/w/x.xml")).toBe("ctest --test-dir b -j 2 --output-junit '/w/x.xml'")
+    expect(JUnit.withCtestJunit("make test", "/w/x.xml")).toBeUndefined()
+  })
+
+  async function gated(taskId: string, source: string, extraFiles: Record<string, string> = {}) {
+    const wt = await Worktrees.create(repo.root, taskId, "main")
+    const ws = repo.at(wt.path)
+    await ws.write("src/calc.cpp", source)
+    for (const [file, content] of Object.entries(extraFiles)) await ws.write(file, content)
+    await ws.commitAll(`${taskId}: change`)
+    return Gates.run({
+      root: repo.root,
+      worktree: wt.path,
+      taskId,
+      base: "main",
+      kind: "code",
+      attempt: 1,
+      evidenceDir: path.join(repo.root, ".air", "local", "evidence", taskId, "attempt-1"),
+      requires: ["diff", "build", "test"],
+      gates: REGISTRY.filter((g) => g.id !== "analysis"),
+      baseline: { commit: record.commit, failingTests: record.failingTests },
+    })
+  }
+
+  test("a correct task passes: the test failing on the baseline is reported inherited, not blamed", async () => {
+    const report = await gated("T-ok", `// a comment\n${CALC_CPP}`)
+    expect(report.passed, report.message).toBe(true)
+    expect(report.inheritedTests).toEqual(["legacy_test"])
+    expect(report.gates.find((g) => g.gate === "test")?.summary).toMatch(/inherited .*legacy_test/)
+    expect(report.message).toMatch(/inherited, not blamed\): legacy_test/)
+  }, 180_000)
+
+  test("a task that breaks a test that passed on the baseline fails, blamed for it alone", async () => {
+    const report = await gated("T-bad", CALC_CPP.replace("a - b", "a + b"))
+    expect(report.passed).toBe(false)
+    expect(report.failedGate).toBe("test")
+    expect(report.message).toMatch(/Failing tests: calc_test \(Failed\), odd <&> name \(Failed\)\n/)
+    expect(report.message).toMatch(/inherited, not yours to fix\): legacy_test/)
+  }, 180_000)
+
+  test("a task whose new test fails is blamed for it", async () => {
+    const cmake = CMAKE + "add_executable(new_test test/new_test.cpp)\nadd_test(NAME new_test COMMAND new_test)\n"
+    const report = await gated("T-new", CALC_CPP, { "CMakeLists.txt": cmake, "test/new_test.cpp": "int main() { return 2; }\n" })
+    expect(report.passed).toBe(false)
+    expect(report.message).toMatch(/Failing tests: new_test \(Failed\)\n/)
+  }, 180_000)
+
+  test("a baseline that does not build records the failing command and the first error", async () => {
+    const broken = await createCppRepo({ files: { "src/calc.cpp": CALC_CPP.replace("return a + b;", "return a + undeclared_thing;") } })
+    try {
+      const r = await Baseline.run(broken.root, "main")
+      expect(r).toMatchObject({ status: "failed", build: { ran: true, passed: false }, test: { ran: false }, failingTests: [] })
+      expect(r.build.firstError).toMatch(/calc\.cpp:\d+:\d+: error: .*undeclared_thing/)
+      expect(r.message).toMatch(/^`cmake .*` failed: (\.\.\/)?src\/calc\.cpp:\d+:\d+: error/)
+      expect(Baseline.outcome(r).buildFailed).toBe(true)
+    } finally {
+      await broken.cleanup()
+    }
+  }, 180_000)
+})
