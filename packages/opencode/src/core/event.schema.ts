@@ -23,6 +23,11 @@ export const RunConfig = z.object({
   autoConfirm: z.boolean(),
   /** Absent in logs written before budgets were recorded: the live settings are read then. */
   budgets: BudgetLimits.optional(),
+  /**
+   * The last phase gets the Architect's final review too, and the run is done only after it passes. Absent
+   * in logs written before that rule, which replay as they ran (finished without it).
+   */
+  finalReview: z.boolean().optional(),
 })
 export type RunConfig = z.infer<typeof RunConfig>
 
@@ -33,6 +38,7 @@ export const DEFAULT_RUN_CONFIG: RunConfig = {
   inactivityMs: 10 * 60_000,
   wallClockMs: 60 * 60_000,
   autoConfirm: false,
+  finalReview: true,
 }
 
 export const WORKER_ROLES = ["executor", "debugger"] as const
@@ -52,6 +58,9 @@ export type FaultTag = (typeof FAULT_TAGS)[number]
 
 /** How the final build of the integration branch ended: passed, failed (its commands failed) or errored (it could not run). */
 export const FINAL_CHECK_STATUSES = ["passed", "failed", "errored"] as const
+
+export const ADR_EDIT_KINDS = ["clarification", "decision-change"] as const
+export type AdrEditKind = (typeof ADR_EDIT_KINDS)[number]
 
 const at = z.string().min(1).describe("ISO time stamp given by the runtime; the machine never reads a clock")
 const taskId = z.string().min(1)
@@ -109,6 +118,8 @@ export const Event = z.discriminatedUnion("type", [
     phase: z.number().int().min(1),
     verdict: z.enum(["pass", "fail"]),
     fixTasks: z.array(TaskNode).optional(),
+    /** What the review found; named in the question when failing reviews run out of rounds. */
+    findings: z.array(z.string()).optional(),
   }),
   event("change.requested", { text: z.string().min(1) }),
   event("delta.accepted", { delta: PlanDelta }),
@@ -126,6 +137,12 @@ export const Event = z.discriminatedUnion("type", [
   event("timer.fired", { taskId, kind: z.enum(["inactivity", "wallclock"]) }),
   event("run.paused", {}),
   event("run.resumed", {}),
+  /** An ADR accepted: its file's content hash (computed by the runtime), to notice later edits. */
+  event("adr.recorded", { adr: z.string().min(1), hash: z.string().min(1) }),
+  /** An accepted ADR's file changed (by a person or an agent): `hash` is the new content's. */
+  event("adr.edited", { adr: z.string().min(1), hash: z.string().min(1) }),
+  /** The Architect's reading of an edit: a clarification only records it; a decision change cascades to the tasks citing the ADR. */
+  event("adr.classified", { adr: z.string().min(1), hash: z.string().min(1), kind: z.enum(ADR_EDIT_KINDS), note: z.string().default("") }),
 ])
 export type Event = z.infer<typeof Event>
 export type EventType = Event["type"]
