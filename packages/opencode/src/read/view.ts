@@ -528,6 +528,11 @@ export namespace RunView {
         return L("ev.run.paused")
       case "run.resumed":
         return L("ev.run.resumed")
+      case "adr.recorded":
+      case "adr.edited":
+        return L(`ev.${e.type}`, { adr: e.adr })
+      case "adr.classified":
+        return L("ev.adr.classified", { adr: e.adr, kind: L(`adr.kind.${e.kind}`), note: oneLine(e.note, 100) })
       default:
         return describeByFields(e as unknown as { type: string } & Record<string, unknown>, lang)
     }
