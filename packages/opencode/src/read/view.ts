@@ -258,7 +258,9 @@ export namespace RunView {
       case "frozen":
         return t(lang, "waiting.frozen", { text: oneLine(w.text, 100) })
       case "milestone":
-        return t(lang, "waiting.milestone", { phase: w.phase })
+        return t(lang, w.final ? "waiting.finalReview" : "waiting.milestone", { phase: w.phase })
+      case "adr":
+        return t(lang, "waiting.adr", { adr: w.adr })
       case "worker":
         return w.sessionId
           ? t(lang, "waiting.worker", { role: roleLabel(lang, w.role), id: w.taskId, session: w.sessionId })
