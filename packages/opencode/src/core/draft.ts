@@ -403,7 +403,7 @@ export class Draft {
 
   /** A milestone review failed MILESTONE_FIX_ROUNDS times: the user is asked instead of another round of fixes. */
   askAboutMilestone(phase: number, fails: number, findings: readonly string[]): void {
-    const questionId = `milestone:${phase}:${fails}`
+    const questionId = `milestone:${phase}:${this.s.eventCount}`
     const found = findings.length > 0 ? ` Last findings: ${findings.join("; ")}.` : ""
     const text = `The Architect's review of phase ${phase} failed ${fails} times.${found} How should it continue?`
     this.s.questions = [...this.s.questions, { questionId, taskId: null, text, milestone: phase }]
