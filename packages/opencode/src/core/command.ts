@@ -16,7 +16,10 @@ export type Command =
   | { type: "consult"; id: string; taskId: string; agent: Consultant; options: ConsultOption[]; question: string }
   | { type: "ask"; id: string; questionId: string; text: string }
   | { type: "notify"; id: string; text: string }
-  | { type: "reviewMilestone"; id: string; phase: number }
+  /** `final`: the last phase, reviewed against the whole requirement and the ADRs before the run is done. */
+  | { type: "reviewMilestone"; id: string; phase: number; final: boolean }
+  /** An accepted ADR's file no longer matches its recorded hash: the Architect says whether the decision changed. */
+  | { type: "classifyAdr"; id: string; adr: string; hash: string; tasks: string[] }
   | { type: "replan"; id: string; text: string }
   /** Start the Architect's planning session for the run's requirement. */
   | { type: "plan"; id: string; requirement: string; autoConfirm: boolean }
@@ -47,6 +50,7 @@ export const commandId = {
   notify: (eventCount: number, n: number) => `notify:${eventCount}:${n}`,
   reviewMilestone: (phase: number, eventCount: number) => `milestone:${phase}:${eventCount}`,
   replan: (eventCount: number) => `replan:${eventCount}`,
+  classifyAdr: (adr: string, eventCount: number) => `adr:${adr}:${eventCount}`,
   plan: (runId: string) => `plan:${runId}`,
   finish: (status: string, eventCount: number) => `finish:${status}:${eventCount}`,
 }

@@ -6,6 +6,12 @@ import { graphIndex, isLive, type GraphIndex } from "./graph-index"
 import { ACTIVE_STATUSES, type Failure, type SchedulerState, type TaskRuntime } from "./state"
 import type { TaskGraph, TaskNode, TaskStatus } from "./task.schema"
 
+/**
+ * Rounds of fixes a milestone review may ask for before the user is asked: a review that keeps failing
+ * (the Architect and the workers disagreeing about done) must not loop for ever.
+ */
+export const MILESTONE_FIX_ROUNDS = 3
+
 /** History notes are for people scanning a task's story; whole reports and gate logs live in the evidence. */
 const NOTE_LIMIT = 160
 
@@ -289,6 +295,8 @@ export class Draft {
   }
 
   markMerged(id: string, commit: string, tag: string): void {
+    // New work landed: whatever the final review passed is no longer the whole of it.
+    if (this.s.finalReviewPassed) this.s.finalReviewPassed = false
     this.setStatus(id, "merged", commit)
     this.patch(id, { merged: { commit, tag }, merges: this.task(id)!.merges + 1, sessionId: null, reviewSessionId: null, resume: null, deadline: null })
     const i = this.indexOf(id)!
@@ -317,7 +325,7 @@ export class Draft {
         const id = s.ready[i]!
         const node = this.node(id)
         if (node.phase > s.currentPhase) break
-        if (!this.conflictsWithActive(node)) {
+        if (!this.conflictsWithActive(node) && !this.waitsOnAdr(node)) {
           this.start(id)
           working++
           continue // start() took it off the ready list, so the same index now holds the next task
@@ -348,34 +356,71 @@ export class Draft {
     else this.dispatch(id, "executor", task.attempts === 0 ? "start" : "resume after the user's answer")
   }
 
-  /** When nothing is in flight: the phase is complete (milestone or finish) or the run is stuck (blocked). */
+  /**
+   * When nothing is in flight: the phase is complete (milestone review, the final one after the last phase)
+   * or the run is stuck (blocked). The run is done only once the Architect's final review passed.
+   */
   settle(): void {
     const s = this.s
     if (s.stage !== "running" || s.paused || s.frozen || s.active.length > 0 || s.merging !== null) return
     if (s.runBudgetSpent) return this.finishBlocked()
+    // Tasks citing an edited ADR wait for the Architect's classification, which will call schedule again.
+    if (s.adrEdits.length > 0) return
     const graph = this.graph
     let phaseOpen = false
     let phaseMerged = false
+    let anyMerged = false
     let nextPhase = Infinity
     graph.tasks.forEach((node, i) => {
       if (!isLive(node)) return
       const status = s.tasks[i]!.status
+      if (status === "merged") anyMerged = true
       if (node.phase === s.currentPhase) {
         if (status === "merged") phaseMerged = true
         else phaseOpen = true
       } else if (node.phase > s.currentPhase && status !== "merged") nextPhase = Math.min(nextPhase, node.phase)
     })
     if (phaseOpen) return this.finishBlocked()
-    if (nextPhase === Infinity) return this.finish("done")
+    // A milestone review that kept failing waits for the user's answer.
+    if (s.questions.some((q) => q.milestone !== undefined)) return this.finishBlocked()
+    if (nextPhase === Infinity) {
+      if (anyMerged && !s.finalReviewPassed && s.config?.finalReview) return this.reviewMilestone(true)
+      return this.finish("done")
+    }
     if (!phaseMerged) {
       s.currentPhase = nextPhase
       return this.schedule()
     }
+    this.reviewMilestone(false, nextPhase)
+  }
+
+  private reviewMilestone(final: boolean, nextPhase?: number): void {
+    const s = this.s
     const commandIdText = commandId.reviewMilestone(s.currentPhase, s.eventCount)
     s.stage = "milestone"
-    s.milestone = { phase: s.currentPhase, reviewing: false, commandId: commandIdText }
-    this.emit({ type: "reviewMilestone", id: commandIdText, phase: s.currentPhase })
-    this.notify(`phase ${s.currentPhase} merged; the Architect reviews the milestone before phase ${nextPhase} starts`)
+    s.milestone = { phase: s.currentPhase, reviewing: false, commandId: commandIdText, final }
+    this.emit({ type: "reviewMilestone", id: commandIdText, phase: s.currentPhase, final })
+    this.notify(
+      final
+        ? `every task is merged; the Architect reviews the whole requirement (final review of phase ${s.currentPhase}) before the run is done`
+        : `phase ${s.currentPhase} merged; the Architect reviews the milestone before phase ${nextPhase} starts`,
+    )
+  }
+
+  /** A milestone review failed MILESTONE_FIX_ROUNDS times: the user is asked instead of another round of fixes. */
+  askAboutMilestone(phase: number, fails: number, findings: readonly string[]): void {
+    const questionId = `milestone:${phase}:${this.s.eventCount}`
+    const found = findings.length > 0 ? ` Last findings: ${findings.join("; ")}.` : ""
+    const text = `The Architect's review of phase ${phase} failed ${fails} times.${found} How should it continue?`
+    this.s.questions = [...this.s.questions, { questionId, taskId: null, text, milestone: phase }]
+    this.emit({ type: "ask", id: commandId.ask(questionId), questionId, text })
+    this.notify(`milestone ${phase}: the review failed ${fails} times; the user is asked`)
+  }
+
+  /** Tasks citing an edited ADR the Architect has not classified yet do not start. */
+  private waitsOnAdr(node: TaskNode): boolean {
+    const edits = this.s.adrEdits
+    return edits.length > 0 && node.adrRefs.some((ref) => edits.some((e) => e.adr === ref))
   }
 
   /** Nothing can run: park the tasks that wait on blocked ones, so every task ends merged, blocked or invalidated. */

@@ -26,6 +26,11 @@ export const RunConfig = z.object({
   budgets: BudgetLimits.optional(),
   /** Build and test the integration head once before the first dispatch (set when the toolchain has commands). */
   baseline: z.boolean().optional(),
+  /**
+   * The last phase gets the Architect's final review too, and the run is done only after it passes. Absent
+   * in logs written before that rule, which replay as they ran (finished without it).
+   */
+  finalReview: z.boolean().optional(),
 })
 export type RunConfig = z.infer<typeof RunConfig>
 
@@ -36,6 +41,7 @@ export const DEFAULT_RUN_CONFIG: RunConfig = {
   inactivityMs: 10 * 60_000,
   wallClockMs: 60 * 60_000,
   autoConfirm: false,
+  finalReview: true,
 }
 
 export const WORKER_ROLES = ["executor", "debugger"] as const
@@ -55,6 +61,9 @@ export type FaultTag = (typeof FAULT_TAGS)[number]
 
 /** How the final build of the integration branch ended: passed, failed (its commands failed) or errored (it could not run). */
 export const FINAL_CHECK_STATUSES = ["passed", "failed", "errored"] as const
+
+export const ADR_EDIT_KINDS = ["clarification", "decision-change"] as const
+export type AdrEditKind = (typeof ADR_EDIT_KINDS)[number]
 
 const at = z.string().min(1).describe("ISO time stamp given by the runtime; the machine never reads a clock")
 const taskId = z.string().min(1)
@@ -112,6 +121,8 @@ export const Event = z.discriminatedUnion("type", [
     phase: z.number().int().min(1),
     verdict: z.enum(["pass", "fail"]),
     fixTasks: z.array(TaskNode).optional(),
+    /** What the review found; named in the question when failing reviews run out of rounds. */
+    findings: z.array(z.string()).optional(),
   }),
   event("change.requested", { text: z.string().min(1) }),
   event("delta.accepted", { delta: PlanDelta }),
@@ -152,6 +163,12 @@ export const Event = z.discriminatedUnion("type", [
   }),
   /** The integration branch's head is a commit AirCoding did not make (someone pushed or committed): re-baseline. */
   event("integration.moved", { commit: z.string().min(1) }),
+  /** An ADR accepted: its file's content hash (computed by the runtime), to notice later edits. */
+  event("adr.recorded", { adr: z.string().min(1), hash: z.string().min(1) }),
+  /** An accepted ADR's file changed (by a person or an agent): `hash` is the new content's. */
+  event("adr.edited", { adr: z.string().min(1), hash: z.string().min(1) }),
+  /** The Architect's reading of an edit: a clarification only records it; a decision change cascades to the tasks citing the ADR. */
+  event("adr.classified", { adr: z.string().min(1), hash: z.string().min(1), kind: z.enum(ADR_EDIT_KINDS), note: z.string().default("") }),
 ])
 export type Event = z.infer<typeof Event>
 export type EventType = Event["type"]

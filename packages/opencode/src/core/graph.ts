@@ -150,7 +150,7 @@ function reverifyTasks(before: TaskGraph, after: readonly TaskNode[], merged: re
 }
 
 /** `<id>.rv`, then `<id>.rv2` …: a valid id (at most 64 characters, no "..") that no task has. */
-function unusedId(id: string, taken: ReadonlySet<string>): string {
+export function unusedId(id: string, taken: ReadonlySet<string>): string {
   const short = `${id.slice(0, 58).replace(/\.+$/, "")}.rv`
   if (!taken.has(short)) return short
   for (let n = 2; ; n++) if (!taken.has(`${short}${n}`)) return `${short}${n}`

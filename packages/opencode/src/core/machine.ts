@@ -1,6 +1,8 @@
 import { answerBaseline, inheritedBuildFailure, integrationMoved, isBaselineQuestion, recordBaseline, startBaseline } from "./baseline"
 import { commandId, type Command, type Consultant, type ConsultOption } from "./command"
-import { Draft } from "./draft"
+import { adrCascade } from "./adr-cascade"
+import { Draft, MILESTONE_FIX_ROUNDS } from "./draft"
+import { adrImpact } from "./graph"
 import type { Event, EventOf, EventType } from "./event.schema"
 import { graphIndex, isLive } from "./graph-index"
 import { reviewPasses } from "./report.schema"
@@ -389,6 +391,15 @@ const RULES: { [T in EventType]: Handler<T> } = {
     if (e.verdict === "pass") {
       d.s.stage = "running"
       d.s.milestone = null
+      d.s.milestoneFails = 0
+      d.s.milestoneAnswer = null
+      if (m.final) {
+        // The run is done once nothing else is in flight (settle sees the pass).
+        d.s.finalReviewPassed = true
+        d.notify(`final review passed: the requirement is met`)
+        d.schedule()
+        return
+      }
       const next = graphIndex(d.graph).phases.find((p) => p > m.phase)
       if (next !== undefined) d.s.currentPhase = next
       d.notify(`milestone ${m.phase} passed${next !== undefined ? `; phase ${next} starts` : ""}`)
@@ -398,11 +409,22 @@ const RULES: { [T in EventType]: Handler<T> } = {
     if (!e.fixTasks || e.fixTasks.length === 0) return `a failing review of milestone ${m.phase} must bring fix tasks`
     // Fix tasks belong to the phase they fix, whatever phase they were written with.
     const add = e.fixTasks.map((task) => ({ ...task, phase: m.phase }))
+    const fails = d.s.milestoneFails + 1
+    if (fails > MILESTONE_FIX_ROUNDS) {
+      // Rounds of fixes are spent: the user decides (their answer reaches the next review).
+      d.s.stage = "running"
+      d.s.milestone = null
+      d.s.milestoneFails = fails
+      d.askAboutMilestone(m.phase, fails, e.findings ?? add.map((t) => t.title))
+      d.schedule()
+      return
+    }
     const refusal = acceptDelta(d, { schemaVersion: 1, add, remove: [], modify: [], supersedesAdrs: [] })
     if (refusal) return `the fix tasks of milestone ${m.phase} are invalid:\n${refusal}`
     d.s.stage = "running"
     d.s.milestone = null
-    d.notify(`milestone ${m.phase} needs fixes: ${add.map((t) => t.id).join(", ")}`)
+    d.s.milestoneFails = fails
+    d.notify(`${m.final ? "final review" : `milestone ${m.phase}`} needs fixes: ${add.map((t) => t.id).join(", ")}`)
     d.schedule()
   },
 
@@ -478,8 +500,12 @@ const RULES: { [T in EventType]: Handler<T> } = {
       return
     }
     d.s.questions = d.s.questions.filter((q) => q !== question)
-    const budgetRaised = question.taskId === null
-    if (question.taskId === null) d.s.runBudgetSpent = false
+    const budgetRaised = question.taskId === null && question.milestone === undefined
+    if (question.milestone !== undefined) {
+      // A milestone review that kept failing: the user's answer goes to the next review, with fresh rounds.
+      d.s.milestoneFails = 0
+      d.s.milestoneAnswer = e.answer
+    } else if (question.taskId === null) d.s.runBudgetSpent = false
     else {
       const t = d.task(question.taskId)!
       if (t.status === "blocked") {
@@ -539,6 +565,47 @@ const RULES: { [T in EventType]: Handler<T> } = {
   "baseline.done": (d, e) => recordBaseline(d, e),
 
   "integration.moved": (d, e) => integrationMoved(d, e.commit),
+
+  "adr.recorded": (d, e) => {
+    if (d.s.adrs[e.adr] !== undefined) return `${e.adr} is already recorded; a change to its file is adr.edited`
+    d.s.adrs = { ...d.s.adrs, [e.adr]: e.hash }
+  },
+
+  "adr.edited": (d, e) => {
+    const recorded = d.s.adrs[e.adr]
+    if (recorded === undefined) return `${e.adr} was never recorded as accepted; record it with adr.recorded`
+    if (recorded === e.hash) return `${e.adr} is unchanged (hash ${e.hash})`
+    if (d.s.adrEdits.some((edit) => edit.adr === e.adr)) return `an edit of ${e.adr} is already waiting for the Architect's classification`
+    if (!d.s.graph || (d.s.stage !== "running" && d.s.stage !== "milestone")) return `no task graph runs (stage: ${d.s.stage}); an ADR edit matters only to a running plan`
+    const id = commandId.classifyAdr(e.adr, d.s.eventCount)
+    const tasks = adrImpact(d.graph, e.adr).impacted
+    d.s.adrEdits = [...d.s.adrEdits, { adr: e.adr, hash: e.hash, commandId: id }]
+    d.emit({ type: "classifyAdr", id, adr: e.adr, hash: e.hash, tasks })
+    d.notify(`${e.adr} was edited; the Architect classifies the edit (tasks citing it: ${tasks.join(", ") || "none"}) and they wait`)
+  },
+
+  "adr.classified": (d, e) => {
+    const edit = d.s.adrEdits.find((x) => x.adr === e.adr)
+    if (!edit) return `no edit of ${e.adr} waits for a classification`
+    if (edit.hash !== e.hash) return `the edit of ${e.adr} waiting is ${edit.hash}, not ${e.hash}`
+    d.s.adrEdits = d.s.adrEdits.filter((x) => x !== edit)
+    d.s.adrs = { ...d.s.adrs, [e.adr]: e.hash }
+    if (e.kind === "clarification") {
+      d.notify(`${e.adr} edit recorded as a clarification${e.note ? `: ${e.note}` : ""}`)
+    } else {
+      const { delta, boundary } = adrCascade(d.graph, (id) => d.task(id)?.status, e.adr, d.s.currentPhase)
+      if (delta.add.length > 0 || delta.modify.length > 0) {
+        const refusal = acceptDelta(d, delta)
+        if (refusal) return `the cascade of ${e.adr} could not be applied:\n${refusal}`
+      }
+      d.notify(
+        `${e.adr} changed its decision${e.note ? ` (${e.note})` : ""}: ` +
+          `redone ${delta.modify.map((m) => m.id).join(", ") || "none"}; re-verified by ${delta.add.map((t) => t.id).join(", ") || "none"}` +
+          (boundary.length > 0 ? `; boundary: ${boundary.join(", ")}` : ""),
+      )
+    }
+    d.schedule()
+  },
 }
 
 /** A budget is spent: the task (or the whole run, merges apart) stops and the user is asked. */
@@ -679,6 +746,8 @@ function acceptDelta(d: Draft, input: unknown): string | undefined {
     })
   }
   d.s.graph = graph
+  // The plan changed: the final review, if it passed, reviewed another plan.
+  d.s.finalReviewPassed = false
   d.s.tasks = [...d.s.tasks.slice(0, oldCount), ...graph.tasks.slice(oldCount).map((node) => newTaskRuntime(node.id, 0))]
   d.rebuildReady()
   // A delta may add work to an earlier phase than the one running; that phase comes first again.

@@ -1,4 +1,5 @@
 import { commandId, type Command } from "./command"
+import { adrImpact } from "./graph"
 import type { SchedulerState } from "./state"
 
 /**
@@ -39,7 +40,9 @@ export function outstanding(state: SchedulerState): Command[] {
   }
   for (const question of state.questions) commands.push({ type: "ask", id: commandId.ask(question.questionId), questionId: question.questionId, text: question.text })
   // A review recorded as started is started again: its session died with the old process.
-  if (state.milestone) commands.push({ type: "reviewMilestone", id: state.milestone.commandId, phase: state.milestone.phase })
+  if (state.milestone) commands.push({ type: "reviewMilestone", id: state.milestone.commandId, phase: state.milestone.phase, final: state.milestone.final })
+  // An ADR edit the Architect had not classified yet: it is asked again.
+  for (const edit of state.adrEdits) commands.push({ type: "classifyAdr", id: edit.commandId, adr: edit.adr, hash: edit.hash, tasks: state.graph ? adrImpact(state.graph, edit.adr).impacted : [] })
   if (state.frozen) commands.push({ type: "replan", id: state.frozen.commandId, text: state.frozen.text })
   // The Architect's planning session died with the old process: a new one plans from the requirement.
   if ((state.stage === "planning" || state.stage === "confirmed") && state.runId !== null)

@@ -81,6 +81,8 @@ export const Question = z.object({
   questionId: z.string(),
   taskId: z.string().nullable(),
   text: z.string(),
+  /** Set on the question a milestone review that keeps failing asks: the phase whose review waits for the answer. */
+  milestone: z.number().int().optional(),
 })
 export type Question = z.infer<typeof Question>
 
@@ -108,7 +110,18 @@ export const SchedulerState = z.object({
   ready: z.array(z.string()),
   mergeQueue: z.array(z.string()),
   merging: z.string().nullable(),
-  milestone: z.object({ phase: z.number().int(), reviewing: z.boolean(), commandId: z.string() }).nullable(),
+  /** `final`: the review of the last phase, against the whole requirement; the run is done only after it passes. */
+  milestone: z.object({ phase: z.number().int(), reviewing: z.boolean(), commandId: z.string(), final: z.boolean().default(false) }).nullable(),
+  /** Failing milestone reviews of the phase under review since its last pass (or the user's answer); bounded by MILESTONE_FIX_ROUNDS. */
+  milestoneFails: z.number().int().default(0),
+  /** The user's answer after a milestone review kept failing: the next review reads it. Cleared by a pass. */
+  milestoneAnswer: z.string().nullable().default(null),
+  /** The final review passed and nothing landed or changed in the plan since: the run may finish done. */
+  finalReviewPassed: z.boolean().default(false),
+  /** Content hashes of the accepted ADRs (id → hash), as recorded in the log: an ADR file that no longer matches was edited. */
+  adrs: z.record(z.string(), z.string()).default({}),
+  /** Edited ADRs waiting for the Architect's classification; tasks citing them do not start meanwhile. */
+  adrEdits: z.array(z.object({ adr: z.string(), hash: z.string(), commandId: z.string() })).default([]),
   /** A requirement change is being planned: no new task starts until its delta is accepted. */
   frozen: z.object({ text: z.string(), at: z.string(), commandId: z.string() }).nullable(),
   paused: z.boolean(),
@@ -145,6 +158,11 @@ export function initialState(): SchedulerState {
     mergeQueue: [],
     merging: null,
     milestone: null,
+    milestoneFails: 0,
+    milestoneAnswer: null,
+    finalReviewPassed: false,
+    adrs: {},
+    adrEdits: [],
     frozen: null,
     paused: false,
     runBudgetSpent: false,

@@ -19,7 +19,8 @@ export type Waiting =
   | { kind: "confirm"; summary: string }
   | { kind: "question"; questionId: string; taskId: string | null; text: string }
   | { kind: "frozen"; text: string }
-  | { kind: "milestone"; phase: number }
+  | { kind: "milestone"; phase: number; final?: boolean }
+  | { kind: "adr"; adr: string }
   | { kind: "worker"; taskId: string; role: string; sessionId: string | null }
   | { kind: "gates" | "review" | "consult" | "merging"; taskId: string }
   | { kind: "mergeQueue"; taskIds: string[] }
@@ -97,7 +98,8 @@ export function waitingFor(state: SchedulerState): Waiting[] {
   if (state.stage === "finished") return out.length ? out : [{ kind: "nothing" }]
   if (state.frozen) out.push({ kind: "frozen", text: state.frozen.text })
   if (state.paused) out.push({ kind: "paused" })
-  if (state.milestone) out.push({ kind: "milestone", phase: state.milestone.phase })
+  if (state.milestone) out.push(state.milestone.final ? { kind: "milestone", phase: state.milestone.phase, final: true } : { kind: "milestone", phase: state.milestone.phase })
+  for (const edit of state.adrEdits ?? []) out.push({ kind: "adr", adr: edit.adr })
   if (state.baseline?.status === "running") out.push({ kind: "baseline" })
   const byId = new Map(state.tasks.map((rt) => [rt.id, rt]))
   for (const id of state.active) {

@@ -259,7 +259,9 @@ export namespace RunView {
       case "frozen":
         return t(lang, "waiting.frozen", { text: oneLine(w.text, 100) })
       case "milestone":
-        return t(lang, "waiting.milestone", { phase: w.phase })
+        return t(lang, w.final ? "waiting.finalReview" : "waiting.milestone", { phase: w.phase })
+      case "adr":
+        return t(lang, "waiting.adr", { adr: w.adr })
       case "worker":
         return w.sessionId
           ? t(lang, "waiting.worker", { role: roleLabel(lang, w.role), id: w.taskId, session: w.sessionId })
@@ -543,6 +545,11 @@ export namespace RunView {
         return L("ev.run.paused")
       case "run.resumed":
         return L("ev.run.resumed")
+      case "adr.recorded":
+      case "adr.edited":
+        return L(`ev.${e.type}`, { adr: e.adr })
+      case "adr.classified":
+        return L("ev.adr.classified", { adr: e.adr, kind: L(`adr.kind.${e.kind}`), note: oneLine(e.note, 100) })
       default:
         return describeByFields(e as unknown as { type: string } & Record<string, unknown>, lang)
     }

@@ -166,17 +166,51 @@ export namespace ContextPack {
     return lines.join("\n")
   }
 
-  export function milestone(phase: number, requirement: string, tasks: TaskNode[]): string {
+  export function milestone(
+    phase: number,
+    requirement: string,
+    tasks: TaskNode[],
+    opts: { final?: boolean; adrs?: string[]; answer?: string | null } = {},
+  ): string {
+    const adrs = opts.adrs ?? []
     return [
-      `Milestone review of phase ${phase}.`,
+      opts.final
+        ? `Final milestone review of phase ${phase}: the final review of the whole requirement before the run is done.`
+        : `Milestone review of phase ${phase}.`,
       "",
       "Requirement:",
       requirement,
       "",
-      "Merged tasks of this phase:",
-      ...tasks.map((t) => `- ${t.id}: ${t.title} (done when: ${t.doneWhen})`),
+      opts.final ? "Merged tasks (the whole run):" : "Merged tasks of this phase:",
+      ...tasks.map((t) => `- ${t.id}: ${t.title} (done when: ${t.doneWhen})${t.adrRefs.length ? ` · ${t.adrRefs.join(", ")}` : ""}`),
       "",
-      "Check the merged code against the requirement and the ADRs, then report with air_milestone (pass, or fail with fix tasks).",
+      "ADRs:",
+      ...(adrs.length ? adrs.map((a) => `- ${a}`) : ["- (none)"]),
+      ...(opts.answer ? ["", `This review kept failing, so the user was asked. Their answer: ${opts.answer}`] : []),
+      "",
+      opts.final
+        ? "Check the integration branch against the whole requirement and every ADR, then report with air_milestone: pass (the run is done), or fail with findings and the fix tasks that close the gaps."
+        : "Check the merged code against the requirement and the ADRs, then report with air_milestone (pass, or fail with fix tasks).",
+    ].join("\n")
+  }
+
+  /** An accepted ADR's file was edited: the Architect says whether the decision changed. */
+  export function adrEdit(adr: string, before: string | null, after: string, cited: string[]): string {
+    return [
+      `${adr} was edited after it was accepted.`,
+      "",
+      "As accepted:",
+      before ?? "(no copy was kept; compare with the tasks below)",
+      "",
+      "As it is now:",
+      after,
+      "",
+      "Tasks citing it (id · status · title):",
+      ...(cited.length ? cited : ["- (none)"]),
+      "",
+      "Classify the edit with air_decide: choice \"clarification\" if the decision stands (wording, detail, an example) —",
+      "it is only recorded; or \"decision-change\" if what the tasks must do changed — merged tasks citing it are",
+      "re-verified against it, work in flight on it is redone, pending tasks read it when they start. The reason is shown to the user.",
     ].join("\n")
   }
 }

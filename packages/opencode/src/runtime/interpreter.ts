@@ -1,5 +1,6 @@
 import { join } from "node:path"
 import type { Command, Consultant } from "../core/command"
+import { Adrs } from "./adrs"
 import { ContextPack } from "./context-pack"
 import { RunReport } from "../read/run-report"
 import type { TaskRuntime } from "../core/state"
@@ -43,8 +44,10 @@ export class Interpreter {
     const { inbox } = this.ports
     switch (cmd.type) {
       case "dispatch":
+        await this.checkAdrs()
         return this.dispatch(cmd.taskId, cmd.role, cmd.attempt)
       case "runGates":
+        await this.checkAdrs()
         return this.runGates(cmd.taskId)
       case "review":
         return this.startReview(cmd.taskId)
@@ -59,7 +62,10 @@ export class Interpreter {
       case "consult":
         return this.consult(cmd.taskId, cmd.agent, cmd.question, [...cmd.options])
       case "reviewMilestone":
-        return this.reviewMilestone(cmd.phase)
+        await this.checkAdrs()
+        return this.reviewMilestone(cmd.phase, cmd.final)
+      case "classifyAdr":
+        return this.classifyAdr(cmd.adr, cmd.hash, cmd.tasks)
       case "plan":
         return this.plan(cmd.requirement, cmd.autoConfirm)
       case "replan":
@@ -338,19 +344,48 @@ export class Interpreter {
       .catch((err) => log.apply({ type: "consult.unanswered", taskId, by: agent, reason: `its session could not start: ${(err as Error).message}` }))
   }
 
-  async reviewMilestone(phase: number): Promise<void> {
+  async reviewMilestone(phase: number, final = false): Promise<void> {
     const { root, log, inbox } = this.ports
     const state = await log.opened()
     // A review recorded as started (before a restart) is started again without recording it twice.
     const resumed = state.milestone?.phase === phase && state.milestone.reviewing
-    const tasks = (state.graph?.tasks ?? []).filter((t, i) => t.phase === phase && state.tasks[i]?.status === "merged")
+    // The final review looks at the whole requirement: every merged task, whatever its phase.
+    const tasks = (state.graph?.tasks ?? []).filter((t, i) => (final || t.phase === phase) && state.tasks[i]?.status === "merged")
+    const prompt = ContextPack.milestone(phase, state.requirement, tasks, { final, adrs: Adrs.list(root), answer: state.milestoneAnswer })
     await this.supervisor.spawn(
       { kind: "milestone", phase, nudged: false },
-      { agent: "architect", directory: root, title: `Architect: milestone ${phase}`, prompt: ContextPack.milestone(phase, state.requirement, tasks) },
+      { agent: "architect", directory: root, title: final ? `Architect: final review` : `Architect: milestone ${phase}`, prompt },
       // Recorded before the first prompt: after a crash the review is known to have started.
       resumed ? undefined : () => log.apply({ type: "milestone.reached", phase }),
     )
-    inbox.push(`MILESTONE phase ${phase}: every task of the phase is merged; the Architect reviews it against the requirement.`)
+    inbox.push(
+      final
+        ? `FINAL REVIEW: every task is merged; the Architect reviews the whole requirement and the ADRs before the run is done.`
+        : `MILESTONE phase ${phase}: every task of the phase is merged; the Architect reviews it against the requirement.`,
+    )
+  }
+
+  /**
+   * Compares the ADR files with the hashes in the log (at each dispatch, gate run and milestone review,
+   * and on resume): a new accepted ADR is recorded, an edited one goes to the machine, which asks the Architect.
+   */
+  async checkAdrs(): Promise<void> {
+    const { root, log } = this.ports
+    for (const change of Adrs.changes(root, log.state())) {
+      const r = await log.apply({ type: change.type, adr: change.adr, hash: change.hash })
+      if (r.ok && change.type === "adr.recorded") await Adrs.keep(root, change.adr, change.text)
+    }
+  }
+
+  private async classifyAdr(adr: string, hash: string, tasks: string[]): Promise<void> {
+    const { root, log } = this.ports
+    const state = await log.opened()
+    const current = Adrs.textWithHash(root, adr, hash) ?? "(the file changed again since; read it)"
+    const cited = (state.graph?.tasks ?? []).filter((t) => tasks.includes(t.id)).map((t) => `- ${t.id} · ${state.tasks.find((r) => r.id === t.id)?.status ?? "pending"} · ${t.title}`)
+    const prompt = ContextPack.adrEdit(adr, Adrs.kept(root, adr), current, cited)
+    await this.supervisor
+      .spawn({ kind: "adr", adr, hash, nudged: false }, { agent: "architect", directory: root, title: `Architect: ${adr} edited`, prompt })
+      .catch((err) => log.apply({ type: "adr.classified", adr, hash, kind: "decision-change", note: `the Architect's session could not start (${(err as Error).message}); treated as a decision change` }))
   }
 
   private async replan(text: string): Promise<void> {

@@ -24,6 +24,7 @@ import { RunReport } from "../read/run-report"
 import { MainWake } from "./main-wake"
 import { ContextPack } from "./context-pack"
 import { PlanFiles, Proposal } from "./proposal"
+import { Adrs } from "./adrs"
 
 type Client = PluginInput["client"]
 
@@ -312,15 +313,20 @@ class OrchestratorImpl {
     return `${args.id} written to ${relative(this.root, file)}. Cite it in the tasks' adrRefs.`
   }
 
-  async milestone(sessionID: string, args: { phase: number; verdict: "pass" | "fail"; findings: string[]; fixTasks?: TaskNode[] }): Promise<string> {
+  async milestone(sessionID: string, args: { phase?: number; verdict: "pass" | "fail"; findings: string[]; fixTasks?: TaskNode[] }): Promise<string> {
     const purpose = this.supervisor.purposes.get(sessionID)
     if (purpose?.kind !== "milestone") return "Refused: this session was not asked for a milestone review."
-    const r = await this.apply({ type: "milestone.reviewed", phase: args.phase, verdict: args.verdict, fixTasks: args.fixTasks })
+    // The phase under review is known from the session; one given must agree (the machine checks it).
+    const phase = args.phase ?? purpose.phase
+    args = { ...args, phase }
+    // A passing final review is followed at once by the end of the run: Main hears both in one wake.
+    const quiet = this.state?.milestone?.final === true && args.verdict === "pass"
+    const r = await this.apply({ type: "milestone.reviewed", phase, verdict: args.verdict, fixTasks: args.fixTasks, ...(args.findings.length ? { findings: args.findings } : {}) })
     if (!r.ok) return `Milestone report refused: ${r.reason}`
     this.supervisor.purposes.delete(sessionID)
     this.inbox.push(
       `MILESTONE phase ${args.phase}: ${args.verdict}${args.findings.length ? `\n${args.findings.map((f) => `- ${f}`).join("\n")}` : ""}`,
-      true,
+      !quiet,
     )
     return "Milestone report recorded."
   }
@@ -372,6 +378,7 @@ class OrchestratorImpl {
 
   async decide(sessionID: string, choice: string, reason: string): Promise<string> {
     const purpose = this.supervisor.purposes.get(sessionID)
+    if (purpose?.kind === "adr") return this.classifyAdr(sessionID, purpose, choice, reason)
     if (purpose?.kind !== "consult") return "Refused: you were not consulted."
     if (!purpose.options.includes(choice)) return `Refused: "${choice}" is not one of the options: ${purpose.options.join(", ")}.`
     const r = await this.apply({ type: "consult.answered", taskId: purpose.taskId, choice, by: purpose.agent, reason })
@@ -379,6 +386,19 @@ class OrchestratorImpl {
     this.supervisor.purposes.delete(sessionID)
     this.inbox.push(`The ${purpose.agent === "architect" ? "Architect" : "scheduler agent"} chose "${choice}" for task ${purpose.taskId}: ${reason}`)
     return "Decision recorded."
+  }
+
+  /** The Architect's reading of an edited ADR: the machine records it (and cascades a decision change). */
+  private async classifyAdr(sessionID: string, purpose: { adr: string; hash: string }, choice: string, reason: string): Promise<string> {
+    if (choice !== "clarification" && choice !== "decision-change") return `Refused: "${choice}" is not one of the options: clarification, decision-change.`
+    const r = await this.apply({ type: "adr.classified", adr: purpose.adr, hash: purpose.hash, kind: choice, note: reason })
+    if (!r.ok) return `Classification refused: ${r.reason}`
+    this.supervisor.purposes.delete(sessionID)
+    // What was classified becomes the accepted text the next edit is compared with.
+    const text = Adrs.textWithHash(this.root, purpose.adr, purpose.hash)
+    if (text !== null) await Adrs.keep(this.root, purpose.adr, text)
+    this.inbox.push(`The Architect read the edit of ${purpose.adr} as a ${choice}: ${reason}`)
+    return "Classification recorded. End your turn."
   }
 
   private integrationBranch(): string {

@@ -24,6 +24,8 @@ export function resume(ports: Ports, interpreter: Interpreter, clock: Clock, sta
   }
   inbox.push(`Resuming run ${state.runId} from the event log (stage ${state.stage}).`)
   for (const cmd of outstanding(state)) interpreter.execute(cmd)
+  // An ADR edited while no process ran is noticed now, not at the next dispatch only.
+  void interpreter.checkAdrs().catch((err) => inbox.push(`Could not compare the ADRs with the log: ${(err as Error).message}`))
   for (const t of state.tasks) {
     // Sessions of the dead process: lost, not failed — the same step starts again at no cost to the budgets.
     if ((t.status === "running" || t.status === "debugging") && t.sessionId) void log.apply({ type: "session.lost", taskId: t.id, sessionId: t.sessionId })

@@ -126,6 +126,6 @@ export namespace Settings {
 
   export function runConfig(s: Settings): RunConfig {
     const { concurrency, repairBudget, stallRetries, inactivityMs, wallClockMs, autoConfirm } = s
-    return { concurrency, repairBudget, stallRetries, inactivityMs, wallClockMs, autoConfirm, budgets: budgets(s) }
+    return { concurrency, repairBudget, stallRetries, inactivityMs, wallClockMs, autoConfirm, budgets: budgets(s), finalReview: true }
   }
 }

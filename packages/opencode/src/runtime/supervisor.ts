@@ -10,6 +10,8 @@ export type Purpose =
   | { kind: "change"; nudged: boolean }
   | { kind: "milestone"; phase: number; nudged: boolean }
   | { kind: "consult"; taskId: string; agent: Consultant; options: string[]; nudged: boolean }
+  /** The Architect classifies an edit of an accepted ADR (through air_decide). */
+  | { kind: "adr"; adr: string; hash: string; nudged: boolean }
 
 export type SessionSpec = { agent: string; directory: string; worktree?: string; title: string; prompt: string; taskId?: string }
 
@@ -110,6 +112,7 @@ export class Supervisor {
         await log.apply({ type: "worker.failed", taskId: purpose.taskId, sessionId: sessionID, reason: "error", message: outcome.message })
       else if (purpose.kind === "reviewer") await log.apply({ type: "session.errored", taskId: purpose.taskId, sessionId: sessionID, cause: `error: ${outcome.message}` })
       else if (purpose.kind === "consult") await log.apply({ type: "consult.unanswered", taskId: purpose.taskId, by: purpose.agent, reason: `its session ${outcome.kind === "aborted" ? "was aborted" : "failed"}: ${outcome.message}` })
+      else if (purpose.kind === "adr") await unclassified(log, purpose, `its session failed: ${outcome.message}`)
       else inbox.push(`The ${purpose.kind} session ${sessionID} failed: ${outcome.message}`, true)
       return
     }
@@ -135,7 +138,7 @@ export class Supervisor {
       }
     } else if (!purpose.nudged) {
       purpose.nudged = true
-      const expected = { worker: "air_report", reviewer: "air_review", architect: "air_propose or air_plan", change: "air_delta (until it is accepted)", milestone: "air_milestone", consult: "air_decide" }[purpose.kind]
+      const expected = { worker: "air_report", reviewer: "air_review", architect: "air_propose or air_plan", change: "air_delta (until it is accepted)", milestone: "air_milestone", consult: "air_decide", adr: "air_decide" }[purpose.kind]
       await sessions.prompt(sessionID, `You ended your turn without calling ${expected}. The Scheduler only acts on that tool: call it now.`)
       return
     }
@@ -145,6 +148,7 @@ export class Supervisor {
       await log.apply({ type: "worker.failed", taskId: purpose.taskId, sessionId: sessionID, reason: "error", message: "the session ended twice without calling air_report" })
     else if (purpose.kind === "reviewer") await log.apply({ type: "session.errored", taskId: purpose.taskId, sessionId: sessionID, cause: "the session ended twice without calling air_review" })
     else if (purpose.kind === "consult") await log.apply({ type: "consult.unanswered", taskId: purpose.taskId, by: purpose.agent, reason: "the session ended twice without calling air_decide" })
+    else if (purpose.kind === "adr") await unclassified(log, purpose, "the session ended twice without calling air_decide")
     else if (purpose.kind === "change")
       inbox.push("The Architect ended twice without an accepted plan delta: dispatch stays frozen and the run needs attention (air_status). Tell the user.", true)
     else inbox.push(`The ${purpose.kind} session ended without its report; the run needs attention (air_status).`, true)
@@ -162,10 +166,21 @@ export class Supervisor {
       } else if (purpose.kind === "consult") {
         await sessions.abort(sessionID)
         await log.apply({ type: "consult.unanswered", taskId: purpose.taskId, by: purpose.agent, reason: `no activity for ${inactivityMs} ms; the session was aborted` })
+      } else if (purpose.kind === "adr") {
+        await sessions.abort(sessionID)
+        await unclassified(log, purpose, `no activity for ${inactivityMs} ms`)
       } else {
         await sessions.abort(sessionID)
         inbox.push(`The ${purpose.kind} session stalled (no activity for ${inactivityMs} ms) and was aborted.`, true)
       }
     }
   }
+}
+
+/**
+ * The Architect gave no classification of an ADR edit: it is taken as a decision change, the safe reading
+ * (the work citing the ADR is checked again rather than trusted), so the held tasks never wait on nothing.
+ */
+function unclassified(log: Ports["log"], purpose: { adr: string; hash: string }, why: string) {
+  return log.apply({ type: "adr.classified", adr: purpose.adr, hash: purpose.hash, kind: "decision-change", note: `no classification from the Architect (${why}); treated as a decision change` })
 }

@@ -131,7 +131,7 @@ export namespace CoordinatorTools {
       air_milestone: tool({
         description: describe("air_milestone"),
         args: {
-          phase: z.number().int().min(1),
+          phase: z.number().int().min(1).optional().describe("the phase under review (default: the one you were asked to review)"),
           verdict: z.enum(["pass", "fail"]),
           findings: z.array(z.string()).default([]),
           fixTasks: z.array(TaskNode).optional().describe("tasks that fix what the milestone review found"),

@@ -119,9 +119,10 @@ describe("the plan confirmed in conversation", () => {
   })
 
   test("the Architect that proposed revised in the same session (one Architect conversation, no failed request)", () => {
-    // Script 3 is the first Architect script of the conversation (0 is Main; 1 and 2 serve a new Architect after a restart).
+    // Script 4 is the first Architect script of the conversation (0 is the final review writeScenario puts
+    // first, 1 is Main; 2 and 3 serve a new Architect after a restart). The final review is a session of its own.
     const architect = r.modelLog.filter((l) => l.agent === "architect")
-    expect(new Set(architect.map((l) => l.script))).toEqual(new Set([3]))
+    expect(new Set(architect.map((l) => l.script))).toEqual(new Set([4, "final-review"]))
     expect(r.modelLog.filter((l) => l.failure)).toEqual([])
   })
 })

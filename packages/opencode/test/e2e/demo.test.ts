@@ -77,6 +77,21 @@ describe("the demo: one requirement to merged, verified code", () => {
     expect(git("branch", "--list", "air/*").trim()).toBe("")
   })
 
+  test("the only phase ends with the Architect's final milestone review, and the run is done only after it passed", () => {
+    const events = readFileSync(join(dir, ".air/local/state/events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l))
+    const at = (pred: (e: any) => boolean) => events.findIndex(pred)
+    const lastMerge = Math.max(...events.map((e, i) => (e.type === "merge.succeeded" ? i : -1)))
+    const reached = at((e) => e.type === "milestone.reached")
+    const reviewed = at((e) => e.type === "milestone.reviewed")
+    expect(events.filter((e) => e.type === "milestone.reviewed").map((e) => [e.phase, e.verdict])).toEqual([[1, "pass"]])
+    expect(reached).toBeGreaterThan(lastMerge)
+    expect(reviewed).toBeGreaterThan(reached)
+    expect(at((e) => e.type === "finalCheck.done")).toBeGreaterThan(reviewed)
+    // Its prompt said it was the final review of the whole requirement, listing every task and the ADRs
+    // (the scenario's step expects them, or the request fails).
+    expect(modelLog.filter((r: any) => r.script === "architect-final-review" && r.reply?.tools?.includes("air_milestone"))).toHaveLength(1)
+  })
+
   test("routine scheduling cost zero model requests: no scheduler agent, and Main woke only to submit, hear the end and answer", () => {
     const byAgent: Record<string, number> = {}
     for (const r of modelLog) byAgent[r.agent] = (byAgent[r.agent] ?? 0) + 1

@@ -5,7 +5,7 @@ import { MergeQueue } from "../../src/runtime/merge"
 import { Toolchain } from "../../src/runtime/toolchain/index"
 import { GitCommandError } from "../../src/runtime/git"
 import { resume } from "../../src/runtime/recovery"
-import { apply, complete, graphOf, runtimeOf, started, statusOf, steps, task } from "../scheduler/fixtures"
+import { apply, complete, graphOf, passFinalReview, runtimeOf, started, statusOf, steps, task } from "../scheduler/fixtures"
 import { FakeWorld } from "./fake-ports"
 
 /** Every command ends in exactly one event, success or failure: here with every port but the machine faked. */
@@ -156,7 +156,7 @@ describe("interpreter: the end of a run", () => {
   })
 
   it("a final check that cannot run is recorded as errored, never lost", async () => {
-    const w = world(complete(started(graphOf(task("T-1"))).state, "T-1").state)
+    const w = world(passFinalReview(complete(started(graphOf(task("T-1"))).state, "T-1").state).state)
     w.finalCheckImpl = async () => {
       throw new Toolchain.RulesInvalid("toolchain.json", "truncated")
     }
@@ -277,7 +277,7 @@ describe("recovery: one outstanding() drives every restart", () => {
   })
 
   it("a finished run whose final check was never recorded gets it (or takes the old result file)", async () => {
-    const done = complete(started(graphOf(task("T-1"))).state, "T-1").state
+    const done = passFinalReview(complete(started(graphOf(task("T-1"))).state, "T-1").state).state
     const fresh = world(done)
     resume(fresh.ports, fresh.interpreter, fresh.clock, fresh.state)
     await new Promise((r) => setTimeout(r, 20))

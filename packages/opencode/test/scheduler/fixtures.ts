@@ -92,3 +92,10 @@ export function complete(state: SchedulerState, id: string) {
   const sessionId = t.sessionId ?? `s-${id}-${attempt}`
   return apply(state, ...confirm, steps.reported(id, attempt, t.role ?? "executor", sessionId), steps.gatesPassed(id), steps.reviewPass(id), steps.merged(id))
 }
+
+/** The Architect's final review of the last phase, started and passed: the run may then finish done. */
+export function passFinalReview(state: SchedulerState) {
+  const m = state.milestone
+  if (!m?.final) throw new Error(`no final review is due (stage: ${state.stage})`)
+  return apply(state, { type: "milestone.reached", phase: m.phase }, { type: "milestone.reviewed", phase: m.phase, verdict: "pass" })
+}

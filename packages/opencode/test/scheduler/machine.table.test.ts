@@ -3,7 +3,7 @@ import type { Command } from "../../src/core/command"
 import type { BudgetLimits } from "../../src/core/event.schema"
 import { transition } from "../../src/core/machine"
 import { initialState, type SchedulerState } from "../../src/core/state"
-import { AT, apply, complete, delta, ev, graphOf, runtimeOf, started, statusOf, steps, task, type EventInput } from "./fixtures"
+import { AT, apply, complete, passFinalReview, delta, ev, graphOf, runtimeOf, started, statusOf, steps, task, type EventInput } from "./fixtures"
 import { deepFreeze } from "./invariants"
 
 /**
@@ -100,7 +100,7 @@ interface Row {
 
 const rows: Row[] = [
   { rule: "a run starts in planning", given: s.idle, event: { type: "run.started", runId: "r1", requirement: "req", config: started(graph).state.config! }, commands: ["plan", "notify"], check: (st) => expect(st.stage).toBe("planning") },
-  { rule: "a new run may start after the last one finished", given: () => complete(s.phase2(), "T-4").state, event: { type: "run.started", runId: "r2", requirement: "again", config: started(graph).state.config! }, commands: ["plan", "notify"], check: (st) => expect([st.runId, st.stage, st.graph]).toEqual(["r2", "planning", null]) },
+  { rule: "a new run may start after the last one finished", given: () => passFinalReview(complete(s.phase2(), "T-4").state).state, event: { type: "run.started", runId: "r2", requirement: "again", config: started(graph).state.config! }, commands: ["plan", "notify"], check: (st) => expect([st.runId, st.stage, st.graph]).toEqual(["r2", "planning", null]) },
   { rule: "a proposed plan waits for the user", given: s.planning, event: { type: "plan.proposed", summary: "3 tasks" }, commands: ["notify"], check: (st) => expect(st.stage).toBe("confirming") },
   { rule: "with autoConfirm a proposed plan is confirmed at once", given: () => apply(initialState(), { type: "run.started", runId: "r", requirement: "q", config: { ...started(graph).state.config!, autoConfirm: true } }).state, event: { type: "plan.proposed", summary: "p" }, commands: ["notify"], check: (st) => expect(st.stage).toBe("confirmed") },
   { rule: "the user's change to a proposed plan goes back to the Architect", given: s.confirming, event: { type: "plan.revision.requested", text: "split T-2" }, commands: ["notify"], check: (st) => expect([st.stage, st.planRevision]).toEqual(["planning", "split T-2"]) },
@@ -265,7 +265,8 @@ const rows: Row[] = [
     commands: ["notify", "notify", "dispatch:FIX-1:executor:1"],
     check: (st) => expect(st.graph!.tasks.at(-1)!.phase).toBe(1),
   },
-  { rule: "everything merged: the run finishes done", given: () => apply(s.phase2(), steps.dispatched("T-4"), steps.reported("T-4"), steps.gatesPassed("T-4"), steps.reviewPass("T-4")).state, event: steps.merged("T-4"), statuses: { "T-4": "merged" }, commands: ["notify", "finish:done", "notify"], check: (st) => expect(st.finished).toEqual({ status: "done" }) },
+  { rule: "everything merged: the Architect's final review of the last phase comes before the end", given: () => apply(s.phase2(), steps.dispatched("T-4"), steps.reported("T-4"), steps.gatesPassed("T-4"), steps.reviewPass("T-4")).state, event: steps.merged("T-4"), statuses: { "T-4": "merged" }, commands: ["notify", "reviewMilestone:2", "notify"], check: (st) => expect([st.stage, st.milestone?.final, st.finished]).toEqual(["milestone", true, null]) },
+  { rule: "everything merged and the final review passed: the run finishes done", given: () => apply(complete(s.phase2(), "T-4").state, { type: "milestone.reached", phase: 2 }).state, event: { type: "milestone.reviewed", phase: 2, verdict: "pass" }, commands: ["notify", "finish:done", "notify"], check: (st) => expect(st.finished).toEqual({ status: "done" }) },
   { rule: "a requirement change freezes dispatch and asks for a plan delta", given: s.running, event: { type: "change.requested", text: "add tabs" }, commands: ["replan", "notify"], check: (st) => expect(st.frozen?.text).toBe("add tabs") },
   { rule: "while frozen, a merge releases no new task", given: () => apply(s.frozen(), steps.reported("T-1"), steps.gatesPassed("T-1"), steps.reviewPass("T-1")).state, event: steps.merged("T-1"), statuses: { "T-1": "merged", "T-2": "pending", "T-3": "pending" }, commands: ["notify"] },
   {

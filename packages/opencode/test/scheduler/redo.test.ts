@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
 import { applyDelta } from "../../src/core/graph"
 import { validateDelta } from "../../src/core/validate"
-import { apply, complete, delta, graphOf, runtimeOf, started, statusOf, steps, task } from "./fixtures"
+import { apply, complete, delta, graphOf, runtimeOf, started, statusOf, steps, task, passFinalReview } from "./fixtures"
 
 /**
  * What a plan delta does to work that already landed: merged tasks it changes are reverted and done again
@@ -25,7 +25,7 @@ function allMerged() {
     if (runtimeOf(state, id).status === "pending") throw new Error(`${id} was not dispatched`)
     state = complete(state, id).state
   }
-  return state
+  return passFinalReview(state).state
 }
 
 describe("boundary tasks are re-verified by a generated task", () => {
@@ -86,6 +86,9 @@ describe("boundary tasks are re-verified by a generated task", () => {
     state = complete(state, "T-1").state
     expect([statusOf(state, "T-2.rv"), statusOf(state, "T-3.rv")]).toEqual(["running", "running"])
     state = complete(complete(state, "T-2.rv").state, "T-3.rv").state
+    // What landed since the last final review is reviewed again before the run is done.
+    expect(state.milestone).toMatchObject({ final: true })
+    state = passFinalReview(state).state
     expect(state.finished).toEqual({ status: "done" })
     expect(state.tasks.every((t) => t.status === "merged")).toBe(true)
   })

@@ -74,6 +74,7 @@ export const TEST_CONFIG: RunConfig = {
   inactivityMs: 1000,
   wallClockMs: 10_000,
   autoConfirm: false,
+  finalReview: true,
 }
 
 /** Something the simulated runtime still owes the machine: a command in progress, or a live session. */
@@ -109,6 +110,7 @@ export class Simulator {
   private fixCount = 0
   private runBudgets = 1
   private usageReports = 0
+  private adrEdits = 1
 
   constructor(
     private readonly rng: Rng,
@@ -204,6 +206,15 @@ export class Simulator {
       }
       if (r < 0.0165 && this.runBudgets-- > 0) {
         this.apply({ type: "budget.spent", at: this.at(), kind: "cost" })
+        return true
+      }
+      // ADR-1 is accepted, and later edited by hand once: the Architect classifies the edit.
+      if (r < 0.02 && this.state.adrs["ADR-1"] === undefined) {
+        this.apply({ type: "adr.recorded", at: this.at(), adr: "ADR-1", hash: "h0" })
+        return true
+      }
+      if (r < 0.025 && this.adrEdits > 0 && this.state.adrs["ADR-1"] !== undefined && this.state.adrEdits.length === 0) {
+        this.apply({ type: "adr.edited", at: this.at(), adr: "ADR-1", hash: `h${this.adrEdits--}` })
         return true
       }
     }
@@ -364,6 +375,9 @@ export class Simulator {
           this.apply({ type: "delta.accepted", at: this.at(), delta: { ...delta, remove: [], modify: [], supersedesAdrs: [] } })
         return true
       }
+      case "classifyAdr":
+        this.apply({ type: "adr.classified", at, adr: command.adr, hash: command.hash, kind: pick(rng, ["clarification", "decision-change"] as const), note: "" })
+        return true
       case "finish":
         this.apply({ type: "finalCheck.done", at, status: pick(rng, ["passed", "failed", "errored"] as const), message: "" })
         return true

@@ -3,6 +3,7 @@ import { join } from "node:path"
 import { opencodeProviderConfig, startScriptedModel, type ScriptedModel, type Scenario } from "@aircoding/scripted-model"
 import { LaunchConfig, Paths, runProcess, type Completed } from "../../src/engine"
 import { aircodingBin, bunBinary, type Sandbox } from "./sandbox"
+import { withFinalReview } from "./final-review"
 
 /** Starts the scripted model for a test, with its log in the sandbox. */
 export async function scriptedModel(sandbox: Sandbox, scenario: Scenario | Record<string, unknown>): Promise<ScriptedModel> {
@@ -26,7 +27,7 @@ export function aircoding(args: string[], opts: { cwd: string; env: NodeJS.Proce
 
 export function writeScenario(sandbox: Sandbox, scenario: Record<string, unknown>, name = "scenario.json"): string {
   const file = join(sandbox.root, name)
-  writeFileSync(file, JSON.stringify(scenario, null, 2))
+  writeFileSync(file, JSON.stringify(withFinalReview(scenario), null, 2))
   return file
 }
 
