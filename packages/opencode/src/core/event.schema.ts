@@ -126,6 +126,11 @@ export const Event = z.discriminatedUnion("type", [
   event("timer.fired", { taskId, kind: z.enum(["inactivity", "wallclock"]) }),
   event("run.paused", {}),
   event("run.resumed", {}),
+  /**
+   * The Architect, consulted on a task (a worker's blocked report or plan issue, a reviewer's block-release),
+   * answered with a plan delta instead of a choice: the delta applies at once, and the task runs again.
+   */
+  event("consult.replanned", { taskId, delta: PlanDelta }),
 ])
 export type Event = z.infer<typeof Event>
 export type EventType = Event["type"]

@@ -2,7 +2,7 @@ import { commandId, type Command, type Consultant, type ConsultOption } from "./
 import { Draft } from "./draft"
 import type { Event, EventOf, EventType } from "./event.schema"
 import { graphIndex, isLive } from "./graph-index"
-import { reviewPasses } from "./report.schema"
+import { checklistFindings, reviewPasses, type WorkerResult } from "./report.schema"
 import { initialState, newTaskRuntime, type SchedulerState, type Stage, type TaskRuntime } from "./state"
 import { KIND_RULES, type TaskStatus } from "./task.schema"
 import { validateDelta, validateGraph, type ValidationError } from "./validate"
@@ -158,8 +158,8 @@ const RULES: { [T in EventType]: Handler<T> } = {
     if (typeof t === "string") return t
     if (e.result.taskId !== t.id) return `the report is for task ${e.result.taskId} but came from the session of ${t.id}`
     if (e.result.role !== t.role) return `task ${t.id}: the report says ${e.result.role}, but the session belongs to the ${t.role}`
-    if (e.result.blocked) {
-      d.block(t.id, `the ${t.role} reports it is blocked: ${e.result.blocked.reason}`, "executor")
+    if (e.result.blocked || e.result.planIssue) {
+      fieldReport(d, t, e.result)
     } else {
       // A report asks for the gates; it never makes a task done.
       d.runGates(t.id, `${t.role} reported: ${e.result.summary}`)
@@ -310,8 +310,15 @@ const RULES: { [T in EventType]: Handler<T> } = {
     if (e.report.taskId !== t.id) return `the review report is for task ${e.report.taskId}, not ${t.id}`
     d.patch(t.id, { reviewSessionId: null })
     const disagreeing = e.report.rows.filter((row) => row.status !== "match")
-    const findings = [...e.report.findings, ...disagreeing.map((row) => `${row.status}: ${row.designRef} ↔ ${row.code}${row.note ? ` — ${row.note}` : ""}`)]
-    if (reviewPasses(e.report)) {
+    const risks = checklistFindings(e.report)
+    const findings = [...e.report.findings, ...disagreeing.map((row) => `${row.status}: ${row.designRef} ↔ ${row.code}${row.note ? ` — ${row.note}` : ""}`), ...risks.map((risk) => `checklist ${risk}`)]
+    if (e.report.verdict === "block-release") {
+      blockRelease(d, t, findings)
+    } else if (risks.length > 0) {
+      // A C++ risk found at a file and line fails the review whatever the verdict says: the executor repairs it.
+      d.patch(t.id, { findings })
+      d.repairOrConsult(t.id, "executor", `review failed on the C++ checklist: ${findings.join("; ")}`, { source: "review", message: findings.join("\n"), evidencePath: null }, ["executor-again", "block"])
+    } else if (reviewPasses(e.report)) {
       d.patch(t.id, { findings: [] })
       d.enqueueMerge(t.id)
     } else if (e.report.verdict === "pass") {
@@ -518,6 +525,53 @@ const RULES: { [T in EventType]: Handler<T> } = {
     d.notify("run resumed")
     d.schedule()
   },
+
+  "consult.replanned": (d, e) => {
+    const t = consultedTask(d, e.taskId, "architect")
+    if (typeof t === "string") return t
+    const refusal = acceptDelta(d, e.delta)
+    if (refusal) return `the Architect's plan delta for task ${t.id} is invalid:\n${refusal}`
+    // A delta that left the task itself alone (a new task it now waits on is added by modifying it) sends it
+    // back to work on the changed plan; a delta that modified it already reset it to pending.
+    const after = d.task(t.id)!
+    if (after.status === "consulting") {
+      d.patch(t.id, { consultOptions: null, consultBy: null })
+      d.dispatch(t.id, t.role ?? "executor", "the Architect changed the plan")
+    }
+    d.notify(`the Architect answered task ${t.id} with a plan delta`)
+    d.schedule()
+  },
+}
+
+/**
+ * A worker that is blocked, or finds the plan wrong (a missing dependency, a wrong write-set, an interface
+ * that does not exist), is heard by the Architect first: a delta, an ADR and another run, or one question
+ * to the user. Each such round spends a repair, so a task cannot bounce between worker and Architect forever;
+ * once the budget is spent the user is asked.
+ */
+function fieldReport(d: Draft, t: TaskRuntime, result: WorkerResult): void {
+  const issue = result.planIssue
+  const said = [
+    issue ? `finds the plan wrong (${issue.kind}): ${issue.detail}` : null,
+    result.blocked ? `reports it is blocked: ${result.blocked.reason}` : null,
+  ].filter((part): part is string => part !== null)
+  const reason = `the ${t.role} ${said.join("; and ")}`
+  d.patch(t.id, { lastFailure: { source: issue ? `plan:${issue.kind}` : "blocked", message: reason, evidencePath: null } })
+  if (t.repairs >= d.s.config!.repairBudget) {
+    d.block(t.id, `${reason} (the repair budget of ${d.s.config!.repairBudget} is spent)`, "executor")
+    return
+  }
+  d.patch(t.id, { repairs: t.repairs + 1 })
+  const options: ConsultOption[] = t.role === "debugger" ? ["debug-again", "executor-again", "block"] : ["executor-again", "block"]
+  d.consult(t.id, `task ${t.id}: ${reason}`, options, "architect")
+}
+
+/** The reviewer says the change must not land as it is: the merge stops and the Architect decides. */
+function blockRelease(d: Draft, t: TaskRuntime, findings: string[]): void {
+  const why = findings.join("; ") || "no findings given"
+  d.patch(t.id, { findings, lastFailure: { source: "review:block-release", message: why, evidencePath: null } })
+  d.consult(t.id, `task ${t.id}: the reviewer blocks its release: ${why}`, ["executor-again", "review-again", "block"], "architect")
+  d.notify(`the reviewer blocks the release of task ${t.id}; the Architect is consulted`)
 }
 
 function needStage(d: Draft, stages: readonly Stage[], why: string): string | undefined {

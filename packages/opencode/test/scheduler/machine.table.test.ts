@@ -20,6 +20,14 @@ const graph = graphOf(
   task("T-5"),
 )
 const config = { concurrency: 2, repairBudget: 1, stallRetries: 1 }
+const cleanChecklist = {
+  lifetimes: { status: "checked", note: "no references escape" },
+  rawPointers: { status: "not-applicable", note: "" },
+  concurrency: { status: "not-applicable", note: "" },
+  exceptions: { status: "not-applicable", note: "" },
+  integerOverflow: { status: "checked", note: "" },
+  undefinedBehaviour: { status: "checked", note: "" },
+} as const
 
 function show(command: Command): string {
   if (command.type === "dispatch") return `dispatch:${command.taskId}:${command.role}:${command.attempt}`
@@ -52,7 +60,12 @@ const s = {
   consulting: () => apply(s.budgetSpent(), steps.gatesFailed("T-1", "test")).state,
   /** The scheduler agent could not decide: the Architect is consulted on T-1. */
   consultingArchitect: () => apply(s.consulting(), { type: "consult.answered", taskId: "T-1", choice: "block", by: "scheduler" }).state,
-  blocked: () => apply(s.running(), { type: "worker.reported", taskId: "T-1", sessionId: "s-T-1-1", result: { taskId: "T-1", role: "executor", summary: "", blocked: { reason: "which API?" } } }).state,
+  /** T-1's executor said it is blocked: the Architect is consulted first. */
+  fieldBlocked: () => apply(s.running(), { type: "worker.reported", taskId: "T-1", sessionId: "s-T-1-1", result: { taskId: "T-1", role: "executor", summary: "", blocked: { reason: "which API?" } } }).state,
+  /** The Architect could not decide either: T-1 is blocked and the user is asked. */
+  blocked: () => apply(s.fieldBlocked(), { type: "consult.answered", taskId: "T-1", choice: "block", by: "architect", reason: "the user must pick the API" }).state,
+  /** The reviewer blocked T-1's release: the Architect is consulted. */
+  releaseBlocked: () => apply(s.reviewing(), { type: "review.reported", taskId: "T-1", report: { taskId: "T-1", verdict: "block-release", rows: [{ designRef: "ADR-1", code: "a.cpp:f", status: "divergent", note: "" }], findings: ["breaks ADR-1"], checklist: cleanChecklist } }).state,
   /** Everything but T-4 (phase 2) merged: the milestone of phase 1 is due. */
   milestone: () => {
     let state = complete(complete(s.running(), "T-5").state, "T-1").state
@@ -101,7 +114,19 @@ const rows: Row[] = [
   },
   { rule: "a dispatch is confirmed with its session", given: s.fresh, event: steps.dispatched("T-1"), commands: [], check: (st) => expect(runtimeOf(st, "T-1").sessionId).toBe("s-T-1-1") },
   { rule: "a worker's report is a request for the gates, never done", given: s.running, event: steps.reported("T-1"), statuses: { "T-1": "gating" }, commands: ["runGates:T-1"] },
-  { rule: "a worker that says it is blocked blocks the task and asks the user", given: s.running, event: { type: "worker.reported", taskId: "T-1", sessionId: "s-T-1-1", result: { taskId: "T-1", role: "executor", summary: "", blocked: { reason: "which API?" } } }, statuses: { "T-1": "blocked" }, commands: ["ask:T-1:blocked:1", "notify", "dispatch:T-3:executor:1"] },
+  { rule: "a worker that says it is blocked reaches the Architect first, not the user", given: s.running, event: { type: "worker.reported", taskId: "T-1", sessionId: "s-T-1-1", result: { taskId: "T-1", role: "executor", summary: "", blocked: { reason: "which API?" } } }, statuses: { "T-1": "consulting" }, commands: ["consult:T-1"], check: (st, commands) => { expect(st.questions).toEqual([]); expect(runtimeOf(st, "T-1").consultBy).toBe("architect"); expect(commands[0]).toMatchObject({ agent: "architect", options: ["executor-again", "block"] }); expect((commands[0] as { question: string }).question).toMatch(/blocked: which API\?/) } },
+  { rule: "a worker that finds a missing dependency reaches the Architect with the plan issue", given: s.running, event: { type: "worker.reported", taskId: "T-1", sessionId: "s-T-1-1", result: { taskId: "T-1", role: "executor", summary: "stopped", planIssue: { kind: "missing-dependency", detail: "needs T-5's parser first" } } }, statuses: { "T-1": "consulting" }, commands: ["consult:T-1"], check: (st, commands) => { expect(st.questions).toEqual([]); expect((commands[0] as { question: string }).question).toMatch(/finds the plan wrong \(missing-dependency\): needs T-5's parser first/); expect(runtimeOf(st, "T-1").lastFailure?.source).toBe("plan:missing-dependency") } },
+  { rule: "a debugger's plan issue offers the Architect another debugger run too", given: () => apply(started(graph, { ...config, repairBudget: 2 }).state, steps.dispatched("T-1"), steps.reported("T-1"), steps.gatesFailed("T-1", "build"), steps.dispatched("T-1", 2, "debugger")).state, event: { type: "worker.reported", taskId: "T-1", sessionId: "s-T-1-2", result: { taskId: "T-1", role: "debugger", summary: "", planIssue: { kind: "write-set", detail: "the fix is in b.cpp" } } }, statuses: { "T-1": "consulting" }, commands: ["consult:T-1"], check: (_st, commands) => expect(commands[0]).toMatchObject({ agent: "architect", options: ["debug-again", "executor-again", "block"] }) },
+  { rule: "a plan issue with the repair budget spent goes to the user: no endless worker–Architect loop", given: () => apply(s.fieldBlocked(), { type: "consult.answered", taskId: "T-1", choice: "executor-again", by: "architect" }, steps.dispatched("T-1", 2)).state, event: { type: "worker.reported", taskId: "T-1", sessionId: "s-T-1-2", result: { taskId: "T-1", role: "executor", summary: "", planIssue: { kind: "interface", detail: "Parser::feed does not exist" } } }, statuses: { "T-1": "blocked" }, commands: ["ask:T-1:blocked:1", "notify", "dispatch:T-3:executor:1"], check: (st) => expect(st.questions[0]!.text).toMatch(/Parser::feed does not exist \(the repair budget of 1 is spent\)/) },
+  {
+    rule: "the Architect answers a missing dependency with a plan delta: the new task runs first, the user is never asked",
+    given: s.fieldBlocked,
+    event: { type: "consult.replanned", taskId: "T-1", delta: delta({ add: [task("T-0", { writeSet: [{ path: "z.cpp", action: "create" }] })], modify: [{ id: "T-1", patch: { deps: ["T-0"] } }] }) },
+    statuses: { "T-1": "pending", "T-0": "running" },
+    commands: ["notify", "notify", "dispatch:T-0:executor:1"],
+    check: (st) => { expect(st.questions).toEqual([]); expect(st.graph!.tasks.find((t) => t.id === "T-1")!.deps).toEqual(["T-0"]); expect(runtimeOf(st, "T-1").consultBy).toBeNull() },
+  },
+  { rule: "a consult delta that leaves the task alone sends it back to work on the new plan", given: s.fieldBlocked, event: { type: "consult.replanned", taskId: "T-1", delta: delta({ modify: [{ id: "T-2", patch: { doneWhen: "uses the v2 API" } }] }) }, statuses: { "T-1": "running" }, commands: ["notify", "dispatch:T-1:executor:2", "notify"], check: (st) => expect(runtimeOf(st, "T-1").consultOptions).toBeNull() },
   { rule: "a worker error is dispatched once more", given: s.running, event: { type: "worker.failed", taskId: "T-1", sessionId: "s-T-1-1", reason: "error", message: "500" }, statuses: { "T-1": "running" }, commands: ["dispatch:T-1:executor:2"], check: (st) => expect(runtimeOf(st, "T-1").stalls).toBe(1) },
   { rule: "a second stall blocks the task and tells Main", given: () => apply(s.running(), { type: "worker.failed", taskId: "T-1", sessionId: "s-T-1-1", reason: "stalled", message: "" }, steps.dispatched("T-1", 2)).state, event: { type: "worker.failed", taskId: "T-1", sessionId: "s-T-1-2", reason: "stalled", message: "" }, statuses: { "T-1": "blocked" }, commands: ["ask:T-1:blocked:1", "notify", "dispatch:T-3:executor:1"] },
   { rule: "an aborted session blocks the task at once", given: s.running, event: { type: "worker.failed", taskId: "T-1", sessionId: "s-T-1-1", reason: "aborted", message: "user pressed stop" }, statuses: { "T-1": "blocked" }, commands: ["ask:T-1:blocked:1", "notify", "dispatch:T-3:executor:1"] },
@@ -147,6 +172,10 @@ const rows: Row[] = [
   { rule: "a passing review with every row matching goes to merge", given: s.reviewStarted, event: steps.reviewPass("T-1"), statuses: { "T-1": "merging" }, commands: ["merge:T-1"], check: (st) => expect(st.merging).toBe("T-1") },
   { rule: "merges go one at a time: a second waits in the queue", given: () => apply(s.merging(), steps.reported("T-5"), steps.gatesPassed("T-5")).state, event: steps.reviewPass("T-5"), statuses: { "T-5": "merge_queued" }, commands: [], check: (st) => expect(st.mergeQueue).toEqual(["T-5"]) },
   { rule: "a failing review sends the executor back with the findings", given: s.reviewing, event: steps.reviewFail("T-1"), statuses: { "T-1": "running" }, commands: ["dispatch:T-1:executor:2"], check: (st) => expect(runtimeOf(st, "T-1").findings).toEqual(["add tests", "missing: R1 ↔ f — no tests"]) },
+  { rule: "a checklist finding fails a pass verdict: the executor repairs it", given: s.reviewing, event: { type: "review.reported", taskId: "T-1", report: { taskId: "T-1", verdict: "pass", rows: [{ designRef: "R", code: "c", status: "match", note: "" }], findings: [], checklist: { ...cleanChecklist, integerOverflow: { status: "finding", file: "a.cpp", line: 12, note: "a * b overflows int" } } } }, statuses: { "T-1": "running" }, commands: ["dispatch:T-1:executor:2"], check: (st) => expect(runtimeOf(st, "T-1").findings).toEqual(["checklist integer overflow: a.cpp:12 — a * b overflows int"]) },
+  { rule: "a clean checklist with matching rows still merges", given: s.reviewing, event: { type: "review.reported", taskId: "T-1", report: { taskId: "T-1", verdict: "pass", rows: [{ designRef: "R", code: "c", status: "match", note: "" }], findings: [], checklist: cleanChecklist } }, statuses: { "T-1": "merging" }, commands: ["merge:T-1"] },
+  { rule: "block-release stops the merge and consults the Architect (not the scheduler agent)", given: s.reviewing, event: { type: "review.reported", taskId: "T-1", report: { taskId: "T-1", verdict: "block-release", rows: [{ designRef: "ADR-1", code: "a.cpp:f", status: "divergent", note: "" }], findings: ["breaks ADR-1"], checklist: cleanChecklist } }, statuses: { "T-1": "consulting" }, commands: ["consult:T-1", "notify"], check: (st, commands) => { expect(st.mergeQueue).toEqual([]); expect(st.merging).toBeNull(); expect(commands[0]).toMatchObject({ agent: "architect", options: ["executor-again", "review-again", "block"] }); expect((commands[0] as { question: string }).question).toMatch(/blocks its release: breaks ADR-1/) } },
+  { rule: "the Architect may answer a block-release with a plan delta that reworks the task", given: s.releaseBlocked, event: { type: "consult.replanned", taskId: "T-1", delta: delta({ modify: [{ id: "T-1", patch: { doneWhen: "f follows ADR-1" } }] }) }, statuses: { "T-1": "running" }, commands: ["notify", "notify", "dispatch:T-1:executor:2"] },
   { rule: "a pass verdict with a divergent row is contradictory: consult", given: s.reviewing, event: { type: "review.reported", taskId: "T-1", report: { taskId: "T-1", verdict: "pass", rows: [{ designRef: "R", code: "c", status: "divergent", note: "" }], findings: [] } }, statuses: { "T-1": "consulting" }, commands: ["consult:T-1"] },
   { rule: "the start of a merge is recorded", given: s.merging, event: { type: "merge.started", taskId: "T-1" }, commands: [] },
   {
@@ -434,6 +463,9 @@ const refusals: Refusal[] = [
   { rule: "a second change while one is planned", given: s.frozen, event: { type: "change.requested", text: "y" }, reason: /already being planned/ },
   { rule: "a delta nobody asked for", given: s.running, event: { type: "delta.accepted", delta: delta({ add: [task("T-9")] }) }, reason: /only after change.requested/ },
   { rule: "an invalid delta", given: s.frozen, event: { type: "delta.accepted", delta: delta({ remove: ["T-1"] }) }, reason: /plan delta is invalid[\s\S]*T-2: depends on T-1, which this delta invalidates/ },
+  { rule: "a plan delta from a consult nobody is waiting on", given: s.running, event: { type: "consult.replanned", taskId: "T-1", delta: delta({ add: [task("T-9")] }) }, reason: /T-1 is running, not consulting/ },
+  { rule: "a plan delta while the scheduler agent, not the Architect, is consulted", given: s.consulting, event: { type: "consult.replanned", taskId: "T-1", delta: delta({ add: [task("T-9")] }) }, reason: /waiting on the scheduler agent, not the Architect/ },
+  { rule: "an invalid plan delta from the Architect's consult", given: s.fieldBlocked, event: { type: "consult.replanned", taskId: "T-1", delta: delta({ modify: [{ id: "T-1", patch: { deps: ["T-7"] } }] }) }, reason: /plan delta for task T-1 is invalid[\s\S]*T-7, which does not exist/ },
   { rule: "a consult answer that was not offered", given: s.consulting, event: { type: "consult.answered", taskId: "T-1", choice: "merge-anyway", by: "scheduler" }, reason: /"merge-anyway" is not one of the options/ },
   { rule: "a consult answer for a task not in consult", given: s.running, event: { type: "consult.answered", taskId: "T-1", choice: "block", by: "scheduler" }, reason: /running, not consulting/ },
   { rule: "an answer from the scheduler agent once the Architect is consulted", given: s.consultingArchitect, event: { type: "consult.answered", taskId: "T-1", choice: "executor-again", by: "scheduler" }, reason: /waiting on the Architect, not the scheduler agent/ },
