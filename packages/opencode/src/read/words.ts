@@ -201,6 +201,7 @@ const en = {
   "failure.dispatch": "its session could not start",
   "failure.review": "the review found problems: {text}",
   "failure.merge": "merge conflict: {files}",
+  "failure.plan": "asked the Architect: {text}",
   "failure.other": "{source} failed",
   // progress lines of a headless run, end-of-run text
   "progress.line": "{task}: {text}",
@@ -435,6 +436,7 @@ const zhCN: Record<Key, string> = {
   "failure.dispatch": "会话无法启动",
   "failure.review": "评审发现了问题：{text}",
   "failure.merge": "合并冲突：{files}",
+  "failure.plan": "已请示架构师：{text}",
   "failure.other": "{source} 失败",
   "progress.line": "{task}：{text}",
   "progress.run": "运行状态：{status}{tasks}。",
