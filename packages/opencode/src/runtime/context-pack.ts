@@ -74,11 +74,14 @@ export namespace ContextPack {
     return [...taskBlock(root, task), ...history(rt), "", ...intro].join("\n")
   }
 
-  export function reviewer(root: string, task: TaskNode, worktree: string): string {
+  export function reviewer(root: string, task: TaskNode, worktree: string, rt?: TaskRuntime): string {
+    // A second review checks that what the first one found was fixed, not only the new diff.
+    const earlier = rt && rt.reviewRuns > 1 && rt.findings.length > 0 ? ["", `This is review ${rt.reviewRuns}; an earlier review found (check that each is fixed):`, ...rt.findings.map((f) => `- ${f}`)] : []
     return [
       `Review task ${task.id}: ${task.title}`,
       "",
       ...taskBlock(root, task).slice(1),
+      ...earlier,
       "",
       `The task's worktree is ${worktree}. Call air_diff for the diff and the gate evidence, read what you need, then`,
       "report with air_review: the code-to-design table first (one row per design point above), then the C++ checklist",
