@@ -103,6 +103,7 @@ function scenario(delayMs: number) {
               verdict: "pass",
               rows: [{ designRef: "{{id}}: done-when condition", code: "the diff of {{id}}", status: "match", note: "as specified" }],
               findings: [],
+              checklist: { lifetimes: { status: "not-applicable" }, rawPointers: { status: "not-applicable" }, concurrency: { status: "not-applicable" }, exceptions: { status: "not-applicable" }, integerOverflow: { status: "checked" }, undefinedBehaviour: { status: "checked" } },
             },
           }),
           slow({ text: "Review of {{id}} reported." }),

@@ -169,6 +169,11 @@ export const Event = z.discriminatedUnion("type", [
   event("adr.edited", { adr: z.string().min(1), hash: z.string().min(1) }),
   /** The Architect's reading of an edit: a clarification only records it; a decision change cascades to the tasks citing the ADR. */
   event("adr.classified", { adr: z.string().min(1), hash: z.string().min(1), kind: z.enum(ADR_EDIT_KINDS), note: z.string().default("") }),
+  /**
+   * The Architect, consulted on a task (a worker's blocked report or plan issue, a reviewer's block-release),
+   * answered with a plan delta instead of a choice: the delta applies at once, and the task runs again.
+   */
+  event("consult.replanned", { taskId, delta: PlanDelta }),
 ])
 export type Event = z.infer<typeof Event>
 export type EventType = Event["type"]

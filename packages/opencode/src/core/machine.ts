@@ -5,7 +5,7 @@ import { Draft, MILESTONE_FIX_ROUNDS } from "./draft"
 import { adrImpact } from "./graph"
 import type { Event, EventOf, EventType } from "./event.schema"
 import { graphIndex, isLive } from "./graph-index"
-import { reviewPasses } from "./report.schema"
+import { checklistFindings, reviewPasses, type WorkerResult } from "./report.schema"
 import { initialState, newTaskRuntime, type SchedulerState, type Stage, type TaskRuntime } from "./state"
 import { KIND_RULES, type TaskStatus } from "./task.schema"
 import { addUsage, emptyUsage, overruns, resetTask } from "./usage"
@@ -128,7 +128,8 @@ const RULES: { [T in EventType]: Handler<T> } = {
     if (d.s.stage === "planning" || d.s.stage === "confirming")
       return "the plan has not been confirmed by the user yet; a task graph is accepted only after plan.confirmed"
     if (d.s.stage !== "confirmed") return `a graph is accepted once per run, before it runs (stage: ${d.s.stage}); changes go through change.requested and a plan delta`
-    const checked = validateGraph(e.graph)
+    // Structure only: the boundary-test rule is checked at the Architect's door, so older logs still replay.
+    const checked = validateGraph(e.graph, { boundaryTests: false })
     if (!checked.ok) return `the task graph is invalid:\n${formatErrors(checked.errors)}`
     // Runtime status comes from events only; a status in the file matters only to keep a retired id retired.
     const graph = { ...checked.graph, tasks: checked.graph.tasks.map(({ status, ...task }) => (status === "invalidated" ? { ...task, status } : task)) }
@@ -164,8 +165,8 @@ const RULES: { [T in EventType]: Handler<T> } = {
     if (typeof t === "string") return t
     if (e.result.taskId !== t.id) return `the report is for task ${e.result.taskId} but came from the session of ${t.id}`
     if (e.result.role !== t.role) return `task ${t.id}: the report says ${e.result.role}, but the session belongs to the ${t.role}`
-    if (e.result.blocked) {
-      d.block(t.id, `the ${t.role} reports it is blocked: ${e.result.blocked.reason}`, "executor")
+    if (e.result.blocked || e.result.planIssue) {
+      fieldReport(d, t, e.result)
     } else {
       // A report asks for the gates; it never makes a task done.
       d.runGates(t.id, `${t.role} reported: ${e.result.summary}`)
@@ -324,8 +325,15 @@ const RULES: { [T in EventType]: Handler<T> } = {
     if (e.report.taskId !== t.id) return `the review report is for task ${e.report.taskId}, not ${t.id}`
     d.patch(t.id, { reviewSessionId: null })
     const disagreeing = e.report.rows.filter((row) => row.status !== "match")
-    const findings = [...e.report.findings, ...disagreeing.map((row) => `${row.status}: ${row.designRef} ↔ ${row.code}${row.note ? ` — ${row.note}` : ""}`)]
-    if (reviewPasses(e.report)) {
+    const risks = checklistFindings(e.report)
+    const findings = [...e.report.findings, ...disagreeing.map((row) => `${row.status}: ${row.designRef} ↔ ${row.code}${row.note ? ` — ${row.note}` : ""}`), ...risks.map((risk) => `checklist ${risk}`)]
+    if (e.report.verdict === "block-release") {
+      blockRelease(d, t, findings)
+    } else if (risks.length > 0) {
+      // A C++ risk found at a file and line fails the review whatever the verdict says: the executor repairs it.
+      d.patch(t.id, { findings })
+      d.repairOrConsult(t.id, "executor", `review failed on the C++ checklist: ${findings.join("; ")}`, { source: "review", message: findings.join("\n"), evidencePath: null }, ["executor-again", "block"])
+    } else if (reviewPasses(e.report)) {
       d.patch(t.id, { findings: [] })
       d.enqueueMerge(t.id)
     } else if (e.report.verdict === "pass") {
@@ -606,6 +614,22 @@ const RULES: { [T in EventType]: Handler<T> } = {
     }
     d.schedule()
   },
+
+  "consult.replanned": (d, e) => {
+    const t = consultedTask(d, e.taskId, "architect")
+    if (typeof t === "string") return t
+    const refusal = acceptDelta(d, e.delta)
+    if (refusal) return `the Architect's plan delta for task ${t.id} is invalid:\n${refusal}`
+    // A delta that left the task itself alone (a new task it now waits on is added by modifying it) sends it
+    // back to work on the changed plan; a delta that modified it already reset it to pending.
+    const after = d.task(t.id)!
+    if (after.status === "consulting") {
+      d.patch(t.id, { consultOptions: null, consultBy: null })
+      d.dispatch(t.id, t.role ?? "executor", "the Architect changed the plan")
+    }
+    d.notify(`the Architect answered task ${t.id} with a plan delta`)
+    d.schedule()
+  },
 }
 
 /** A budget is spent: the task (or the whole run, merges apart) stops and the user is asked. */
@@ -638,6 +662,37 @@ function spendBudget(d: Draft, taskId: string | undefined, kind: EventOf<"budget
     d.emit({ type: "ask", id: `ask:${questionId}`, questionId, text })
   }
   return undefined
+}
+
+/**
+ * A worker that is blocked, or finds the plan wrong (a missing dependency, a wrong write-set, an interface
+ * that does not exist), is heard by the Architect first: a delta, an ADR and another run, or one question
+ * to the user. Each such round spends a repair, so a task cannot bounce between worker and Architect forever;
+ * once the budget is spent the user is asked.
+ */
+function fieldReport(d: Draft, t: TaskRuntime, result: WorkerResult): void {
+  const issue = result.planIssue
+  const said = [
+    issue ? `finds the plan wrong (${issue.kind}): ${issue.detail}` : null,
+    result.blocked ? `reports it is blocked: ${result.blocked.reason}` : null,
+  ].filter((part): part is string => part !== null)
+  const reason = `the ${t.role} ${said.join("; and ")}`
+  d.patch(t.id, { lastFailure: { source: "plan", message: reason, evidencePath: null } })
+  if (t.repairs >= d.s.config!.repairBudget) {
+    d.block(t.id, `${reason} (the repair budget of ${d.s.config!.repairBudget} is spent)`, "executor")
+    return
+  }
+  d.patch(t.id, { repairs: t.repairs + 1 })
+  const options: ConsultOption[] = t.role === "debugger" ? ["debug-again", "executor-again", "block"] : ["executor-again", "block"]
+  d.consult(t.id, `task ${t.id}: ${reason}`, options, "architect")
+}
+
+/** The reviewer says the change must not land as it is: the merge stops and the Architect decides. */
+function blockRelease(d: Draft, t: TaskRuntime, findings: string[]): void {
+  const why = findings.join("; ") || "no findings given"
+  d.patch(t.id, { findings, lastFailure: { source: "review", message: `block-release: ${why}`, evidencePath: null } })
+  d.consult(t.id, `task ${t.id}: the reviewer blocks its release: ${why}`, ["executor-again", "review-again", "block"], "architect")
+  d.notify(`the reviewer blocks the release of task ${t.id}; the Architect is consulted`)
 }
 
 function needStage(d: Draft, stages: readonly Stage[], why: string): string | undefined {
@@ -697,7 +752,7 @@ function escalate(d: Draft, t: TaskRuntime, by: Consultant, why: string): void {
     d.consult(t.id, `task ${t.id}: ${why}. Last failure: ${last}`, t.consultOptions ?? ["block"], "architect")
     return
   }
-  d.block(t.id, `neither the scheduler agent nor the Architect could decide (${why}); last failure: ${last}`, "executor")
+  d.block(t.id, `${why}; last failure: ${last}`, "executor")
 }
 
 /** Stalls, errors and timeouts get a fresh session, a limited number of times; then the user hears of it. */
@@ -721,7 +776,7 @@ function resumeFor(status: TaskStatus): NonNullable<TaskRuntime["resume"]> {
 /** Applies a validated plan delta: invalidates or resets exactly the tasks it reaches, appends the new ones. */
 function acceptDelta(d: Draft, input: unknown): string | undefined {
   const statusOf = (id: string) => d.task(id)?.status
-  const checked = validateDelta(d.graph, input, statusOf)
+  const checked = validateDelta(d.graph, input, statusOf, { boundaryTests: false })
   if (!checked.ok) return formatErrors(checked.errors)
   const { graph, impacts, boundary } = checked.result
   const oldCount = d.s.tasks.length

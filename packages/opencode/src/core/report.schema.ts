@@ -1,5 +1,20 @@
 import { z } from "zod"
 
+/**
+ * What a worker found wrong with the plan itself (not with its own work): the Architect hears it first and
+ * answers with a plan delta, an ADR, or one question to the user.
+ */
+export const PLAN_ISSUE_KINDS = ["missing-dependency", "write-set", "interface", "other"] as const
+export type PlanIssueKind = (typeof PLAN_ISSUE_KINDS)[number]
+
+export const PlanIssue = z
+  .object({
+    kind: z.enum(PLAN_ISSUE_KINDS).describe("missing-dependency | write-set | interface | other"),
+    detail: z.string().min(1).describe("what the plan gets wrong and what would fix it, e.g. 'needs T-0's parse() first'"),
+  })
+  .strict()
+export type PlanIssue = z.infer<typeof PlanIssue>
+
 /** A worker's report is a request for the gates, never a claim that the task is done. */
 export const WorkerResult = z
   .object({
@@ -9,6 +24,7 @@ export const WorkerResult = z
     commits: z.array(z.string()).optional(),
     evidence: z.array(z.object({ kind: z.string(), detail: z.string() }).strict()).optional(),
     blocked: z.object({ reason: z.string().min(1) }).strict().optional(),
+    planIssue: PlanIssue.optional(),
   })
   .strict()
 export type WorkerResult = z.infer<typeof WorkerResult>
@@ -23,17 +39,75 @@ export const ReviewRow = z
   .strict()
 export type ReviewRow = z.infer<typeof ReviewRow>
 
+/** The C++ risks every review answers for the diff, in this order (002 §3.2.15). */
+export const CHECKLIST_RISKS = ["lifetimes", "rawPointers", "concurrency", "exceptions", "integerOverflow", "undefinedBehaviour"] as const
+export type ChecklistRisk = (typeof CHECKLIST_RISKS)[number]
+
+export const CHECKLIST_LABELS: Record<ChecklistRisk, string> = {
+  lifetimes: "lifetimes and ownership",
+  rawPointers: "raw pointers",
+  concurrency: "concurrency",
+  exceptions: "exceptions across boundaries",
+  integerOverflow: "integer overflow",
+  undefinedBehaviour: "undefined behaviour",
+}
+
+export const FINDING_NEEDS_PLACE =
+  'a checklist finding must name the file and the line it is about, e.g. { "status": "finding", "file": "src/calc.cpp", "line": 12, "note": "returns a reference to a local" }; if you cannot point at a line, the row is "checked" with a note'
+
+/**
+ * One risk, answered for the diff: it does not arise (not-applicable), it was looked at and is fine
+ * (checked), or a finding at a file and line. A finding without its place is refused: the executor must be
+ * able to go to it.
+ */
+export const ChecklistItem = z
+  .object({
+    status: z.enum(["not-applicable", "checked", "finding"]),
+    file: z.string().min(1).optional().describe("repository path of the finding, e.g. src/calc.cpp"),
+    line: z.number().int().min(1).optional().describe("line of the finding in that file"),
+    note: z.string().default("").describe("what was checked, or what is wrong and why"),
+  })
+  .strict()
+  .superRefine((item, ctx) => {
+    if (item.status !== "finding") return
+    if (item.file === undefined || item.line === undefined)
+      ctx.addIssue({ code: "custom", path: item.file === undefined ? ["file"] : ["line"], message: FINDING_NEEDS_PLACE })
+    if (item.note.trim().length === 0) ctx.addIssue({ code: "custom", path: ["note"], message: "a checklist finding must say what is wrong in its note" })
+  })
+export type ChecklistItem = z.infer<typeof ChecklistItem>
+
+export const Checklist = z.object(Object.fromEntries(CHECKLIST_RISKS.map((risk) => [risk, ChecklistItem.describe(CHECKLIST_LABELS[risk])])) as Record<ChecklistRisk, typeof ChecklistItem>).strict()
+export type Checklist = z.infer<typeof Checklist>
+
+/**
+ * `block-release`: the change must not land whatever the executor does next (it breaks a decision, an
+ * interface other work relies on, or a release rule): the merge stops and the Architect is consulted.
+ */
+export const REVIEW_VERDICTS = ["pass", "fail", "block-release"] as const
+
 export const ReviewReport = z
   .object({
     taskId: z.string(),
-    verdict: z.enum(["pass", "fail"]),
+    verdict: z.enum(REVIEW_VERDICTS),
     rows: z.array(ReviewRow),
     findings: z.array(z.string()).default([]),
+    /** Absent only in logs written before the checklist existed; the review tool requires it. */
+    checklist: Checklist.optional(),
   })
   .strict()
 export type ReviewReport = z.infer<typeof ReviewReport>
 
-/** A review passes only when the verdict says so and no row disagrees with it. */
+/** The checklist's findings, one line each: "integer overflow: src/calc.cpp:12 — a * b overflows int". */
+export function checklistFindings(report: ReviewReport): string[] {
+  const checklist = report.checklist
+  if (!checklist) return []
+  return CHECKLIST_RISKS.flatMap((risk) => {
+    const item = checklist[risk]
+    return item.status === "finding" ? [`${CHECKLIST_LABELS[risk]}: ${item.file}:${item.line} — ${item.note}`] : []
+  })
+}
+
+/** A review passes only when the verdict says so, no row disagrees with it and the checklist found nothing. */
 export function reviewPasses(report: ReviewReport): boolean {
-  return report.verdict === "pass" && report.rows.every((row) => row.status === "match")
+  return report.verdict === "pass" && report.rows.every((row) => row.status === "match") && checklistFindings(report).length === 0
 }

@@ -42,6 +42,15 @@ export function boundErrors(errors: readonly ValidationError[], limit = MAX_ERRO
   return out
 }
 
+/**
+ * `boundaryTests`: hold tasks that change a public header to the boundary-test rule (default on). It is a
+ * policy for the plans the Architect sends now, checked at the door (air_plan, air_delta); the machine
+ * replays logs written before the rule, so it checks structure only.
+ */
+export interface ValidateOptions {
+  boundaryTests?: boolean
+}
+
 export type GraphValidation = { ok: true; graph: TaskGraph } | { ok: false; errors: ValidationError[] }
 export type DeltaValidation =
   | { ok: true; delta: PlanDelta; result: DeltaResult }
@@ -51,7 +60,7 @@ export type DeltaValidation =
  * Checks a task graph and returns it with its paths normalised; the input is never modified.
  * Linear in the size of the graph: maps for lookups, an iterative walk for cycles.
  */
-export function validateGraph(input: unknown): GraphValidation {
+export function validateGraph(input: unknown, options: ValidateOptions = {}): GraphValidation {
   let graph = parseTaskGraphFast(input)
   if (!graph) {
     const parsed = TaskGraph.safeParse(input)
@@ -62,6 +71,7 @@ export function validateGraph(input: unknown): GraphValidation {
   const tasks = graph.tasks.map((task, i) => checkTask(task, `tasks[${i}]`, errors))
   checkIds(tasks, (i) => `tasks[${i}]`, errors)
   checkDeps(tasks, (i) => `tasks[${i}]`, new Map(), errors)
+  if (errors.length === 0 && options.boundaryTests !== false) checkBoundaryTests(tasks, (i) => `tasks[${i}]`, () => true, errors)
   if (errors.length > 0) return { ok: false, errors: boundErrors(errors) }
   return { ok: true, graph: { ...graph, tasks } }
 }
@@ -76,6 +86,7 @@ export function validateDelta(
   graph: TaskGraph,
   input: unknown,
   statusOf?: (id: string) => TaskNode["status"],
+  options: ValidateOptions = {},
 ): DeltaValidation {
   const parsed = PlanDelta.safeParse(input)
   if (!parsed.success) return { ok: false, errors: boundErrors(zodErrors(PlanDelta, parsed.error, input, "")) }
@@ -180,6 +191,9 @@ export function validateDelta(
   const why = new Map<string, string>()
   for (const impact of result.impacts) if (impact.becomes === "invalidated") why.set(impact.id, impact.reason)
   checkDeps(result.graph.tasks, pathOf, why, errors)
+  // Only what the delta adds or changes must bring its boundary tests: a graph accepted earlier is not judged again.
+  const fromDelta = (i: number) => addedIds.has(result.graph.tasks[i]!.id) || modifiedAt.has(result.graph.tasks[i]!.id)
+  if (errors.length === 0 && options.boundaryTests !== false) checkBoundaryTests(result.graph.tasks, pathOf, fromDelta, errors)
   if (errors.length > 0) return { ok: false, errors: boundErrors(errors) }
   return { ok: true, delta: clean, result }
 }
@@ -378,6 +392,47 @@ function checkDeps(
       fix: `remove one dependency of the cycle, e.g. ${ids[0]}'s dependency on ${ids[1]}`,
     })
   }
+}
+
+/** Kinds whose work can change a public interface; tests, docs, builds and re-verification cannot. */
+const INTERFACE_KINDS: ReadonlySet<TaskNode["kind"]> = new Set(["code", "fix", "refactor"])
+const HEADER = /\.(h|hh|hpp|hxx|h\+\+|inl|ipp|tpp)$/i
+const TEST_PATH = /(^|\/)(tests?|unittests?|testing)\/|(^|\/|_|-)tests?[_\-.][^/]*$|[_\-]tests?\.[^/]+$/i
+
+/**
+ * A task changes a public interface when its write-set creates, modifies or deletes a header under an
+ * `include/` directory (the public headers of a CMake project, `include/` or `libs/x/include/`). Private
+ * headers next to the sources (`src/x.h`) are not an interface.
+ */
+export function changesPublicInterface(task: TaskNode): boolean {
+  if (!INTERFACE_KINDS.has(task.kind)) return false
+  return task.writeSet.some((entry) => entry.action !== "keep" && HEADER.test(entry.path) && /(^|\/)include\//.test(entry.path))
+}
+
+/** A task carries its own boundary tests when its write-set writes a test file (tests/…, test_x.cpp, x_test.cpp). */
+function carriesTests(task: TaskNode): boolean {
+  return task.writeSet.some((entry) => entry.action !== "keep" && entry.action !== "delete" && TEST_PATH.test(entry.path))
+}
+
+/**
+ * Tests at the boundary: a task that changes a public interface must be followed by a test task that
+ * depends on it directly, or write its tests itself; otherwise the interface changes with nothing that
+ * pins it down. `judged` says which tasks are held to the rule (all of a new graph; a delta's own tasks).
+ */
+function checkBoundaryTests(tasks: readonly TaskNode[], pathOf: (i: number) => string, judged: (i: number) => boolean, errors: ValidationError[]): void {
+  const tested = new Set<string>()
+  for (const task of tasks) if (isLive(task) && task.kind === "test") for (const dep of task.deps) tested.add(dep)
+  tasks.forEach((task, i) => {
+    if (!isLive(task) || !judged(i) || !changesPublicInterface(task)) return
+    if (tested.has(task.id) || carriesTests(task)) return
+    const headers = task.writeSet.filter((entry) => entry.action !== "keep" && HEADER.test(entry.path) && /(^|\/)include\//.test(entry.path)).map((entry) => entry.path)
+    errors.push({
+      path: `${pathOf(i)}.writeSet`,
+      taskId: task.id,
+      message: `task ${task.id} changes a public interface (${headers.join(", ")}) but no test task depends on it and it writes no test file, so nothing checks the interface at its boundary`,
+      fix: `add a task of kind "test" with "${task.id}" in its deps that tests the changed interface (e.g. tests/test_${task.id.toLowerCase().replace(/[^a-z0-9]+/g, "_")}.cpp), or put the test file in ${task.id}'s write-set`,
+    })
+  })
 }
 
 /**

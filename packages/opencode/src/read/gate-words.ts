@@ -76,6 +76,8 @@ export function failureText(lang: Lang, failure: { source: string; message: stri
   switch (failure.source) {
     case "review":
       return t(lang, "failure.review", { text: first })
+    case "plan":
+      return t(lang, "failure.plan", { text: first })
     case "merge":
       return t(lang, "failure.merge", { files: failure.message.replace(/^conflict in /, "") })
     case "worker":

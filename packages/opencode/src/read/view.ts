@@ -527,6 +527,8 @@ export namespace RunView {
         return L("ev.consult.answered", { by: L(`consultant.${e.by}`), choice: e.choice })
       case "consult.unanswered":
         return L("ev.consult.unanswered", { by: L(`consultant.${e.by}`), reason: oneLine(e.reason, 100) })
+      case "consult.replanned":
+        return L("ev.consult.replanned", { added: e.delta.add.length, modified: e.delta.modify.length, removed: e.delta.remove.length })
       case "dispatch.failed":
         return L("ev.dispatch.failed", { role: roleLabel(lang, e.role), message: oneLine(e.message, 100) })
       case "question.answered":

@@ -63,7 +63,8 @@ export namespace ContextPack {
             `You are the executor of this task (attempt ${attempt}). Your git worktree is ${worktree.path} on branch ${worktree.branch}.`,
             "Work only there and only on this task. Commit as you go (git add, git commit). When the work is committed,",
             "call air_report: it asks the Scheduler to run the gates (commit, diff, build, tests, cppcheck). If you cannot",
-            "finish, call air_report with `blocked` — never a temporary or fallback shortcut.",
+            "finish, call air_report with `blocked` — never a temporary or fallback shortcut. If the plan itself is wrong (a missing",
+            "dependency, a file outside your write-set, an interface that does not exist), say so in `planIssue`: the Architect fixes the plan.",
           ]
         : [
             `You are the debugger of this task (attempt ${attempt}). The gates failed; the worktree ${worktree.path} (branch ${worktree.branch}) holds the executor's work.`,
@@ -73,15 +74,20 @@ export namespace ContextPack {
     return [...taskBlock(root, task), ...history(rt), "", ...intro].join("\n")
   }
 
-  export function reviewer(root: string, task: TaskNode, worktree: string): string {
+  export function reviewer(root: string, task: TaskNode, worktree: string, rt?: TaskRuntime): string {
+    // A second review checks that what the first one found was fixed, not only the new diff.
+    const earlier = rt && rt.reviewRuns > 1 && rt.findings.length > 0 ? ["", `This is review ${rt.reviewRuns}; an earlier review found (check that each is fixed):`, ...rt.findings.map((f) => `- ${f}`)] : []
     return [
       `Review task ${task.id}: ${task.title}`,
       "",
       ...taskBlock(root, task).slice(1),
+      ...earlier,
       "",
       `The task's worktree is ${worktree}. Call air_diff for the diff and the gate evidence, read what you need, then`,
-      "report with air_review: the code-to-design table first (one row per design point above), then static analysis,",
-      'then tests. "Tests pass" alone is never a pass.',
+      "report with air_review: the code-to-design table first (one row per design point above), then the C++ checklist",
+      "(lifetimes, raw pointers, concurrency, exceptions, integer overflow, undefined behaviour: each not-applicable, checked,",
+      'or a finding with file and line), then static analysis, then tests. "Tests pass" alone is never a pass.',
+      'A verdict of "block-release" stops the merge and asks the Architect: use it when the change must not land whatever the executor does.',
     ].join("\n")
   }
 
@@ -134,7 +140,11 @@ export namespace ContextPack {
       ...options.map((o) => `- ${o}`),
       "",
       agent === "architect"
-        ? `You are consulted because the scheduler agent could not settle it. Read the task's evidence in .air/local/evidence/${taskId}/ and the ADRs if that helps; "block" puts one precise question to the user.`
+        ? [
+            `You decide before the user is asked. Read the task's evidence in .air/local/evidence/${taskId}/, the task graph and the ADRs.`,
+            "When the plan is wrong (a missing dependency, a write-set that misses a file, an interface that does not exist), answer with air_delta instead of an option: the delta applies at once and the task runs again on the new plan.",
+            "A decision the code must follow goes into an ADR (air_adr), then choose an option. Choose \"block\" only for what needs the user: it puts one precise question to them.",
+          ].join("\n")
         : `"block" means no option is right: the Architect is consulted next, then the user.`,
     ].join("\n")
   }

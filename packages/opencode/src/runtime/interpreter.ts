@@ -268,7 +268,7 @@ export class Interpreter {
     try {
       await this.supervisor.spawn(
         { kind: "reviewer", taskId, nudged: false },
-        { agent: "reviewer", directory: root, worktree: wt, title: `reviewer ${taskId}`, prompt: ContextPack.reviewer(root, task, wt), taskId },
+        { agent: "reviewer", directory: root, worktree: wt, title: `reviewer ${taskId}`, prompt: ContextPack.reviewer(root, task, wt, this.runtimeOf(taskId)), taskId },
         (sessionId) => log.apply({ type: "review.started", taskId, sessionId }),
       )
     } catch (err) {

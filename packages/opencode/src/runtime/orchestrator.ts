@@ -4,6 +4,7 @@ import { Language } from "../agent/language"
 import { statusText } from "../read/status-text"
 import type { PlanDelta } from "../core/delta.schema"
 import type { Event } from "../core/event.schema"
+import type { Checklist, PlanIssue } from "../core/report.schema"
 import { Inbox } from "./inbox"
 import { Settings } from "./settings"
 import { Supervisor } from "./supervisor"
@@ -289,14 +290,21 @@ class OrchestratorImpl {
     return `Task graph accepted: ${checked.graph.tasks.length} tasks. The Scheduler dispatches them now; your planning work is done — end your turn.`
   }
 
-  async delta(_sessionID: string, delta: PlanDelta): Promise<string> {
+  async delta(sessionID: string, delta: PlanDelta): Promise<string> {
     const store = await this.open()
     const graph = store.state.graph
     if (!graph) return "Refused: there is no task graph yet; write one with air_plan."
     const statusOf = (id: string) => store.state.tasks.find((t) => t.id === id)?.status
     const checked = validateDelta(graph, delta, statusOf)
     if (!checked.ok) return formatErrors("The plan delta was refused; nothing changed.", checked.errors)
-    const r = await this.apply({ type: "delta.accepted", delta: checked.delta })
+    // The Architect consulted on a task (a worker's plan issue, a reviewer's block-release) answers with this delta.
+    const purpose = this.supervisor.purposes.get(sessionID)
+    const consulted = purpose?.kind === "consult" && purpose.agent === "architect" ? purpose.taskId : null
+    const r = await this.apply(consulted ? { type: "consult.replanned", taskId: consulted, delta: checked.delta } : { type: "delta.accepted", delta: checked.delta })
+    if (r.ok && consulted) {
+      this.supervisor.purposes.delete(sessionID)
+      this.inbox.push(`The Architect answered task ${consulted} with a plan delta: ${checked.delta.add.length} added, ${checked.delta.modify.length} modified, ${checked.delta.remove.length} removed.`)
+    }
     if (!r.ok) return `The plan delta was refused: ${r.reason}`
     const reverify = checked.result.impacts.filter((impact) => impact.change === "reverify").map((impact) => impact.id)
     return (
@@ -333,7 +341,7 @@ class OrchestratorImpl {
 
   // ——— Workers ———
 
-  async report(sessionID: string, args: { summary: string; blocked?: string }): Promise<string> {
+  async report(sessionID: string, args: { summary: string; blocked?: string; planIssue?: PlanIssue }): Promise<string> {
     const purpose = this.supervisor.purposes.get(sessionID)
     if (purpose?.kind !== "worker") return "Refused: air_report is for the executor or debugger session of a task."
     const r = await this.apply({
@@ -345,12 +353,13 @@ class OrchestratorImpl {
         role: purpose.role,
         summary: args.summary,
         ...(args.blocked ? { blocked: { reason: args.blocked } } : {}),
+        ...(args.planIssue ? { planIssue: args.planIssue } : {}),
       },
     })
     if (!r.ok) return `Report refused: ${r.reason}`
     this.supervisor.purposes.delete(sessionID)
-    return args.blocked
-      ? "Recorded as blocked; the Scheduler takes it from here. End your turn."
+    return args.blocked || args.planIssue
+      ? "Recorded: the Architect hears it first and answers with a plan change, a decision, or a question to the user. End your turn."
       : "Report received. The Scheduler now runs the gates itself (commit, diff, build, tests, cppcheck). End your turn."
   }
 
@@ -365,10 +374,10 @@ class OrchestratorImpl {
     return [`Diff of task ${purpose.taskId} against ${this.integrationBranch()}:`, "```diff", diff, "```", "", "Gate evidence:", evidence || "(none)"].join("\n")
   }
 
-  async review(sessionID: string, args: { verdict: "pass" | "fail"; rows: any[]; findings: string[] }): Promise<string> {
+  async review(sessionID: string, args: { verdict: "pass" | "fail" | "block-release"; rows: any[]; findings: string[]; checklist: Checklist }): Promise<string> {
     const purpose = this.supervisor.purposes.get(sessionID)
     if (purpose?.kind !== "reviewer") return "Refused: air_review is for the reviewer of a task."
-    const report = { taskId: purpose.taskId, verdict: args.verdict, rows: args.rows, findings: args.findings }
+    const report = { taskId: purpose.taskId, verdict: args.verdict, rows: args.rows, findings: args.findings, checklist: args.checklist }
     await writeFileAtomic(join(this.interpreter.evidenceDir(purpose.taskId), "review.json"), JSON.stringify(report, null, 2))
     const r = await this.apply({ type: "review.reported", taskId: purpose.taskId, report })
     if (!r.ok) return `Review refused: ${r.reason}`

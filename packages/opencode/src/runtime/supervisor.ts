@@ -138,7 +138,7 @@ export class Supervisor {
       }
     } else if (!purpose.nudged) {
       purpose.nudged = true
-      const expected = { worker: "air_report", reviewer: "air_review", architect: "air_propose or air_plan", change: "air_delta (until it is accepted)", milestone: "air_milestone", consult: "air_decide", adr: "air_decide" }[purpose.kind]
+      const expected = { worker: "air_report", reviewer: "air_review", architect: "air_propose or air_plan", change: "air_delta (until it is accepted)", milestone: "air_milestone", consult: purpose.kind === "consult" && purpose.agent === "architect" ? "air_decide (or air_delta)" : "air_decide", adr: "air_decide" }[purpose.kind]
       await sessions.prompt(sessionID, `You ended your turn without calling ${expected}. The Scheduler only acts on that tool: call it now.`)
       return
     }

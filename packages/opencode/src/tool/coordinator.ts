@@ -3,7 +3,7 @@ import { tool, type ToolContext, type ToolDefinition } from "@opencode-ai/plugin
 import { z } from "zod"
 import { Strict } from "../core/strict"
 import { PlanDelta } from "../core/delta.schema"
-import { ReviewRow } from "../core/report.schema"
+import { Checklist, PlanIssue, REVIEW_VERDICTS, ReviewRow } from "../core/report.schema"
 import { TaskNode } from "../core/task.schema"
 import { Orchestrators, type Orchestrator } from "../runtime/orchestrator"
 
@@ -144,6 +144,7 @@ export namespace CoordinatorTools {
         args: {
           summary: z.string().min(1).describe("what you changed and how you checked it"),
           blocked: z.string().optional().describe("only if you cannot finish: what stands in the way"),
+          planIssue: PlanIssue.optional().describe("only if the plan itself is wrong: a missing dependency, a write-set that misses a file, an interface that does not exist"),
         },
         execute: (args, ctx) => guarded(() => orchestratorFor(ctx).report(ctx.sessionID, args)),
       }),
@@ -156,9 +157,10 @@ export namespace CoordinatorTools {
       air_review: tool({
         description: describe("air_review"),
         args: {
-          verdict: z.enum(["pass", "fail"]),
+          verdict: z.enum(REVIEW_VERDICTS),
           rows: z.array(ReviewRow).min(1).describe("the code-to-design table: one row per design point"),
           findings: z.array(z.string()).default([]),
+          checklist: Checklist.describe("the C++ risks, each answered for this diff: not-applicable, checked, or a finding with file and line"),
         },
         execute: (args, ctx) => guarded(() => orchestratorFor(ctx).review(ctx.sessionID, args)),
       }),

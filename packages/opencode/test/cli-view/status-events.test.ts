@@ -117,11 +117,15 @@ describe("aircoding status", () => {
         sessionId: "ses_t1_exec1",
         result: { taskId: "T-1", role: "executor" as const, summary: "", blocked: { reason: "should unary minus be a token or part of a number?" } },
       }
-      const result = transition(states[n - 1]!, blocked)
+      const consulted = transition(states[n - 1]!, blocked)
+      if (isRefused(consulted)) throw new Error(consulted.refused)
+      // A worker's "blocked" reaches the Architect first; the user is asked only when the Architect cannot decide.
+      const architect = { type: "consult.answered" as const, at: "2026-11-29T09:02:20.000Z", seq: n + 2, taskId: "T-1", choice: "block", by: "architect" as const, reason: "the user owns the grammar" }
+      const result = transition(consulted.state, architect)
       if (isRefused(result)) throw new Error(result.refused)
-      const entries = [...events.slice(0, n), blocked].map((event) => ({ event }))
+      const entries = [...events.slice(0, n), blocked, architect].map((event) => ({ event }))
       golden(`status-question.${lang}.txt`, RunView.render(RunView.build({ state: result.state, entries }), lang))
-      golden(`events-question.${lang}.txt`, entries.slice(-2).map((e) => RunView.eventLine(e, lang) + "\n").join(""))
+      golden(`events-question.${lang}.txt`, entries.slice(-3).map((e) => RunView.eventLine(e, lang) + "\n").join(""))
     })
   }
 

@@ -19,13 +19,13 @@ const review = {
   match: "^Review task (?<id>T-\\d+):",
   steps: [
     { tool: "air_diff", args: {} },
-    { tool: "air_review", args: { verdict: "pass", rows: [{ designRef: "{{id}}: done when", code: "the diff of {{id}}", status: "match", note: "" }], findings: [] } },
+    { tool: "air_review", args: { verdict: "pass", rows: [{ designRef: "{{id}}: done when", code: "the diff of {{id}}", status: "match", note: "" }], findings: [], checklist: { lifetimes: { status: "not-applicable" }, rawPointers: { status: "not-applicable" }, concurrency: { status: "not-applicable" }, exceptions: { status: "not-applicable" }, integerOverflow: { status: "checked" }, undefinedBehaviour: { status: "checked" } } } },
     { text: "Reviewed {{id}}." },
   ],
 }
 const requirement = "Add calc::mul and calc::neg (with a test), and document calc in the README."
 const tasks = [
-  { id: "T-1", title: "Add calc::mul", kind: "code", writeSet: [{ path: "include/calc.h", action: "modify", region: "multiplicative" }, { path: "src/calc.cpp", action: "modify", region: "multiplicative" }], keep: ["add and sub unchanged"], doneWhen: "calc::mul(a, b) returns a * b" },
+  { id: "T-1", title: "Add calc::mul", kind: "code", writeSet: [{ path: "include/calc.h", action: "modify", region: "multiplicative" }, { path: "src/calc.cpp", action: "modify", region: "multiplicative" }, { path: "tests/test_calc.cpp", action: "modify", region: "multiplicative" }], keep: ["add and sub unchanged"], doneWhen: "calc::mul(a, b) returns a * b" },
   { id: "T-2", title: "Add calc::neg with a test", kind: "code", writeSet: [{ path: "include/calc.h", action: "modify", region: "statistics" }, { path: "src/calc.cpp", action: "modify", region: "statistics" }, { path: "tests/test_calc.cpp", action: "modify", region: "main" }], keep: ["add and sub unchanged"], doneWhen: "calc::neg(a) returns -a and a test checks it" },
   { id: "T-3", title: "Document calc in the README", kind: "docs", writeSet: [{ path: "README.md", action: "modify" }], keep: ["the build instructions stay"], doneWhen: "README.md lists the operations of calc" },
 ]

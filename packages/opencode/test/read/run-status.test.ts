@@ -45,13 +45,16 @@ describe("one derivation of run status", () => {
     // One word, said once: never "paused (stage: running)" nor "paused — paused".
     expect(RunView.render(paused, "en").split("\n")[0]).toBe("Run run-20261129-0900 — paused")
     expect(RunView.render(paused, "zh-CN").split("\n")[0]).toBe("运行 run-20261129-0900 — 已暂停")
-    const blocked = apply(running, {
+    // A worker's "blocked" reaches the Architect first; the Architect's "block" asks the user.
+    const consulted = apply(running, {
       type: "worker.reported",
       at: "2026-11-29T09:02:10.000Z",
       taskId: "T-1",
       sessionId: "ses_t1_exec1",
       result: { taskId: "T-1", role: "executor", summary: "", blocked: { reason: "unary minus?" } },
     } as Event)
+    expect(consulted.questions.length).toBe(0)
+    const blocked = apply(consulted, { type: "consult.answered", at: "2026-11-29T09:02:20.000Z", taskId: "T-1", choice: "block", by: "architect", reason: "the user decides" } as Event)
     expect(blocked.questions.length).toBe(1)
     // Every task of the recorded run hangs on T-1, so the run ended blocked with the question open.
     expect(blocked.finished).toEqual({ status: "blocked" })

@@ -249,7 +249,7 @@ export class Simulator {
       } else if (r < 1 - trouble * 0.3) {
         this.apply({ type: "timer.fired", at, taskId, kind: pick(rng, ["inactivity", "wallclock"] as const) })
       } else if (r < 1 - trouble * 0.1) {
-        this.apply({ type: "worker.reported", at, taskId, sessionId, result: { taskId, role, summary: "stuck", blocked: { reason: "needs a decision" } } })
+        this.apply({ type: "worker.reported", at, taskId, sessionId, result: { taskId, role, summary: "stuck", ...(rng() < 0.5 ? { blocked: { reason: "needs a decision" } } : { planIssue: { kind: "missing-dependency" as const, detail: "needs another task first" } }) } })
       } else {
         this.apply({ type: "worker.failed", at, taskId, sessionId, reason: "aborted", message: "user abort" })
       }
@@ -330,6 +330,9 @@ export class Simulator {
       }
       case "consult":
         if (rng() < this.options.trouble / 4) this.apply({ type: "consult.unanswered", at, taskId: command.taskId, by: command.agent, reason: "no decision" })
+        // The Architect may answer with a plan delta instead: here, a sharper done-when for the task.
+        else if (command.agent === "architect" && rng() < 0.3)
+          this.apply({ type: "consult.replanned", at, taskId: command.taskId, delta: { schemaVersion: 1, add: [], remove: [], modify: [{ id: command.taskId, patch: { doneWhen: `${command.taskId} works, as the Architect clarified at ${this.clock}` } }], supersedesAdrs: [] } })
         else this.apply({ type: "consult.answered", at, taskId: command.taskId, choice: pick(rng, command.options), by: command.agent })
         return true
       case "ask":

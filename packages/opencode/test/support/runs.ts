@@ -40,7 +40,7 @@ export const passingReviewer = {
   match: "^Review task (?<id>[A-Za-z0-9_.-]+):",
   steps: [
     { tool: "air_diff", args: {} },
-    { tool: "air_review", args: { verdict: "pass", rows: [{ designRef: "{{id}}: done when", code: "the diff of {{id}}", status: "match", note: "" }], findings: [] } },
+    { tool: "air_review", args: { verdict: "pass", rows: [{ designRef: "{{id}}: done when", code: "the diff of {{id}}", status: "match", note: "" }], findings: [], checklist: { lifetimes: { status: "not-applicable" }, rawPointers: { status: "not-applicable" }, concurrency: { status: "not-applicable" }, exceptions: { status: "not-applicable" }, integerOverflow: { status: "checked" }, undefinedBehaviour: { status: "checked" } } } },
     { text: "Reviewed {{id}}." },
   ],
 }
