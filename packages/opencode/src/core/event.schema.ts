@@ -126,6 +126,11 @@ export const Event = z.discriminatedUnion("type", [
   event("timer.fired", { taskId, kind: z.enum(["inactivity", "wallclock"]) }),
   event("run.paused", {}),
   event("run.resumed", {}),
+  /**
+   * The merge build failed: the task's change applied on the current integration head did not build or pass
+   * its tests (though the task passed alone). Nothing landed; `evidencePath` is the failing command's log.
+   */
+  event("merge.rejected", { taskId, message: z.string(), evidencePath: z.string() }),
 ])
 export type Event = z.infer<typeof Event>
 export type EventType = Event["type"]
