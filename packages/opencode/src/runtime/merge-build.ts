@@ -70,6 +70,11 @@ export namespace MergeBuild {
     await git(root, ["update-ref", "-m", `air: gates passed for ${taskId}`, gatedRef(taskId), `refs/heads/${Worktrees.branchName(taskId)}^{commit}`])
   }
 
+  /** Records a tip whose tree the merge build passed: as good as gated. */
+  export async function recordBuilt(top: string, taskId: string, tip: string): Promise<void> {
+    await git(top, ["update-ref", "-m", `air: merge build passed for ${taskId}`, gatedRef(taskId), tip])
+  }
+
   /** The tree the task's gates last passed on, if recorded. */
   export async function gatedTree(top: string, taskId: string): Promise<string | undefined> {
     const r = await gitTry(top, ["rev-parse", "--verify", "--quiet", `${gatedRef(taskId)}^{tree}`])
@@ -89,7 +94,18 @@ export namespace MergeBuild {
     return (candidate) => verify(candidate, options)
   }
 
+  export const RESULT_FILE = "result.json"
+
+  /** `check`, with its verdict and how long it took kept beside the logs (the dashboard and `bun run bench` read it). */
   export async function verify(candidate: Candidate, options: Options): Promise<Verdict> {
+    const started = Date.now()
+    const verdict = await check(candidate, options)
+    const result = { candidate: candidate.commit, base: candidate.base, passed: verdict.passed, summary: verdict.summary, ms: Date.now() - started }
+    await writeFile(path.join(path.resolve(options.evidenceDir), RESULT_FILE), JSON.stringify(result, null, 2) + "\n")
+    return verdict
+  }
+
+  async function check(candidate: Candidate, options: Options): Promise<Verdict> {
     const { top, taskId, base, commit } = candidate
     const worktree = await checkout(top, commit, taskId)
     const resolved = options.toolchain
@@ -164,7 +180,7 @@ export namespace MergeBuild {
       }
     })
     if (tested.failure) return { passed: false, summary: tested.failure.summary, message: tested.failure.message, evidencePath: tested.logPath ?? diffPath }
-    return { passed: true, summary: `merge build: ${built.summary}; tests: ${tested.summary}` }
+    return { passed: true, summary: `merge build of ${commit.slice(0, 12)} on ${base.slice(0, 12)}: ${built.summary}; tests: ${tested.summary}` }
   }
 
   /**

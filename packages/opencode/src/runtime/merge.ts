@@ -264,7 +264,10 @@ export namespace MergeQueue {
     const tree = (await git(top, ["rev-parse", `${c.tip}^{tree}`])).trim()
     if (gated ? gated === tree : !c.rebased) return undefined
     try {
-      return await input.verify({ top, taskId: input.taskId, integration: input.integration, base: c.base, commit: c.commit })
+      const verdict = await input.verify({ top, taskId: input.taskId, integration: input.integration, base: c.base, commit: c.commit })
+      // This tree is now built: a merge redone on it (a lock timeout, local changes in the way) need not build it again.
+      if (verdict.passed) await MergeBuild.recordBuilt(top, input.taskId, c.tip)
+      return verdict
     } catch (error) {
       if (error instanceof MergeError) throw error
       throw new MergeError(input.taskId, `the merge build could not run: ${(error as Error).message}; nothing was merged`, "Refused", error)

@@ -127,7 +127,8 @@ describe("two tasks that pass alone but break the build together", () => {
   })
 
   test("every commit on the integration branch builds and passes its tests", () => {
-    const commits = git(["rev-list", "--first-parent", "main"]).trim().split("\n")
+    // The sample project's commit and the two squash merges (the empty first commit has nothing to build).
+    const commits = git(["rev-list", "--first-parent", "main"]).trim().split("\n").slice(0, -1)
     expect(commits).toHaveLength(3)
     for (const commit of commits) {
       const dir = mkdtempSync(join(tmpdir(), "air-check-"))

@@ -163,9 +163,29 @@ describe("merge build: what lands is what was built (real git, cmake, ctest)", (
     expect(landed).toHaveLength(1)
   })
 
+  test("a candidate that built but could not land (local changes in the way) is not built again when the merge is redone", async () => {
+    await task("H", async (ws) => {
+      await ws.write("docs/h.md", "h\n")
+      await ws.commitAll("docs")
+    })
+    await task("I", async (ws) => {
+      await ws.write("docs/i.md", "i\n")
+      await ws.commitAll("docs")
+    })
+    await merge("H")
+    await repo.write("docs/i.md", "the user's own, not committed\n")
+    const before = builds.length
+    expect(await merge("I").catch((e: unknown) => e)).toBeInstanceOf(MergeQueue.LocalChangesInTheWay)
+    expect(builds.length).toBe(before + 1)
+    const { rm } = await import("node:fs/promises")
+    await rm(path.join(repo.root, "docs/i.md"))
+    expect(await merge("I", 2)).toMatchObject({ status: "merged", rebased: false, built: false })
+    expect(builds.length).toBe(before + 1)
+  })
+
   test("every commit the queue made on the integration branch builds and passes its tests", async () => {
     const commits = (await repo.git(["rev-list", "--first-parent", "main"])).trim().split("\n").slice(0, -1)
-    expect(commits.length).toBe(6)
+    expect(commits.length).toBe(8)
     for (const commit of commits) expect(`${commit}: ${await builds_(commit)}`).toBe(`${commit}: true`)
   })
 })
