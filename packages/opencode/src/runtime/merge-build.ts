@@ -11,6 +11,7 @@ import { firstError } from "./gates/build.ts"
 import { failingTests } from "./gates/test.ts"
 import { processExec } from "./gates/pipeline.ts"
 import type { Exec, GateContext } from "./gates/registry.ts"
+import { TOOL_MISSING } from "./gates/schema.ts"
 import { indent, lastLines } from "./gates/text.ts"
 
 /**
@@ -167,6 +168,8 @@ export namespace MergeBuild {
           `Full log: ${logPath}`,
       }
     })
+    // A tool that is not installed is a person's to fix, not the task's: no verdict (the merge is blocked, and asks).
+    if (built.failure?.gate === TOOL_MISSING) throw new Error(built.failure.message)
     if (built.failure) return { passed: false, summary: built.failure.summary, message: built.failure.message, evidencePath: built.logPath ?? diffPath }
     const tested = await runCommands(ctx, "test", TEST_LOG, (command, what, output, logPath) => {
       const failing = failingTests(output)
@@ -179,6 +182,7 @@ export namespace MergeBuild {
           `Last lines:\n${indent(lastLines(output, 15))}\nFull log: ${logPath}`,
       }
     })
+    if (tested.failure?.gate === TOOL_MISSING) throw new Error(tested.failure.message)
     if (tested.failure) return { passed: false, summary: tested.failure.summary, message: tested.failure.message, evidencePath: tested.logPath ?? diffPath }
     return { passed: true, summary: `merge build of ${commit.slice(0, 12)} on ${base.slice(0, 12)}: ${built.summary}; tests: ${tested.summary}` }
   }

@@ -183,9 +183,28 @@ describe("merge build: what lands is what was built (real git, cmake, ctest)", (
     expect(builds.length).toBe(before + 1)
   })
 
+  test("a build tool that is not installed is no verdict on the task: the merge is refused for a person, nothing moves", async () => {
+    await task("J", async (ws) => {
+      await ws.write("docs/j.md", "j\n")
+      await ws.commitAll("docs")
+    })
+    await task("K", async (ws) => {
+      await ws.write("docs/k.md", "k\n")
+      await ws.commitAll("docs")
+    })
+    await merge("J")
+    const head = await tip()
+    const missing = MergeBuild.verifier({ evidenceDir: evidenceDir("K", 1), toolchain: { schemaVersion: 1, build: ["no-such-build-tool-air"], test: [] } })
+    const error = await merge("K", 1, missing).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(MergeQueue.MergeError)
+    expect((error as MergeQueue.MergeError).tag).toBe("Refused")
+    expect((error as Error).message).toMatch(/no-such-build-tool-air is not installed/)
+    expect(await tip()).toBe(head)
+  })
+
   test("every commit the queue made on the integration branch builds and passes its tests", async () => {
     const commits = (await repo.git(["rev-list", "--first-parent", "main"])).trim().split("\n").slice(0, -1)
-    expect(commits.length).toBe(8)
+    expect(commits.length).toBe(9)
     for (const commit of commits) expect(`${commit}: ${await builds_(commit)}`).toBe(`${commit}: true`)
   })
 })
