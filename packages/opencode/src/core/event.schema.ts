@@ -174,6 +174,11 @@ export const Event = z.discriminatedUnion("type", [
    * answered with a plan delta instead of a choice: the delta applies at once, and the task runs again.
    */
   event("consult.replanned", { taskId, delta: PlanDelta }),
+  /**
+   * The merge build failed: the task's change applied on the current integration head did not build or pass
+   * its tests (though the task passed alone). Nothing landed; `evidencePath` is the failing command's log.
+   */
+  event("merge.rejected", { taskId, message: z.string(), evidencePath: z.string() }),
 ])
 export type Event = z.infer<typeof Event>
 export type EventType = Event["type"]

@@ -377,6 +377,14 @@ const RULES: { [T in EventType]: Handler<T> } = {
       d.repairOrConsult(t.id, "executor", `merge conflict in ${files}: rebase on the integration branch and resolve it`, { source: "merge", message: `conflict in ${files}`, evidencePath: null }, ["executor-again", "block"])
     }),
 
+  // The combined tree fails: nothing landed, the queue moves on, and the task goes to the Debugger on its rebased branch.
+  "merge.rejected": (d, e) =>
+    mergeFailed(d, e.taskId, (t) => {
+      const failure = { source: "merge-build", message: e.message, evidencePath: e.evidencePath }
+      const reason = `the merge build failed on the integration head: ${e.message} (evidence: ${e.evidencePath})`
+      d.repairOrConsult(t.id, "debugger", reason, failure, ["debug-again", "executor-again", "block"])
+    }),
+
   // Nothing landed: the queue moves on at once; the task waits for the user, whose answer queues its merge again.
   "merge.blocked": (d, e) =>
     mergeFailed(d, e.taskId, (t) => {

@@ -12,6 +12,7 @@ import { Baseline } from "./baseline"
 import type { Supervisor } from "./supervisor"
 import { classifyFault } from "./fault"
 import { eventGateOf } from "./gates"
+import { MergeBuild } from "./merge-build"
 
 /**
  * Carries out the machine's commands. Each command's outcome goes back to the machine as an event; the
@@ -248,6 +249,8 @@ export class Interpreter {
       const evidence: Record<string, string> = {}
       for (const g of report.gates) if (g.logPath) evidence[g.gate] = g.logPath
       evidence.report = join(this.evidenceDir(taskId), `attempt-${attempt}`, "report.json")
+      // The tree the gates built: the merge builds only a candidate that differs from it (merge-build.ts).
+      await this.ports.git(root, ["update-ref", MergeBuild.gatedRef(taskId), `refs/heads/${Worktrees.branchName(taskId)}^{commit}`]).catch(() => undefined)
       await log.apply({ type: "gates.passed", taskId, evidence })
     } else {
       await log.apply({
@@ -290,7 +293,10 @@ export class Interpreter {
     try {
       const task = this.task(taskId)
       await log.apply({ type: "merge.started", taskId })
-      result = await this.ports.merge.merge({ root, taskId, round, integration: this.integration(), title: task.title, lockTimeoutMs: this.ports.settings().mergeLockMs })
+      const evidenceDir = join(this.evidenceDir(taskId), `merge-${this.runtimeOf(taskId)?.mergeRuns ?? 1}`)
+      const baseline = this.testBaseline()
+      const verify = MergeBuild.verifier({ evidenceDir, ...(baseline ? { baseline } : {}) })
+      result = await this.ports.merge.merge({ root, taskId, round, integration: this.integration(), title: task.title, lockTimeoutMs: this.ports.settings().mergeLockMs, verify })
     } catch (err) {
       // Nothing landed (a lock held, index.lock left, local changes in the way): the queue must not wait on it.
       await log.apply({ type: "merge.blocked", taskId, ...classifyFault(err) })
@@ -298,6 +304,10 @@ export class Interpreter {
     }
     if (result.status === "conflict") {
       await log.apply({ type: "merge.conflicted", taskId, files: result.files })
+      return
+    }
+    if (result.status === "rejected") {
+      await log.apply({ type: "merge.rejected", taskId, message: result.message, evidencePath: result.evidencePath })
       return
     }
     await log.apply({ type: "merge.succeeded", taskId, commit: result.commit, tag: result.tag })

@@ -5,6 +5,7 @@ import { acquireLock, type HeldLock, LockTimeout as RuntimeLockTimeout } from ".
 import { Serial } from "./serial.ts"
 import { git, GitCommandError, gitTry, gitYes, identityConfig } from "./git.ts"
 import { Worktrees } from "./worktree.ts"
+import { MergeBuild } from "./merge-build.ts"
 
 /**
  * The merge queue: one merge at a time per project, each a rebase of the task branch onto the integration
@@ -18,6 +19,9 @@ import { Worktrees } from "./worktree.ts"
  *   branch is removed only by `Worktrees.remove`, after `merged`.
  * - The user's checkout of the integration branch is updated in place (index and files, like a fast-forward),
  *   and a merge that would overwrite their uncommitted changes is refused before anything moves.
+ * - What lands is what was built: given `verify`, a candidate whose tree the task's gates did not build (the
+ *   branch was rebased onto a newer head) is built and tested first (merge-build.ts); a failure is `rejected`
+ *   and nothing moves.
  */
 export namespace MergeQueue {
   export const LOCK_PATH = ".air/local/state/merge.lock"
@@ -37,6 +41,8 @@ export namespace MergeQueue {
     message?: string
     /** How long to wait for another process's merge lock; default 2 minutes. */
     lockTimeoutMs?: number
+    /** Builds and tests a candidate the gates did not build (merge-build.ts); absent: nothing is built. */
+    verify?: MergeBuild.Verify
   }
 
   export type MergeResult =
@@ -46,8 +52,12 @@ export namespace MergeQueue {
         tag: string
         /** True when the branch was rebased first (its gates ran on a different base; the tree may differ). */
         rebased: boolean
+        /** True when the candidate was built and tested before it landed (its tree was not the gated one). */
+        built: boolean
       }
     | { status: "conflict"; files: string[]; message: string }
+    /** The candidate (the task's change on the current head) failed its build or tests: nothing moved. */
+    | { status: "rejected"; message: string; summary: string; evidencePath: string }
     | { status: "already-merged"; commit: string; tag: string }
 
   export interface RevertInput {
@@ -162,7 +172,10 @@ export namespace MergeQueue {
     const identity = await identityConfig(top)
 
     const tagged = await revParse(top, `refs/tags/${tag}^{commit}`)
-    if (tagged) return { status: "already-merged", commit: tagged, tag }
+    if (tagged) {
+      await MergeBuild.forgetGated(top, taskId)
+      return { status: "already-merged", commit: tagged, tag }
+    }
 
     await requireRef(top, `refs/heads/${integration}`, taskId, `the integration branch ${integration} does not exist`)
     // A crash after the integration branch moved but before the tag: recognise the squash commit.
@@ -170,6 +183,7 @@ export namespace MergeQueue {
     if (landed) {
       await finishCheckout(top, integration, landed, taskId)
       await createTag(top, tag, landed, input.title, identity)
+      await MergeBuild.forgetGated(top, taskId)
       return { status: "already-merged", commit: landed, tag }
     }
 
@@ -224,12 +238,40 @@ export namespace MergeQueue {
           config: identity,
         })
       ).trim()
+      const built = await buildCandidate(top, input, { base, tip, commit, rebased, touched })
+      if (built && !built.passed) return { status: "rejected", message: built.message, summary: built.summary, evidencePath: built.evidencePath }
       const published = await publish(top, integration, base, commit, touched, taskId, `air: squash-merge ${taskId}`)
       if (!published) continue // the integration branch moved meanwhile: rebase onto the new tip
       await createTag(top, tag, commit, subject, identity)
-      return { status: "merged", commit, tag, rebased }
+      await MergeBuild.forgetGated(top, taskId)
+      return { status: "merged", commit, tag, rebased, built: built !== undefined }
     }
     throw new MergeError(taskId, `${integration} kept moving while merging; try again`)
+  }
+
+  /**
+   * Builds and tests the candidate unless its tree is the one the task's gates built: the tree recorded when
+   * they passed, or (no record) the branch as it was, not rebased. A change that adds nothing is not built.
+   * Undefined when nothing was built.
+   */
+  async function buildCandidate(
+    top: string,
+    input: MergeInput,
+    c: { base: string; tip: string; commit: string; rebased: boolean; touched: string[] },
+  ): Promise<MergeBuild.Verdict | undefined> {
+    if (!input.verify || c.touched.length === 0) return undefined
+    const gated = await MergeBuild.gatedTree(top, input.taskId)
+    const tree = (await git(top, ["rev-parse", `${c.tip}^{tree}`])).trim()
+    if (gated ? gated === tree : !c.rebased) return undefined
+    try {
+      const verdict = await input.verify({ top, taskId: input.taskId, integration: input.integration, base: c.base, commit: c.commit })
+      // This tree is now built: a merge redone on it (a lock timeout, local changes in the way) need not build it again.
+      if (verdict.passed) await MergeBuild.recordBuilt(top, input.taskId, c.tip)
+      return verdict
+    } catch (error) {
+      if (error instanceof MergeError) throw error
+      throw new MergeError(input.taskId, `the merge build could not run: ${(error as Error).message}; nothing was merged`, "Refused", error)
+    }
   }
 
   /**

@@ -114,6 +114,36 @@ describe("interpreter: merges", () => {
   })
 })
 
+describe("interpreter: the merge build", () => {
+  it("gates that pass record the tree they built, for the merge build to compare against", async () => {
+    const w = world(apply(started(graph).state, steps.dispatched("T-1"), steps.reported("T-1")).state)
+    w.gates = async () => ({ passed: true, gates: [{ gate: "diff", logPath: "d" }, { gate: "build", logPath: "b" }, { gate: "test", logPath: "t" }, { gate: "analysis", logPath: "a" }], message: "" }) as never
+    await w.interpreter.run(w.take("runGates")[0]!)
+    expect(w.calls).toContain("git update-ref refs/air/gated/T-1 refs/heads/air/T-1^{commit}")
+    // The fake git fails: recording is best effort (the merge then builds), the gates still pass.
+    expect(w.types().at(-1)).toBe("gates.passed")
+  })
+
+  it("a rejected candidate ends in merge.rejected: the Debugger gets the log, nothing is removed, the queue moves on", async () => {
+    let state = apply(started(graph, { concurrency: 2 }).state, steps.dispatched("T-1"), steps.dispatched("T-2")).state
+    state = apply(state, steps.reported("T-1"), steps.gatesPassed("T-1"), steps.reviewPass("T-1"), steps.reported("T-2"), steps.gatesPassed("T-2"), steps.reviewPass("T-2")).state
+    const w = world(state)
+    let verify: unknown
+    w.mergeImpl = async (input) => {
+      verify = input.verify
+      return { status: "rejected", summary: "merge build failed", message: "merge build failed: twice.cpp:4: error: 'add' was not declared", evidencePath: "/ev/T-1/merge-1/build.log" }
+    }
+    await w.interpreter.run(w.take("merge")[0]!)
+    expect(typeof verify).toBe("function")
+    expect(w.types()).toEqual(["merge.started", "merge.rejected"])
+    expect(statusOf(w.state, "T-1")).toBe("debugging")
+    expect(runtimeOf(w.state, "T-1").lastFailure).toMatchObject({ source: "merge-build", evidencePath: "/ev/T-1/merge-1/build.log" })
+    expect(w.take("dispatch").map((c) => [c.taskId, c.role])).toEqual([["T-1", "debugger"]])
+    expect(w.calls).not.toContain("worktree.remove T-1")
+    expect(w.state.merging).toBe("T-2")
+  })
+})
+
 describe("supervisor: sessions", () => {
   it("a reviewer session that errors ends in session.errored, and the review is asked again", async () => {
     const w = world(apply(started(graph).state, steps.dispatched("T-1"), steps.reported("T-1"), steps.gatesPassed("T-1")).state)

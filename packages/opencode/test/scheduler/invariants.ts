@@ -19,11 +19,12 @@ export function checkStep(before: SchedulerState, event: Event, after: Scheduler
   const graph = after.graph
   const cap = after.config?.concurrency ?? Infinity
   // The cap counts tasks at work; up to `cap` of those waiting for or in their merge hold files, not a slot.
-  // Only a merge conflict may take the count over the cap (its task goes back at once); no task starts over it.
+  // Only a merge conflict or a failed merge build may take the count over the cap (its task goes back at once);
+  // no task starts over it.
   const merging = after.tasks.filter((t) => t.status === "merge_queued" || t.status === "merging").length
   const working = after.active.length - Math.min(merging, cap)
   expect(workingCount(after)).toBe(working)
-  if (working > cap && event.type !== "merge.conflicted" && working > workingCount(before))
+  if (working > cap && event.type !== "merge.conflicted" && event.type !== "merge.rejected" && working > workingCount(before))
     throw new Error(`cap ${cap} exceeded after ${event.type}: ${after.active.join(", ")}`)
   const startedNow = after.tasks.filter((t) => ACTIVE_STATUSES.has(t.status) && (before.tasks.find((x) => x.id === t.id)?.status ?? "pending") === "pending")
   if (startedNow.length > 0 && working > cap) throw new Error(`${startedNow.map((t) => t.id).join(", ")} started over the cap ${cap} after ${event.type}`)

@@ -91,7 +91,7 @@ describe("the machine under random DAGs and random event orders", () => {
     )
   })
 
-  it("the runtime's fault events (gates.errored, merge.blocked, session.errored, finalCheck.done) are generated and accepted", () => {
+  it("the runtime's fault events (gates.errored, merge.blocked, merge.rejected, session.errored, finalCheck.done) are generated and accepted", () => {
     const seen = new Set<string>()
     for (let seed = 1; seed <= 40; seed++) {
       const rng = rngFrom(seed)
@@ -101,7 +101,7 @@ describe("the machine under random DAGs and random event orders", () => {
       expect(sim.state.stage).toBe("finished")
       for (const e of sim.accepted) seen.add(e.type)
     }
-    expect([...seen].filter((t) => ["gates.errored", "merge.blocked", "session.errored", "finalCheck.done"].includes(t)).sort()).toEqual(["finalCheck.done", "gates.errored", "merge.blocked", "session.errored"])
+    expect([...seen].filter((t) => ["gates.errored", "merge.blocked", "merge.rejected", "session.errored", "finalCheck.done"].includes(t)).sort()).toEqual(["finalCheck.done", "gates.errored", "merge.blocked", "merge.rejected", "session.errored"])
   })
 
   it("usage and reverts are in the log: the run's totals are the sum of each session's last report, and ordered reverts are reported done", () => {
@@ -137,6 +137,7 @@ function randomEvent(rng: () => number, state: SchedulerState): Event {
     { type: "review.reported", at, taskId, report: { taskId, verdict: "pass", rows: [], findings: [] } },
     { type: "merge.succeeded", at, taskId, commit: "c", tag: "t" },
     { type: "merge.conflicted", at, taskId, files: [] },
+    { type: "merge.rejected", at, taskId, message: "", evidencePath: "" },
     { type: "milestone.reached", at, phase: 1 + Math.floor(rng() * 2) },
     { type: "milestone.reviewed", at, phase: 1, verdict: "fail" },
     { type: "consult.answered", at, taskId, choice: "nonsense", by: "scheduler" },

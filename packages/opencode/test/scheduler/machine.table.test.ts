@@ -409,6 +409,41 @@ const rows: Row[] = [
     check: (st) => expect([st.merging, runtimeOf(st, "T-1").revertOnMerge, st.questions.length]).toEqual([null, false, 0]),
   },
   {
+    rule: "a merge build that fails sends the task to the Debugger with the log, and the queue moves on",
+    given: s.queued,
+    event: { type: "merge.rejected", taskId: "T-1", message: "merge build failed: b.cpp:3: error: 'old_name' was not declared", evidencePath: "/ev/T-1/merge-1/build.log" },
+    statuses: { "T-1": "debugging", "T-5": "merging" },
+    commands: ["dispatch:T-1:debugger:2", "merge:T-5"],
+    check: (st) => {
+      expect(st.merging).toBe("T-5")
+      expect(runtimeOf(st, "T-1").lastFailure).toEqual({ source: "merge-build", message: "merge build failed: b.cpp:3: error: 'old_name' was not declared", evidencePath: "/ev/T-1/merge-1/build.log" })
+      expect(runtimeOf(st, "T-1").repairs).toBe(1)
+    },
+  },
+  {
+    rule: "a task the Debugger fixed after a failed merge build is merged again (a new merge run)",
+    given: () => apply(s.merging(), { type: "merge.rejected", taskId: "T-1", message: "m", evidencePath: "/e" }, steps.dispatched("T-1", 2, "debugger"), steps.reported("T-1", 2, "debugger"), steps.gatesPassed("T-1")).state,
+    event: steps.reviewPass("T-1"),
+    statuses: { "T-1": "merging" },
+    commands: ["merge:T-1"],
+    check: (st) => expect([st.merging, runtimeOf(st, "T-1").mergeRuns]).toEqual(["T-1", 2]),
+  },
+  {
+    rule: "a merge build that keeps failing with the repair budget spent is a consult",
+    given: () => apply(s.merging(), { type: "merge.rejected", taskId: "T-1", message: "m", evidencePath: "/e" }, steps.dispatched("T-1", 2, "debugger"), steps.reported("T-1", 2, "debugger"), steps.gatesPassed("T-1"), steps.reviewPass("T-1")).state,
+    event: { type: "merge.rejected", taskId: "T-1", message: "still broken", evidencePath: "/e2" },
+    statuses: { "T-1": "consulting" },
+    commands: ["consult:T-1"],
+    check: (st) => expect(st.merging).toBeNull(),
+  },
+  {
+    rule: "a rejected merge of a task the plan dropped meanwhile lands nothing: back to ready, no repair",
+    given: () => apply(s.merging(), { type: "change.requested", text: "x" }, { type: "delta.accepted", delta: delta({ modify: [{ id: "T-1", patch: { doneWhen: "again" } }] }) }).state,
+    event: { type: "merge.rejected", taskId: "T-1", message: "m", evidencePath: "/e" },
+    commands: ["dispatch:T-1:executor:2"],
+    check: (st) => expect([st.merging, runtimeOf(st, "T-1").revertOnMerge, runtimeOf(st, "T-1").lastFailure]).toEqual([null, false, null]),
+  },
+  {
     rule: "a reviewer session that errored is asked again, spending a stall",
     given: s.reviewStarted,
     event: { type: "session.errored", taskId: "T-1", sessionId: "rv-T-1", cause: "model answered 500" },
@@ -449,6 +484,7 @@ describe("transition: fault events that are stale are refused, never applied", (
   const refusals: [string, () => SchedulerState, EventInput, RegExp][] = [
     ["gates.errored for a task that is not gating", s.running, { type: "gates.errored", taskId: "T-1", tag: "git", message: "x" }, /not gating/],
     ["merge.blocked for a task that is not the merge in flight", s.queued, { type: "merge.blocked", taskId: "T-5", tag: "merge", message: "x" }, /not the merge in flight/],
+    ["merge.rejected for a task that is not the merge in flight", s.queued, { type: "merge.rejected", taskId: "T-5", message: "x", evidencePath: "/e" }, /not the merge in flight/],
     ["session.errored from an old session", s.running, { type: "session.errored", taskId: "T-1", sessionId: "s-old", cause: "x" }, /stale/],
     ["session.errored for a task no session works on", s.gating, { type: "session.errored", taskId: "T-1", sessionId: "s-T-1-1", cause: "x" }, /no session of it runs/],
     ["session.nudged of a session that is not the task's", s.running, { type: "session.nudged", taskId: "T-1", sessionId: "s-old" }, /not nudged/],

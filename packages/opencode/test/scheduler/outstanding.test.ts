@@ -26,6 +26,16 @@ describe("outstanding: what a restarted runtime must carry out again", () => {
     for (const command of again) expect(issued.get(command.id)).toMatchObject({ type: command.type, taskId: (command as { taskId: string }).taskId })
   })
 
+  it("a merge cut short during its merge build is merged again after a restart (its second run, after a rejection, too)", () => {
+    const inFlight = apply(started(graph, { concurrency: 4 }).state, steps.dispatched("T-1"), steps.reported("T-1"), steps.gatesPassed("T-1"), steps.reviewPass("T-1"), { type: "merge.started", taskId: "T-1" })
+    expect(outstanding(inFlight.state).filter((c) => c.type === "merge")).toEqual([{ type: "merge", id: "merge:T-1:1", taskId: "T-1", round: 1 }])
+    // Rejected once, repaired, merged again: the restart re-issues the second run, not the first.
+    const again = apply(inFlight.state, { type: "merge.rejected", taskId: "T-1", message: "build failed", evidencePath: "/e" }, steps.dispatched("T-1", 2, "debugger"), steps.reported("T-1", 2, "debugger"), steps.gatesPassed("T-1"), steps.reviewPass("T-1"), { type: "merge.started", taskId: "T-1" })
+    expect(outstanding(again.state).filter((c) => c.type === "merge")).toEqual([{ type: "merge", id: "merge:T-1:2", taskId: "T-1", round: 1 }])
+    // Once it landed, nothing is re-issued: the merge is never made twice.
+    expect(outstanding(apply(again.state, steps.merged("T-1")).state).filter((c) => c.type === "merge")).toEqual([])
+  })
+
   it("does not re-dispatch a task whose session is running, nor anything merged", () => {
     const { state } = apply(started(graph, { concurrency: 1 }).state, steps.dispatched("T-1"))
     expect(outstanding(state)).toEqual([])

@@ -325,6 +325,7 @@ export class Simulator {
         if (rng() < 1 - this.options.trouble / 2)
           this.apply({ type: "merge.succeeded", at, taskId: command.taskId, commit: `c${this.clock}`, tag: `air/done/${command.taskId}` })
         else if (rng() < 0.3) this.apply({ type: "merge.blocked", at, taskId: command.taskId, tag: pick(rng, ["lock-timeout", "index-lock", "local-changes", "merge"] as const), message: "the merge could not run" })
+        else if (rng() < 0.5) this.apply({ type: "merge.rejected", at, taskId: command.taskId, message: "the merge build failed", evidencePath: "build.log" })
         else this.apply({ type: "merge.conflicted", at, taskId: command.taskId, files: ["src/f0.cpp"] })
         return true
       }

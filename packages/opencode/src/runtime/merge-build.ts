@@ -1,0 +1,228 @@
+import { mkdir, rm, stat, writeFile } from "node:fs/promises"
+import path from "node:path"
+import { git, gitTry } from "./git.ts"
+import { Toolchain } from "./toolchain/index.ts"
+import { Sandbox } from "./sandbox.ts"
+import { SandboxExec } from "./sandbox/exec.ts"
+import { Settings } from "./settings.ts"
+import { Worktrees } from "./worktree.ts"
+import { runCommands } from "./gates/command.ts"
+import { firstError } from "./gates/build.ts"
+import { testGate } from "./gates/test.ts"
+import { processExec } from "./gates/pipeline.ts"
+import type { Exec, GateContext, TestBaseline } from "./gates/registry.ts"
+import { TOOL_MISSING } from "./gates/schema.ts"
+import { indent, lastLines } from "./gates/text.ts"
+
+/**
+ * The merge build: what lands on the integration branch is what was built and tested. Before the merge
+ * queue moves the integration ref, the candidate commit (the task's change on the current head) is checked
+ * out in the merge worktree (`.air/local/worktrees/_merge`, never the user's checkout) and the toolchain's
+ * build and test commands run there, through the gates' command runner and the OS sandbox. A failure is a
+ * verdict on the combined change: the candidate never lands and the task goes back to repair.
+ *
+ * The build is skipped when the candidate's tree is the tree the task's gates already built: the gates
+ * record the branch tip they passed on (`refs/air/gated/<task>`), and a task whose base is still the head
+ * merges that very tree (the common case in serial runs, so nothing slows down). A merge redone after a
+ * restart compares against that record too, so a rebase made before the crash is still built.
+ */
+export namespace MergeBuild {
+  export const GATED_REF = "refs/air/gated"
+  export const WORKTREE = "_merge"
+  export const DIFF_FILE = "candidate.diff"
+  export const BUILD_LOG = "build.log"
+  export const TEST_LOG = "test.log"
+
+  export interface Candidate {
+    /** The repository's top directory. */
+    top: string
+    taskId: string
+    integration: string
+    /** The integration head the candidate sits on. */
+    base: string
+    /** The candidate commit: the squash commit that would become the integration head. */
+    commit: string
+  }
+
+  export type Verdict = { passed: true; summary: string } | { passed: false; summary: string; message: string; evidencePath: string }
+
+  /** Builds and tests a candidate; resolves with a verdict, rejects when it could not reach one. */
+  export type Verify = (candidate: Candidate) => Promise<Verdict>
+
+  export interface Options {
+    /** Where the candidate's diff and logs go (`.air/local/evidence/<task>/merge-<n>/`). */
+    evidenceDir: string
+    /** Rules to use instead of toolchain.json / detection. */
+    toolchain?: Toolchain.RulesInput
+    env?: NodeJS.ProcessEnv
+    /** As the gates: "on" (default unless the settings allow a fallback), "fallback", "off" (the caller's exec). */
+    sandbox?: "on" | "fallback" | "off"
+    exec?: Exec
+    signal?: AbortSignal
+    /** The run's baseline: tests failing there fail no merge. */
+    baseline?: TestBaseline
+  }
+
+  export function gatedRef(taskId: string): string {
+    Worktrees.assertTaskId(taskId)
+    return `${GATED_REF}/${taskId}`
+  }
+
+  /** Records the task branch's tip as the tree its gates passed on (called when they pass). */
+  export async function recordGated(root: string, taskId: string): Promise<void> {
+    await git(root, ["update-ref", "-m", `air: gates passed for ${taskId}`, gatedRef(taskId), `refs/heads/${Worktrees.branchName(taskId)}^{commit}`])
+  }
+
+  /** Records a tip whose tree the merge build passed: as good as gated. */
+  export async function recordBuilt(top: string, taskId: string, tip: string): Promise<void> {
+    await git(top, ["update-ref", "-m", `air: merge build passed for ${taskId}`, gatedRef(taskId), tip])
+  }
+
+  /** The tree the task's gates last passed on, if recorded. */
+  export async function gatedTree(top: string, taskId: string): Promise<string | undefined> {
+    const r = await gitTry(top, ["rev-parse", "--verify", "--quiet", `${gatedRef(taskId)}^{tree}`])
+    return r.code === 0 ? r.stdout.trim() : undefined
+  }
+
+  export async function forgetGated(top: string, taskId: string): Promise<void> {
+    await gitTry(top, ["update-ref", "-d", gatedRef(taskId)])
+  }
+
+  export function worktreeOf(top: string): string {
+    return path.join(Worktrees.worktreesDir(top), WORKTREE)
+  }
+
+  /** The real check: the toolchain's build then test commands in the merge worktree, sandboxed. */
+  export function verifier(options: Options): Verify {
+    return (candidate) => verify(candidate, options)
+  }
+
+  export const RESULT_FILE = "result.json"
+
+  /** `check`, with its verdict and how long it took kept beside the logs (the dashboard and `bun run bench` read it). */
+  export async function verify(candidate: Candidate, options: Options): Promise<Verdict> {
+    const started = Date.now()
+    const verdict = await check(candidate, options)
+    const result = { candidate: candidate.commit, base: candidate.base, passed: verdict.passed, summary: verdict.summary, ms: Date.now() - started }
+    await writeFile(path.join(path.resolve(options.evidenceDir), RESULT_FILE), JSON.stringify(result, null, 2) + "\n")
+    return verdict
+  }
+
+  async function check(candidate: Candidate, options: Options): Promise<Verdict> {
+    const { top, taskId, base, commit } = candidate
+    const worktree = await checkout(top, commit, taskId)
+    const resolved = options.toolchain
+      ? { rules: Toolchain.Rules.parse(options.toolchain), note: "toolchain rules given by the caller" }
+      : await Toolchain.load(top, worktree)
+    const evidenceDir = path.resolve(options.evidenceDir)
+    await mkdir(evidenceDir, { recursive: true })
+    await Promise.all([BUILD_LOG, TEST_LOG].map((name) => rm(path.join(evidenceDir, name), { force: true })))
+    const diffPath = path.join(evidenceDir, DIFF_FILE)
+    await writeFile(diffPath, await git(top, ["diff", "--stat", "--patch", base, commit]))
+
+    const mode = options.sandbox ?? sandboxModeOf(top)
+    const inner = options.exec ?? processExec
+    let exec = inner
+    if (mode !== "off") {
+      const check = Sandbox.check()
+      if (check.ok) exec = SandboxExec.wrap(inner, { root: top, worktree, network: resolved.rules.network })
+      else if (mode === "on")
+        throw new Error(`the OS sandbox cannot start (${check.message})`)
+    }
+    const label = `task ${taskId} on ${candidate.integration}`
+    const ctx: GateContext = {
+      root: top,
+      worktree,
+      taskId,
+      base,
+      kind: "merge",
+      rules: resolved.rules,
+      toolchainNote: resolved.note,
+      evidenceDir,
+      env: options.env ?? process.env,
+      label,
+      requires: [],
+      ...(options.signal ? { signal: options.signal } : {}),
+      gates: [],
+      results: [],
+      changed: [],
+      findings: [],
+      inheritedTests: [],
+      ...(options.baseline ? { baseline: options.baseline } : {}),
+      exec,
+      async write(name, data) {
+        const file = path.join(evidenceDir, name)
+        await writeFile(file, data)
+        return file
+      },
+    }
+    const intro =
+      `${label}: the merge build failed. The task's change, applied on the current head of ${candidate.integration} ` +
+      `(${base.slice(0, 12)}), does not pass, though each passed alone: it conflicts in meaning with work that landed since ` +
+      `the task branched. Nothing was merged. Your branch air/${taskId} is now rebased on that head: fix it there so ` +
+      `both changes work together, commit, and report again. Combined diff: ${diffPath}\n`
+    const built = await runCommands(ctx, "build", BUILD_LOG, (command, what, output, logPath) => {
+      const first = firstError(output)
+      return {
+        summary: first ? `merge build failed: ${first.split("\n")[0]}` : `merge build: \`${command}\` ${what}`,
+        message:
+          intro +
+          `\`${command}\` ${what}.\n` +
+          (first ? `First error:\n${indent(first)}\n` : `Last lines:\n${indent(lastLines(output, 15))}\n`) +
+          `Full log: ${logPath}`,
+      }
+    })
+    // A tool that is not installed is a person's to fix, not the task's: no verdict (the merge is blocked, and asks).
+    if (built.failure?.gate === TOOL_MISSING) throw new Error(built.failure.message)
+    if (built.failure) return { passed: false, summary: built.failure.summary, message: built.failure.message, evidencePath: built.logPath ?? diffPath }
+    // The test gate's own judgement: tests the run's baseline already failed (the user went on with them) are inherited here too.
+    const tested = await testGate.run(ctx)
+    if (tested.failure && tested.failure.gate !== TOOL_MISSING)
+      return { passed: false, summary: `merge ${tested.failure.summary}`, message: intro + tested.failure.message, evidencePath: tested.logPath ?? diffPath }
+    if (tested.failure?.gate === TOOL_MISSING) throw new Error(tested.failure.message)
+    return { passed: true, summary: `merge build of ${commit.slice(0, 12)} on ${base.slice(0, 12)}: ${built.summary}; tests: ${tested.summary}` }
+  }
+
+  /**
+   * The merge worktree, detached at `commit`. One worktree kept across merges, so its build directory
+   * (ignored by git, kept by checkout) builds incrementally; files of an earlier candidate are cleaned.
+   */
+  async function checkout(top: string, commit: string, taskId: string): Promise<string> {
+    const dir = worktreeOf(top)
+    const registered = (await git(top, ["worktree", "list", "--porcelain"])).split("\n").some((line) => line === `worktree ${dir}`)
+    if (registered && (await exists(dir))) {
+      const moved = await gitTry(dir, ["checkout", "--quiet", "--force", "--detach", commit])
+      if (moved.code === 0) {
+        await git(dir, ["clean", "-q", "-f", "-d"])
+        await Worktrees.checkoutSubmodules(top, dir)
+        return dir
+      }
+    }
+    // Missing, half-made or broken: make it again.
+    await gitTry(top, ["worktree", "remove", "--force", dir])
+    await rm(dir, { recursive: true, force: true })
+    await gitTry(top, ["worktree", "prune"])
+    const added = await gitTry(top, ["worktree", "add", "--quiet", "--detach", dir, commit])
+    if (added.code !== 0) throw new Error(`could not prepare the merge worktree ${dir} for ${taskId}: ${added.stderr.trim()}`)
+    // As in task worktrees: a build that needs its submodules finds them (offline, from the user's checkout).
+    await Worktrees.checkoutSubmodules(top, dir)
+    return dir
+  }
+
+  function sandboxModeOf(root: string): "on" | "fallback" {
+    try {
+      return Settings.load(root).sandboxFallback ? "fallback" : "on"
+    } catch {
+      return "on"
+    }
+  }
+
+  async function exists(file: string): Promise<boolean> {
+    try {
+      await stat(file)
+      return true
+    } catch {
+      return false
+    }
+  }
+}
