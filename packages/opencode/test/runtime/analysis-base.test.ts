@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs"
-import { readdir } from "node:fs/promises"
+import { readdir, readFile } from "node:fs/promises"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Gates } from "../../src/runtime/gates/index.ts"
@@ -41,7 +41,7 @@ describe.concurrent("analysis judged against the task's base", () => {
     return wt.path
   }
 
-  function gates(taskId: string, worktree: string, failOn: "error" | "warning" = "error") {
+  function gates(taskId: string, worktree: string, failOn: "error" | "warning" | "detected" = "error") {
     return Gates.run({
       root: repo.root,
       worktree,
@@ -51,7 +51,8 @@ describe.concurrent("analysis judged against the task's base", () => {
       attempt: 1,
       evidenceDir: path.join(repo.root, ".air", "local", "evidence", taskId, "attempt-1"),
       requires: ["diff", "analysis"],
-      toolchain: { schemaVersion: 1, analysis: { failOn } },
+      // "detected": the CMake build, and cppcheck through its compile_commands.json (the base through a copy of it).
+      ...(failOn === "detected" ? {} : { toolchain: { schemaVersion: 1, analysis: { failOn } } }),
     })
   }
 
@@ -111,6 +112,19 @@ describe.concurrent("analysis judged against the task's base", () => {
     const lenient = await gates("warn", wt)
     expect(lenient.failedGate, lenient.message).toBeUndefined()
     expect(lenient.findings).toContainEqual(expect.objectContaining({ id: "uninitMemberVar", severity: "warning" }))
+  })
+
+  test("with the build's compile_commands.json, the base is analysed through the same database", async () => {
+    const wt = await task("database", (ws) => ws.write("src/calc.cpp", "// touched\n" + LEGACY))
+    const report = await gates("database", wt, "detected")
+    expect(report.failedGate, report.message).toBeUndefined()
+    expect(report.findings).toContainEqual(expect.objectContaining({ ...legacyFinding, line: 10 }))
+    expect(report.gates.find((g) => g.gate === "analysis")?.summary).toMatch(/1 inherited/)
+    // The base ran through the task's database, its paths moved to the base tree, and its log is kept.
+    const cache = path.join(repo.root, ".air", "local", "evidence", "_baseline", (await repo.git(["rev-parse", "main"])).trim(), "analysis")
+    const logs = (await readdir(cache)).filter((f) => f.endsWith(".log"))
+    const texts = await Promise.all(logs.map((f) => readFile(path.join(cache, f), "utf8")))
+    expect(texts.join("\n")).toMatch(/--project=\S+\/base-databases\/database\/compile_commands\.json --file-filter=\S+\/base-tree\/src\/calc\.cpp/)
   })
 
   test("a new file's findings are all new (no base to inherit from)", async () => {

@@ -80,7 +80,7 @@ async function analyse(ctx: GateContext): Promise<GateOutcome> {
     const database = await BaseFindings.databaseFor(tree, ctx.worktree, cppcheck.project, ctx.taskId)
     const base = await runCppcheck(ctx, tree, baseFiles, database)
     if (!base.result || base.result.spawnError || crashed(base.result) || base.result.timedOut || base.result.aborted) return undefined
-    return parseCppcheck(stripPrefix(base.result.output, tree))
+    return { findings: parseCppcheck(stripPrefix(base.result.output, tree)), log: base.log }
   })
   const findings = judged.findings
   ctx.findings = [...ctx.findings, ...findings]

@@ -22,8 +22,8 @@ import { Finding } from "./schema.ts"
 export namespace BaseFindings {
   export const TREE_DIR = path.join(".air", "local", "base-tree")
 
-  /** Runs the analyser in `dir` (the base tree) on `files`; undefined when it could not run (no verdict). */
-  export type Analyse = (dir: string, files: string[]) => Promise<Finding[] | undefined>
+  /** Runs the analyser in `dir` (the base tree) on `files`: its findings and log; undefined when it could not run. */
+  export type Analyse = (dir: string, files: string[]) => Promise<{ findings: Finding[]; log: string } | undefined>
 
   export interface Judged {
     /** The task's findings, `inherited` set on those the base already had. */
@@ -103,8 +103,10 @@ export namespace BaseFindings {
     const fresh = await withTree(ctx.root, commit, (tree) => analyse(tree, missing))
     if (!fresh) return undefined
     await mkdir(dir, { recursive: true })
+    // The base run's log is evidence too: what the inherited findings were judged against.
+    await writeFile(path.join(dir, `${tool}-${hash(missing.join("\u0000") + config)}.log`), fresh.log)
     for (const file of missing) {
-      const findings = fresh.filter((f) => f.file === file)
+      const findings = fresh.findings.filter((f) => f.file === file)
       await writeFileAtomic(cacheFile(file), JSON.stringify({ tool, file, config, findings }, null, 2) + "\n", { backup: false })
       found.push(...findings)
     }
