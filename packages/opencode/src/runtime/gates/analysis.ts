@@ -76,7 +76,7 @@ async function analyse(ctx: GateContext): Promise<GateOutcome> {
   }
   const raw = parseCppcheck(stripPrefix(result.output, ctx.worktree))
   // Judged against the task's base: a finding the file already had there is inherited, recorded, never blamed.
-  const judged = await BaseFindings.judge(ctx, "cppcheck", JSON.stringify(cppcheck.args), files, raw, async (tree, baseFiles) => {
+  const judged = await BaseFindings.judge(ctx, "cppcheck", JSON.stringify({ args: cppcheck.args, database: !!cppcheck.project }), files, raw, async (tree, baseFiles) => {
     const database = await BaseFindings.databaseFor(tree, ctx.worktree, cppcheck.project, ctx.taskId)
     const base = await runCppcheck(ctx, tree, baseFiles, database)
     if (!base.result || base.result.spawnError || crashed(base.result) || base.result.timedOut || base.result.aborted) return undefined

@@ -201,6 +201,12 @@ export namespace BaseFindings {
       const item = e as { directory?: unknown; file?: unknown }
       return typeof item?.file === "string" && existsSync(path.resolve(typeof item.directory === "string" ? item.directory : tree, item.file))
     })
+    // Tools change into each entry's directory (clang-tidy aborts when it is missing): the build dirs inside the tree.
+    const inside = path.resolve(tree) + path.sep
+    for (const e of kept) {
+      const dir = (e as { directory?: unknown }).directory
+      if (typeof dir === "string" && dir.startsWith(inside)) await mkdir(dir, { recursive: true })
+    }
     const out = path.join(path.dirname(tree), "base-databases", taskId, "compile_commands.json")
     await mkdir(path.dirname(out), { recursive: true })
     await writeFile(out, JSON.stringify(kept, null, 2))
