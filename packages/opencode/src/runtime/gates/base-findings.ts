@@ -59,7 +59,13 @@ export namespace BaseFindings {
     const flagged = existing.filter((f) => own.some((finding) => finding.file === f))
     if (flagged.length === 0) return { findings: own, commit }
 
-    const base = await baseFindingsOf(ctx, commit, tool, config, flagged, analyse)
+    let base: Finding[] | undefined
+    try {
+      base = await baseFindingsOf(ctx, commit, tool, config, flagged, analyse)
+    } catch (error) {
+      // No comparison is no excuse: the task is judged on all its findings, and the evidence says why.
+      return { findings: own, commit, note: `the base ${commit.slice(0, 12)} could not be analysed (${(error as Error).message.split("\n")[0]}): every finding counts as new` }
+    }
     if (!base) return { findings: own, commit, note: `${tool} could not analyse the base ${commit.slice(0, 12)}: every finding counts as new` }
 
     const taskLines = await worktreeLines(ctx.worktree, own.map((f) => f.file))
