@@ -31,7 +31,7 @@ Usage: ./start.sh [dir]                 open the OpenCode TUI in dir (default: .
        ./start.sh env                   print the line that puts `aircoding` on PATH in this shell:
                                         eval "$(./start.sh env)"
 Every command takes --help. The first run installs bun (into .tools/) and the pinned packages, and the
-system tools the gates need when missing (git, cmake, g++, cppcheck, ccache, bubblewrap: apt-get, sudo -n
+system tools the gates need when missing (git, cmake, g++, cppcheck, ccache, clang-tidy, bubblewrap: apt-get, sudo -n
 or brew; else it stops with the command to type); later runs start at once.
 USAGE
 }
@@ -75,7 +75,7 @@ ensure_packages() {
 }
 
 # The system tools the gates drive (git, cmake/ctest, a C++ compiler, cppcheck) and those that make them fast
-# or safe (ccache, bubblewrap). What is missing is installed: apt-get as root, `sudo -n` when allowed without a
+# or safe (ccache, bubblewrap), and clang-tidy for projects with a .clang-tidy. What is missing is installed: apt-get as root, `sudo -n` when allowed without a
 # password, brew on macOS. Otherwise the run stops here, before anything starts, with the one command to type.
 # AIRCODING_NO_INSTALL=1 only reports.
 ensure_system_tools() {
@@ -85,6 +85,7 @@ ensure_system_tools() {
   command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || command -v clang++ >/dev/null 2>&1 || required+=(g++)
   command -v cppcheck >/dev/null 2>&1 || required+=(cppcheck)
   command -v ccache >/dev/null 2>&1 || optional+=(ccache)
+  command -v clang-tidy >/dev/null 2>&1 || optional+=(clang-tidy)
   if [ "$(uname -s)" = Linux ]; then command -v bwrap >/dev/null 2>&1 || optional+=(bubblewrap); fi
   # (the ${a[@]+…} form: bash 3.2 on macOS treats an empty array as unset under set -u)
   local all=(${required[@]+"${required[@]}"} ${optional[@]+"${optional[@]}"})
@@ -96,7 +97,7 @@ ensure_system_tools() {
   local install="" hint=""
   if [ "$(uname -s)" = Darwin ]; then
     local brew_pkgs=() xcode=0
-    for p in ${all[@]+"${all[@]}"}; do case "$p" in g++) xcode=1 ;; bubblewrap) ;; *) brew_pkgs+=("$p") ;; esac; done
+    for p in ${all[@]+"${all[@]}"}; do case "$p" in g++) xcode=1 ;; bubblewrap) ;; clang-tidy) brew_pkgs+=(llvm) ;; *) brew_pkgs+=("$p") ;; esac; done
     hint="$([ $xcode = 1 ] && printf 'xcode-select --install && ')brew install ${brew_pkgs[*]:-}"
     if command -v brew >/dev/null 2>&1 && [ $xcode = 0 ] && [ ${#brew_pkgs[@]} -gt 0 ]; then install="brew install ${brew_pkgs[*]}"; fi
   elif command -v apt-get >/dev/null 2>&1; then

@@ -47,7 +47,7 @@ export const DEFAULT_RUN_CONFIG: RunConfig = {
 export const WORKER_ROLES = ["executor", "debugger"] as const
 export type WorkerRole = (typeof WORKER_ROLES)[number]
 
-export const GATES = ["commit", "diff", "write-set", "secrets", "build", "test", "analysis", "evidence", "tool-missing"] as const
+export const GATES = ["commit", "diff", "write-set", "secrets", "build", "test", "analysis", "evidence", "tool-missing", "clang-tidy"] as const
 export type Gate = (typeof GATES)[number]
 
 export const BUDGET_KINDS = ["requests", "tokens", "cost", "minutes"] as const

@@ -286,6 +286,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
         break
       case "test":
       case "analysis":
+      case "clang-tidy":
         d.repairOrConsult(t.id, "debugger", reason, failure, ["debug-again", "executor-again", "block"])
         break
       case "commit":

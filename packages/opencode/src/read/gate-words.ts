@@ -8,7 +8,8 @@ import { list, t, tOr, type Lang } from "./words"
  */
 export type GateFacts = {
   gate: string
-  findings: { count: number; errors: number; files: string[] } | null
+  /** The task's own findings of the failed analyser (inherited ones only counted: the base had them). */
+  findings: { count: number; errors: number; files: string[]; inherited: number } | null
   failingTests: string[] | null
   /** The gate run's evidence directory or report, relative when the view knows the root. */
   evidence: string | null
@@ -22,18 +23,21 @@ export function gateLabel(lang: Lang, gate: string): string {
 /** The facts of a failed gate, from its gate run's report when there is one. */
 export function gateFacts(gate: string, report: RunData.GateReportFile | null, evidence: string | null = null): GateFacts {
   const own = report && !report.passed && report.failedGate === gate ? report : null
-  const findings = own?.findings?.length
+  const mine = (own?.findings ?? []).filter((f) => (f.tool ?? "cppcheck") === (gate === "clang-tidy" ? "clang-tidy" : "cppcheck"))
+  const blamed = mine.filter((f) => !f.inherited)
+  const findings = blamed.length
     ? {
-        count: own.findings.length,
-        errors: own.findings.filter((f) => f.severity === "error").length,
-        files: [...new Set(own.findings.map((f) => f.file))],
+        count: blamed.length,
+        errors: blamed.filter((f) => f.severity === "error").length,
+        files: [...new Set(blamed.map((f) => f.file))],
+        inherited: mine.length - blamed.length,
       }
     : null
   const testLine = own?.gates.find((g) => g.gate === "test" && !g.passed)?.summary
   const named = testLine ? /^failing tests: (.+?)(?: and \d+ more)?$/.exec(testLine) : null
   return {
     gate,
-    findings: gate === "analysis" ? findings : null,
+    findings: gate === "analysis" || gate === "clang-tidy" ? findings : null,
     failingTests: gate === "test" && named ? named[1]!.split(", ").filter(Boolean) : null,
     evidence,
   }
@@ -42,8 +46,10 @@ export function gateFacts(gate: string, report: RunData.GateReportFile | null, e
 /** What failed, in the catalogue's words ("src/parser.cpp 中有 1 条发现，其中 1 个错误"). */
 export function gateFailureText(lang: Lang, facts: GateFacts): string {
   const what = (() => {
-    if (facts.gate === "analysis" && facts.findings)
-      return t(lang, "gatefail.analysis", { count: facts.findings.count, errors: facts.findings.errors, files: listSome(lang, facts.findings.files, 3) })
+    if ((facts.gate === "analysis" || facts.gate === "clang-tidy") && facts.findings) {
+      const what = t(lang, "gatefail.analysis", { count: facts.findings.count, errors: facts.findings.errors, files: listSome(lang, facts.findings.files, 3) })
+      return facts.findings.inherited > 0 ? t(lang, "gatefail.inherited", { what, count: facts.findings.inherited }) : what
+    }
     if (facts.gate === "test" && facts.failingTests?.length) return t(lang, "gatefail.test.names", { names: listSome(lang, facts.failingTests, 5) })
     if (facts.gate === "analysis") return t(lang, "gatefail.analysis.failed")
     return tOr(lang, `gatefail.${facts.gate}`, t(lang, "gatefail.other"))

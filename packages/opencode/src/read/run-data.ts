@@ -167,14 +167,17 @@ export namespace RunData {
     message: string
     gates: GateLine[]
     changedFiles?: string[]
-    findings?: { file: string; line: number; severity: string; id: string; message: string }[]
+    /** `inherited`: the task's base already had it (recorded, not blamed); `tool`: cppcheck when absent. */
+    findings?: { file: string; line: number; severity: string; id: string; message: string; tool?: string; inherited?: boolean }[]
     /** Failing tests that failed on the baseline too (the test gate did not blame the task for them). */
     inheritedTests?: string[]
   }
   export type Attempt = {
     attempt: number
     report: GateReportFile | null
-    logs: { build: string | null; test: string | null; cppcheck: string | null; diff: string | null }
+    /** Findings the task's base already had (recorded, not blamed): the dashboard shows "3 inherited". */
+    inherited: number
+    logs: { build: string | null; test: string | null; cppcheck: string | null; clangTidy: string | null; diff: string | null }
   }
   export type ReviewFile = {
     taskId: string
@@ -220,13 +223,16 @@ export namespace RunData {
       .sort((a, b) => a - b)
     return numbers.map((n) => {
       const at = join(dir, `attempt-${n}`)
+      const report = readJson<GateReportFile>(join(at, "report.json"))
       return {
         attempt: n,
-        report: readJson<GateReportFile>(join(at, "report.json")),
+        report,
+        inherited: (report?.findings ?? []).filter((f) => f.inherited).length,
         logs: {
           build: readText(join(at, "build.log")),
           test: readText(join(at, "test.log")),
           cppcheck: readText(join(at, "cppcheck.log")),
+          clangTidy: readText(join(at, "clang-tidy.log")),
           diff: readText(join(at, "diff.patch")),
         },
       }

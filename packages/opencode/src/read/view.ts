@@ -82,7 +82,7 @@ export namespace RunView {
   }
 
   const TERMINAL = new Set(["merged", "blocked", "invalidated"])
-  const GATE_ORDER = ["commit", "diff", "write-set", "secrets", "build", "test", "analysis", "evidence"]
+  const GATE_ORDER = ["commit", "diff", "write-set", "secrets", "build", "test", "analysis", "clang-tidy", "evidence"]
 
   export function build(input: Input): Status {
     const { state } = input

@@ -64,7 +64,7 @@ describe("gates as a registry", () => {
   }
 
   test("the registry lists the gates in pipeline order, and the event log accepts exactly its failure ids", () => {
-    expect(GATE_IDS).toEqual(["commit", "diff", "write-set", "secrets", "build", "test", "analysis", "evidence"])
+    expect(GATE_IDS).toEqual(["commit", "diff", "write-set", "secrets", "build", "test", "analysis", "clang-tidy", "evidence"])
     expect([...GATES].sort()).toEqual([...FAILURE_IDS].sort())
     expect(new Set(REGISTRY.map((g) => g.id)).size).toBe(REGISTRY.length)
     for (const gate of REGISTRY) expect(wordsOf(gate.id, "zh-CN")).not.toBe(gate.id)

@@ -237,6 +237,7 @@ const LOGS = [
   ["build", "ui.log.build", "build"],
   ["test", "ui.log.test", "test"],
   ["cppcheck", "ui.log.cppcheck", "analysis"],
+  ["clangTidy", "ui.log.clangTidy", "clang-tidy"],
   ["diff", "ui.log.diff", "diff"],
 ]
 
@@ -251,6 +252,7 @@ function Attempt(a) {
     <ul class="gates">
       ${(a.report?.gates ?? []).map((g) => html`<li class=${g.passed ? "ok" : "bad"} title=${g.summary ?? ""}>${gateLabel(g.gate)} ${g.passed ? "✓" : "✗"} <small>${g.summary ?? ""}</small></li>`)}
     </ul>
+    ${a.inherited > 0 ? html`<p class="inherited"><span class="badge">${L("ui.inherited", { count: a.inherited })}</span></p>` : ""}
     ${LOGS.map(([key, label, gate]) => {
       const text = a.logs[key]
       return html`<details class=${`log log-${key}`} open=${failed === gate ? true : undefined}>

@@ -1,10 +1,13 @@
 import path from "node:path"
 import { Toolchain } from "../toolchain/index.ts"
+import { CppcheckArgs } from "../toolchain/cppcheck.ts"
 import { GateError } from "../errors.ts"
 import { Proc } from "../process.ts"
 import { isCppFile, isDir } from "./commit.ts"
 import type { Failure, Gate, GateContext, GateOutcome } from "./registry.ts"
+import { BaseFindings } from "./base-findings.ts"
 import { TOOL_MISSING } from "./schema.ts"
+import { Verdict } from "./verdict.ts"
 import type { Finding } from "./schema.ts"
 import { countBySeverity, formatRun, indent, INSTALL_HINTS, lastLines, listSome, stripPrefix } from "./text.ts"
 
@@ -18,7 +21,9 @@ export const CPPCHECK_ARGS = [
 ] as const
 
 /**
- * cppcheck on the changed C/C++ files: an error-severity finding fails the gate, the rest is recorded.
+ * cppcheck on the changed C/C++ files, judged against the task's base (BaseFindings): a finding the task
+ * introduced of at least `analysis.failOn` severity (error by default) fails the gate; the rest is recorded,
+ * inherited ones marked so.
  * cppcheck missing is a person's to fix (`tool-missing`); cppcheck crashing is `GateError(ToolCrashed)`:
  * no verdict, and nothing the task's authors could repair.
  */
@@ -44,27 +49,7 @@ async function analyse(ctx: GateContext): Promise<GateOutcome> {
   const files = ctx.changed.filter((c) => c.status !== "deleted" && isCppFile(c.path)).map((c) => c.path)
   if (files.length === 0) return { ran: false, summary: "no C/C++ files changed" }
 
-  const includes: string[] = []
-  for (const dir of ["include", "src"]) if (await isDir(path.join(ctx.worktree, dir))) includes.push("-I", dir)
-  // cppcheck reads a .h as C: in a project without C sources, headers are C++ (`namespace` is not a syntax error).
-  const cxx = files.every((f) => !f.endsWith(".c")) && (files.some((f) => !/\.h$/.test(f)) || (await hasCxxSources(ctx)))
-  // With the build's compile_commands.json: the project's own includes and defines (Toolchain.cppcheckArgs).
-  const invocations = await Toolchain.cppcheckArgs(ctx.rules, files, { worktree: ctx.worktree, base: CPPCHECK_ARGS, cxx, includes })
-  let result: Proc.Result | undefined
-  let log = ""
-  for (const args of invocations) {
-    const one = await ctx.exec(cppcheck.binary, args, {
-      cwd: ctx.worktree,
-      env: ctx.env,
-      shell: false,
-      timeoutMs: ctx.rules.timeoutMs,
-      ...(ctx.signal ? { signal: ctx.signal } : {}),
-    })
-    log += formatRun([cppcheck.binary, ...args].join(" "), ctx.worktree, one)
-    // One verdict from every invocation: the first that did not pass speaks for all, outputs joined.
-    result = !result ? one : { ...(result.ok ? one : result), ok: result.ok && one.ok, output: result.output + one.output }
-    if (one.spawnError || crashed(one)) break
-  }
+  const { result, log } = await runCppcheck(ctx, ctx.worktree, files, cppcheck.project)
   if (!result) return { ran: false, summary: "no C/C++ files to analyse" }
   const logPath = await ctx.write(ANALYSIS_LOG, log)
 
@@ -89,15 +74,28 @@ async function analyse(ctx: GateContext): Promise<GateOutcome> {
         `there, then run the gates again. Log: ${logPath}\nLast lines:\n${indent(lastLines(result.output, 10))}`,
     )
   }
-  const findings = parseCppcheck(stripPrefix(result.output, ctx.worktree))
-  ctx.findings = findings
-  const errors = findings.filter((f) => f.severity === "error")
-  if (errors.length > 0) {
-    const summary = `cppcheck: ${errors.length} error(s): ${listSome(errors.map((f) => `${f.file}:${f.line} ${f.id}`), 3)}`
+  const raw = parseCppcheck(stripPrefix(result.output, ctx.worktree))
+  // Judged against the task's base: a finding the file already had there is inherited, recorded, never blamed.
+  const judged = await BaseFindings.judge(ctx, "cppcheck", JSON.stringify({ args: cppcheck.args, database: !!cppcheck.project }), files, raw, async (tree, baseFiles) => {
+    const database = await BaseFindings.databaseFor(tree, ctx.worktree, cppcheck.project, ctx.taskId)
+    const base = await runCppcheck(ctx, tree, baseFiles, database)
+    if (!base.result || base.result.spawnError || crashed(base.result) || base.result.timedOut || base.result.aborted) return undefined
+    return { findings: parseCppcheck(stripPrefix(base.result.output, tree)), log: base.log }
+  })
+  const findings = judged.findings
+  ctx.findings = [...ctx.findings, ...findings]
+  const failOn = ctx.rules.analysis.failOn
+  const blamed = Verdict.failing(findings, failOn)
+  const inherited = findings.filter((f) => f.inherited).length
+  const inheritedNote = inherited > 0 ? `; ${inherited} inherited from ${judged.commit?.slice(0, 12) ?? "the base"}` : ""
+  if (blamed.length > 0) {
+    const what = failOn === "error" ? "error(s)" : "error(s) or warning(s)"
+    const summary = `cppcheck: ${blamed.length} new ${what}: ${listSome(blamed.map((f) => `${f.file}:${f.line} ${f.id}`), 3)}${inheritedNote}`
     const message =
-      `${label}: cppcheck found ${errors.length} error(s) in the changed files:\n` +
-      indent(errors.slice(0, 10).map((f) => `${f.file}:${f.line}: ${f.id}: ${f.message}`).join("\n")) +
-      `${errors.length > 10 ? `\n  … and ${errors.length - 10} more` : ""}\n` +
+      `${label}: cppcheck found ${blamed.length} new ${what} in the changed files (not in them at the task's base):\n` +
+      indent(blamed.slice(0, 10).map((f) => `${f.file}:${f.line}: ${f.id}: ${f.message}`).join("\n")) +
+      `${blamed.length > 10 ? `\n  … and ${blamed.length - 10} more` : ""}\n` +
+      (inherited > 0 ? `${inherited} finding(s) the files already had at the base are recorded as inherited, not yours to fix.\n` : "") +
       `Full log: ${logPath}\nFix them (if one is a false positive, suppress it on its line with ` +
       `// cppcheck-suppress <id> and say why), commit on air/${ctx.taskId}, and report again.`
     return { ran: true, summary, logPath, failure: { summary, message } }
@@ -114,8 +112,45 @@ async function analyse(ctx: GateContext): Promise<GateOutcome> {
   return {
     ran: true,
     logPath,
-    summary: `cppcheck on ${files.length} file(s): no errors` + (findings.length > 0 ? `; recorded ${countBySeverity(findings)}` : ""),
+    summary:
+      `cppcheck on ${files.length} file(s): no new ${failOn === "error" ? "errors" : "errors or warnings"}` +
+      (findings.length > 0 ? `; recorded ${countBySeverity(findings)}` : "") +
+      inheritedNote +
+      (judged.note ? ` (${judged.note})` : ""),
   }
+}
+
+/** cppcheck on `files` in `dir` (the task's worktree, or the base tree), with `database` when there is one. */
+async function runCppcheck(
+  ctx: GateContext,
+  dir: string,
+  files: string[],
+  database: string | undefined,
+): Promise<{ result?: Proc.Result; log: string }> {
+  const cppcheck = ctx.rules.analysis.cppcheck
+  const includes: string[] = []
+  for (const sub of ["include", "src"]) if (await isDir(path.join(dir, sub))) includes.push("-I", sub)
+  // cppcheck reads a .h as C: in a project without C sources, headers are C++ (`namespace` is not a syntax error).
+  const cxx = files.every((f) => !f.endsWith(".c")) && (files.some((f) => !/\.h$/.test(f)) || (await hasCxxSources(ctx, dir)))
+  // With the build's compile_commands.json: the project's own includes and defines (Toolchain.cppcheckArgs).
+  const rules = { args: cppcheck.args, ...(database ? { project: database } : {}) }
+  const invocations = await CppcheckArgs.build(rules, files, { worktree: dir, base: CPPCHECK_ARGS, cxx, includes })
+  let result: Proc.Result | undefined
+  let log = ""
+  for (const args of invocations) {
+    const one = await ctx.exec(cppcheck.binary, args, {
+      cwd: dir,
+      env: ctx.env,
+      shell: false,
+      timeoutMs: ctx.rules.timeoutMs,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    })
+    log += formatRun([cppcheck.binary, ...args].join(" "), dir, one)
+    // One verdict from every invocation: the first that did not pass speaks for all, outputs joined.
+    result = !result ? one : { ...(result.ok ? one : result), ok: result.ok && one.ok, output: result.output + one.output }
+    if (one.spawnError || crashed(one)) break
+  }
+  return result ? { result, log } : { log }
 }
 
 /** Killed by a signal it was not sent, or a shell's 128+n for one (a wrapper script around cppcheck). */
@@ -126,9 +161,9 @@ function crashed(result: Proc.Result): boolean {
 }
 
 /** Whether the worktree holds C++ sources (so its headers are C++ too). */
-async function hasCxxSources(ctx: GateContext): Promise<boolean> {
+async function hasCxxSources(ctx: GateContext, dir: string): Promise<boolean> {
   const listed = await ctx.exec("git", ["ls-files", "*.cpp", "*.cc", "*.cxx", "*.hpp", "*.hh", "*.hxx"], {
-    cwd: ctx.worktree,
+    cwd: dir,
     env: process.env,
     shell: false,
     timeoutMs: 30_000,

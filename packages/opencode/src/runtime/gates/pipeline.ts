@@ -205,8 +205,10 @@ function passMessage(ctx: GateContext, gates: readonly Gate[]): string {
   const findings: Finding[] = ctx.findings
   if (findings.length > 0) {
     message +=
-      `; cppcheck recorded ${countBySeverity(findings)}:\n` +
-      indent(findings.slice(0, 10).map((f) => `${f.file}:${f.line}: ${f.severity}: ${f.id}: ${f.message}`).join("\n"))
+      `; the analysis recorded ${countBySeverity(findings)}` +
+      (findings.some((f) => f.inherited) ? ` (${findings.filter((f) => f.inherited).length} inherited from the base)` : "") +
+      ":\n" +
+      indent(findings.slice(0, 10).map((f) => `${f.file}:${f.line}: ${f.severity}: ${f.tool ?? "cppcheck"} ${f.id}: ${f.message}${f.inherited ? " (inherited)" : ""}`).join("\n"))
   }
   return message
 }

@@ -3,6 +3,7 @@ import type { Worktrees } from "../worktree.ts"
 import type { Proc } from "../process.ts"
 import { analysisGate } from "./analysis.ts"
 import { buildGate } from "./build.ts"
+import { clangTidyGate } from "./clang-tidy.ts"
 import { commitGate } from "./commit.ts"
 import { diffGate } from "./diff.ts"
 import { evidenceGate } from "./evidence.ts"
@@ -114,7 +115,7 @@ export interface TestBaseline {
   readonly failingTests: readonly string[]
 }
 
-export const REGISTRY = [commitGate, diffGate, writeSetGate, secretsGate, buildGate, testGate, analysisGate, evidenceGate] as const
+export const REGISTRY = [commitGate, diffGate, writeSetGate, secretsGate, buildGate, testGate, analysisGate, clangTidyGate, evidenceGate] as const
 
 export type GateId = (typeof REGISTRY)[number]["id"]
 export const GATE_IDS = REGISTRY.map((gate) => gate.id) as [GateId, ...GateId[]]

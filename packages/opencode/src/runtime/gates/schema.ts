@@ -20,6 +20,10 @@ export const Finding = z.object({
   severity: Severity,
   id: z.string(),
   message: z.string(),
+  /** The analyser that reported it (cppcheck when absent: reports written before clang-tidy). */
+  tool: z.string().optional(),
+  /** The same finding was already in the file at the task's base commit: recorded, never the task's fault. */
+  inherited: z.boolean().optional(),
 })
 export type Finding = z.infer<typeof Finding>
 

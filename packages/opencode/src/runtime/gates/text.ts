@@ -53,4 +53,5 @@ export const INSTALL_HINTS: Record<string, string> = {
   "g++": "sudo apt-get install g++",
   gcc: "sudo apt-get install gcc",
   clang: "sudo apt-get install clang",
+  "clang-tidy": "sudo apt-get install clang-tidy (macOS: brew install llvm)",
 }

@@ -35,6 +35,34 @@ export namespace Toolchain {
     .strict()
 
   /**
+   * clang-tidy on the changed files, with the project's own `.clang-tidy` and the build's compile_commands.json.
+   * Absent `enabled`: on when the project has a `.clang-tidy` and clang-tidy is installed (not installed: recorded
+   * as not run, and doctor says so). `true`: required (not installed is a tool missing); `false`: off.
+   */
+  export const ClangTidyRules = z
+    .object({
+      enabled: z.boolean().optional().describe("true requires clang-tidy, false turns it off; absent: on when the project has a .clang-tidy"),
+      binary: z.string().min(1).default("clang-tidy").describe("the clang-tidy executable: a name on PATH or a path"),
+      args: z.array(z.string()).default([]).describe("extra clang-tidy arguments, added after AirCoding's own"),
+    })
+    .strict()
+  export type ClangTidyRules = z.infer<typeof ClangTidyRules>
+
+  /** The analysers' verdict: findings of this severity or worse that the task introduced fail the gate. */
+  export const FAIL_ON = ["error", "warning"] as const
+
+  export const AnalysisRules = z
+    .object({
+      failOn: z
+        .enum(FAIL_ON)
+        .default("error")
+        .describe("the least severity a new finding needs to fail the gate: error (default) or warning; inherited findings never fail"),
+      cppcheck: CppcheckRules.default({ enabled: true, args: [], binary: "cppcheck" }),
+      clangTidy: ClangTidyRules.default({ binary: "clang-tidy", args: [] }),
+    })
+    .strict()
+
+  /**
    * The compiler cache every worktree's build goes through. `auto`: ccache when it is installed. The cache
    * directory is per project (relative paths are from the project root) and shared by all its worktrees;
    * base_dir is the project root, so the same source in two worktrees hits.
@@ -81,10 +109,11 @@ export namespace Toolchain {
       schemaVersion: z.literal(1),
       build: z.array(z.string().min(1)).default([]).describe("shell commands run in order in the worktree"),
       test: z.array(z.string().min(1)).default([]).describe("shell commands run in order after the build"),
-      analysis: z
-        .object({ cppcheck: CppcheckRules.default({ enabled: true, args: [], binary: "cppcheck" }) })
-        .strict()
-        .default({ cppcheck: { enabled: true, args: [], binary: "cppcheck" } }),
+      analysis: AnalysisRules.default({
+        failOn: "error",
+        cppcheck: { enabled: true, args: [], binary: "cppcheck" },
+        clangTidy: { binary: "clang-tidy", args: [] },
+      }),
       timeoutMs: z.number().int().positive().default(DEFAULT_TIMEOUT_MS).describe("per command"),
       network: z.boolean().default(false).describe("true lets sandboxed commands (workers' shells, gates) reach the network"),
       cache: CacheRules.default({ tool: "auto", dir: ".air/local/ccache", maxSize: "5G" }),
@@ -111,7 +140,7 @@ export namespace Toolchain {
       readonly file: string,
       detail: string,
     ) {
-      super(`${file}: ${detail}. Fix the file (schemaVersion 1: build[], test[], analysis.cppcheck, timeoutMs) or delete it to use detection.`)
+      super(`${file}: ${detail}. Fix the file (schemaVersion 1: build[], test[], analysis.{failOn, cppcheck, clangTidy}, timeoutMs) or delete it to use detection.`)
       this.name = "ToolchainRulesInvalid"
     }
   }

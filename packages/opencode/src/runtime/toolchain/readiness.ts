@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs"
+import path from "node:path"
 import { gitTry } from "../git.ts"
 import { Toolchain } from "./index.ts"
 import { CompilerCache } from "./cache.ts"
@@ -58,6 +60,8 @@ export namespace Readiness {
             ? { name: "configuration", ok: false, detail: `${resolved.note} (detected at every gate, no baseline yet)`, fix: `aircoding init ${root}` }
             : { name: "configuration", ok: true, detail: `${Toolchain.RULES_PATH}: ${rules.build.length} build and ${rules.test.length} test command(s)` },
       )
+      const tidy = clangTidyCheck(root, rules.analysis.clangTidy, env)
+      if (tidy) result.push(tidy)
       const head = (await gitTry(root, ["rev-parse", "HEAD"])).stdout.trim()
       const baseline = rules.baseline
       result.push(
@@ -80,5 +84,26 @@ export namespace Readiness {
       )
     }
     return result
+  }
+
+  /**
+   * The clang-tidy gate: off and unconfigured says nothing; a .clang-tidy with no clang-tidy installed is said
+   * here, because the gate then records "not run" on every task instead of checking.
+   */
+  export function clangTidyCheck(root: string, rules: Toolchain.ClangTidyRules, env: NodeJS.ProcessEnv = process.env): Check | undefined {
+    if (rules.enabled === false) return { name: "clang-tidy", ok: true, detail: `off (analysis.clangTidy.enabled is false in ${Toolchain.RULES_PATH})` }
+    const configured = existsSync(path.join(root, ".clang-tidy"))
+    if (!configured && rules.enabled === undefined) return undefined
+    const found = CompilerCache.onPath(rules.binary, env)
+    if (found) return { name: "clang-tidy", ok: true, detail: `${found} checks the changed files with the project's .clang-tidy, judged against each task's base` }
+    return {
+      name: "clang-tidy",
+      ok: false,
+      detail:
+        rules.enabled === true
+          ? `required in ${Toolchain.RULES_PATH} but \`${rules.binary}\` is not installed: every task stops at the gates`
+          : `the project has a .clang-tidy but \`${rules.binary}\` is not installed: the clang-tidy gate is recorded as not run`,
+      fix: "sudo apt-get install clang-tidy (macOS: brew install llvm)",
+    }
   }
 }
