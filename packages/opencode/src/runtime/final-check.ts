@@ -3,6 +3,9 @@ import { join } from "node:path"
 import { writeFileAtomic } from "./atomic"
 import { Toolchain } from "./toolchain/index"
 import { Proc } from "./process.ts"
+import { Sandbox } from "./sandbox"
+import { SandboxExec } from "./sandbox/exec"
+import { Settings } from "./settings"
 
 /**
  * After the last merge, the Scheduler builds and tests the integration branch itself: each task passed
@@ -16,14 +19,33 @@ export namespace FinalCheck {
     return join(root, ".air", "local", "evidence", "_final")
   }
 
+  type Exec = (command: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv; shell: boolean; timeoutMs: number }) => Promise<Proc.Result>
+  const processExec: Exec = (command, args, options) => Proc.run(command, args, options)
+
   /** Through the one process runner: a timeout kills the shell and everything it started (a hung ctest too). */
-  async function sh(command: string, cwd: string, timeoutMs: number, env: NodeJS.ProcessEnv): Promise<{ code: number; output: string; how: string }> {
-    const r = await Proc.run(command, [], { cwd, env, shell: true, timeoutMs })
+  async function sh(exec: Exec, command: string, cwd: string, timeoutMs: number, env: NodeJS.ProcessEnv): Promise<{ code: number; output: string; how: string }> {
+    const r = await exec(command, [], { cwd, env, shell: true, timeoutMs })
     const code = r.spawnError ? 127 : r.timedOut ? 124 : (r.code ?? 128)
     return { code, output: r.output, how: Proc.describe(r, timeoutMs) }
   }
 
-  export async function run(root: string): Promise<Result> {
+  export type Options = {
+    /**
+     * The OS sandbox, as for the gates: "on" (no sandbox → the check fails saying why), "fallback" (the
+     * user allowed running without it), "off" (tests). Default from the settings' `sandboxFallback`.
+     */
+    sandbox?: "on" | "fallback" | "off"
+  }
+
+  function sandboxModeOf(root: string): "on" | "fallback" {
+    try {
+      return Settings.load(root).sandboxFallback ? "fallback" : "on"
+    } catch {
+      return "on"
+    }
+  }
+
+  export async function run(root: string, options: Options = {}): Promise<Result> {
     const { rules, note } = await Toolchain.load(root)
     const out = dir(root)
     const commands: Result["commands"] = []
@@ -31,8 +53,25 @@ export namespace FinalCheck {
     let lastHow = ""
     // Through the compiler cache the task worktrees filled: the same sources hit at the project root too.
     const env = Toolchain.commandEnv(rules, { root, worktree: root }, process.env)
+    // The merged tree's CMakeLists.txt and tests are the tasks' code: they run in the gates' sandbox, with
+    // the project root writable (its build dir) but its .git and .air (the run's state) read-only.
+    const mode = options.sandbox ?? sandboxModeOf(root)
+    const check = mode === "off" ? undefined : Sandbox.check()
+    if (check && !check.ok && mode === "on") {
+      const result: Result = {
+        passed: false,
+        summary: `the integration branch was not built: its build and tests run only inside the OS sandbox, which cannot start here: ${check.message}. Install it, or allow running without it ("sandboxFallback": true in .air/shared/config.json).`,
+        evidenceDir: out,
+        commands: [],
+      }
+      await writeFileAtomic(join(out, "final.log"), `# ${result.summary}\n`)
+      await writeFileAtomic(join(out, "result.json"), JSON.stringify(result, null, 2))
+      return result
+    }
+    const exec: Exec = check?.ok ? SandboxExec.wrap(processExec, { root, worktree: root, network: rules.network, readOnly: [join(root, ".air")] }) : processExec
+    if (check && !check.ok) log += `# without the OS sandbox (allowed by sandboxFallback): ${check.message}\n`
     for (const command of [...rules.build, ...rules.test]) {
-      const r = await sh(command, root, rules.timeoutMs, env)
+      const r = await sh(exec, command, root, rules.timeoutMs, env)
       commands.push({ command, code: r.code })
       lastHow = r.how
       log += `$ ${command}\n${r.output}\n# ${r.how} (exit ${r.code})\n`

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process"
-import { type Dirent, lstatSync, mkdirSync, readdirSync, realpathSync, statSync, writeFileSync } from "node:fs"
+import { type Dirent, existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, statSync, writeFileSync } from "node:fs"
 import { homedir, tmpdir } from "node:os"
 import { isAbsolute, join, resolve } from "node:path"
 import { z } from "zod"
@@ -62,8 +62,11 @@ export namespace Sandbox {
     for (const dir of p.visible) if (underTmp(dir)) out.push("--ro-bind", dir, dir)
     for (const h of p.hidden) out.push(...(h.kind === "dir" ? ["--tmpfs", h.path] : ["--ro-bind", p.emptyFile, h.path]))
     const writable = [p.worktree, ...p.writable, ...(p.git ? [p.git.gitDir, p.git.objectDir] : [])]
-    for (const dir of writable) out.push("--bind", dir, dir)
+    // The worktree, then what is read-only inside it, then the other writable dirs (the compiler cache may
+    // sit inside a read-only one: the final check's `.air/local/ccache` under a read-only `.air`).
+    out.push("--bind", p.worktree, p.worktree)
     for (const dir of p.readOnly) out.push("--ro-bind", dir, dir)
+    for (const dir of writable.slice(1)) out.push("--bind", dir, dir)
     // After the writable binds: a .env inside the worktree stays hidden.
     for (const h of p.hidden) if (h.kind === "file" && writable.some((w) => h.path.startsWith(w + "/"))) out.push("--ro-bind", p.emptyFile, h.path)
     out.push("--clearenv")
@@ -118,6 +121,8 @@ export namespace Sandbox {
     network?: boolean
     /** More writable dirs (a build dir outside the worktree). */
     writable?: readonly string[]
+    /** Read-only although inside the worktree (besides a checkout's own `.git`), when they exist. */
+    readOnly?: readonly string[]
     /** Give git's private object dir and admin dir (worker shells: yes; gates: no, they do not commit). */
     git?: boolean
   }
@@ -160,7 +165,7 @@ export namespace Sandbox {
     const git = input.git !== false && stateDir ? GitLayout.of(worktree, stateDir) : undefined
     const writable = [...(input.writable ?? []).map((w) => resolve(w)), ...(cache ? [cache] : [])]
     const visible = [...new Set([project, home, git?.commonDir].filter((p): p is string => !!p))]
-    const readOnly: string[] = []
+    const readOnly: string[] = (input.readOnly ?? []).map((p) => resolve(p)).filter((p) => existsSync(p))
     try {
       if (statSync(join(worktree, ".git")).isDirectory()) readOnly.push(join(worktree, ".git"))
     } catch {
