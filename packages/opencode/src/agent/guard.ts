@@ -1,4 +1,4 @@
-import { isAbsolute, resolve } from "node:path"
+import { isAbsolute, join, resolve } from "node:path"
 import { SandboxEnvironment } from "../runtime/sandbox/environment"
 import { SandboxShell } from "../runtime/sandbox/shell"
 import { Evidence } from "./evidence"
@@ -62,6 +62,8 @@ export namespace Guard {
     readRoots?: readonly string[]
     /** The project's configured build/test/analysis commands. */
     commands?: readonly string[]
+    /** The debugger's failure (the task's last failed gate report): evidence must reproduce it. */
+    failure?: Evidence.Failure
   }
 
   export type Input = {
@@ -197,7 +199,7 @@ export namespace Guard {
     if (fenced && !next) next = args
     const effective = next ?? args
     const item = spec.evidenceFirst
-      ? Evidence.classify(tool, effective, { evidenceDirs: readRoots, commands: input.session.commands, root })
+      ? Evidence.classify(tool, effective, { evidenceDirs: readRoots, commands: input.session.commands, root, ...(input.session.failure ? { failure: input.session.failure } : {}) })
       : undefined
     if (spec.evidenceFirst && input.session.evidenceCount === 0 && !item) {
       const writes = Roles.isWriteTool(tool) || (tool === "bash" && Evidence.writesFiles(String(effective.command ?? "")))
@@ -225,7 +227,17 @@ export namespace Guard {
       evidenceCount: Sessions.priorEvidence(info).length,
       readRoots: Sessions.readRootsOf(info),
       commands: info.commands,
+      ...failureView(info),
     }
+  }
+
+  /** The debugger's failure, read from its task's evidence dir (nothing to compare for other roles). */
+  function failureView(info: Sessions.Info): { failure?: Evidence.Failure } {
+    if (!Roles.table[Roles.of(info.agent) ?? "executor"]?.evidenceFirst || Sessions.priorEvidence(info).length > 0) return {}
+    const project = info.worktree ? Paths.projectOfWorktree(info.worktree) : undefined
+    const dir = info.evidenceDir ? info.evidenceDir : project ? join(project.root, ".air", "local", "evidence", info.taskId ?? project.task) : undefined
+    const failure = dir ? Evidence.failureOf(dir) : undefined
+    return failure ? { failure } : {}
   }
 
   /**
