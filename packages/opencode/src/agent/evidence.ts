@@ -1,4 +1,5 @@
-import { basename, isAbsolute, resolve, sep } from "node:path"
+import { readdirSync, readFileSync } from "node:fs"
+import { basename, isAbsolute, join, resolve, sep } from "node:path"
 import { Paths } from "./paths"
 import { Roles } from "./roles"
 
@@ -74,13 +75,110 @@ export namespace Evidence {
   }
 
   /**
+   * The failure being repaired, from the gates' last failed report of the task: the commands of the failed
+   * gate's log (`$ …` lines, the failing one first) and the files and tests it names.
+   */
+  export type Failure = { commands: string[]; names: string[] }
+
+  /** The newest failed report under a task's evidence dir (`attempt-N/report.json`), as a Failure. */
+  export function failureOf(taskEvidenceDir: string): Failure | undefined {
+    let attempts: string[]
+    try {
+      attempts = readdirSync(taskEvidenceDir).filter((d) => /^attempt-\d+$/.test(d))
+    } catch {
+      return undefined
+    }
+    attempts.sort((a, b) => Number(b.slice(8)) - Number(a.slice(8)))
+    for (const attempt of attempts) {
+      let report: { passed?: boolean; failedGate?: string; message?: string; gates?: { gate: string; logPath?: string }[]; findings?: { file: string }[] }
+      try {
+        report = JSON.parse(readFileSync(join(taskEvidenceDir, attempt, "report.json"), "utf8"))
+      } catch {
+        continue
+      }
+      if (report.passed !== false) return undefined
+      const logPath = report.gates?.find((g) => g.gate === report.failedGate)?.logPath
+      let log = ""
+      try {
+        if (logPath) log = readFileSync(logPath, "utf8")
+      } catch {
+        // a report without its log: the names still count
+      }
+      const commands = [...log.matchAll(/^\$ (.+)$/gm)].map((m) => m[1]!.trim()).reverse()
+      return { commands, names: namesIn(`${report.message ?? ""}\n${log}\n${(report.findings ?? []).map((f) => f.file).join("\n")}`) }
+    }
+    return undefined
+  }
+
+  /** Source files and failed tests a failure's text names (`src/calc.cpp:12`, `1 - calc_test (Failed)`). */
+  export function namesIn(text: string): string[] {
+    const out = new Set<string>()
+    for (const m of text.matchAll(/[\w./+-]+\.(?:c|cc|cpp|cxx|c\+\+|h|hh|hpp|hxx|inl|ipp|tpp|cmake|txt)\b/g)) if (!/^CMakeCache|^\.+$/.test(m[0])) out.add(m[0])
+    for (const m of text.matchAll(/^\s*\d+ - ([\w.:/-]+) \((?:Failed|SEGFAULT|Timeout|Subprocess aborted|Exception|Not Run|Child aborted)/gm)) out.add(m[1]!)
+    for (const m of text.matchAll(/\[\s*FAILED\s*\]\s+([\w.:/]+)/g)) out.add(m[1]!)
+    return [...out]
+  }
+
+  /** Words of a command for comparison: absolute paths under `root` made relative, parallelism dropped. */
+  function comparable(segment: string, root?: string): string[] {
+    const ws = words(segment).map((w) => (root && w.startsWith(root + "/") ? w.slice(root.length + 1) : w)).map((w) => w.replace(/^\.\//, ""))
+    const out: string[] = []
+    for (let i = 0; i < ws.length; i++) {
+      const w = ws[i]!
+      if (/^(-j|--parallel|-l)$/.test(w)) {
+        if (/^\d+$/.test(ws[i + 1] ?? "")) i++
+        continue
+      }
+      if (/^(-j\d+|--parallel=\d+|-l\d+)$/.test(w)) continue
+      out.push(w)
+    }
+    return out
+  }
+
+  /**
+   * Whether a command reproduces the failure: one of its segments runs a command of the failed gate (the
+   * same program with every word of the gate's command, give or take parallelism and extra options such
+   * as `-R test` or `--output-on-failure`), or runs a build/test/analysis program on a file or test the
+   * failure names.
+   */
+  export function reproduces(command: string, failure: Failure, root?: string): boolean {
+    const gate = failure.commands.flatMap((c) => segments(c)).map((s) => comparable(s, root))
+    for (const segment of segments(command)) {
+      const ws = comparable(segment, root)
+      const p = program(ws)
+      if (!p) continue
+      const rest = new Set(p.rest)
+      for (const g of gate) {
+        const gp = program(g)
+        if (gp && basename(gp.name) === p.name && gp.rest.every((w) => rest.has(w))) return true
+      }
+      const runs = PROGRAMS[p.name] !== undefined || (p.invoked.includes("/") && /test/i.test(p.name) && !["test", "["].includes(p.name))
+      if (runs && !trivial(p.name, p.rest)) {
+        const named = failure.names.some((n) => {
+          const base = basename(n)
+          return p.rest.some((w) => w === n || w.endsWith("/" + n) || basename(w) === base || w === base) || basename(p.invoked) === base
+        })
+        if (named) return true
+      }
+    }
+    return false
+  }
+
+  /**
    * A bash command as evidence: a build, test or analysis program, one of the project's configured
    * commands (`commands`: the toolchain's build/test/analysis lines), or a reader of a `*.log` file.
+   * When the failure being repaired is known, only a command that reproduces it counts (`reproduces`).
    */
-  export function fromBash(command: string, commands: readonly string[] = [], root?: string): Item | undefined {
+  export function fromBash(command: string, commands: readonly string[] = [], root?: string, failure?: Failure): Item | undefined {
     const whole = normalize(command)
     // A command that also changes files is an edit, not a look at the failure (`cmake --version; echo fixed > f`).
     if (writesFiles(command)) return undefined
+    if (failure && (failure.commands.length > 0 || failure.names.length > 0)) {
+      if (!reproduces(command, failure, root)) return undefined
+      const p = segments(command).map((s) => program(words(s))).find((x) => x !== undefined)
+      const kind: Kind = (p && PROGRAMS[p.name]) || (/test/i.test(whole) ? "test" : "build")
+      return { kind, tool: "bash", detail: whole.slice(0, 300) }
+    }
     for (const configured of commands) {
       const c = normalize(configured)
       if (c && (whole === c || whole.startsWith(c + " ") || segments(whole).some((s) => s === c || s.startsWith(c + " "))))
@@ -144,11 +242,13 @@ export namespace Evidence {
     commands?: readonly string[]
     /** Where relative paths are resolved from. */
     root?: string
+    /** The failure being repaired: only a command that reproduces it is evidence. */
+    failure?: Failure
   }
 
   /** What a call proves about the failure, or undefined when it proves nothing. */
   export function classify(tool: string, args: Record<string, unknown>, ctx: Context = {}): Item | undefined {
-    if (tool === "bash") return typeof args.command === "string" ? fromBash(args.command, ctx.commands, ctx.root) : undefined
+    if (tool === "bash") return typeof args.command === "string" ? fromBash(args.command, ctx.commands, ctx.root, ctx.failure) : undefined
     const target = tool === "read" ? args.filePath : tool === "grep" || tool === "glob" || tool === "list" ? args.path : undefined
     if (typeof target !== "string" || target === "") return undefined
     const abs = ctx.root && !isAbsolute(target) ? resolve(ctx.root, target) : target

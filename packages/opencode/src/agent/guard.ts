@@ -1,4 +1,4 @@
-import { isAbsolute, resolve } from "node:path"
+import { isAbsolute, join, resolve } from "node:path"
 import { SandboxEnvironment } from "../runtime/sandbox/environment"
 import { SandboxShell } from "../runtime/sandbox/shell"
 import { Evidence } from "./evidence"
@@ -6,6 +6,7 @@ import { Language } from "./language"
 import { Paths } from "./paths"
 import { Roles } from "./roles"
 import { Sessions } from "./registry"
+import { SecretPaths } from "./secrets"
 
 /**
  * The hard guard behind `tool.execute.before`. A call outside the caller's row of the whitelist (any
@@ -61,6 +62,8 @@ export namespace Guard {
     readRoots?: readonly string[]
     /** The project's configured build/test/analysis commands. */
     commands?: readonly string[]
+    /** The debugger's failure (the task's last failed gate report): evidence must reproduce it. */
+    failure?: Evidence.Failure
   }
 
   export type Input = {
@@ -110,12 +113,16 @@ export namespace Guard {
     return undefined
   }
 
+  /** The engine's tools that read files in its own process (outside the OS sandbox). */
+  const FILE_TOOLS: ReadonlySet<string> = new Set(["read", "grep", "glob", "list"])
+  const SEARCH_TOOLS: ReadonlySet<string> = new Set(["grep", "glob", "list"])
+
   /** The pure decision for one tool call. */
   export function evaluate(input: Input): Decision {
     const role = Roles.of(input.agent)
     const { tool } = input
     const language = input.language ?? "en"
-    const args: Record<string, unknown> = input.args && typeof input.args === "object" ? (input.args as Record<string, unknown>) : {}
+    let args: Record<string, unknown> = input.args && typeof input.args === "object" ? (input.args as Record<string, unknown>) : {}
     if (!role) {
       // Only the Scheduler's code starts AirCoding's roles: never another agent's `task` tool, whatever
       // its permissions say (a build agent with "*": "allow" would start an executor with no worktree).
@@ -137,6 +144,22 @@ export namespace Guard {
         secret,
         `The ${role} agent may not use \`${tool}\` on ${secret}: .env files hold secrets and are closed to every AirCoding agent, whatever the configuration says. Use .env.example, or ask for the value through the Scheduler.`,
       )
+    // The engine's file tools run outside the OS sandbox: secret files are fenced here (see secrets.ts).
+    let fenced = false
+    if (FILE_TOOLS.has(tool)) {
+      const f = SecretPaths.fence(tool, args)
+      if (!f.ok)
+        return refuse(
+          "secret",
+          f.detail,
+          `The ${role} agent may not use \`${tool}\` on ${f.detail}: it names or reaches secret files (.env, .envrc, private keys, credential files, ~/.ssh, ~/.aws, the engine's auth, .git/config), which are closed to every AirCoding agent. ` +
+            `Search or read the source files instead (for grep, an include such as "*.{cpp,h}").`,
+        )
+      if (f.args) {
+        args = f.args
+        fenced = true
+      }
+    }
 
     const spec = Roles.table[role]
     // Defence in depth: whatever a row says, no role changes `.air/local` (only the Scheduler's code does).
@@ -153,7 +176,7 @@ export namespace Guard {
         if (value === undefined && tool !== "read") return { allow: true, args: { ...args, [key]: worktree } }
         if (typeof value === "string" && value !== "" && !isAbsolute(value)) return { allow: true, args: { ...args, [key]: resolve(worktree, value) } }
       }
-      return { allow: true }
+      return fenced ? { allow: true, args } : { allow: true }
     }
 
     const root = input.session.worktree ?? input.session.directory
@@ -173,9 +196,10 @@ export namespace Guard {
       if (v.changed) next = v.args
     }
 
+    if (fenced && !next) next = args
     const effective = next ?? args
     const item = spec.evidenceFirst
-      ? Evidence.classify(tool, effective, { evidenceDirs: readRoots, commands: input.session.commands, root })
+      ? Evidence.classify(tool, effective, { evidenceDirs: readRoots, commands: input.session.commands, root, ...(input.session.failure ? { failure: input.session.failure } : {}) })
       : undefined
     if (spec.evidenceFirst && input.session.evidenceCount === 0 && !item) {
       const writes = Roles.isWriteTool(tool) || (tool === "bash" && Evidence.writesFiles(String(effective.command ?? "")))
@@ -203,7 +227,17 @@ export namespace Guard {
       evidenceCount: Sessions.priorEvidence(info).length,
       readRoots: Sessions.readRootsOf(info),
       commands: info.commands,
+      ...failureView(info),
     }
+  }
+
+  /** The debugger's failure, read from its task's evidence dir (nothing to compare for other roles). */
+  function failureView(info: Sessions.Info): { failure?: Evidence.Failure } {
+    if (!Roles.table[Roles.of(info.agent) ?? "executor"]?.evidenceFirst || Sessions.priorEvidence(info).length > 0) return {}
+    const project = info.worktree ? Paths.projectOfWorktree(info.worktree) : undefined
+    const dir = info.evidenceDir ? info.evidenceDir : project ? join(project.root, ".air", "local", "evidence", info.taskId ?? project.task) : undefined
+    const failure = dir ? Evidence.failureOf(dir) : undefined
+    return failure ? { failure } : {}
   }
 
   /**
@@ -331,6 +365,16 @@ export namespace Guard {
    * worker's commits), and evidence recorded once the call has run — in the turn it ran in.
    */
   export async function after(input: { tool: string; sessionID: string; callID?: string }, output: { output?: unknown; metadata?: unknown }): Promise<void> {
+    // What grep, glob and list found, cleaned of secret files before the model sees it (the arguments were
+    // already made to skip them; this also covers a file the exclusion glob does not name).
+    if (SEARCH_TOOLS.has(input.tool) && typeof output.output === "string") {
+      const info = Sessions.get(input.sessionID)
+      if (info && Roles.of(info.agent)) {
+        const root = Sessions.rootOf(info)
+        const project = root ? Paths.projectOfWorktree(root)?.root : undefined
+        output.output = SecretPaths.clean(input.tool, output.output, [root, project].filter((r): r is string => !!r)).output
+      }
+    }
     const key = callKey(input.sessionID, input.callID)
     if (!key) return
     try {

@@ -5,6 +5,9 @@ import { writeFileAtomic } from "./atomic"
 import { Toolchain } from "./toolchain/index"
 import { Proc } from "./process.ts"
 import { JUnit } from "./gates/junit"
+import { Sandbox } from "./sandbox"
+import { SandboxExec } from "./sandbox/exec"
+import { Settings } from "./settings"
 
 /**
  * After the last merge, the Scheduler builds and tests the integration branch itself: each task passed
@@ -18,15 +21,35 @@ export namespace FinalCheck {
     return join(root, ".air", "local", "evidence", "_final")
   }
 
+  type Exec = (command: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv; shell: boolean; timeoutMs: number }) => Promise<Proc.Result>
+  const processExec: Exec = (command, args, options) => Proc.run(command, args, options)
+
   /** Through the one process runner: a timeout kills the shell and everything it started (a hung ctest too). */
-  async function sh(command: string, cwd: string, timeoutMs: number, env: NodeJS.ProcessEnv): Promise<{ code: number; output: string; how: string }> {
-    const r = await Proc.run(command, [], { cwd, env, shell: true, timeoutMs })
+  async function sh(exec: Exec, command: string, cwd: string, timeoutMs: number, env: NodeJS.ProcessEnv): Promise<{ code: number; output: string; how: string }> {
+    const r = await exec(command, [], { cwd, env, shell: true, timeoutMs })
     const code = r.spawnError ? 127 : r.timedOut ? 124 : (r.code ?? 128)
     return { code, output: r.output, how: Proc.describe(r, timeoutMs) }
   }
 
-  /** `knownFailingTests`: tests that failed on the run's baseline (the user went on with them): not a failure here either. */
-  export async function run(root: string, options: { knownFailingTests?: readonly string[] } = {}): Promise<Result> {
+  export type Options = {
+    /**
+     * The OS sandbox, as for the gates: "on" (no sandbox → the check fails saying why), "fallback" (the
+     * user allowed running without it), "off" (tests). Default from the settings' `sandboxFallback`.
+     */
+    sandbox?: "on" | "fallback" | "off"
+    /** Tests that failed on the run's baseline (the user went on with them): not a failure here either. */
+    knownFailingTests?: readonly string[]
+  }
+
+  function sandboxModeOf(root: string): "on" | "fallback" {
+    try {
+      return Settings.load(root).sandboxFallback ? "fallback" : "on"
+    } catch {
+      return "on"
+    }
+  }
+
+  export async function run(root: string, options: Options = {}): Promise<Result> {
     const known = new Set(options.knownFailingTests ?? [])
     const inherited: string[] = []
     const { rules, note } = await Toolchain.load(root)
@@ -36,12 +59,29 @@ export namespace FinalCheck {
     let lastHow = ""
     // Through the compiler cache the task worktrees filled: the same sources hit at the project root too.
     const env = Toolchain.commandEnv(rules, { root, worktree: root }, process.env)
+    // The merged tree's CMakeLists.txt and tests are the tasks' code: they run in the gates' sandbox, with
+    // the project root writable (its build dir) but its .git and .air (the run's state) read-only.
+    const mode = options.sandbox ?? sandboxModeOf(root)
+    const check = mode === "off" ? undefined : Sandbox.check()
+    if (check && !check.ok && mode === "on") {
+      const result: Result = {
+        passed: false,
+        summary: `the integration branch was not built: its build and tests run only inside the OS sandbox, which cannot start here: ${check.message}. Install it, or allow running without it ("sandboxFallback": true in .air/shared/config.json).`,
+        evidenceDir: out,
+        commands: [],
+      }
+      await writeFileAtomic(join(out, "final.log"), `# ${result.summary}\n`)
+      await writeFileAtomic(join(out, "result.json"), JSON.stringify(result, null, 2))
+      return result
+    }
+    const exec: Exec = check?.ok ? SandboxExec.wrap(processExec, { root, worktree: root, network: rules.network, readOnly: [join(root, ".air")] }) : processExec
+    if (check && !check.ok) log += `# without the OS sandbox (allowed by sandboxFallback): ${check.message}\n`
     const junit = join(root, Toolchain.BUILD_DIR, `final-${JUnit.CTEST_FILE}`)
     for (const command of [...rules.build, ...rules.test]) {
       const isTest = known.size > 0 && rules.test.includes(command) && !rules.build.includes(command)
       const run = (isTest && JUnit.withCtestJunit(command, junit)) || command
       if (run !== command) await rm(junit, { force: true })
-      const r = await sh(run, root, rules.timeoutMs, env)
+      const r = await sh(exec, run, root, rules.timeoutMs, env)
       // Only tests that already failed on the baseline failing: inherited, the check goes on.
       const failing = run !== command && r.code !== 0 ? JUnit.failed(JUnit.results(JUnit.parse(await readFile(junit, "utf8").catch(() => "")) ?? [])) : []
       const onlyKnown = failing.length > 0 && failing.every((name) => known.has(name))

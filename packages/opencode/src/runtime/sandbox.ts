@@ -1,9 +1,10 @@
 import { spawnSync } from "node:child_process"
-import { type Dirent, lstatSync, mkdirSync, readdirSync, realpathSync, statSync, writeFileSync } from "node:fs"
+import { type Dirent, existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, statSync, writeFileSync } from "node:fs"
 import { homedir, tmpdir } from "node:os"
 import { isAbsolute, join, resolve } from "node:path"
 import { z } from "zod"
 import { SandboxEnvironment } from "./sandbox/environment"
+import { GitConfigCopy } from "./sandbox/git-config"
 import { GitLayout } from "./sandbox/git-layout"
 
 /**
@@ -42,6 +43,8 @@ export namespace Sandbox {
       /** The whole environment of the command (already reduced). */
       env: z.record(z.string(), z.string()).default({}),
       git: z.object({ gitDir: z.string(), commonDir: z.string(), objectDir: z.string() }).optional(),
+      /** Files shown as another (read-only): the repository's `.git/config` as its sanitised copy. */
+      masks: z.array(z.object({ source: z.string(), path: z.string() }).strict()).default([]),
       /** An empty regular file mounted over hidden files (a bound /dev/null is not readable: nodev). */
       emptyFile: z.string().default("/dev/null"),
     })
@@ -62,10 +65,15 @@ export namespace Sandbox {
     for (const dir of p.visible) if (underTmp(dir)) out.push("--ro-bind", dir, dir)
     for (const h of p.hidden) out.push(...(h.kind === "dir" ? ["--tmpfs", h.path] : ["--ro-bind", p.emptyFile, h.path]))
     const writable = [p.worktree, ...p.writable, ...(p.git ? [p.git.gitDir, p.git.objectDir] : [])]
-    for (const dir of writable) out.push("--bind", dir, dir)
+    // The worktree, then what is read-only inside it, then the other writable dirs (the compiler cache may
+    // sit inside a read-only one: the final check's `.air/local/ccache` under a read-only `.air`).
+    out.push("--bind", p.worktree, p.worktree)
     for (const dir of p.readOnly) out.push("--ro-bind", dir, dir)
+    for (const dir of writable.slice(1)) out.push("--bind", dir, dir)
     // After the writable binds: a .env inside the worktree stays hidden.
     for (const h of p.hidden) if (h.kind === "file" && writable.some((w) => h.path.startsWith(w + "/"))) out.push("--ro-bind", p.emptyFile, h.path)
+    // Last: over whatever the binds above made of it (a plain checkout's .git is read-only, inside the worktree).
+    for (const m of p.masks) out.push("--ro-bind", m.source, m.path)
     out.push("--clearenv")
     const env = { ...p.env, TMPDIR: "/tmp", AIRCODING_SANDBOX: "1", ...(p.git ? GitLayout.env(p.git) : {}) }
     for (const [k, v] of Object.entries(env)) out.push("--setenv", k, v)
@@ -118,6 +126,8 @@ export namespace Sandbox {
     network?: boolean
     /** More writable dirs (a build dir outside the worktree). */
     writable?: readonly string[]
+    /** Read-only although inside the worktree (besides a checkout's own `.git`), when they exist. */
+    readOnly?: readonly string[]
     /** Give git's private object dir and admin dir (worker shells: yes; gates: no, they do not commit). */
     git?: boolean
   }
@@ -160,14 +170,27 @@ export namespace Sandbox {
     const git = input.git !== false && stateDir ? GitLayout.of(worktree, stateDir) : undefined
     const writable = [...(input.writable ?? []).map((w) => resolve(w)), ...(cache ? [cache] : [])]
     const visible = [...new Set([project, home, git?.commonDir].filter((p): p is string => !!p))]
-    const readOnly: string[] = []
+    const readOnly: string[] = (input.readOnly ?? []).map((p) => resolve(p)).filter((p) => existsSync(p))
     try {
       if (statSync(join(worktree, ".git")).isDirectory()) readOnly.push(join(worktree, ".git"))
     } catch {
       // a linked worktree (a .git file) or no git at all
     }
     const emptyFile = emptyFileIn(stateDir ?? tmpdir())
-    return Policy.parse({ worktree, writable, visible, readOnly, hidden, network: input.network ?? false, env, emptyFile, ...(git ? { git } : {}) })
+    const masks = gitConfigMask(worktree, project, stateDir ?? join(tmpdir(), `aircoding-sandbox-${process.pid}`))
+    return Policy.parse({ worktree, writable, visible, readOnly, hidden, masks, network: input.network ?? false, env, emptyFile, ...(git ? { git } : {}) })
+  }
+
+  /** The repository's config (a task worktree's shared one, a checkout's own) shown as its sanitised copy. */
+  function gitConfigMask(worktree: string, project: string | undefined, stateDir: string): { source: string; path: string }[] {
+    const layout = GitLayout.of(worktree, stateDir)
+    const candidates = [layout ? join(layout.commonDir, "config") : undefined, join(worktree, ".git", "config"), project ? join(project, ".git", "config") : undefined]
+    const out: { source: string; path: string }[] = []
+    for (const path of new Set(candidates.filter((c): c is string => !!c))) {
+      const source = GitConfigCopy.copyOf(path, stateDir)
+      if (source) out.push({ source, path })
+    }
+    return out
   }
 
   /** An empty, read-only regular file to mount over hidden files. */

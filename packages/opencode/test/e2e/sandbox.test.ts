@@ -23,7 +23,9 @@ const git = (args: string[]) => execFileSync("git", args, { cwd: project, encodi
 
 beforeAll(async () => {
   sandbox = makeSandbox("air-sbx-e2e-")
-  project = trivialProject(sandbox, { "README.md": "# Notes\n" })
+  // A committed .env next to a source file: the engine's grep (ripgrep in its own process, outside bwrap)
+  // would find both; the guard makes it skip the .env and cleans what it returns.
+  project = trivialProject(sandbox, { "README.md": "# Notes\n", "cfg/.env": "DB_TOKEN=SECRET-ENV-VALUE-42\n", "cfg/settings.cpp": "// SECRET: read from the vault\n" })
   // The model sees only the first few hundred characters: the answer that matters comes first, and
   // everything goes to stdout so the order is the order of the commands.
   const attack = [
@@ -42,6 +44,9 @@ beforeAll(async () => {
         agent: "executor",
         match: "^Task T-1:",
         steps: [
+          { tool: "grep", args: { pattern: "SECRET", path: "cfg" } },
+          { tool: "grep", args: { pattern: "SECRET", include: ".env*" } },
+          { tool: "read", args: { filePath: "cfg/.env" } },
           { tool: "bash", args: { command: attack, description: "try" } },
           { tool: "bash", args: { command: "echo notes > notes.md && git add -A && git commit -q -m notes && git log --oneline -1", description: "write" } },
           { tool: "air_report", args: { summary: "Wrote the notes." } },
@@ -72,5 +77,14 @@ describe.skipIf(!OsSandbox.check().ok)("workers' shell commands in the OS sandbo
     const first = results.find((t) => t.includes("secrets=")) ?? JSON.stringify(results)
     expect(first).toMatch(/cannot lock ref .refs\/tags\/air\/done\/T-9/)
     expect(first).toContain("secrets=0")
+  })
+
+  test("the engine's grep and read never hand the model a .env: grep skipped it, a .env include and the read were refused", () => {
+    const results = r.modelLog.filter((e) => e.agent === "executor").map((e) => String(e.lastToolResult ?? ""))
+    expect(results.join("\n")).not.toContain("SECRET-ENV-VALUE-42")
+    const grep = results.find((t) => t.startsWith("Found")) ?? JSON.stringify(results)
+    expect(grep).toMatch(/^Found 1 matches/)
+    expect(grep).toContain("cfg/settings.cpp:")
+    expect(results.filter((t) => /may not use `(grep|read)` on (\.env\*|cfg\/\.env)/.test(t))).toHaveLength(2)
   })
 })

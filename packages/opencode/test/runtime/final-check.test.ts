@@ -21,7 +21,7 @@ describe("the final check", () => {
     const rules = path.join(repo.root, Toolchain.RULES_PATH)
     await mkdir(path.dirname(rules), { recursive: true })
     await writeFile(rules, JSON.stringify({ schemaVersion: 1, build: ["true"], test: [`sleep 1000 & echo $! > ${pidFile}; wait`], timeoutMs: 400 }))
-    const result = await FinalCheck.run(repo.root)
+    const result = await FinalCheck.run(repo.root, { sandbox: "off" })
     expect(result.passed).toBe(false)
     expect(result.summary).toMatch(/did not finish within 0\.4 s/)
     const pid = Number(await readFile(pidFile, "utf8"))

@@ -28,6 +28,6 @@ describe("SandboxEnvironment.reduce", () => {
 
   it("knows .env files from their documentation", () => {
     expect([".env", ".env.local", ".env.production"].every(SandboxEnvironment.isEnvFile)).toBe(true)
-    expect([".env.example", ".envrc", "env", ".env.sample"].some(SandboxEnvironment.isEnvFile)).toBe(false)
+    expect([".env.example", "env", ".env.sample", "environment.cpp"].some(SandboxEnvironment.isEnvFile)).toBe(false)
   })
 })

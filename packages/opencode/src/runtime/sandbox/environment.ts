@@ -99,8 +99,12 @@ export namespace SandboxEnvironment {
     return out
   }
 
-  /** A `.env` file name (secrets by convention); `.env.example` and friends are documentation. */
+  /**
+   * A `.env` file name (secrets by convention), or direnv's `.envrc` (it exports tokens as often as it sets
+   * a PATH); `.env.example` and friends are documentation.
+   */
   export function isEnvFile(name: string): boolean {
+    if (name === ".envrc") return true
     return /^\.env(\..+)?$/.test(name) && !/\.(example|sample|template|dist)$/.test(name)
   }
 }

@@ -10,7 +10,13 @@ import { Sandbox } from "../sandbox"
  * write there: the gates commit nothing.
  */
 export namespace SandboxExec {
-  export type Options = { root: string; worktree: string; network: boolean }
+  export type Options = {
+    root: string
+    worktree: string
+    network: boolean
+    /** Inside the worktree, yet read-only (the final check runs at the project root: its `.air`). */
+    readOnly?: readonly string[]
+  }
 
   /** Whether `program` can be found (a missing program must still fail as "not installed"). */
   function findable(program: string, env: NodeJS.ProcessEnv): boolean {
@@ -32,7 +38,7 @@ export namespace SandboxExec {
     return (command, args, opts) => {
       // A program that is not there runs unwrapped: it fails to start exactly as before (ENOENT → tool missing).
       if (!opts.shell && !findable(command, opts.env)) return inner(command, args, opts)
-      const policy = Sandbox.plan({ worktree: options.worktree, project: options.root, env: opts.env, network: options.network, git: false })
+      const policy = Sandbox.plan({ worktree: options.worktree, project: options.root, env: opts.env, network: options.network, git: false, readOnly: options.readOnly })
       const argv = opts.shell
         ? Sandbox.wrap(["/bin/sh", "-c", [command, ...args].join(" ")], policy)
         : Sandbox.wrap([command, ...args], policy)

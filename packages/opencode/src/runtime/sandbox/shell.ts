@@ -3,6 +3,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { z } from "zod"
 import { Paths } from "../../agent/paths"
+import { gitTry } from "../git"
 import { Sandbox } from "../sandbox"
 import { GitLayout } from "./git-layout"
 import { GitSync } from "./git-sync"
@@ -64,8 +65,22 @@ export namespace SandboxShell {
     mkdirSync(dir, { recursive: true })
     const argsFile = join(dir, `${input.key.replace(/[^\w.-]/g, "_")}.args`)
     if (policy.git) await GitSync.detach(input.worktree, policy.git)
+    await keepHiddenOutOfCommits(input.worktree, policy)
     open.set(input.key, { worktree: input.worktree, policy, argsFile })
     return { kind: "sandboxed", command: Sandbox.shellCommand(input.command, policy, argsFile) }
+  }
+
+  /**
+   * A `.env` committed in the worktree is an empty file inside the sandbox: without this, the worker's
+   * `git add -A` would commit it emptied. Marked skip-worktree (in the worktree's own index; asked each
+   * time, a redone task's worktree has a new index), git leaves it out of what a command stages.
+   */
+  async function keepHiddenOutOfCommits(worktree: string, policy: Sandbox.Policy): Promise<void> {
+    const inside = policy.hidden.filter((h) => h.kind === "file" && h.path.startsWith(worktree + "/")).map((h) => h.path)
+    if (inside.length === 0) return
+    const tracked = await gitTry(worktree, ["ls-files", "-z", "--full-name", "--", ...inside])
+    const paths = tracked.stdout.split("\0").filter(Boolean)
+    if (paths.length > 0) await gitTry(worktree, ["update-index", "--skip-worktree", "--", ...paths.map((p) => join(worktree, p))])
   }
 
   /** The Scheduler's branch of a task worktree (`<project>/.air/local/worktrees/<task>` → `refs/heads/air/<task>`). */
