@@ -279,6 +279,13 @@ const en = {
   "tui.toast.runBlocked": "Run stopped: blocked tasks wait for you",
   "tui.toast.paused": "Run paused",
   "tui.toast.resumed": "Run resumed",
+  "tui.home.merged": "{merged} of {total} tasks merged",
+  "tui.reopen.resumed": "AirCoding: run {runId} resumed. {progress} {waits}",
+  "tui.reopen.ended": "AirCoding: run {runId} ended {status}. {progress}",
+  "tui.reopen.confirm": "It waits for you: confirm the plan (yes), or say what to change.",
+  "tui.reopen.question": "It waits for your answer: {question}",
+  "tui.reopen.paused": "It is paused: /air-resume goes on.",
+  "tui.reopen.running": "It goes on by itself; ask Main for news.",
 } as const
 
 export type Key = keyof typeof en
@@ -546,6 +553,13 @@ const zhCN: Record<Key, string> = {
   "tui.toast.runBlocked": "运行停止：受阻的任务在等你处理",
   "tui.toast.paused": "运行已暂停",
   "tui.toast.resumed": "运行已恢复",
+  "tui.home.merged": "已合并 {merged}/{total} 个任务",
+  "tui.reopen.resumed": "AirCoding：运行 {runId} 已恢复。{progress}{waits}",
+  "tui.reopen.ended": "AirCoding：运行 {runId} 已结束（{status}）。{progress}",
+  "tui.reopen.confirm": "它在等你：确认计划（回答“是”），或说出需要修改之处。",
+  "tui.reopen.question": "它在等你回答：{question}",
+  "tui.reopen.paused": "运行已暂停：/air-resume 可继续。",
+  "tui.reopen.running": "运行会自行继续；可以向 Main 询问进展。",
 }
 
 const CATALOG: Record<Lang, Record<Key, string>> = { en, "zh-CN": zhCN }

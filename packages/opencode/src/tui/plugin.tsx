@@ -152,6 +152,12 @@ const tui: TuiPlugin = async (api) => {
   }
   api.slots.register({
     slots: {
+      // A reopened TUI starts on the home screen, which has no sidebar: where the run stands is said there.
+      home_bottom: () => (
+        <box flexDirection="column" alignItems="center">
+          <For each={TuiView.home(view(), lang)}>{(line) => <text fg={colour(line.tone)}>{line.text}</text>}</For>
+        </box>
+      ),
       sidebar_content: () => {
         const sidebar = () => TuiView.sidebar(view(), lang)
         return (

@@ -42,6 +42,20 @@ export namespace TuiView {
   }
 
   /**
+   * The home screen (where a reopened TUI starts; it has no sidebar): the run's status word and what it
+   * waits for, so a person coming back sees where the run stands before typing anything. Nothing when
+   * there is no run: the prompt is the way to start one.
+   */
+  export function home(v: RunView.Status, lang: Lang, width = 76): Line[] {
+    if (v.stage === "idle" && v.runId === null) return []
+    const side = sidebar(v, lang, 0, width)
+    const merged = v.tasks.filter((task) => task.state === "merged").length
+    const progress = v.tasks.length ? ` · ${t(lang, "tui.home.merged", { merged, total: v.tasks.length })}` : ""
+    const waiting = side.waiting.slice(0, 2).map((w) => ({ text: RunView.truncate(`${side.waitingHeading} · ${w.text}`, width), tone: w.tone }))
+    return [{ text: `${side.heading.text}${progress}`, tone: side.heading.tone }, ...waiting]
+  }
+
+  /**
    * Something the user must answer: the proposed plan, or the oldest open question. `key` tells one from
    * the next (a revised plan has another summary); other events while it waits leave it alone.
    */

@@ -54,6 +54,20 @@ describe("the sidebar", () => {
   })
 })
 
+describe("the home screen", () => {
+  test("a run waiting for the plan's confirmation says so; a finished one says every task merged; no run, nothing", () => {
+    const waiting = readStatus(fixture.root, stateAt(2), [])
+    const lines = TuiView.home(waiting, "zh-CN")
+    expect(lines[0]!.text).toBe("AirCoding · 等待中")
+    expect(lines[1]!.text).toMatch(/^等待 · 你对计划的确认：/)
+    const done = readStatus(fixture.root, loaded.state, loaded.entries)
+    const n = loaded.state.tasks.length
+    expect(TuiView.home(done, "en")[0]!.text).toBe(`AirCoding · ${TuiView.statusWord("en", done)} · ${n} of ${n} tasks merged`)
+    const empty = RunData.load("/nonexistent-air-project")
+    expect(TuiView.home(readStatus("/nonexistent-air-project", empty.state, []), "en")).toEqual([])
+  })
+})
+
 describe("what waits on the user", () => {
   test("a proposed plan asks for confirmation; a revised proposal gets a new key, other events do not", () => {
     const proposed = stateAt(2)
