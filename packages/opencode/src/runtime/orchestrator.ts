@@ -65,7 +65,8 @@ class OrchestratorImpl {
       () => this.mainSession,
       () => this.inbox.take(),
       async (id, text) => {
-        await client.session.promptAsync({ path: { id }, query: { directory: root }, body: { agent: "main", parts: [{ type: "text", text }] } })
+        // Synthetic: Main reads the news, the TUI does not show it as if the user had typed it (Main relays it).
+        await client.session.promptAsync({ path: { id }, query: { directory: root }, body: { agent: "main", parts: [{ type: "text", text, synthetic: true }] } })
       },
     )
     if (this.interactive) this.inbox.onAttention = () => this.wake.poke()
@@ -113,16 +114,19 @@ class OrchestratorImpl {
   whereItStands(): string | undefined {
     const state = this.state
     if (!state || state.stage === "idle") return undefined
-    if (state.finished) return `AirCoding: run ${state.runId} ended ${state.finished.status}. ${RunReport.progressLine(state)}`
+    const lang = Language.catalogOf(this.settings.language)
+    const say = (key: Language.Key, params: Record<string, string> = {}) => Language.t(lang, key, params)
+    const progress = RunReport.progressLine(state, lang)
+    if (state.finished) return say("tui.reopen.ended", { runId: state.runId ?? "", status: say(`status.${state.finished.status}` as Language.Key), progress })
     const waits =
       state.stage === "confirming"
-        ? "It waits for you: tell Main yes to confirm the plan, or what to change."
+        ? say("tui.reopen.confirm")
         : state.questions.length
-          ? `It waits for your answer: ${state.questions[0]!.text}`
+          ? say("tui.reopen.question", { question: state.questions[0]!.text })
           : state.paused
-            ? "It is paused: /air-resume goes on."
-            : "It goes on by itself; ask Main for news."
-    return `AirCoding: run ${state.runId} resumed. ${RunReport.progressLine(state)} ${waits}`
+            ? say("tui.reopen.paused")
+            : say("tui.reopen.running")
+    return say("tui.reopen.resumed", { runId: state.runId ?? "", progress, waits })
   }
 
   get state(): SchedulerState | undefined {

@@ -1,6 +1,5 @@
 import { z } from "zod"
-import type { Lang } from "../read/words"
-import { tw } from "./words"
+import { t, type Lang } from "../read/words"
 
 /**
  * The TUI plugin runs in the TUI's thread, the Scheduler in the server's: they share no memory. The
@@ -84,6 +83,6 @@ export namespace TuiBridge {
       reply = `Error: ${err instanceof Error ? err.message : String(err)}`
     }
     // Success shows in the sidebar within a second; only a refusal needs words of its own.
-    if (isRefusal(reply)) await toast(tw(lang(), "reply.refused", { reason: reply }), "error").catch(() => undefined)
+    if (isRefusal(reply)) await toast(t(lang(), "tui.reply.refused", { reason: reply }), "error").catch(() => undefined)
   }
 }

@@ -1,15 +1,14 @@
 /** @jsxImportSource @opentui/solid */
 import type { TuiPlugin, TuiPluginApi, TuiPluginModule } from "@opencode-ai/plugin/tui"
 import { createSignal, For, Show } from "solid-js"
-import { statusText } from "../cli/status"
-import { resolveLang, type Lang } from "../read/words"
+import { statusText } from "../read/status-text"
+import { resolveLang, t, type Key, type Lang } from "../read/words"
 import { readStatus } from "../read/status-read"
 import { RunData } from "../read/run-data"
 import type { RunView } from "../read/view"
 import type { SchedulerState } from "../core/state"
 import { TuiBridge } from "./bridge"
 import { TuiView } from "./view"
-import { tw, type TuiKey } from "./words"
 import { parsePlanAnswer } from "../core/answer"
 
 /**
@@ -42,13 +41,13 @@ const tui: TuiPlugin = async (api) => {
 
   const toast = (message: string, variant: TuiView.Toast["variant"] = "info") => api.ui.toast({ message, variant, duration: 5000 })
 
-  const send = async (request: TuiBridge.Request, sent: TuiKey) => {
+  const send = async (request: TuiBridge.Request, sent: Key) => {
     try {
       const res = await api.client.tui.publish({ body: { type: "tui.command.execute", properties: { command: TuiBridge.encode(request) } } })
       if (res.error) throw new Error(JSON.stringify(res.error))
-      toast(tw(lang, sent), "info")
+      toast(t(lang, sent), "info")
     } catch (err) {
-      toast(tw(lang, "sent.failed", { reason: err instanceof Error ? err.message : String(err) }), "error")
+      toast(t(lang, "tui.sent.failed", { reason: err instanceof Error ? err.message : String(err) }), "error")
     }
   }
 
@@ -73,13 +72,13 @@ const tui: TuiPlugin = async (api) => {
       api.ui.dialog.replace(
         () => (
           <api.ui.DialogPrompt
-            title={tw(lang, "plan.title")}
-            placeholder={tw(lang, "plan.placeholder")}
+            title={t(lang, "tui.plan.title")}
+            placeholder={t(lang, "tui.plan.placeholder")}
             description={() => (
               <box flexDirection="column" gap={1}>
                 <text wrapMode="word">{a.summary}</text>
                 <text wrapMode="word" fg={api.theme.current.textMuted}>
-                  {tw(lang, "plan.help")}
+                  {t(lang, "tui.plan.help")}
                 </text>
               </box>
             )}
@@ -87,7 +86,7 @@ const tui: TuiPlugin = async (api) => {
               done()
               // Empty or a yes ("yes", "ok", "好", "确认" …) confirms; other words go to the Architect as changes.
               const answer = parsePlanAnswer(value)
-              void (answer.kind === "change" ? send({ verb: "change", text: answer.text }, "sent.revise") : send({ verb: "confirm" }, "sent.confirm"))
+              void (answer.kind === "change" ? send({ verb: "change", text: answer.text }, "tui.sent.revise") : send({ verb: "confirm" }, "tui.sent.confirm"))
             }}
             onCancel={done}
           />
@@ -98,12 +97,12 @@ const tui: TuiPlugin = async (api) => {
       api.ui.dialog.replace(
         () => (
           <api.ui.DialogPrompt
-            title={tw(lang, "question.title", { questionId: a.questionId })}
-            placeholder={tw(lang, "question.placeholder")}
+            title={t(lang, "tui.question.title", { questionId: a.questionId })}
+            placeholder={t(lang, "tui.question.placeholder")}
             description={() => <text wrapMode="word">{a.text}</text>}
             onConfirm={(value) => {
               done()
-              if (value.trim()) void send({ verb: "answer", questionId: a.questionId, answer: value.trim() }, "sent.answer")
+              if (value.trim()) void send({ verb: "answer", questionId: a.questionId, answer: value.trim() }, "tui.sent.answer")
             }}
             onCancel={done}
           />
@@ -132,7 +131,7 @@ const tui: TuiPlugin = async (api) => {
     state = follower.state
     lang = languageNow()
     setView(runView(root, follower))
-    for (const t of TuiView.toasts(prev, state, lang)) toast(t.message, t.variant)
+    for (const note of TuiView.toasts(prev, state, lang)) toast(note.message, note.variant)
   }
   const timer = setInterval(() => {
     try {
@@ -153,6 +152,12 @@ const tui: TuiPlugin = async (api) => {
   }
   api.slots.register({
     slots: {
+      // A reopened TUI starts on the home screen, which has no sidebar: where the run stands is said there.
+      home_bottom: () => (
+        <box flexDirection="column" alignItems="center">
+          <For each={TuiView.home(view(), lang)}>{(line) => <text fg={colour(line.tone)}>{line.text}</text>}</For>
+        </box>
+      ),
       sidebar_content: () => {
         const sidebar = () => TuiView.sidebar(view(), lang)
         return (
@@ -174,18 +179,18 @@ const tui: TuiPlugin = async (api) => {
   // ── commands: they act at once, in code, whatever the model is doing ──────────────────────────
   const showStatus = () => {
     api.ui.dialog.replace(() => (
-      <api.ui.DialogAlert title={tw(lang, "status.title")} message={statusText(root, lang)} onConfirm={() => api.ui.dialog.clear()} />
+      <api.ui.DialogAlert title={t(lang, "tui.status.title")} message={statusText(root, lang)} onConfirm={() => api.ui.dialog.clear()} />
     ))
     api.ui.dialog.setSize("xlarge")
   }
   const askChange = () => {
     api.ui.dialog.replace(() => (
       <api.ui.DialogPrompt
-        title={tw(lang, "change.title")}
-        placeholder={tw(lang, "change.placeholder")}
+        title={t(lang, "tui.change.title")}
+        placeholder={t(lang, "tui.change.placeholder")}
         onConfirm={(value) => {
           api.ui.dialog.clear()
-          if (value.trim()) void send({ verb: "change", text: value.trim() }, state.stage === "confirming" ? "sent.revise" : "sent.change")
+          if (value.trim()) void send({ verb: "change", text: value.trim() }, state.stage === "confirming" ? "tui.sent.revise" : "tui.sent.change")
         }}
         onCancel={() => api.ui.dialog.clear()}
       />
@@ -194,12 +199,12 @@ const tui: TuiPlugin = async (api) => {
   const answerNow = () => {
     const a = TuiView.ask(state)
     if (a) openAsk(a)
-    else toast(tw(lang, "nothing.ask"))
+    else toast(t(lang, "tui.nothing.ask"))
   }
-  const command = (name: string, title: TuiKey, slash: string, run: () => void) => ({
+  const command = (name: string, title: Key, slash: string, run: () => void) => ({
     namespace: "palette",
     name: `aircoding.${name}`,
-    title: tw(lang, title),
+    title: t(lang, title),
     category: "AirCoding",
     slashName: slash,
     run: () => {
@@ -209,11 +214,11 @@ const tui: TuiPlugin = async (api) => {
   })
   const unregister = api.keymap.registerLayer({
     commands: [
-      command("status", "cmd.status", "air-status", showStatus),
-      command("pause", "cmd.pause", "air-pause", () => void send({ verb: "pause" }, "sent.pause")),
-      command("resume", "cmd.resume", "air-resume", () => void send({ verb: "resume" }, "sent.resume")),
-      command("change", "cmd.change", "air-change", askChange),
-      command("answer", "cmd.plan", "air-answer", answerNow),
+      command("status", "tui.cmd.status", "air-status", showStatus),
+      command("pause", "tui.cmd.pause", "air-pause", () => void send({ verb: "pause" }, "tui.sent.pause")),
+      command("resume", "tui.cmd.resume", "air-resume", () => void send({ verb: "resume" }, "tui.sent.resume")),
+      command("change", "tui.cmd.change", "air-change", askChange),
+      command("answer", "tui.cmd.plan", "air-answer", answerNow),
     ],
   })
   api.lifecycle.onDispose(unregister)

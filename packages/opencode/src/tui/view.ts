@@ -1,7 +1,6 @@
 import { t, type Key, type Lang } from "../read/words"
 import { RunView } from "../read/view"
 import type { SchedulerState } from "../core/state"
-import { tw } from "./words"
 
 /**
  * What the TUI plugin shows, computed from the run's state alone: pure, so the sidebar, the dialogs and
@@ -28,7 +27,7 @@ export namespace TuiView {
   /** The sidebar: the run's status word, each task with its state and last gates, and what the run waits for. */
   export function sidebar(v: RunView.Status, lang: Lang, maxTasks = 30, width = 36): Sidebar {
     if (v.stage === "idle" && v.runId === null)
-      return { heading: { text: `${tw(lang, "sidebar.title")} · ${statusWord(lang, v)}`, tone: "muted" }, tasks: [], waitingHeading: "", waiting: [{ text: tw(lang, "sidebar.none"), tone: "muted" }] }
+      return { heading: { text: `${t(lang, "tui.sidebar.title")} · ${statusWord(lang, v)}`, tone: "muted" }, tasks: [], waitingHeading: "", waiting: [{ text: t(lang, "tui.sidebar.none"), tone: "muted" }] }
     const headingTone: Tone = v.status === "done" ? "success" : v.status === "blocked" ? "error" : v.status === "waiting" || v.status === "paused" ? "warning" : "accent"
     // One line per task, and its last gates below it when it has been through them: a 40-column sidebar fits both.
     const tasks: Line[] = v.tasks.slice(0, maxTasks).flatMap((task) => {
@@ -37,9 +36,23 @@ export namespace TuiView {
       const gates = task.gates.length ? RunView.gatesText(lang, task.gates) : ""
       return gates && gates !== t(lang, "gates.none") ? [line, { text: RunView.truncate(`  ${gates}`, width), tone: "muted" as Tone }] : [line]
     })
-    if (v.tasks.length > maxTasks) tasks.push({ text: tw(lang, "sidebar.more", { count: v.tasks.length - maxTasks }), tone: "muted" })
+    if (v.tasks.length > maxTasks) tasks.push({ text: t(lang, "tui.sidebar.more", { count: v.tasks.length - maxTasks }), tone: "muted" })
     const waiting = v.waitingFor.slice(0, 4).map((w) => ({ text: RunView.truncate(RunView.waitingText(lang, w), width * 3), tone: "normal" as Tone }))
-    return { heading: { text: `${tw(lang, "sidebar.title")} · ${statusWord(lang, v)}`, tone: headingTone }, tasks, waitingHeading: tw(lang, "sidebar.waiting"), waiting }
+    return { heading: { text: `${t(lang, "tui.sidebar.title")} · ${statusWord(lang, v)}`, tone: headingTone }, tasks, waitingHeading: t(lang, "tui.sidebar.waiting"), waiting }
+  }
+
+  /**
+   * The home screen (where a reopened TUI starts; it has no sidebar): the run's status word and what it
+   * waits for, so a person coming back sees where the run stands before typing anything. Nothing when
+   * there is no run: the prompt is the way to start one.
+   */
+  export function home(v: RunView.Status, lang: Lang, width = 76): Line[] {
+    if (v.stage === "idle" && v.runId === null) return []
+    const side = sidebar(v, lang, 0, width)
+    const merged = v.tasks.filter((task) => task.state === "merged").length
+    const progress = v.tasks.length ? ` · ${t(lang, "tui.home.merged", { merged, total: v.tasks.length })}` : ""
+    const waiting = side.waiting.slice(0, 2).map((w) => ({ text: RunView.truncate(`${side.waitingHeading} · ${w.text}`, width), tone: w.tone }))
+    return [{ text: `${side.heading.text}${progress}`, tone: side.heading.tone }, ...waiting]
   }
 
   /**
@@ -63,20 +76,20 @@ export namespace TuiView {
   export function toasts(prev: SchedulerState, next: SchedulerState, lang: Lang): Toast[] {
     if (prev.runId !== next.runId) return []
     const out: Toast[] = []
-    if (!prev.graph && next.graph) out.push({ message: tw(lang, "toast.graph", { count: next.graph.tasks.length }), variant: "info" })
+    if (!prev.graph && next.graph) out.push({ message: t(lang, "tui.toast.graph", { count: next.graph.tasks.length }), variant: "info" })
     const before = new Map(prev.tasks.map((rt) => [rt.id, rt]))
     const titles = new Map((next.graph?.tasks ?? []).map((n) => [n.id, n.title]))
     for (const rt of next.tasks) {
       const old = before.get(rt.id)
-      if (rt.merges > (old?.merges ?? 0)) out.push({ message: tw(lang, "toast.merged", { id: rt.id, title: RunView.truncate(titles.get(rt.id) ?? rt.id, 40) }), variant: "success" })
+      if (rt.merges > (old?.merges ?? 0)) out.push({ message: t(lang, "tui.toast.merged", { id: rt.id, title: RunView.truncate(titles.get(rt.id) ?? rt.id, 40) }), variant: "success" })
       if (rt.status === "blocked" && old?.status !== "blocked" && !rt.waitingOn)
-        out.push({ message: tw(lang, "toast.blocked", { id: rt.id, reason: RunView.oneLine(rt.lastFailure?.message ?? "", 80) }), variant: "warning" })
+        out.push({ message: t(lang, "tui.toast.blocked", { id: rt.id, reason: RunView.oneLine(rt.lastFailure?.message ?? "", 80) }), variant: "warning" })
     }
-    if (next.milestone && next.milestone.phase !== prev.milestone?.phase) out.push({ message: tw(lang, "toast.milestone", { phase: next.milestone.phase }), variant: "info" })
-    if (!prev.paused && next.paused) out.push({ message: tw(lang, "toast.paused"), variant: "info" })
-    if (prev.paused && !next.paused) out.push({ message: tw(lang, "toast.resumed"), variant: "info" })
+    if (next.milestone && next.milestone.phase !== prev.milestone?.phase) out.push({ message: t(lang, "tui.toast.milestone", { phase: next.milestone.phase }), variant: "info" })
+    if (!prev.paused && next.paused) out.push({ message: t(lang, "tui.toast.paused"), variant: "info" })
+    if (prev.paused && !next.paused) out.push({ message: t(lang, "tui.toast.resumed"), variant: "info" })
     if (!prev.finished && next.finished)
-      out.push(next.finished.status === "done" ? { message: tw(lang, "toast.done"), variant: "success" } : { message: tw(lang, "toast.runBlocked"), variant: "error" })
+      out.push(next.finished.status === "done" ? { message: t(lang, "tui.toast.done"), variant: "success" } : { message: t(lang, "tui.toast.runBlocked"), variant: "error" })
     return out
   }
 }

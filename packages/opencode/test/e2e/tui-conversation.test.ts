@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { writeScenario } from "../support/engine"
 import { readJsonl, trivialProject } from "../support/runs"
 import { aircodingBin, bunBinary, makeSandbox, type Sandbox } from "../support/sandbox"
-import { TmuxSession } from "../support/tmux"
+import { TuiDriver } from "../support/tui"
 
 /**
  * A person in the real TUI (tmux, 200x50, scripted model): types a requirement, reads the plan Main
@@ -84,7 +84,7 @@ const scenario = {
 
 let sandbox: Sandbox
 let project: string
-let tui: TmuxSession
+let tui: TuiDriver
 const events = () => readJsonl(join(project, ".air/local/state/events.jsonl"))
 const has = (type: string, taskId?: string) => () => events().some((e) => e.type === type && (!taskId || e.taskId === taskId))
 let screens: Record<string, string> = {}
@@ -92,49 +92,51 @@ let screens: Record<string, string> = {}
 const PLAN_DIALOG = /The Architect proposes a plan/
 async function dismissPlanDialog(): Promise<void> {
   await tui.waitFor(PLAN_DIALOG)
-  tui.key("Escape")
-  await tui.waitFor(() => !PLAN_DIALOG.test(tui.screen()))
+  tui.press("Escape")
+  await tui.waitFor((screen) => !PLAN_DIALOG.test(screen))
 }
 
 beforeAll(async () => {
   sandbox = makeSandbox("air-tui-conv-")
   project = trivialProject(sandbox, { "README.md": "# App\n" })
   const file = writeScenario(sandbox, scenario)
-  tui = new TmuxSession({ ...sandbox.env, AIRCODING_LISTEN_MS: "5000", AIRCODING_INACTIVITY_MS: "120000", AIRCODING_SCRIPTED_LOG: join(sandbox.root, "model.jsonl") })
-  const argv = [bunBinary(), aircodingBin, project, "--scripted", file]
+  tui = TuiDriver.start({
+    root: sandbox.root,
+    cwd: project,
+    env: { ...sandbox.env, AIRCODING_LISTEN_MS: "5000", AIRCODING_INACTIVITY_MS: "120000", AIRCODING_SCRIPTED_LOG: join(sandbox.root, "model.jsonl") },
+    command: [bunBinary(), aircodingBin, project, "--scripted", file],
+  })
 
-  tui.open("first", argv)
   await tui.waitFor(/Ask anything/)
-  tui.type("Document the app.")
+  tui.submit("Document the app.")
   await tui.waitFor(/PLAN-V1/)
   screens.plan = tui.screen()
   // The TUI plugin raises the plan as a dialog too (answered in code: test/tui/tui.e2e.test.ts); this test
   // answers in the chat, through Main, so it puts the dialog aside first.
   await dismissPlanDialog()
-  tui.type(change)
+  tui.submit(change)
   await tui.waitFor(/PLAN-V2/)
   screens.revised = tui.screen()
   await dismissPlanDialog()
-  tui.type("yes")
+  tui.submit("yes")
   await tui.waitFor(has("task.dispatched", "T-1"))
   screens.running = tui.screen()
   // The user quits while T-1's executor is still working.
-  tui.key("C-c")
+  tui.press("C-c")
   await tui.waitFor(/EXITED \d+/)
   screens.exit = tui.screen()
 
-  tui.open("again", argv)
-  // Reopening says where the run stands (a toast of the resumed Scheduler).
-  await tui.waitFor(/resumed/)
-  screens.resumed = tui.screen()
+  tui.reopen("again")
+  // Reopening says where the run stands: the home screen (the plugin, from the log) names the run's status.
+  screens.resumed = await tui.waitFor(/AirCoding · (running|waiting)/, 240_000, "the run's status on the home screen")
   await tui.waitFor(has("merge.succeeded", "T-2"), 480_000)
   screens.reopened = tui.screen()
 }, 900_000)
 
-afterAll(() => {
-  tui?.close()
+afterAll(async () => {
+  await tui?.stop()
   sandbox?.cleanup()
-})
+}, 60_000)
 
 describe("the conversation in the real TUI", () => {
   test("the plan, the revised plan after the user's change, and their yes are all in the chat", () => {
@@ -153,7 +155,7 @@ describe("the conversation in the real TUI", () => {
   })
 
   test("reopened, the TUI says where the run stands", () => {
-    expect(screens.resumed).toMatch(/AirCoding: run run-\S+ resumed/)
+    expect(screens.resumed).toMatch(/AirCoding · running · \d of 2 tasks merged/)
   })
 
   test("reopened, the run finishes with every task merged once", () => {

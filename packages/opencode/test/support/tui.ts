@@ -4,37 +4,59 @@ import { join } from "node:path"
 import { RunView } from "../../src/read/view"
 
 /**
- * Drives a real TUI in tmux: its own tmux server (socket in the test's sandbox), a fixed window size, the
- * screen read back as text. The server is started with the environment given, so the program sees exactly
- * that environment (tmux hands its server's environment to new panes). Waits poll the screen; there is no
- * sleep a test could depend on.
+ * The one driver of a real TUI in a pseudo-terminal: a tmux server of its own (socket in the test's
+ * sandbox, so tests never meet), a fixed size (200x50 unless told), the screen read back as text. The
+ * server is started with the environment given, so the program sees exactly that environment (tmux hands
+ * its server's environment to new panes). Each program runs in a window of its own (`open`, then
+ * `reopen` for the next start); when it exits, its window stays and shows `EXITED <code>` below what it
+ * printed. Waits poll the screen; there is no sleep a test could depend on.
  */
 export class TuiDriver {
+  private readonly windows: string[] = []
+
   private constructor(
+    private readonly opts: TuiDriver.Options,
     private readonly socket: string,
     private readonly env: NodeJS.ProcessEnv,
   ) {}
 
-  static start(opts: { root: string; cwd: string; env: NodeJS.ProcessEnv; command: string[]; width?: number; height?: number }): TuiDriver {
-    const socket = join(opts.root, "tmux.sock")
-    const script = join(opts.root, "tui-command.sh")
-    // The pane runs a script: no quoting of the command through tmux, and the program's stderr is kept.
-    const quoted = opts.command.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(" ")
-    writeFileSync(script, `#!/bin/sh\ncd '${opts.cwd}'\nexec ${quoted} 2>'${join(opts.root, "tui-stderr.txt")}'\n`, { mode: 0o755 })
-    const driver = new TuiDriver(socket, { ...opts.env, TERM: "xterm-256color" })
-    driver.tmux(["new-session", "-d", "-s", "air", "-x", String(opts.width ?? 200), "-y", String(opts.height ?? 50), script])
-    driver.tmux(["set-option", "-t", "air", "remain-on-exit", "on"])
+  /** Starts the tmux server and `opts.command` in its first window, named "first". */
+  static start(opts: TuiDriver.Options): TuiDriver {
+    const driver = new TuiDriver(opts, join(opts.root, "tmux.sock"), { ...opts.env, TERM: "xterm-256color" })
+    driver.open("first")
     return driver
   }
 
-  private tmux(args: string[]): string {
-    return execFileSync("tmux", ["-S", this.socket, ...args], { env: this.env, encoding: "utf8" })
+  /** Runs the command again (or another one) in a new window, which becomes the one read and typed into. */
+  reopen(name: string, command = this.opts.command): void {
+    this.open(name, command)
   }
 
-  /** The visible screen, one string per row, trailing spaces removed. */
+  private open(name: string, command = this.opts.command): void {
+    const script = join(this.opts.root, `tui-${name}.sh`)
+    // The window runs a script: no quoting of the command through tmux; the program's stderr goes to a
+    // file (the engine logs there), its stdout (the exit hint) stays on screen with its exit code.
+    const quoted = command.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(" ")
+    const stderr = join(this.opts.root, `tui-${name}-stderr.txt`)
+    writeFileSync(script, `#!/bin/sh\ncd '${this.opts.cwd}'\n${quoted} 2>'${stderr}'\necho "EXITED $?"\nexec sleep 3600\n`, { mode: 0o755 })
+    if (!this.windows.length)
+      this.tmux(["new-session", "-d", "-s", "air", "-n", name, "-x", String(this.opts.width ?? 200), "-y", String(this.opts.height ?? 50), script])
+    else this.tmux(["new-window", "-a", "-t", this.target, "-n", name, script])
+    this.windows.push(name)
+  }
+
+  private get target(): string {
+    return `air:${this.windows[this.windows.length - 1]}`
+  }
+
+  private tmux(args: string[]): string {
+    return execFileSync("tmux", ["-S", this.socket, ...args], { env: this.env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
+  }
+
+  /** The visible screen of the current window, one string per row, trailing spaces removed. */
   screen(): string {
     try {
-      return this.tmux(["capture-pane", "-p", "-t", "air"])
+      return this.tmux(["capture-pane", "-p", "-t", this.target])
         .split("\n")
         .map((l) => l.trimEnd())
         .join("\n")
@@ -52,7 +74,11 @@ export class TuiDriver {
       .join("\n")
   }
 
-  async waitFor(what: string | RegExp | ((screen: string) => boolean), timeoutMs: number, label = String(what)): Promise<string> {
+  /**
+   * Waits until the screen shows `what` (text, pattern, or a check of the screen — a check may look
+   * elsewhere, at the event log, and ignore it). The timeout is an inactivity bound, not a speed figure.
+   */
+  async waitFor(what: string | RegExp | ((screen: string) => boolean), timeoutMs = 240_000, label = String(what)): Promise<string> {
     const test = typeof what === "function" ? what : (s: string) => (typeof what === "string" ? s.includes(what) : what.test(s))
     const deadline = Date.now() + timeoutMs
     let last = ""
@@ -64,25 +90,31 @@ export class TuiDriver {
     throw new Error(`timed out after ${timeoutMs} ms waiting for ${label}; the screen was:\n${last}`)
   }
 
-  /** Types literal text (no key names interpreted). */
+  /** Types literal text (no key names interpreted), without Enter. */
   type(text: string): void {
-    this.tmux(["send-keys", "-t", "air", "-l", text])
+    this.tmux(["send-keys", "-t", this.target, "-l", text])
+  }
+
+  /** Types text as a person would, then Enter. */
+  submit(text: string): void {
+    this.type(text)
+    this.press("Enter")
   }
 
   /** Presses keys by tmux name: Enter, Escape, C-c, C-u … */
   press(...keys: string[]): void {
-    this.tmux(["send-keys", "-t", "air", ...keys])
+    this.tmux(["send-keys", "-t", this.target, ...keys])
   }
 
-  /** The pane's process and its descendants, by pid (the program and the engine it started). */
+  /** Every window's process and its descendants, by pid (the programs and the engines they started). */
   private processes(): number[] {
-    let root: number
+    let roots: number[]
     try {
-      root = Number(this.tmux(["display-message", "-p", "-t", "air", "#{pane_pid}"]).trim())
+      roots = this.tmux(["list-panes", "-s", "-t", "air", "-F", "#{pane_pid}"]).split("\n").map(Number).filter((n) => n > 0)
     } catch {
       return []
     }
-    const all = [root]
+    const all = [...roots]
     for (let i = 0; i < all.length; i++) {
       try {
         const children = execFileSync("ps", ["-o", "pid=", "--ppid", String(all[i])], { encoding: "utf8" })
@@ -91,10 +123,10 @@ export class TuiDriver {
         // no children
       }
     }
-    return all.filter((n) => n > 0)
+    return all
   }
 
-  /** Ends the program (SIGTERM, then SIGKILL after 20 s) and waits until it and the engine are gone, then the tmux server. */
+  /** Ends every program (SIGTERM, then SIGKILL after 20 s) and waits until they and their engines are gone, then the tmux server. */
   async stop(): Promise<void> {
     const pids = this.processes()
     const alive = () => pids.filter((pid) => {
@@ -124,6 +156,10 @@ export class TuiDriver {
       // already gone
     }
   }
+}
+
+export namespace TuiDriver {
+  export type Options = { root: string; cwd: string; env: NodeJS.ProcessEnv; command: string[]; width?: number; height?: number }
 }
 
 /** The terminal column where a string index falls: CJK characters take two columns, one string position. */

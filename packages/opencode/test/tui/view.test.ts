@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
-import { LANGS } from "../../src/read/words"
+import { catalog, KEYS, LANGS } from "../../src/read/words"
 import { readStatus } from "../../src/read/status-read"
 import { RunData } from "../../src/read/run-data"
 import { isRefused, transition } from "../../src/core/machine"
 import { initialState, type SchedulerState } from "../../src/core/state"
 import { TuiView } from "../../src/tui/view"
-import { TUI_KEYS, tuiCatalogue } from "../../src/tui/words"
 import { copyFixture } from "../cli-view/helpers"
 import { golden } from "./golden"
 
@@ -55,6 +54,20 @@ describe("the sidebar", () => {
   })
 })
 
+describe("the home screen", () => {
+  test("a run waiting for the plan's confirmation says so; a finished one says every task merged; no run, nothing", () => {
+    const waiting = readStatus(fixture.root, stateAt(2), [])
+    const lines = TuiView.home(waiting, "zh-CN")
+    expect(lines[0]!.text).toBe("AirCoding · 等待中")
+    expect(lines[1]!.text).toMatch(/^等待 · 你对计划的确认：/)
+    const done = readStatus(fixture.root, loaded.state, loaded.entries)
+    const n = loaded.state.tasks.length
+    expect(TuiView.home(done, "en")[0]!.text).toBe(`AirCoding · ${TuiView.statusWord("en", done)} · ${n} of ${n} tasks merged`)
+    const empty = RunData.load("/nonexistent-air-project")
+    expect(TuiView.home(readStatus("/nonexistent-air-project", empty.state, []), "en")).toEqual([])
+  })
+})
+
 describe("what waits on the user", () => {
   test("a proposed plan asks for confirmation; a revised proposal gets a new key, other events do not", () => {
     const proposed = stateAt(2)
@@ -98,6 +111,8 @@ describe("toasts", () => {
   })
 })
 
-test("every word of the TUI exists in both languages", () => {
-  for (const lang of LANGS) for (const key of TUI_KEYS) expect(tuiCatalogue(lang)[key], `${lang} ${key}`).toBeTruthy()
+test("the TUI's words are the one catalogue's tui.* keys, in both languages", () => {
+  const tuiKeys = KEYS.filter((k) => k.startsWith("tui."))
+  expect(tuiKeys.length).toBeGreaterThan(30)
+  for (const lang of LANGS) for (const key of tuiKeys) expect(catalog(lang)[key], `${lang} ${key}`).toBeTruthy()
 })

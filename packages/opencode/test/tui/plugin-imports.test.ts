@@ -1,0 +1,60 @@
+import { existsSync, readFileSync } from "node:fs"
+import { dirname, join, relative, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { describe, expect, test } from "vitest"
+
+/**
+ * The TUI plugin runs inside the engine's TUI process: what it imports is loaded there. Its graph must
+ * stay light — the catalogue, the read model and the pure core, never the Scheduler's runtime (engine,
+ * processes, git, the orchestrator). Type-only imports cost nothing at run time and are not followed.
+ */
+const SRC = resolve(dirname(fileURLToPath(import.meta.url)), "../../src")
+
+function runtimeImports(file: string): string[] {
+  const text = readFileSync(file, "utf8")
+  const specs: string[] = []
+  for (const m of text.matchAll(/^\s*(?:import|export)\s+(type\s+)?(?:[^"';]*?\sfrom\s+)?["']([^"']+)["']/gm)) if (!m[1]) specs.push(m[2]!)
+  for (const m of text.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)) specs.push(m[1]!)
+  return specs
+}
+
+/** Every file of src/ the module loads, and every package it names. */
+function graph(entry: string): { files: string[]; packages: string[] } {
+  const files = new Set<string>()
+  const packages = new Set<string>()
+  const queue = [entry]
+  while (queue.length) {
+    const file = queue.pop()!
+    if (files.has(file)) continue
+    files.add(file)
+    for (const spec of runtimeImports(file)) {
+      if (!spec.startsWith(".")) {
+        packages.add(spec)
+        continue
+      }
+      const base = resolve(dirname(file), spec)
+      const found = [base, `${base}.ts`, `${base}.tsx`, join(base, "index.ts")].find((c) => /\.tsx?$/.test(c) && existsSync(c))
+      if (!found) throw new Error(`${relative(SRC, file)} imports ${spec}, which was not found`)
+      queue.push(found)
+    }
+  }
+  return { files: [...files].map((f) => relative(SRC, f)).sort(), packages: [...packages].sort() }
+}
+
+describe("the TUI plugin's import graph", () => {
+  test("the catalogue of words loads nothing but node:fs and node:path", () => {
+    const { files, packages } = graph(join(SRC, "read/words.ts"))
+    expect(files).toEqual(["read/words.ts"])
+    expect(packages).toEqual(["node:fs", "node:path"])
+  })
+
+  test("the plugin loads the catalogue, the read model and the core, and of the runtime only its file readers", () => {
+    const { files, packages } = graph(join(SRC, "tui/plugin.tsx"))
+    expect(files).toContain("read/words.ts")
+    expect(files).toContain("tui/view.ts")
+    // usage.ts reads the usage log; jsonl.ts and atomic.ts are the file helpers it uses. Nothing else of the runtime.
+    expect(files.filter((f) => f.startsWith("runtime/"))).toEqual(["runtime/atomic.ts", "runtime/jsonl.ts", "runtime/usage.ts"])
+    expect(files.filter((f) => !/^(core|read|tui|runtime)\//.test(f))).toEqual([])
+    expect(packages.filter((p) => !p.startsWith("node:"))).toEqual(["solid-js", "zod"])
+  })
+})
