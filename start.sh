@@ -31,7 +31,7 @@ Usage: ./start.sh [dir]                 open the OpenCode TUI in dir (default: .
        ./start.sh env                   print the line that puts `aircoding` on PATH in this shell:
                                         eval "$(./start.sh env)"
 Every command takes --help. The first run installs bun (into .tools/) and the pinned packages, and the
-system tools the gates need when missing (git, cmake, g++, cppcheck, ccache, clang-tidy, bubblewrap: apt-get, sudo -n
+system tools the gates need when missing (git, cmake, g++, cppcheck, ccache, clang-tidy, ripgrep, bubblewrap: apt-get, sudo -n
 or brew; else it stops with the command to type); later runs start at once.
 USAGE
 }
@@ -86,6 +86,8 @@ ensure_system_tools() {
   command -v cppcheck >/dev/null 2>&1 || required+=(cppcheck)
   command -v ccache >/dev/null 2>&1 || optional+=(ccache)
   command -v clang-tidy >/dev/null 2>&1 || optional+=(clang-tidy)
+  # The engine's grep and glob tools need ripgrep; offline they cannot download it.
+  command -v rg >/dev/null 2>&1 || optional+=(ripgrep)
   if [ "$(uname -s)" = Linux ]; then command -v bwrap >/dev/null 2>&1 || optional+=(bubblewrap); fi
   # (the ${a[@]+…} form: bash 3.2 on macOS treats an empty array as unset under set -u)
   local all=(${required[@]+"${required[@]}"} ${optional[@]+"${optional[@]}"})
