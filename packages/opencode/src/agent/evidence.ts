@@ -119,7 +119,7 @@ export namespace Evidence {
     return [...out]
   }
 
-  /** Words of a command for comparison: absolute paths under `root` made relative, parallelism dropped. */
+  /** Words of a command for comparison: absolute paths under `root` made relative, parallelism and report files dropped. */
   function comparable(segment: string, root?: string): string[] {
     const ws = words(segment).map((w) => (root && w.startsWith(root + "/") ? w.slice(root.length + 1) : w)).map((w) => w.replace(/^\.\//, ""))
     const out: string[] = []
@@ -130,6 +130,11 @@ export namespace Evidence {
         continue
       }
       if (/^(-j\d+|--parallel=\d+|-l\d+)$/.test(w)) continue
+      // A report file the test gate asks CTest for (its JUnit results): not part of reproducing the failure.
+      if (w === "--output-junit" || w === "--output-log") {
+        i++
+        continue
+      }
       out.push(w)
     }
     return out

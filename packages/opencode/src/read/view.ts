@@ -11,7 +11,8 @@ import { list, t, tOr, type Key, type Lang } from "./words"
  * or the time of the last event, never a clock.
  */
 export namespace RunView {
-  export type GateLine = { gate: string; passed: boolean; ms?: number; summary?: string }
+  /** `ran: false`: a tool gate with nothing to run (cppcheck disabled, no .clang-tidy, no C++ file changed). */
+  export type GateLine = { gate: string; passed: boolean; ran?: boolean; ms?: number; summary?: string }
   export type Session = { sessionId: string; role: "executor" | "debugger" | "reviewer"; attempt: number | null; at: string; requests: number | null }
 
   export type Task = {
@@ -107,7 +108,7 @@ export namespace RunView {
         attempts: rt.attempts,
         repairs: rt.repairs,
         stalls: rt.stalls,
-        gates: report ? report.gates.map((g) => ({ gate: g.gate, passed: g.passed, ms: g.ms, summary: g.summary })) : gatesFromState(rt),
+        gates: report ? report.gates.map((g) => ({ gate: g.gate, passed: g.passed, ...(g.ran === false ? { ran: false } : {}), ms: g.ms, summary: g.summary })) : gatesFromState(rt),
         gateRun: report?.attempt ?? rt.gateRuns,
         lastFailure: rt.lastFailure
           ? {
@@ -306,8 +307,9 @@ export namespace RunView {
   }
 
   export function gatesText(lang: Lang, gates: readonly GateLine[]): string {
-    // commit, diff, write-set, the secret scan and evidence are bookkeeping: shown only when they are what failed
-    const shown = gates.filter((g) => !g.passed || !["commit", "diff", "write-set", "secrets", "evidence"].includes(g.gate))
+    // commit, diff, write-set, the secret scan and evidence are bookkeeping: shown only when they are what failed;
+    // a tool gate that had nothing to run is no ✓ (a project without .clang-tidy, cppcheck disabled).
+    const shown = gates.filter((g) => !g.passed || (g.ran !== false && !["commit", "diff", "write-set", "secrets", "evidence"].includes(g.gate)))
     if (!shown.length) return t(lang, "gates.none")
     return shown.map((g) => `${gateLabel(g.gate, lang)} ${g.passed ? "✓" : "✗"}`).join(" ")
   }

@@ -68,6 +68,12 @@ describe("the failure being repaired", () => {
     expect(Evidence.fromBash("cmake --build .air-build", [], worktree)?.kind).toBe("build")
   })
 
+  it("the JUnit report file the test gate asks CTest for is not a word the debugger must repeat", () => {
+    const gate = { commands: [`ctest --test-dir .air-build --output-on-failure --output-junit ${worktree}/.air-build/0-ctest.xml`], names: ["calc"] }
+    expect(Evidence.fromBash("ctest --test-dir .air-build --output-on-failure", [], worktree, gate)?.kind).toBe("test")
+    expect(Evidence.fromBash("ctest --test-dir elsewhere --output-on-failure", [], worktree, gate)).toBeUndefined()
+  })
+
   it("no failed report (none yet, or the newest passed): nothing to compare", () => {
     expect(Evidence.failureOf(join(base, "nowhere"))).toBeUndefined()
     const other = join(base, "passed")

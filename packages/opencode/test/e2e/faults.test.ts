@@ -80,6 +80,7 @@ beforeAll(async () => {
     ],
   }
   const confused = {
+    name: "confused",
     agent: "executor",
     match: "^Task T-1:[\\s\\S]*\\(attempt 1\\)",
     steps: [
@@ -129,7 +130,7 @@ describe("the model answers the reviewer with an error", () => {
 })
 
 describe("the model misbehaves, then the merge lock is held by a live process", () => {
-  const confusedTurns = () => modelRun.modelLog.filter((l) => l.agent === "executor" && l.script === 2)
+  const confusedTurns = () => modelRun.modelLog.filter((l) => l.agent === "executor" && l.script === "confused")
 
   test("the run ends done: T-1 merged once (exit 0)", () => {
     expect(modelRun.code, modelRun.stderr.slice(-3000)).toBe(0)

@@ -41,7 +41,8 @@ const scenario = {
         { tool: "air_listen", args: {}, expect: { lastToolResultIncludes: ["Submitted"] } },
         { text: "已提交：架构师正在制定计划。", expect: { lastToolResultIncludes: ["End your turn now"] } },
         // The news is hidden from the chat (a synthetic part) but Main reads it.
-        { text: "架构师提出了计划：先写安装文档，再写使用文档。请在对话框中确认。", expect: { lastUserIncludes: ["news for the user", plan] } },
+        // Not the dialog's title ("架构师提出了计划"): the test finds the dialog by its title, and this chat line stays on screen.
+        { text: "计划已提出：先写安装文档，再写使用文档。请在对话框中确认。", expect: { lastUserIncludes: ["news for the user", plan] } },
         // Spare answers for news that may still reach this session before the user quits.
         { text: "好的。" },
         { text: "好的。" },
