@@ -9,8 +9,11 @@ export type Command =
   | { type: "abort"; id: string; taskId: string; sessionId: string }
   | { type: "runGates"; id: string; taskId: string }
   | { type: "review"; id: string; taskId: string }
-  /** `round`: which landing of the task this is (1 unless a plan delta reverted an earlier one). */
-  | { type: "merge"; id: string; taskId: string; round: number }
+  /**
+   * One batch: the tasks land together, in this order, after their combined tree is built and tested. `round`:
+   * which landing of the task this is (1 unless a plan delta reverted an earlier one).
+   */
+  | { type: "merge"; id: string; tasks: { taskId: string; round: number }[] }
   /** `round`: the landing to undo. */
   | { type: "revert"; id: string; taskId: string; round: number }
   | { type: "consult"; id: string; taskId: string; agent: Consultant; options: ConsultOption[]; question: string }

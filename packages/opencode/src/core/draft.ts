@@ -162,7 +162,7 @@ export class Draft {
     for (const dep of this.node(id).deps) if (this.s.tasks[indexOf.get(dep)!]?.status !== "merged") remainingDeps++
     if (remainingDeps !== task.remainingDeps) this.patch(id, { remainingDeps })
     if (remainingDeps > 0) return
-    if (this.s.merging === id) return // its branch is still being merged; it may start once that settles
+    if (this.s.merging.includes(id)) return // its branch is still being merged; it may start once that settles
     const { rank } = graphIndex(this.graph)
     const mine = rank[this.indexOf(id)!]!
     const list = this.s.ready
@@ -188,7 +188,7 @@ export class Draft {
       let remaining = 0
       for (const dep of node.deps) if (this.s.tasks[indexOf.get(dep)!]?.status !== "merged") remaining++
       if (remaining !== task.remainingDeps) this.patch(task.id, { remainingDeps: remaining })
-      if (remaining === 0 && task.waitingOn === null && this.s.merging !== task.id) ready.push(task.id)
+      if (remaining === 0 && task.waitingOn === null && !this.s.merging.includes(task.id)) ready.push(task.id)
     })
     const { rank } = graphIndex(graph)
     ready.sort((a, b) => rank[indexOf.get(a)!]! - rank[indexOf.get(b)!]!)
@@ -274,16 +274,48 @@ export class Draft {
     this.pumpMerge()
   }
 
-  /** Merges go one at a time: the next starts only when none is in flight. */
+  /**
+   * One batch in flight at a time: the next starts only when every task of the last one has its outcome. A
+   * batch is the halves of a failed batch first (bisection), else the head of the queue, up to the run's
+   * batch size (one in logs written before batches).
+   */
   pumpMerge(): void {
-    if (this.s.merging !== null || this.s.mergeQueue.length === 0) return
-    const id = this.queue()[0]!
-    const task = this.task(id)!
-    const run = task.mergeRuns + 1
-    this.setStatus(id, "merging", null) // also takes it off the queue
-    this.s.merging = id
-    this.patch(id, { mergeRuns: run })
-    this.emit({ type: "merge", id: commandId.merge(id, run), taskId: id, round: task.merges + 1 })
+    if (this.s.merging.length > 0 || this.s.mergeQueue.length === 0) return
+    let batch: string[] = []
+    while (batch.length === 0 && this.s.mergeSplits.length > 0) {
+      const [group, ...rest] = this.s.mergeSplits
+      this.s.mergeSplits = rest
+      // A task of the group that left the queue meanwhile (invalidated, its merge blocked) is not waited for.
+      batch = group!.filter((id) => this.s.mergeQueue.includes(id))
+    }
+    if (batch.length === 0) batch = this.s.mergeQueue.slice(0, this.s.config?.mergeBatch ?? 1)
+    const tasks = batch.map((id) => {
+      const task = this.task(id)!
+      this.setStatus(id, "merging", null) // also takes it off the queue
+      this.patch(id, { mergeRuns: task.mergeRuns + 1 })
+      return { taskId: id, round: task.merges + 1 }
+    })
+    this.s.merging = batch
+    this.emit({ type: "merge", id: commandId.merge(batch[0]!, this.task(batch[0]!)!.mergeRuns), tasks })
+  }
+
+  /** The task's merge has its outcome: it leaves the batch in flight (the next batch waits for the rest). */
+  leaveBatch(id: string): void {
+    this.s.merging = this.s.merging.filter((m) => m !== id)
+  }
+
+  /**
+   * A batch failed as a whole: nothing landed. Its tasks go back to the front of the queue, split in two
+   * halves that are tried in turn, so a failure is narrowed down to the one task that causes it.
+   */
+  splitBatch(ids: string[]): void {
+    const half = Math.ceil(ids.length / 2)
+    const back = ids.filter((id) => this.task(id)!.status === "merging")
+    for (const id of back) this.setStatus(id, "merge_queued", "its batch failed the merge build: tried again in a smaller batch")
+    this.s.mergeQueue = [...back, ...this.s.mergeQueue.filter((id) => !back.includes(id))]
+    this.queueCopied = true
+    this.s.mergeSplits = [ids.slice(0, half), ids.slice(half), ...this.s.mergeSplits].filter((group) => group.length > 0)
+    this.s.merging = this.s.merging.filter((m) => !ids.includes(m))
   }
 
   /** Undoes the task's last landing on the integration branch. */
@@ -294,11 +326,11 @@ export class Draft {
     this.emit(cmd)
   }
 
-  markMerged(id: string, commit: string, tag: string): void {
+  markMerged(id: string, commit: string, tag: string, head?: string): void {
     // New work landed: whatever the final review passed is no longer the whole of it.
     if (this.s.finalReviewPassed) this.s.finalReviewPassed = false
     this.setStatus(id, "merged", commit)
-    this.patch(id, { merged: { commit, tag }, merges: this.task(id)!.merges + 1, sessionId: null, reviewSessionId: null, resume: null, deadline: null })
+    this.patch(id, { merged: { commit, tag, ...(head ? { head } : {}) }, merges: this.task(id)!.merges + 1, sessionId: null, reviewSessionId: null, resume: null, deadline: null })
     const i = this.indexOf(id)!
     for (const d of graphIndex(this.graph).dependents[i]!) {
       const dependent = this.s.tasks[d]!
@@ -339,8 +371,7 @@ export class Draft {
   private conflictsWithActive(node: TaskNode): boolean {
     for (const other of this.s.active) if (tasksConflict(this.node(other), node)) return true
     // A merge still landing for a task the plan dropped holds its files until it lands (and is reverted).
-    const merging = this.s.merging
-    if (merging !== null && !this.s.active.includes(merging) && tasksConflict(this.node(merging), node)) return true
+    for (const merging of this.s.merging) if (!this.s.active.includes(merging) && tasksConflict(this.node(merging), node)) return true
     return false
   }
 
@@ -362,7 +393,7 @@ export class Draft {
    */
   settle(): void {
     const s = this.s
-    if (s.stage !== "running" || s.paused || s.frozen || s.active.length > 0 || s.merging !== null) return
+    if (s.stage !== "running" || s.paused || s.frozen || s.active.length > 0 || s.merging.length > 0) return
     if (s.runBudgetSpent) return this.finishBlocked()
     // Tasks citing an edited ADR wait for the Architect's classification, which will call schedule again.
     if (s.adrEdits.length > 0) return
@@ -480,7 +511,7 @@ export class Draft {
  * closest to done); no new task starts until the count is under the cap again.
  */
 export function workingCount(s: SchedulerState): number {
-  const merging = s.merging !== null && s.active.includes(s.merging) ? 1 : 0
+  const merging = s.merging.filter((id) => s.active.includes(id)).length
   const cap = s.config?.concurrency ?? 0
   return s.active.length - Math.min(s.mergeQueue.length + merging, cap)
 }

@@ -31,6 +31,11 @@ export const RunConfig = z.object({
    * in logs written before that rule, which replay as they ran (finished without it).
    */
   finalReview: z.boolean().optional(),
+  /**
+   * At most this many queued tasks are merged as one batch, built and tested together. Absent in logs written
+   * before batches: one at a time, as they ran.
+   */
+  mergeBatch: z.number().int().min(1).optional(),
 })
 export type RunConfig = z.infer<typeof RunConfig>
 
@@ -42,6 +47,7 @@ export const DEFAULT_RUN_CONFIG: RunConfig = {
   wallClockMs: 60 * 60_000,
   autoConfirm: false,
   finalReview: true,
+  mergeBatch: 4,
 }
 
 export const WORKER_ROLES = ["executor", "debugger"] as const
@@ -112,7 +118,8 @@ export const Event = z.discriminatedUnion("type", [
   event("review.started", { taskId, sessionId: z.string().min(1) }),
   event("review.reported", { taskId, report: ReviewReport }),
   event("merge.started", { taskId }),
-  event("merge.succeeded", { taskId, commit: z.string().min(1), tag: z.string().min(1) }),
+  /** `head`: the integration head the task landed in when that is not `commit` (a batch's merge commit). */
+  event("merge.succeeded", { taskId, commit: z.string().min(1), tag: z.string().min(1), head: z.string().min(1).optional() }),
   event("merge.conflicted", { taskId, files: z.array(z.string()) }),
   /** The merge could not be carried out (a lock held, index.lock left, local changes in the way, a git error): nothing landed. */
   event("merge.blocked", { taskId, tag: z.enum(FAULT_TAGS), message: z.string() }),
@@ -179,6 +186,13 @@ export const Event = z.discriminatedUnion("type", [
    * its tests (though the task passed alone). Nothing landed; `evidencePath` is the failing command's log.
    */
   event("merge.rejected", { taskId, message: z.string(), evidencePath: z.string() }),
+  /**
+   * A batch of tasks merged together failed its build or tests: nothing landed, and no task is blamed yet.
+   * The Scheduler splits the batch and tries the halves (bisection) until the failure has one task to go to.
+   */
+  /** The batch stopped before this task's outcome (its merge was blocked on another task's account): nothing of it landed. */
+  event("merge.deferred", { taskId }),
+  event("merge.batch-rejected", { taskIds: z.array(z.string().min(1)).min(2), message: z.string(), evidencePath: z.string() }),
 ])
 export type Event = z.infer<typeof Event>
 export type EventType = Event["type"]

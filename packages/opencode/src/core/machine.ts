@@ -45,6 +45,7 @@ export class Folder {
       active: from.active.slice(),
       ready: from.ready.slice(),
       mergeQueue: from.mergeQueue.slice(),
+      merging: from.merging.slice(),
     }
   }
 
@@ -351,21 +352,23 @@ const RULES: { [T in EventType]: Handler<T> } = {
   "merge.started": (d, e) => {
     const t = findTask(d, e.taskId)
     if (typeof t === "string") return t
-    if (d.s.merging !== t.id) return `task ${t.id} is not the merge in flight (${d.s.merging ?? "none"})`
+    return notInFlight(d, t.id)
   },
 
   "merge.succeeded": (d, e) => {
     const t = findTask(d, e.taskId)
     if (typeof t === "string") return t
-    if (d.s.merging !== t.id) return `task ${t.id} is not the merge in flight (${d.s.merging ?? "none"}); a merge is never recorded twice`
-    d.s.merging = null
+    const refused = notInFlight(d, t.id)
+    if (refused) return `${refused}; a merge is never recorded twice`
+    d.leaveBatch(t.id)
+    const head = e.head ? { head: e.head } : {}
     if (t.revertOnMerge) {
       // The plan changed while this merge ran: undo it now that it landed.
-      d.patch(t.id, { revertOnMerge: false, merged: { commit: e.commit, tag: e.tag }, merges: t.merges + 1 })
+      d.patch(t.id, { revertOnMerge: false, merged: { commit: e.commit, tag: e.tag, ...head }, merges: t.merges + 1 })
       d.revert(t.id)
       d.offerReady(t.id)
     } else {
-      d.markMerged(t.id, e.commit, e.tag)
+      d.markMerged(t.id, e.commit, e.tag, e.head)
       d.notify(`task ${t.id} merged (${e.tag})`)
     }
     d.pumpMerge()
@@ -385,6 +388,51 @@ const RULES: { [T in EventType]: Handler<T> } = {
       const reason = `the merge build failed on the integration head: ${e.message} (evidence: ${e.evidencePath})`
       d.repairOrConsult(t.id, "debugger", reason, failure, ["debug-again", "executor-again", "block"])
     }),
+
+  // The batch failed as a whole: no task is blamed; its halves are tried in turn until one task is left with the failure.
+  "merge.batch-rejected": (d, e) => {
+    for (const id of e.taskIds) {
+      const t = findTask(d, id)
+      if (typeof t === "string") return t
+      const refused = notInFlight(d, id)
+      if (refused) return refused
+    }
+    if (new Set(e.taskIds).size !== e.taskIds.length) return `the batch names a task twice: ${e.taskIds.join(", ")}`
+    const back: string[] = []
+    for (const id of e.taskIds) {
+      const t = d.task(id)!
+      if (!t.revertOnMerge) {
+        back.push(id)
+        continue
+      }
+      // The plan no longer wants it merged, and nothing of it landed.
+      d.leaveBatch(id)
+      d.patch(id, { revertOnMerge: false })
+      d.offerReady(id)
+    }
+    d.splitBatch(back)
+    d.notify(`the merge build of ${e.taskIds.join(", ")} together failed (evidence: ${e.evidencePath}); they are merged again in smaller batches to find the cause`)
+    d.pumpMerge()
+    d.schedule()
+  },
+
+  // The batch stopped before this task's outcome (its merge was blocked on another task's account): nothing of it landed; it is merged again first.
+  "merge.deferred": (d, e) => {
+    const t = findTask(d, e.taskId)
+    if (typeof t === "string") return t
+    const refused = notInFlight(d, t.id)
+    if (refused) return refused
+    d.leaveBatch(t.id)
+    if (t.revertOnMerge) {
+      d.patch(t.id, { revertOnMerge: false })
+      d.offerReady(t.id)
+    } else {
+      d.setStatus(t.id, "merge_queued", "its batch stopped before it was merged")
+      d.s.mergeQueue = [t.id, ...d.s.mergeQueue.filter((id) => id !== t.id)]
+    }
+    d.pumpMerge()
+    d.schedule()
+  },
 
   // Nothing landed: the queue moves on at once; the task waits for the user, whose answer queues its merge again.
   "merge.blocked": (d, e) =>
@@ -716,8 +764,9 @@ function needStage(d: Draft, stages: readonly Stage[], why: string): string | un
 function mergeFailed(d: Draft, taskId: string, onFailure: (t: TaskRuntime) => void): string | undefined {
   const t = findTask(d, taskId)
   if (typeof t === "string") return t
-  if (d.s.merging !== t.id) return `task ${t.id} is not the merge in flight (${d.s.merging ?? "none"})`
-  d.s.merging = null
+  const refused = notInFlight(d, t.id)
+  if (refused) return refused
+  d.leaveBatch(t.id)
   if (t.revertOnMerge) {
     d.patch(t.id, { revertOnMerge: false })
     d.offerReady(t.id)
@@ -725,6 +774,12 @@ function mergeFailed(d: Draft, taskId: string, onFailure: (t: TaskRuntime) => vo
   d.pumpMerge()
   d.schedule()
   return undefined
+}
+
+/** Why an outcome of this task's merge is refused: it is not in the batch in flight. */
+function notInFlight(d: Draft, id: string): string | undefined {
+  if (d.s.merging.includes(id)) return undefined
+  return `task ${id} is not the merge in flight (${d.s.merging.join(", ") || "none"})`
 }
 
 function findTask(d: Draft, id: string, statuses?: readonly TaskStatus[]): TaskRuntime | string {

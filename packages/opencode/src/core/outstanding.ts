@@ -25,19 +25,15 @@ export function outstanding(state: SchedulerState): Command[] {
       case "reviewing":
         if (task.reviewSessionId === null) commands.push({ type: "review", id: commandId.review(id, task.reviewRuns), taskId: id })
         break
-      case "merging":
-        commands.push({ type: "merge", id: commandId.merge(id, task.mergeRuns), taskId: id, round: task.merges + 1 })
-        break
       case "consulting":
         commands.push({ type: "consult", id: commandId.consult(id, task.consults), taskId: id, agent: task.consultBy ?? "scheduler", options: task.consultOptions ?? [], question: task.lastFailure?.message ?? `task ${id} needs a decision` })
         break
     }
   }
-  // A merge that landed while its task was being invalidated still has to be undone.
-  if (state.merging !== null) {
-    const task = state.tasks.find((t) => t.id === state.merging)
-    if (task && task.status !== "merging") commands.push({ type: "merge", id: commandId.merge(task.id, task.mergeRuns), taskId: task.id, round: task.merges + 1 })
-  }
+  // The batch in flight, as first issued (its tasks' tags tell the runtime what landed). A task invalidated
+  // while it was being merged is still in it: if it landed, it has to be undone.
+  const batch = state.merging.flatMap((id) => state.tasks.filter((t) => t.id === id))
+  if (batch.length > 0) commands.push({ type: "merge", id: commandId.merge(batch[0]!.id, batch[0]!.mergeRuns), tasks: batch.map((t) => ({ taskId: t.id, round: t.merges + 1 })) })
   for (const question of state.questions) commands.push({ type: "ask", id: commandId.ask(question.questionId), questionId: question.questionId, text: question.text })
   // A review recorded as started is started again: its session died with the old process.
   if (state.milestone) commands.push({ type: "reviewMilestone", id: state.milestone.commandId, phase: state.milestone.phase, final: state.milestone.final })

@@ -60,7 +60,8 @@ export const TaskRuntime = z.object({
   waitingOn: z.string().nullable(),
   /** The task was invalidated or reset while its merge was in flight: revert it once the merge lands. */
   revertOnMerge: z.boolean(),
-  merged: z.object({ commit: z.string(), tag: z.string() }).nullable(),
+  /** `head`: the batch's merge commit the task landed in, when it landed in one. */
+  merged: z.object({ commit: z.string(), tag: z.string(), head: z.string().optional() }).nullable(),
   /**
    * Times the task's work landed on the integration branch. A task reverted by a plan delta and done again
    * merges as round merges + 1, under its own tag, so the first round's tags and trailers never collide.
@@ -109,7 +110,16 @@ export const SchedulerState = z.object({
   /** Pending tasks whose dependencies are merged, in dispatch order (phase, then id). */
   ready: z.array(z.string()),
   mergeQueue: z.array(z.string()),
-  merging: z.string().nullable(),
+  /**
+   * The batch in flight: the tasks one merge command carries, built and tested together (empty: none). Logs
+   * and snapshots written before batches held one task or null here.
+   */
+  merging: z.preprocess((v) => (v === null || v === undefined ? [] : typeof v === "string" ? [v] : v), z.array(z.string())),
+  /**
+   * A failed batch split in halves (bisection): each group is tried as a batch of its own, in order, before
+   * the queue is batched again; a group of one that fails is that task's fault.
+   */
+  mergeSplits: z.array(z.array(z.string())).default([]),
   /** `final`: the review of the last phase, against the whole requirement; the run is done only after it passes. */
   milestone: z.object({ phase: z.number().int(), reviewing: z.boolean(), commandId: z.string(), final: z.boolean().default(false) }).nullable(),
   /** Failing milestone reviews of the phase under review since its last pass (or the user's answer); bounded by MILESTONE_FIX_ROUNDS. */
@@ -156,7 +166,8 @@ export function initialState(): SchedulerState {
     active: [],
     ready: [],
     mergeQueue: [],
-    merging: null,
+    merging: [],
+    mergeSplits: [],
     milestone: null,
     milestoneFails: 0,
     milestoneAnswer: null,

@@ -13,6 +13,7 @@ import type { Supervisor } from "./supervisor"
 import { classifyFault } from "./fault"
 import { eventGateOf } from "./gates"
 import { MergeBuild } from "./merge-build"
+import type { MergeQueue } from "./merge"
 
 /**
  * Carries out the machine's commands. Each command's outcome goes back to the machine as an event; the
@@ -53,7 +54,7 @@ export class Interpreter {
       case "review":
         return this.startReview(cmd.taskId)
       case "merge":
-        return this.merge(cmd.taskId, cmd.round)
+        return this.merge(cmd.tasks)
       case "abort":
         return this.supervisor.abort(cmd.sessionId)
       case "notify":
@@ -136,7 +137,8 @@ export class Interpreter {
     if (!state || !b?.commit || b.status === "running") return
     const head = (await this.ports.git(this.ports.root, ["rev-parse", this.integration()]).catch(() => "")).trim()
     if (!head) return
-    const ours = new Set([b.commit, ...state.tasks.flatMap((t) => (t.merged ? [t.merged.commit] : []))])
+    // A batch lands as a merge commit over the tasks' own commits: that commit is ours too.
+    const ours = new Set([b.commit, ...state.tasks.flatMap((t) => (t.merged ? [t.merged.commit, ...(t.merged.head ? [t.merged.head] : [])] : []))])
     if ([...ours].some((c) => c === head || head.startsWith(c) || c.startsWith(head))) return
     await this.ports.log.apply({ type: "integration.moved", commit: head })
   }
@@ -287,34 +289,71 @@ export class Interpreter {
     else throw err
   }
 
-  private async merge(taskId: string, round: number): Promise<void> {
+  /**
+   * Merges one batch and reports each task's outcome. A fault of the whole batch (the lock, the user's
+   * checkout) blocks the task it names and sends the others back to the queue: nothing of theirs landed.
+   */
+  private async merge(tasks: { taskId: string; round: number }[]): Promise<void> {
     const { root, log, inbox } = this.ports
-    let result: Awaited<ReturnType<Ports["merge"]["merge"]>>
+    const ids = tasks.map((t) => t.taskId)
+    let result: MergeQueue.BatchResult
     try {
-      const task = this.task(taskId)
-      await log.apply({ type: "merge.started", taskId })
-      const evidenceDir = join(this.evidenceDir(taskId), `merge-${this.runtimeOf(taskId)?.mergeRuns ?? 1}`)
+      for (const taskId of ids) await log.apply({ type: "merge.started", taskId })
       const baseline = this.testBaseline()
-      const verify = MergeBuild.verifier({ evidenceDir, ...(baseline ? { baseline } : {}) })
-      result = await this.ports.merge.merge({ root, taskId, round, integration: this.integration(), title: task.title, lockTimeoutMs: this.ports.settings().mergeLockMs, verify })
+      const verify: MergeBuild.Verify = (candidate) =>
+        MergeBuild.verify(candidate, { evidenceDir: this.mergeEvidenceDir(candidate), ...(baseline ? { baseline } : {}) })
+      result = await this.ports.merge.mergeBatch({
+        root,
+        integration: this.integration(),
+        tasks: tasks.map((t) => ({ taskId: t.taskId, round: t.round, title: this.task(t.taskId).title })),
+        lockTimeoutMs: this.ports.settings().mergeLockMs,
+        verify,
+      })
     } catch (err) {
       // Nothing landed (a lock held, index.lock left, local changes in the way): the queue must not wait on it.
-      await log.apply({ type: "merge.blocked", taskId, ...classifyFault(err) })
+      const named = (err as { taskId?: unknown }).taskId
+      const blocked = typeof named === "string" && ids.includes(named) ? named : ids[0]!
+      await log.apply({ type: "merge.blocked", taskId: blocked, ...classifyFault(err) })
+      for (const taskId of ids) if (taskId !== blocked) await log.apply({ type: "merge.deferred", taskId })
       return
     }
-    if (result.status === "conflict") {
-      await log.apply({ type: "merge.conflicted", taskId, files: result.files })
-      return
+    const landed: { taskId: string; round: number }[] = []
+    for (const outcome of result.outcomes) {
+      const { taskId } = outcome
+      switch (outcome.status) {
+        case "merged":
+        case "already-merged":
+          await log.apply({ type: "merge.succeeded", taskId, commit: outcome.commit, tag: outcome.tag, ...(outcome.status === "merged" && outcome.head ? { head: outcome.head } : {}) })
+          landed.push(tasks.find((t) => t.taskId === taskId)!)
+          break
+        case "conflict":
+          await log.apply({ type: "merge.conflicted", taskId, files: outcome.files })
+          break
+        case "rejected":
+          await log.apply({ type: "merge.rejected", taskId, message: outcome.message, evidencePath: outcome.evidencePath })
+          break
+        case "blocked":
+          await log.apply({ type: "merge.blocked", taskId, ...classifyFault(outcome.error) })
+          break
+        case "deferred":
+          await log.apply({ type: "merge.deferred", taskId })
+          break
+      }
     }
-    if (result.status === "rejected") {
-      await log.apply({ type: "merge.rejected", taskId, message: result.message, evidencePath: result.evidencePath })
-      return
-    }
-    await log.apply({ type: "merge.succeeded", taskId, commit: result.commit, tag: result.tag })
+    if (result.rejected) await log.apply({ type: "merge.batch-rejected", taskIds: result.rejected.taskIds, message: result.rejected.summary, evidencePath: result.rejected.evidencePath })
     // Only now, with the merge confirmed and tagged, may the branch and worktree go.
-    await this.ports.worktrees
-      .remove(root, taskId, { integration: this.integration(), round })
-      .catch((err) => inbox.push(`Worktree of ${taskId} kept: ${(err as Error).message}`))
+    for (const { taskId, round } of landed) {
+      await this.ports.worktrees
+        .remove(root, taskId, { integration: this.integration(), round })
+        .catch((err) => inbox.push(`Worktree of ${taskId} kept: ${(err as Error).message}`))
+    }
+  }
+
+  /** A task's merge evidence goes with its other evidence; a batch's, which blames no task, under `_merge`. */
+  private mergeEvidenceDir(candidate: MergeBuild.Candidate): string {
+    const run = this.runtimeOf(candidate.taskId)?.mergeRuns ?? 1
+    if (!candidate.taskIds || candidate.taskIds.length < 2) return join(this.evidenceDir(candidate.taskId), `merge-${run}`)
+    return join(this.ports.root, ".air", "local", "evidence", "_merge", `${candidate.taskIds.join("+")}.${run}`)
   }
 
   /** Undoes a merged task by its air/done tag (idempotent: a revert already made is recognised by its tag). */

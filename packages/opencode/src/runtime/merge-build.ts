@@ -37,6 +37,8 @@ export namespace MergeBuild {
     /** The repository's top directory. */
     top: string
     taskId: string
+    /** A batch: every task in it, `taskId` first. */
+    taskIds?: string[]
     integration: string
     /** The integration head the candidate sits on. */
     base: string
@@ -129,7 +131,8 @@ export namespace MergeBuild {
       else if (mode === "on")
         throw new Error(`the OS sandbox cannot start (${check.message})`)
     }
-    const label = `task ${taskId} on ${candidate.integration}`
+    const batch = candidate.taskIds && candidate.taskIds.length > 1 ? candidate.taskIds : undefined
+    const label = batch ? `tasks ${batch.join(", ")} together on ${candidate.integration}` : `task ${taskId} on ${candidate.integration}`
     const ctx: GateContext = {
       root: top,
       worktree,
@@ -156,8 +159,11 @@ export namespace MergeBuild {
         return file
       },
     }
-    const intro =
-      `${label}: the merge build failed. The task's change, applied on the current head of ${candidate.integration} ` +
+    const intro = batch
+      ? `${label}: the merge build failed. Their changes, applied together on the current head of ${candidate.integration} ` +
+        `(${base.slice(0, 12)}), do not pass, though each passed alone. Nothing was merged; the Scheduler merges them ` +
+        `again in smaller batches to find which one breaks it. Combined diff: ${diffPath}\n`
+      : `${label}: the merge build failed. The task's change, applied on the current head of ${candidate.integration} ` +
       `(${base.slice(0, 12)}), does not pass, though each passed alone: it conflicts in meaning with work that landed since ` +
       `the task branched. Nothing was merged. Your branch air/${taskId} is now rebased on that head: fix it there so ` +
       `both changes work together, commit, and report again. Combined diff: ${diffPath}\n`

@@ -27,6 +27,7 @@ export namespace MergeQueue {
   export const LOCK_PATH = ".air/local/state/merge.lock"
   export const TASK_TRAILER = "Air-Task"
   export const REVERT_TRAILER = "Air-Reverts"
+  export const BATCH_TRAILER = "Air-Batch"
 
   export interface MergeInput {
     root: string
@@ -43,6 +44,41 @@ export namespace MergeQueue {
     lockTimeoutMs?: number
     /** Builds and tests a candidate the gates did not build (merge-build.ts); absent: nothing is built. */
     verify?: MergeBuild.Verify
+  }
+
+  /** One task of a batch. */
+  export interface BatchTask {
+    taskId: string
+    title: string
+    round?: number
+    message?: string
+  }
+
+  export interface BatchInput {
+    root: string
+    integration: string
+    /** In the order they land. */
+    tasks: BatchTask[]
+    lockTimeoutMs?: number
+    verify?: MergeBuild.Verify
+  }
+
+  export type BatchOutcome = { taskId: string } & (
+    | { status: "merged"; commit: string; tag: string; rebased: boolean; built: boolean; head?: string }
+    | { status: "already-merged"; commit: string; tag: string }
+    | { status: "conflict"; files: string[]; message: string }
+    /** A batch of one that failed its merge build. */
+    | { status: "rejected"; message: string; summary: string; evidencePath: string }
+    /** Something only this task is to blame for stopped it; the rest of the batch went on. */
+    | { status: "blocked"; error: MergeError }
+    /** Its change conflicts with a task before it in the batch: it merges after them, alone. */
+    | { status: "deferred" }
+  )
+
+  export interface BatchResult {
+    outcomes: BatchOutcome[]
+    /** The tasks built together failed: nothing of them landed, none is blamed yet. */
+    rejected?: { taskIds: string[]; message: string; summary: string; evidencePath: string }
   }
 
   export type MergeResult =
@@ -139,14 +175,39 @@ export namespace MergeQueue {
   }
 
   export async function merge(input: MergeInput): Promise<MergeResult> {
-    Worktrees.assertTaskId(input.taskId)
-    assertBranchName(input.integration, input.taskId)
+    const { outcomes } = await mergeBatch({ ...input, tasks: [input] })
+    const outcome = outcomes[0]!
+    switch (outcome.status) {
+      case "merged":
+        return { status: "merged", commit: outcome.commit, tag: outcome.tag, rebased: outcome.rebased, built: outcome.built }
+      case "already-merged":
+      case "conflict":
+      case "rejected":
+        const { taskId: _, ...rest } = outcome
+        return rest
+      case "blocked":
+        throw outcome.error
+      case "deferred":
+        throw new MergeError(input.taskId, "deferred with nothing before it in its batch (a bug)")
+    }
+  }
+
+  /**
+   * Merges a batch: each task's change is put on the head in turn, the whole is built and tested once, and
+   * only then does the integration branch move, to a commit holding them all. A batch that fails lands
+   * nothing and blames no task (`rejected`; the Scheduler splits it). A MergeError thrown here concerns the
+   * whole batch (the lock, the integration branch, the user's checkout): nothing moved.
+   */
+  export async function mergeBatch(input: BatchInput): Promise<BatchResult> {
+    const lead = input.tasks[0]?.taskId ?? "(none)"
+    for (const task of input.tasks) Worktrees.assertTaskId(task.taskId)
+    assertBranchName(input.integration, lead)
+    if (input.tasks.length === 0) return { outcomes: [] }
+    const ids = input.tasks.map((task) => task.taskId).join(", ")
     return queued(input.root, async () => {
       const top = await Worktrees.repoRoot(input.root)
       await Worktrees.ensureExcluded(top)
-      return withLockFile(top, input.taskId, `merge of ${input.taskId}`, input.lockTimeoutMs, () =>
-        classified(input.taskId, () => mergeLocked(top, input)),
-      )
+      return withLockFile(top, lead, `merge of ${ids}`, input.lockTimeoutMs, () => classified(lead, () => batchLocked(top, input)))
     })
   }
 
@@ -163,30 +224,107 @@ export namespace MergeQueue {
 
   // ---- merge ----
 
-  async function mergeLocked(top: string, input: MergeInput): Promise<MergeResult> {
-    const { taskId, integration } = input
-    const round = input.round ?? 1
-    const tag = Worktrees.doneTag(taskId, round)
-    const name = Worktrees.landing(taskId, round)
-    const branch = Worktrees.branchName(taskId)
+  /** One task of a batch, prepared: its branch rebased onto the head, its squash commit in the chain. */
+  interface Link {
+    task: BatchTask
+    worktree: string
+    tip: string
+    rebased: boolean
+    /** The squash commit: the task's change on the chain so far (the head, then the tasks before it). */
+    commit: string
+    /** Files it changes relative to the head. */
+    touched: string[]
+  }
+
+  async function batchLocked(top: string, input: BatchInput): Promise<BatchResult> {
+    const { integration } = input
     const identity = await identityConfig(top)
+    const outcomes: BatchOutcome[] = []
+    let waiting: BatchTask[] = []
+    for (const task of input.tasks) {
+      const tag = Worktrees.doneTag(task.taskId, task.round ?? 1)
+      const tagged = await revParse(top, `refs/tags/${tag}^{commit}`)
+      if (tagged) {
+        await MergeBuild.forgetGated(top, task.taskId)
+        outcomes.push({ taskId: task.taskId, status: "already-merged", commit: tagged, tag })
+      } else waiting.push(task)
+    }
+    if (waiting.length === 0) return { outcomes }
+    const lead = waiting[0]!.taskId
+    await requireRef(top, `refs/heads/${integration}`, lead, `the integration branch ${integration} does not exist`)
 
-    const tagged = await revParse(top, `refs/tags/${tag}^{commit}`)
-    if (tagged) {
-      await MergeBuild.forgetGated(top, taskId)
-      return { status: "already-merged", commit: tagged, tag }
+    // A crash after the integration branch moved but before the tags: recognise the squash commits.
+    const unlanded: BatchTask[] = []
+    for (const task of waiting) {
+      const tag = Worktrees.doneTag(task.taskId, task.round ?? 1)
+      const landed = await findByTrailer(top, integration, TASK_TRAILER, Worktrees.landing(task.taskId, task.round ?? 1))
+      if (!landed) {
+        unlanded.push(task)
+        continue
+      }
+      const head = await requireRef(top, `refs/heads/${integration}`, task.taskId, `${integration} disappeared`)
+      await finishCheckout(top, integration, head, task.taskId)
+      await createTag(top, tag, landed, task.title, identity)
+      await MergeBuild.forgetGated(top, task.taskId)
+      outcomes.push({ taskId: task.taskId, status: "already-merged", commit: landed, tag })
+    }
+    waiting = []
+    // What only one task is to blame for (its branch gone, uncommitted work in its worktree) stops that task only.
+    const worktrees = new Map<string, string>()
+    for (const task of unlanded) {
+      try {
+        worktrees.set(task.taskId, await readyToMerge(top, task.taskId, integration))
+        waiting.push(task)
+      } catch (error) {
+        if (!(error instanceof MergeError) || input.tasks.length === 1) throw error
+        outcomes.push({ taskId: task.taskId, status: "blocked", error })
+      }
     }
 
-    await requireRef(top, `refs/heads/${integration}`, taskId, `the integration branch ${integration} does not exist`)
-    // A crash after the integration branch moved but before the tag: recognise the squash commit.
-    const landed = await findByTrailer(top, integration, TASK_TRAILER, name)
-    if (landed) {
-      await finishCheckout(top, integration, landed, taskId)
-      await createTag(top, tag, landed, input.title, identity)
-      await MergeBuild.forgetGated(top, taskId)
-      return { status: "already-merged", commit: landed, tag }
-    }
+    for (let tries = 0; tries < 5 && waiting.length > 0; tries++) {
+      const base = await requireRef(top, `refs/heads/${integration}`, waiting[0]!.taskId, `${integration} disappeared`)
+      const chain: Link[] = []
+      const later: BatchTask[] = []
+      for (const task of waiting) {
+        const link = await chainLink(top, input, task, worktrees.get(task.taskId)!, base, chain.at(-1)?.commit, identity)
+        if (link.status === "linked") chain.push(link.link)
+        else if (link.status === "conflict") outcomes.push({ taskId: task.taskId, ...link.conflict })
+        // It conflicts only with a task before it in this batch: it merges after them, on their landing.
+        else later.push(task)
+      }
+      waiting = chain.map((link) => link.task)
+      for (const task of later) outcomes.push({ taskId: task.taskId, status: "deferred" })
+      if (chain.length === 0) return { outcomes }
 
+      const last = chain.at(-1)!
+      const single = chain.length === 1
+      const built = single
+        ? await buildCandidate(top, { ...chain[0]!.task, integration, verify: input.verify }, { base, tip: last.tip, commit: last.commit, rebased: last.rebased, touched: last.touched })
+        : await buildBatch(top, input, base, chain)
+      if (built && !built.passed) {
+        const rejected = { message: built.message, summary: built.summary, evidencePath: built.evidencePath }
+        if (single) outcomes.push({ taskId: last.task.taskId, status: "rejected", ...rejected })
+        return { outcomes, ...(single ? {} : { rejected: { taskIds: chain.map((link) => link.task.taskId), ...rejected } }) }
+      }
+      const head = single ? last.commit : await batchCommit(top, base, chain, identity)
+      const touched = await namesBetween(top, base, head)
+      const published = await publish(top, integration, base, head, touched, chain[0]!.task.taskId, single ? `air: squash-merge ${last.task.taskId}` : `air: merge batch ${waiting.map((t) => t.taskId).join(" ")}`)
+      if (!published) continue // the integration branch moved meanwhile: rebase onto the new tip
+      for (const link of chain) {
+        const tag = Worktrees.doneTag(link.task.taskId, link.task.round ?? 1)
+        await createTag(top, tag, link.commit, oneLine(link.task.title) || `task ${link.task.taskId}`, identity)
+        await MergeBuild.forgetGated(top, link.task.taskId)
+        outcomes.push({ taskId: link.task.taskId, status: "merged", commit: link.commit, tag, rebased: link.rebased, built: built !== undefined, ...(single ? {} : { head }) })
+      }
+      return { outcomes }
+    }
+    if (waiting.length === 0) return { outcomes }
+    throw new MergeError(waiting[0]!.taskId, `${integration} kept moving while merging; try again`)
+  }
+
+  /** The task's worktree, with no rebase left over and nothing uncommitted (that would not be part of the merge). */
+  async function readyToMerge(top: string, taskId: string, integration: string): Promise<string> {
+    const branch = Worktrees.branchName(taskId)
     await requireRef(top, `refs/heads/${branch}`, taskId, `there is no branch ${branch} to merge`)
     const worktree = await taskWorktree(top, taskId, integration)
     await abortLeftoverRebase(worktree)
@@ -198,15 +336,32 @@ export namespace MergeQueue {
           `part of the merge. Commit them on ${branch} (and pass the gates again) or discard them.`,
       )
     }
+    return worktree
+  }
 
+  type LinkResult =
+    | { status: "linked"; link: Link }
+    | { status: "conflict"; conflict: { status: "conflict"; files: string[]; message: string } }
+    /** Its change conflicts with a task before it in the batch, not with the head. */
+    | { status: "later" }
+
+  /**
+   * Rebases the task's branch onto the head (never onto another task's unlanded change: a batch that fails
+   * must leave each branch mergeable alone) and makes its squash commit on top of the chain so far, whose
+   * tree is the three-way merge of the chain and the branch over the head.
+   */
+  async function chainLink(top: string, input: BatchInput, task: BatchTask, worktree: string, base: string, after: string | undefined, identity: string[]): Promise<LinkResult> {
+    const { taskId } = task
+    const { integration } = input
+    const branch = Worktrees.branchName(taskId)
+    const before = await requireRef(top, `refs/heads/${branch}`, taskId, `${branch} disappeared`)
     let rebased = false
-    for (let tries = 0; tries < 5; tries++) {
-      const base = await requireRef(top, `refs/heads/${integration}`, taskId, `${integration} disappeared`)
-      const before = await requireRef(top, `refs/heads/${branch}`, taskId, `${branch} disappeared`)
-      if (!(await gitYes(top, ["merge-base", "--is-ancestor", base, before]))) {
-        const conflict = await rebase(taskId, worktree, base, branch, identity)
-        if (conflict) {
-          return {
+    if (!(await gitYes(top, ["merge-base", "--is-ancestor", base, before]))) {
+      const conflict = await rebase(taskId, worktree, base, branch, identity)
+      if (conflict) {
+        return {
+          status: "conflict",
+          conflict: {
             status: "conflict",
             files: conflict.files,
             message:
@@ -215,38 +370,59 @@ export namespace MergeQueue {
               `Nothing was merged and the branch is unchanged. In ${worktree}: git rebase ${integration}, resolve the ` +
               `conflicts keeping both sides' intent, git rebase --continue, check that it builds and its tests pass, ` +
               `then report again.`,
-          }
+          },
         }
-        rebased = true
       }
-      const tip = await requireRef(top, `refs/heads/${branch}`, taskId, `${branch} disappeared`)
-      // The squash commit takes the tip's tree whole: it must contain everything on the integration branch.
-      if (!(await gitYes(top, ["merge-base", "--is-ancestor", base, tip]))) {
-        throw new MergeError(taskId, `${branch} is not on top of ${integration} after the rebase; nothing was merged`)
-      }
-      const touched = await namesBetween(top, base, tip)
-      const subject = oneLine(input.title) || `task ${taskId}`
-      const commits = Number((await git(top, ["rev-list", "--count", `${base}..${tip}`])).trim())
-      const body = [
-        input.message?.trim(),
-        `Squash-merged from ${branch} (${commits} commit${commits === 1 ? "" : "s"}).` +
-          (touched.length === 0 ? ` Nothing left to change: ${integration} already had all of it.` : ""),
-        `${TASK_TRAILER}: ${name}`,
-      ].filter((part): part is string => Boolean(part))
-      const commit = (
-        await git(top, ["commit-tree", `${tip}^{tree}`, "-p", base, "-m", subject, ...body.flatMap((p) => ["-m", p])], {
-          config: identity,
-        })
-      ).trim()
-      const built = await buildCandidate(top, input, { base, tip, commit, rebased, touched })
-      if (built && !built.passed) return { status: "rejected", message: built.message, summary: built.summary, evidencePath: built.evidencePath }
-      const published = await publish(top, integration, base, commit, touched, taskId, `air: squash-merge ${taskId}`)
-      if (!published) continue // the integration branch moved meanwhile: rebase onto the new tip
-      await createTag(top, tag, commit, subject, identity)
-      await MergeBuild.forgetGated(top, taskId)
-      return { status: "merged", commit, tag, rebased, built: built !== undefined }
+      rebased = true
     }
-    throw new MergeError(taskId, `${integration} kept moving while merging; try again`)
+    const tip = await requireRef(top, `refs/heads/${branch}`, taskId, `${branch} disappeared`)
+    // The squash commit takes the tip's tree whole: it must contain everything on the integration branch.
+    if (!(await gitYes(top, ["merge-base", "--is-ancestor", base, tip]))) {
+      throw new MergeError(taskId, `${branch} is not on top of ${integration} after the rebase; nothing was merged`)
+    }
+    let tree = `${tip}^{tree}`
+    if (after) {
+      // The chain and the branch meet at the head (their merge base): a clean three-way merge, or the task waits.
+      const merged = await gitTry(top, ["merge-tree", "--write-tree", "--no-messages", after, tip])
+      if (merged.code !== 0) return { status: "later" }
+      tree = merged.stdout.split("\n")[0]!.trim()
+    }
+    const touched = await namesBetween(top, base, tip)
+    const subject = oneLine(task.title) || `task ${taskId}`
+    const commits = Number((await git(top, ["rev-list", "--count", `${base}..${tip}`])).trim())
+    const body = [
+      task.message?.trim(),
+      `Squash-merged from ${branch} (${commits} commit${commits === 1 ? "" : "s"}).` +
+        (touched.length === 0 ? ` Nothing left to change: ${integration} already had all of it.` : ""),
+      `${TASK_TRAILER}: ${Worktrees.landing(taskId, task.round ?? 1)}`,
+    ].filter((part): part is string => Boolean(part))
+    const commit = (await git(top, ["commit-tree", tree, "-p", after ?? base, "-m", subject, ...body.flatMap((p) => ["-m", p])], { config: identity })).trim()
+    return { status: "linked", link: { task, worktree, tip, rebased, commit, touched } }
+  }
+
+  /** A batch's tasks were never built together: the chain's last commit is, unless the batch changes nothing. */
+  async function buildBatch(top: string, input: BatchInput, base: string, chain: Link[]): Promise<MergeBuild.Verdict | undefined> {
+    if (!input.verify || chain.every((link) => link.touched.length === 0)) return undefined
+    const taskIds = chain.map((link) => link.task.taskId)
+    try {
+      return await input.verify({ top, taskId: taskIds[0]!, taskIds, integration: input.integration, base, commit: chain.at(-1)!.commit })
+    } catch (error) {
+      if (error instanceof MergeError) throw error
+      throw new MergeError(taskIds[0]!, `the merge build could not run: ${(error as Error).message}; nothing was merged`, "Refused", error)
+    }
+  }
+
+  /**
+   * What the integration branch moves to when a batch lands: a merge commit of the head and the chain of
+   * the tasks' squash commits, with the chain's tree. So the branch's first-parent history holds only trees
+   * that were built and tested, while each task keeps its own commit (tagged, revertable on its own).
+   */
+  async function batchCommit(top: string, base: string, chain: Link[], identity: string[]): Promise<string> {
+    const ids = chain.map((link) => link.task.taskId)
+    const subject = `Merge ${ids.length} tasks, built and tested together: ${ids.join(", ")}`
+    const body = chain.map((link) => `${link.task.taskId}: ${oneLine(link.task.title)}`).join("\n")
+    const last = chain.at(-1)!.commit
+    return (await git(top, ["commit-tree", `${last}^{tree}`, "-p", base, "-p", last, "-m", subject, "-m", body, "-m", `${BATCH_TRAILER}: ${ids.join(" ")}`], { config: identity })).trim()
   }
 
   /**
@@ -256,7 +432,7 @@ export namespace MergeQueue {
    */
   async function buildCandidate(
     top: string,
-    input: MergeInput,
+    input: { taskId: string; integration: string; verify?: MergeBuild.Verify | undefined },
     c: { base: string; tip: string; commit: string; rebased: boolean; touched: string[] },
   ): Promise<MergeBuild.Verdict | undefined> {
     if (!input.verify || c.touched.length === 0) return undefined
@@ -488,13 +664,15 @@ export namespace MergeQueue {
     await git(top, ["tag", "-a", "-m", oneLine(title) || tag, tag, commit], { config: [...identity, "tag.gpgSign=false"] })
   }
 
-  /** The newest first-parent commit on `branch` whose message has the line `<trailer>: <taskId>`. */
+  /**
+   * The newest commit on `branch` whose message has the line `<trailer>: <taskId>`: a first-parent one, or a
+   * task's squash commit under a batch's merge commit.
+   */
   async function findByTrailer(top: string, branch: string, trailer: string, name: string) {
     // A basic regular expression: "+" is literal there ("\\+" would be GNU's one-or-more).
     const pattern = `^${trailer}: ${name.replace(/[.[\]*^$\\]/g, "\\$&")}$`
     const out = await git(top, [
       "log",
-      "--first-parent",
       "--format=%H",
       "--max-count=1",
       `--grep=${pattern}`,

@@ -41,7 +41,7 @@ export type SessionsPort = {
 }
 
 export type GatesPort = { run: typeof Gates.run }
-export type MergePort = { merge: typeof MergeQueue.merge; revert: typeof MergeQueue.revert }
+export type MergePort = { mergeBatch: typeof MergeQueue.mergeBatch; revert: typeof MergeQueue.revert }
 export type WorktreesPort = {
   create: typeof Worktrees.create
   remove: typeof Worktrees.remove
@@ -101,7 +101,7 @@ export function realPorts(root: string, client: Client, inbox: Inbox, log: LogPo
       ids: ChildSessions.ids,
     },
     gates: { run: Gates.run },
-    merge: { merge: MergeQueue.merge, revert: MergeQueue.revert },
+    merge: { mergeBatch: MergeQueue.mergeBatch, revert: MergeQueue.revert },
     worktrees: { create: Worktrees.create, remove: Worktrees.remove, pathFor: Worktrees.pathFor, diff: Worktrees.diff },
     finalCheck: { run: FinalCheck.run, read: FinalCheck.read },
     baseline: { run: Baseline.run },

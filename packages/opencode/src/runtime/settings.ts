@@ -37,6 +37,11 @@ export namespace Settings {
       taskTokens: z.number().int().min(0).default(0),
       runTokens: z.number().int().min(0).default(0),
       runMinutes: z.number().int().min(0).default(0),
+      /**
+       * At most this many tasks waiting to merge are merged as one batch: built and tested once together, then
+       * landed; a failing batch is split in halves until the task that breaks it is found. 1: one at a time.
+       */
+      mergeBatch: z.number().int().min(1).max(32).default(DEFAULT_RUN_CONFIG.mergeBatch ?? 4),
       /** How long a merge waits for the merge lock another process holds before the task blocks naming the holder. */
       mergeLockMs: z.number().int().min(1).default(120_000),
       /** How long air_listen waits without news before it returns a progress summary. */
@@ -59,6 +64,7 @@ export namespace Settings {
     AIRCODING_AUTO_CONFIRM: "autoConfirm",
     AIRCODING_LISTEN_MS: "listenMs",
     AIRCODING_MERGE_LOCK_MS: "mergeLockMs",
+    AIRCODING_MERGE_BATCH: "mergeBatch",
     AIRCODING_TASK_REQUESTS: "taskRequests",
     AIRCODING_RUN_REQUESTS: "runRequests",
     AIRCODING_TASK_TOKENS: "taskTokens",
@@ -125,7 +131,7 @@ export namespace Settings {
   }
 
   export function runConfig(s: Settings): RunConfig {
-    const { concurrency, repairBudget, stallRetries, inactivityMs, wallClockMs, autoConfirm } = s
-    return { concurrency, repairBudget, stallRetries, inactivityMs, wallClockMs, autoConfirm, budgets: budgets(s), finalReview: true }
+    const { concurrency, repairBudget, stallRetries, inactivityMs, wallClockMs, autoConfirm, mergeBatch } = s
+    return { concurrency, repairBudget, stallRetries, inactivityMs, wallClockMs, autoConfirm, budgets: budgets(s), finalReview: true, mergeBatch }
   }
 }

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Command } from "../../src/core/command"
+import type { MergeQueue } from "../../src/runtime/merge"
 import type { Event } from "../../src/core/event.schema"
 import { Inbox } from "../../src/runtime/inbox"
 import { transition } from "../../src/core/machine"
@@ -33,7 +34,8 @@ export class FakeWorld {
   gates: Ports["gates"]["run"] = async () => {
     throw new Error("gates not scripted")
   }
-  mergeImpl: Ports["merge"]["merge"] = async () => {
+  /** One task's merge; a batch is merged task by task through it (a throw stops the whole batch). */
+  mergeImpl: (input: MergeQueue.MergeInput) => Promise<MergeQueue.MergeResult> = async () => {
     throw new Error("merge not scripted")
   }
   finalCheckImpl: Ports["finalCheck"]["run"] = async () => ({ passed: true, summary: "integration branch builds", evidenceDir: "", commands: [] })
@@ -101,7 +103,11 @@ export class FakeWorld {
       },
       gates: { run: (input) => world.gates(input) },
       merge: {
-        merge: (input) => world.mergeImpl(input),
+        mergeBatch: async ({ tasks, ...rest }) => {
+          const outcomes: MergeQueue.BatchOutcome[] = []
+          for (const task of tasks) outcomes.push({ taskId: task.taskId, ...(await world.mergeImpl({ ...rest, ...task })) } as MergeQueue.BatchOutcome)
+          return { outcomes }
+        },
         revert: (input) => world.revertImpl(input),
       },
       worktrees: {

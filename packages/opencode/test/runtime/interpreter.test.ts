@@ -80,18 +80,18 @@ describe("interpreter: merges", () => {
 
   it("a merge port that throws LockTimeout ends in merge.blocked; the queue moves on to the next task", async () => {
     const w = world(queued())
-    expect([w.state.merging, w.state.mergeQueue]).toEqual(["T-1", ["T-2"]])
+    expect([w.state.merging, w.state.mergeQueue]).toEqual([["T-1"], ["T-2"]])
     w.mergeImpl = async () => {
       throw new MergeQueue.LockTimeout("T-1", new LockTimeout(".air/local/state/merge.lock", { pid: 4242, host: "host", at: new Date(0).toISOString(), token: "t" }, 30_000))
     }
-    expect(w.take("merge").map((c) => c.taskId)).toEqual(["T-1"])
-    await w.interpreter.run({ type: "merge", id: "merge:T-1:1", taskId: "T-1", round: 1 })
+    expect(w.take("merge").map((c) => c.tasks.map((t) => t.taskId).join(" "))).toEqual(["T-1"])
+    await w.interpreter.run({ type: "merge", id: "merge:T-1:1", tasks: [{ taskId: "T-1", round: 1 }] })
     expect(w.types()).toEqual(["merge.started", "merge.blocked"])
     expect(w.accepted[1]).toMatchObject({ tag: "lock-timeout" })
     expect(statusOf(w.state, "T-1")).toBe("blocked")
     expect(w.state.questions[0]!.text).toMatch(/merge lock .* is held by process 4242/)
-    expect(w.state.merging).toBe("T-2")
-    expect(w.take("merge").map((c) => c.taskId)).toEqual(["T-2"])
+    expect(w.state.merging).toEqual(["T-2"])
+    expect(w.take("merge").map((c) => c.tasks.map((t) => t.taskId).join(" "))).toEqual(["T-2"])
   })
 
   it("after the answer the blocked merge is queued again and lands; its worktree is removed", async () => {
@@ -99,15 +99,15 @@ describe("interpreter: merges", () => {
     w.mergeImpl = async () => {
       throw new Error("fatal: Unable to create '/p/.git/index.lock': File exists.")
     }
-    expect(w.take("merge").map((c) => c.taskId)).toEqual(["T-1"])
-    await w.interpreter.run({ type: "merge", id: "merge:T-1:1", taskId: "T-1", round: 1 })
+    expect(w.take("merge").map((c) => c.tasks.map((t) => t.taskId).join(" "))).toEqual(["T-1"])
+    await w.interpreter.run({ type: "merge", id: "merge:T-1:1", tasks: [{ taskId: "T-1", round: 1 }] })
     expect(w.accepted.at(-1)).toMatchObject({ type: "merge.blocked", tag: "index-lock" })
-    w.mergeImpl = async (input) => ({ status: "merged", commit: `c-${input.taskId}`, tag: `air/done/${input.taskId}` }) as never
+    w.mergeImpl = async (input: MergeQueue.MergeInput) => ({ status: "merged", commit: `c-${input.taskId}`, tag: `air/done/${input.taskId}` }) as never
     await w.interpreter.run(w.take("merge")[0]!)
     expect(statusOf(w.state, "T-2")).toBe("merged")
     await w.ports.log.apply({ type: "question.answered", questionId: "T-1:blocked:1", answer: "removed the lock" })
     const [retry] = w.take("merge")
-    expect(retry).toMatchObject({ taskId: "T-1" })
+    expect(retry).toMatchObject({ tasks: [{ taskId: "T-1" }] })
     await w.interpreter.run(retry!)
     expect(statusOf(w.state, "T-1")).toBe("merged")
     expect(w.calls).toContain("worktree.remove T-1")
@@ -129,7 +129,7 @@ describe("interpreter: the merge build", () => {
     state = apply(state, steps.reported("T-1"), steps.gatesPassed("T-1"), steps.reviewPass("T-1"), steps.reported("T-2"), steps.gatesPassed("T-2"), steps.reviewPass("T-2")).state
     const w = world(state)
     let verify: unknown
-    w.mergeImpl = async (input) => {
+    w.mergeImpl = async (input: MergeQueue.MergeInput) => {
       verify = input.verify
       return { status: "rejected", summary: "merge build failed", message: "merge build failed: twice.cpp:4: error: 'add' was not declared", evidencePath: "/ev/T-1/merge-1/build.log" }
     }
@@ -140,7 +140,7 @@ describe("interpreter: the merge build", () => {
     expect(runtimeOf(w.state, "T-1").lastFailure).toMatchObject({ source: "merge-build", evidencePath: "/ev/T-1/merge-1/build.log" })
     expect(w.take("dispatch").map((c) => [c.taskId, c.role])).toEqual([["T-1", "debugger"]])
     expect(w.calls).not.toContain("worktree.remove T-1")
-    expect(w.state.merging).toBe("T-2")
+    expect(w.state.merging).toEqual(["T-2"])
   })
 })
 

@@ -40,8 +40,9 @@ export function checkStep(before: SchedulerState, event: Event, after: Scheduler
         const c = tasksConflict(node(after.active[i]!), node(after.active[j]!))
         if (c) throw new Error(`conflicting tasks in flight after ${event.type}: ${c.a} and ${c.b} on ${c.path} (${c.why})`)
       }
-    // At most one merge in flight.
-    expect(after.tasks.filter((t) => t.status === "merging").length).toBeLessThanOrEqual(1)
+    // At most one batch in flight, no larger than the run's batch size, and every task being merged is in it.
+    expect(after.merging.length).toBeLessThanOrEqual(after.config?.mergeBatch ?? 1)
+    for (const t of after.tasks) if (t.status === "merging") expect(after.merging).toContain(t.id)
     for (const t of after.tasks) {
       const prev = before.tasks.find((x) => x.id === t.id)
       // A task leaves pending only when all its dependencies are merged.

@@ -16,6 +16,7 @@ function show(command: Command): string {
   if (command.type === "dispatch") return `dispatch:${command.taskId}:${command.role}:${command.attempt}`
   if (command.type === "reviewMilestone") return `reviewMilestone:${command.phase}${command.final ? ":final" : ""}`
   if (command.type === "classifyAdr") return `classifyAdr:${command.adr}:${command.tasks.join(",")}`
+  if (command.type === "merge") return `merge:${command.tasks.map((t) => t.taskId).join("+")}`
   if ("taskId" in command) return `${command.type}:${command.taskId}`
   if (command.type === "finish") return `finish:${command.status}`
   // A milestone question's id ends with the event count that asked it: shown without it.

@@ -34,6 +34,7 @@ const cleanChecklist = {
 
 function show(command: Command): string {
   if (command.type === "dispatch") return `dispatch:${command.taskId}:${command.role}:${command.attempt}`
+  if (command.type === "merge") return `merge:${command.tasks.map((t) => t.taskId).join("+")}`
   if ("taskId" in command) return `${command.type}:${command.taskId}`
   if (command.type === "finish") return `finish:${command.status}`
   if (command.type === "reviewMilestone") return `reviewMilestone:${command.phase}`
@@ -81,6 +82,10 @@ const s = {
   slotsFull: () => apply(s.slots(), steps.reported("B"), steps.gatesPassed("B"), steps.reviewPass("B"), steps.dispatched("C"), steps.dispatched("D")).state,
   /** After A's merge conflicted (A back at work), B merging, C queued, D reviewing: A and D hold the two slots. */
   overQueued: () => apply(s.slotsFull(), { type: "merge.conflicted", taskId: "A", files: ["src/A.cpp"] }, steps.reported("C"), steps.gatesPassed("C"), steps.reviewPass("C"), steps.reported("D"), steps.gatesPassed("D")).state,
+  /** B merged; C and D, queued meanwhile, merge as one batch. */
+  batch: () => apply(s.overQueued(), steps.reviewPass("D"), steps.merged("B")).state,
+  /** The batch C+D failed its merge build: C is merged alone first, D waits as the second half. */
+  bisecting: () => apply(s.batch(), { type: "merge.batch-rejected", taskIds: ["C", "D"], message: "build failed", evidencePath: "/e/_merge/build.log" }).state,
   milestoneReviewing: () => apply(s.milestone(), { type: "milestone.reached", phase: 1 }).state,
   phase2: () => apply(s.milestoneReviewing(), { type: "milestone.reviewed", phase: 1, verdict: "pass" }).state,
   frozen: () => apply(s.running(), { type: "change.requested", text: "add tabs" }).state,
@@ -236,15 +241,15 @@ const rows: Row[] = [
     event: steps.merged("T-1"),
     statuses: { "T-1": "invalidated" },
     commands: ["revert:T-1", "dispatch:T-3:executor:1"],
-    check: (st) => expect(st.merging).toBeNull(),
+    check: (st) => expect(st.merging).toEqual([]),
   },
   { rule: "the reviewer's session is recorded", given: s.reviewing, event: steps.reviewStarted("T-1"), commands: [], check: (st) => expect(runtimeOf(st, "T-1").reviewSessionId).toBe("rv-T-1") },
-  { rule: "a passing review with every row matching goes to merge", given: s.reviewStarted, event: steps.reviewPass("T-1"), statuses: { "T-1": "merging" }, commands: ["merge:T-1"], check: (st) => expect(st.merging).toBe("T-1") },
+  { rule: "a passing review with every row matching goes to merge", given: s.reviewStarted, event: steps.reviewPass("T-1"), statuses: { "T-1": "merging" }, commands: ["merge:T-1"], check: (st) => expect(st.merging).toEqual(["T-1"]) },
   { rule: "merges go one at a time: a second waits in the queue", given: () => apply(s.merging(), steps.reported("T-5"), steps.gatesPassed("T-5")).state, event: steps.reviewPass("T-5"), statuses: { "T-5": "merge_queued" }, commands: [], check: (st) => expect(st.mergeQueue).toEqual(["T-5"]) },
   { rule: "a failing review sends the executor back with the findings", given: s.reviewing, event: steps.reviewFail("T-1"), statuses: { "T-1": "running" }, commands: ["dispatch:T-1:executor:2"], check: (st) => expect(runtimeOf(st, "T-1").findings).toEqual(["add tests", "missing: R1 ↔ f — no tests"]) },
   { rule: "a checklist finding fails a pass verdict: the executor repairs it", given: s.reviewing, event: { type: "review.reported", taskId: "T-1", report: { taskId: "T-1", verdict: "pass", rows: [{ designRef: "R", code: "c", status: "match", note: "" }], findings: [], checklist: { ...cleanChecklist, integerOverflow: { status: "finding", file: "a.cpp", line: 12, note: "a * b overflows int" } } } }, statuses: { "T-1": "running" }, commands: ["dispatch:T-1:executor:2"], check: (st) => expect(runtimeOf(st, "T-1").findings).toEqual(["checklist integer overflow: a.cpp:12 — a * b overflows int"]) },
   { rule: "a clean checklist with matching rows still merges", given: s.reviewing, event: { type: "review.reported", taskId: "T-1", report: { taskId: "T-1", verdict: "pass", rows: [{ designRef: "R", code: "c", status: "match", note: "" }], findings: [], checklist: cleanChecklist } }, statuses: { "T-1": "merging" }, commands: ["merge:T-1"] },
-  { rule: "block-release stops the merge and consults the Architect (not the scheduler agent)", given: s.reviewing, event: { type: "review.reported", taskId: "T-1", report: { taskId: "T-1", verdict: "block-release", rows: [{ designRef: "ADR-1", code: "a.cpp:f", status: "divergent", note: "" }], findings: ["breaks ADR-1"], checklist: cleanChecklist } }, statuses: { "T-1": "consulting" }, commands: ["consult:T-1", "notify"], check: (st, commands) => { expect(st.mergeQueue).toEqual([]); expect(st.merging).toBeNull(); expect(commands[0]).toMatchObject({ agent: "architect", options: ["executor-again", "review-again", "block"] }); expect((commands[0] as { question: string }).question).toMatch(/blocks its release: breaks ADR-1/) } },
+  { rule: "block-release stops the merge and consults the Architect (not the scheduler agent)", given: s.reviewing, event: { type: "review.reported", taskId: "T-1", report: { taskId: "T-1", verdict: "block-release", rows: [{ designRef: "ADR-1", code: "a.cpp:f", status: "divergent", note: "" }], findings: ["breaks ADR-1"], checklist: cleanChecklist } }, statuses: { "T-1": "consulting" }, commands: ["consult:T-1", "notify"], check: (st, commands) => { expect(st.mergeQueue).toEqual([]); expect(st.merging).toEqual([]); expect(commands[0]).toMatchObject({ agent: "architect", options: ["executor-again", "review-again", "block"] }); expect((commands[0] as { question: string }).question).toMatch(/blocks its release: breaks ADR-1/) } },
   { rule: "the Architect may answer a block-release with a plan delta that reworks the task", given: s.releaseBlocked, event: { type: "consult.replanned", taskId: "T-1", delta: delta({ modify: [{ id: "T-1", patch: { doneWhen: "f follows ADR-1" } }] }) }, statuses: { "T-1": "running" }, commands: ["notify", "notify", "dispatch:T-1:executor:2"] },
   { rule: "a pass verdict with a divergent row is contradictory: consult", given: s.reviewing, event: { type: "review.reported", taskId: "T-1", report: { taskId: "T-1", verdict: "pass", rows: [{ designRef: "R", code: "c", status: "divergent", note: "" }], findings: [] } }, statuses: { "T-1": "consulting" }, commands: ["consult:T-1"] },
   { rule: "the start of a merge is recorded", given: s.merging, event: { type: "merge.started", taskId: "T-1" }, commands: [] },
@@ -277,13 +282,48 @@ const rows: Row[] = [
     commands: [],
   },
   {
-    rule: "a new task starts once the count is back under the cap",
+    rule: "a new task starts once the count is back under the cap; the merges queued meanwhile go as one batch",
     given: () => apply(s.overQueued(), steps.reviewPass("D")).state,
     event: steps.merged("B"),
-    statuses: { B: "merged", C: "merging", E: "running" },
-    commands: ["notify", "merge:C", "dispatch:E:executor:1"],
+    statuses: { B: "merged", C: "merging", D: "merging", E: "running" },
+    commands: ["notify", "merge:C+D", "dispatch:E:executor:1"],
   },
-  { rule: "a merge conflict sends the executor back with the conflict", given: s.merging, event: { type: "merge.conflicted", taskId: "T-1", files: ["a.cpp"] }, statuses: { "T-1": "running" }, commands: ["dispatch:T-1:executor:2"], check: (st) => expect(st.merging).toBeNull() },
+  {
+    rule: "a batch that fails its merge build blames no task: its halves are merged in turn",
+    given: s.batch,
+    event: { type: "merge.batch-rejected", taskIds: ["C", "D"], message: "build failed", evidencePath: "/e/_merge/build.log" },
+    statuses: { C: "merging", D: "merge_queued" },
+    commands: ["notify", "merge:C"],
+    check: (st) => expect([st.merging, st.mergeQueue, st.mergeSplits, runtimeOf(st, "C").repairs, runtimeOf(st, "D").lastFailure]).toEqual([["C"], ["D"], [["D"]], 0, null]),
+  },
+  { rule: "the first half lands: the second half is merged on its own, not batched with others", given: s.bisecting, event: steps.merged("C"), statuses: { C: "merged", D: "merging" }, commands: ["notify", "merge:D"], check: (st) => expect(st.mergeSplits).toEqual([]) },
+  {
+    rule: "a half of one that fails is that task's fault: the Debugger gets it",
+    given: () => apply(s.bisecting(), steps.merged("C")).state,
+    event: { type: "merge.rejected", taskId: "D", message: "D breaks the build", evidencePath: "/e/D/merge-3/build.log" },
+    statuses: { D: "debugging" },
+    commands: ["dispatch:D:debugger:2"],
+  },
+  {
+    rule: "a task deferred by its batch (its change meets another's) goes first in the queue; the batch ends without it",
+    given: s.batch,
+    event: { type: "merge.deferred", taskId: "D" },
+    statuses: { C: "merging", D: "merge_queued" },
+    commands: [],
+    check: (st) => expect([st.merging, st.mergeQueue]).toEqual([["C"], ["D"]]),
+  },
+  { rule: "the batch's last outcome starts the next batch", given: () => apply(s.batch(), { type: "merge.deferred", taskId: "D" }).state, event: steps.merged("C"), statuses: { C: "merged", D: "merging" }, commands: ["notify", "merge:D"] },
+  {
+    rule: "a run logged before batches (no batch size) merges one at a time",
+    given: () => {
+      const old = graphOf(task("A"), task("B"), task("C"))
+      return apply(started(old, { ...config, concurrency: 3, mergeBatch: undefined }).state, steps.dispatched("A"), steps.dispatched("B"), steps.dispatched("C"), ...["A", "B", "C"].flatMap((id) => [steps.reported(id), steps.gatesPassed(id), steps.reviewPass(id)])).state
+    },
+    event: steps.merged("A"),
+    statuses: { B: "merging", C: "merge_queued" },
+    commands: ["notify", "merge:B"],
+  },
+  { rule: "a merge conflict sends the executor back with the conflict", given: s.merging, event: { type: "merge.conflicted", taskId: "T-1", files: ["a.cpp"] }, statuses: { "T-1": "running" }, commands: ["dispatch:T-1:executor:2"], check: (st) => expect(st.merging).toEqual([]) },
   { rule: "when every task of a phase is merged, the Architect reviews the milestone", given: () => apply(s.running(), ...[steps.reported("T-5"), steps.gatesPassed("T-5"), steps.reviewPass("T-5"), steps.merged("T-5"), steps.reported("T-1"), steps.gatesPassed("T-1"), steps.reviewPass("T-1"), steps.merged("T-1")], ...[steps.dispatched("T-2"), steps.dispatched("T-3"), steps.reported("T-2"), steps.gatesPassed("T-2"), steps.reviewPass("T-2"), steps.merged("T-2"), steps.reported("T-3"), steps.gatesPassed("T-3"), steps.reviewPass("T-3")]).state, event: steps.merged("T-3"), statuses: { "T-3": "merged", "T-4": "pending" }, commands: ["notify", "reviewMilestone:1", "notify"], check: (st) => expect(st.stage).toBe("milestone") },
   { rule: "the Architect's milestone review starting is recorded", given: s.milestone, event: { type: "milestone.reached", phase: 1 }, commands: [], check: (st) => expect(st.milestone?.reviewing).toBe(true) },
   { rule: "a passing milestone starts the next phase", given: s.milestoneReviewing, event: { type: "milestone.reviewed", phase: 1, verdict: "pass" }, statuses: { "T-4": "running" }, commands: ["notify", "dispatch:T-4:executor:1"], check: (st) => expect([st.stage, st.currentPhase]).toEqual(["running", 2]) },
@@ -389,7 +429,7 @@ const rows: Row[] = [
     statuses: { "T-1": "blocked", "T-5": "merging" },
     commands: ["ask:T-1:blocked:1", "notify", "merge:T-5", "dispatch:T-3:executor:1"],
     check: (st) => {
-      expect(st.merging).toBe("T-5")
+      expect(st.merging).toEqual(["T-5"])
       expect(runtimeOf(st, "T-1").resume).toBe("merge")
       expect(st.questions[0]!.text).toMatch(/merge could not be carried out \(lock-timeout\): merge lock held by pid 4242/)
     },
@@ -400,14 +440,14 @@ const rows: Row[] = [
     event: { type: "question.answered", questionId: "T-1:blocked:1", answer: "removed it" },
     statuses: { "T-1": "merging" },
     commands: ["merge:T-1"],
-    check: (st) => expect([st.merging, runtimeOf(st, "T-1").mergeRuns, runtimeOf(st, "T-1").attempts]).toEqual(["T-1", 2, 1]),
+    check: (st) => expect([st.merging, runtimeOf(st, "T-1").mergeRuns, runtimeOf(st, "T-1").attempts]).toEqual([["T-1"], 2, 1]),
   },
   {
     rule: "a blocked merge of a task the plan dropped meanwhile lands nothing, so nothing is reverted",
     given: () => apply(s.merging(), { type: "change.requested", text: "x" }, { type: "delta.accepted", delta: delta({ modify: [{ id: "T-1", patch: { doneWhen: "again" } }] }) }).state,
     event: { type: "merge.blocked", taskId: "T-1", tag: "merge", message: "git merge failed" },
     commands: ["dispatch:T-1:executor:2"],
-    check: (st) => expect([st.merging, runtimeOf(st, "T-1").revertOnMerge, st.questions.length]).toEqual([null, false, 0]),
+    check: (st) => expect([st.merging, runtimeOf(st, "T-1").revertOnMerge, st.questions.length]).toEqual([[], false, 0]),
   },
   {
     rule: "a merge build that fails sends the task to the Debugger with the log, and the queue moves on",
@@ -416,7 +456,7 @@ const rows: Row[] = [
     statuses: { "T-1": "debugging", "T-5": "merging" },
     commands: ["dispatch:T-1:debugger:2", "merge:T-5"],
     check: (st) => {
-      expect(st.merging).toBe("T-5")
+      expect(st.merging).toEqual(["T-5"])
       expect(runtimeOf(st, "T-1").lastFailure).toEqual({ source: "merge-build", message: "merge build failed: b.cpp:3: error: 'old_name' was not declared", evidencePath: "/ev/T-1/merge-1/build.log" })
       expect(runtimeOf(st, "T-1").repairs).toBe(1)
     },
@@ -427,7 +467,7 @@ const rows: Row[] = [
     event: steps.reviewPass("T-1"),
     statuses: { "T-1": "merging" },
     commands: ["merge:T-1"],
-    check: (st) => expect([st.merging, runtimeOf(st, "T-1").mergeRuns]).toEqual(["T-1", 2]),
+    check: (st) => expect([st.merging, runtimeOf(st, "T-1").mergeRuns]).toEqual([["T-1"], 2]),
   },
   {
     rule: "a merge build that keeps failing with the repair budget spent is a consult",
@@ -435,14 +475,14 @@ const rows: Row[] = [
     event: { type: "merge.rejected", taskId: "T-1", message: "still broken", evidencePath: "/e2" },
     statuses: { "T-1": "consulting" },
     commands: ["consult:T-1"],
-    check: (st) => expect(st.merging).toBeNull(),
+    check: (st) => expect(st.merging).toEqual([]),
   },
   {
     rule: "a rejected merge of a task the plan dropped meanwhile lands nothing: back to ready, no repair",
     given: () => apply(s.merging(), { type: "change.requested", text: "x" }, { type: "delta.accepted", delta: delta({ modify: [{ id: "T-1", patch: { doneWhen: "again" } }] }) }).state,
     event: { type: "merge.rejected", taskId: "T-1", message: "m", evidencePath: "/e" },
     commands: ["dispatch:T-1:executor:2"],
-    check: (st) => expect([st.merging, runtimeOf(st, "T-1").revertOnMerge, runtimeOf(st, "T-1").lastFailure]).toEqual([null, false, null]),
+    check: (st) => expect([st.merging, runtimeOf(st, "T-1").revertOnMerge, runtimeOf(st, "T-1").lastFailure]).toEqual([[], false, null]),
   },
   {
     rule: "a reviewer session that errored is asked again, spending a stall",
@@ -486,6 +526,8 @@ describe("transition: fault events that are stale are refused, never applied", (
     ["gates.errored for a task that is not gating", s.running, { type: "gates.errored", taskId: "T-1", tag: "git", message: "x" }, /not gating/],
     ["merge.blocked for a task that is not the merge in flight", s.queued, { type: "merge.blocked", taskId: "T-5", tag: "merge", message: "x" }, /not the merge in flight/],
     ["merge.rejected for a task that is not the merge in flight", s.queued, { type: "merge.rejected", taskId: "T-5", message: "x", evidencePath: "/e" }, /not the merge in flight/],
+    ["a batch rejection naming a task outside the batch", s.batch, { type: "merge.batch-rejected", taskIds: ["C", "E"], message: "x", evidencePath: "/e" }, /E is not the merge in flight/],
+    ["a deferral of a task that is not being merged", s.queued, { type: "merge.deferred", taskId: "T-5" }, /not the merge in flight/],
     ["session.errored from an old session", s.running, { type: "session.errored", taskId: "T-1", sessionId: "s-old", cause: "x" }, /stale/],
     ["session.errored for a task no session works on", s.gating, { type: "session.errored", taskId: "T-1", sessionId: "s-T-1-1", cause: "x" }, /no session of it runs/],
     ["session.nudged of a session that is not the task's", s.running, { type: "session.nudged", taskId: "T-1", sessionId: "s-old" }, /not nudged/],

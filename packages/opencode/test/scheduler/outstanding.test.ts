@@ -1,7 +1,8 @@
+import type { Command } from "../../src/core/command"
 import { describe, expect, it } from "vitest"
 import { outstanding } from "../../src/core/outstanding"
 import { DEFAULT_RUN_CONFIG } from "../../src/core/event.schema"
-import { initialState } from "../../src/core/state"
+import { initialState, SchedulerState } from "../../src/core/state"
 import { apply, complete, graphOf, started, steps, task } from "./fixtures"
 
 describe("outstanding: what a restarted runtime must carry out again", () => {
@@ -23,17 +24,37 @@ describe("outstanding: what a restarted runtime must carry out again", () => {
 
     const again = outstanding(state)
     expect(again.map((c) => c.id)).toEqual(["dispatch:T-1:executor:1", "gates:T-2:1", "review:T-3:1", "merge:T-4:1"])
-    for (const command of again) expect(issued.get(command.id)).toMatchObject({ type: command.type, taskId: (command as { taskId: string }).taskId })
+    const who = (c: Command) => (c.type === "merge" ? c.tasks : "taskId" in c ? c.taskId : undefined)
+    for (const command of again) expect([issued.get(command.id)?.type, who(issued.get(command.id)!)]).toEqual([command.type, who(command)])
   })
 
   it("a merge cut short during its merge build is merged again after a restart (its second run, after a rejection, too)", () => {
     const inFlight = apply(started(graph, { concurrency: 4 }).state, steps.dispatched("T-1"), steps.reported("T-1"), steps.gatesPassed("T-1"), steps.reviewPass("T-1"), { type: "merge.started", taskId: "T-1" })
-    expect(outstanding(inFlight.state).filter((c) => c.type === "merge")).toEqual([{ type: "merge", id: "merge:T-1:1", taskId: "T-1", round: 1 }])
+    expect(outstanding(inFlight.state).filter((c) => c.type === "merge")).toEqual([{ type: "merge", id: "merge:T-1:1", tasks: [{ taskId: "T-1", round: 1 }] }])
     // Rejected once, repaired, merged again: the restart re-issues the second run, not the first.
     const again = apply(inFlight.state, { type: "merge.rejected", taskId: "T-1", message: "build failed", evidencePath: "/e" }, steps.dispatched("T-1", 2, "debugger"), steps.reported("T-1", 2, "debugger"), steps.gatesPassed("T-1"), steps.reviewPass("T-1"), { type: "merge.started", taskId: "T-1" })
-    expect(outstanding(again.state).filter((c) => c.type === "merge")).toEqual([{ type: "merge", id: "merge:T-1:2", taskId: "T-1", round: 1 }])
+    expect(outstanding(again.state).filter((c) => c.type === "merge")).toEqual([{ type: "merge", id: "merge:T-1:2", tasks: [{ taskId: "T-1", round: 1 }] }])
     // Once it landed, nothing is re-issued: the merge is never made twice.
     expect(outstanding(apply(again.state, steps.merged("T-1")).state).filter((c) => c.type === "merge")).toEqual([])
+  })
+
+  it("a batch cut short is merged again as the same batch, with the id first issued; a task that landed meanwhile leaves it", () => {
+    const three = graphOf(task("A"), task("B"), task("C"), task("D"))
+    let state = apply(started(three, { concurrency: 4, mergeBatch: 3 }).state, ...["A", "B", "C", "D"].map((id) => steps.dispatched(id))).state
+    // A merges alone; B, C and D queue behind it and go as one batch once A landed.
+    state = apply(state, ...["A", "B", "C", "D"].flatMap((id) => [steps.reported(id), steps.gatesPassed(id), steps.reviewPass(id)]), steps.merged("A")).state
+    expect(state.merging).toEqual(["B", "C", "D"])
+    expect(outstanding(state).filter((c) => c.type === "merge")).toEqual([{ type: "merge", id: "merge:B:1", tasks: ["B", "C", "D"].map((taskId) => ({ taskId, round: 1 })) }])
+    const partly = apply(state, steps.merged("B")).state
+    expect(outstanding(partly).filter((c) => c.type === "merge")).toEqual([{ type: "merge", id: "merge:C:1", tasks: ["C", "D"].map((taskId) => ({ taskId, round: 1 })) }])
+  })
+
+  it("a snapshot written before batches (one task id, or null, in flight) reads as a batch of one", () => {
+    const { state } = apply(started(graph, { concurrency: 4 }).state, steps.dispatched("T-1"), steps.reported("T-1"), steps.gatesPassed("T-1"), steps.reviewPass("T-1"))
+    const { mergeSplits: _, ...old } = { ...state, merging: "T-1" as unknown }
+    const read = SchedulerState.parse(JSON.parse(JSON.stringify(old)))
+    expect([read.merging, read.mergeSplits]).toEqual([["T-1"], []])
+    expect(SchedulerState.parse({ ...old, merging: null }).merging).toEqual([])
   })
 
   it("does not re-dispatch a task whose session is running, nor anything merged", () => {

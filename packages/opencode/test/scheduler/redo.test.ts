@@ -103,7 +103,7 @@ describe("a merged task done again lands under its own round", () => {
     expect(first.commands[0]).toMatchObject({ type: "revert", taskId: "T-4", round: 1 })
     state = first.state
     const redo = apply(state, steps.dispatched("T-4", 2), steps.reported("T-4", 2, "executor"), steps.gatesPassed("T-4"), steps.reviewPass("T-4"))
-    expect(redo.commands.find((c) => c.type === "merge")).toMatchObject({ taskId: "T-4", round: 2 })
+    expect(redo.commands.find((c) => c.type === "merge")).toMatchObject({ tasks: [{ taskId: "T-4", round: 2 }] })
     state = apply(redo.state, { type: "merge.succeeded", taskId: "T-4", commit: "c2", tag: "air/done/T-4+2" }).state
     expect(runtimeOf(state, "T-4")).toMatchObject({ status: "merged", merges: 2, merged: { commit: "c2", tag: "air/done/T-4+2" } })
     state = apply(state, { type: "change.requested", text: "drop T-4" }).state
@@ -120,6 +120,6 @@ describe("a merged task done again lands under its own round", () => {
     expect(landed.commands[0]).toMatchObject({ type: "revert", taskId: "T-4", round: 1 })
     expect(runtimeOf(landed.state, "T-4")).toMatchObject({ status: "running", merges: 1 })
     const again = apply(landed.state, steps.dispatched("T-4", 2), steps.reported("T-4", 2), steps.gatesPassed("T-4"), steps.reviewPass("T-4"))
-    expect(again.commands.find((c) => c.type === "merge")).toMatchObject({ round: 2 })
+    expect(again.commands.find((c) => c.type === "merge")).toMatchObject({ tasks: [{ round: 2 }] })
   })
 })

@@ -75,6 +75,7 @@ export const TEST_CONFIG: RunConfig = {
   wallClockMs: 10_000,
   autoConfirm: false,
   finalReview: true,
+  mergeBatch: 3,
 }
 
 /** Something the simulated runtime still owes the machine: a command in progress, or a live session. */
@@ -317,16 +318,24 @@ export class Simulator {
         return true
       }
       case "merge": {
+        const ids = command.tasks.map((t) => t.taskId)
         if (item.stage === 0) {
           item.stage = 1
-          this.apply({ type: "merge.started", at, taskId: command.taskId })
+          for (const taskId of ids) this.apply({ type: "merge.started", at, taskId })
           return false
         }
-        if (rng() < 1 - this.options.trouble / 2)
-          this.apply({ type: "merge.succeeded", at, taskId: command.taskId, commit: `c${this.clock}`, tag: `air/done/${command.taskId}` })
-        else if (rng() < 0.3) this.apply({ type: "merge.blocked", at, taskId: command.taskId, tag: pick(rng, ["lock-timeout", "index-lock", "local-changes", "merge"] as const), message: "the merge could not run" })
-        else if (rng() < 0.5) this.apply({ type: "merge.rejected", at, taskId: command.taskId, message: "the merge build failed", evidencePath: "build.log" })
-        else this.apply({ type: "merge.conflicted", at, taskId: command.taskId, files: ["src/f0.cpp"] })
+        // A batch of several fails together now and then: the Scheduler bisects it.
+        if (ids.length > 1 && rng() < this.options.trouble / 2) {
+          this.apply({ type: "merge.batch-rejected", at, taskIds: ids, message: "the batch's merge build failed", evidencePath: "build.log" })
+          return true
+        }
+        for (const taskId of ids) {
+          if (rng() < 1 - this.options.trouble / 2) this.apply({ type: "merge.succeeded", at, taskId, commit: `c${this.clock}-${taskId}`, tag: `air/done/${taskId}`, ...(ids.length > 1 ? { head: `m${this.clock}` } : {}) })
+          else if (rng() < 0.3) this.apply({ type: "merge.blocked", at, taskId, tag: pick(rng, ["lock-timeout", "index-lock", "local-changes", "merge"] as const), message: "the merge could not run" })
+          else if (rng() < 0.4) this.apply({ type: "merge.rejected", at, taskId, message: "the merge build failed", evidencePath: "build.log" })
+          else if (rng() < 0.6) this.apply({ type: "merge.deferred", at, taskId })
+          else this.apply({ type: "merge.conflicted", at, taskId, files: ["src/f0.cpp"] })
+        }
         return true
       }
       case "consult":
