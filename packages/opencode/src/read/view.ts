@@ -1,5 +1,6 @@
 import type { RunReport } from "./run-report"
 import type { SchedulerState, TaskRuntime } from "../core/state"
+import { isBookkeepingGate, isShippedGate, SHIPPED_GATE_IDS } from "../core/gate-descriptors"
 import type { RunData } from "./run-data"
 import { runStatus, waitingFor as waitingForState, type RunWord, type Waiting as RunWaiting } from "./run-status"
 import { failureText, faultText, gateFacts, gateLabel as gateWord, gateRunOf, type GateFacts } from "./gate-words"
@@ -83,7 +84,6 @@ export namespace RunView {
   }
 
   const TERMINAL = new Set(["merged", "blocked", "invalidated"])
-  const GATE_ORDER = ["commit", "diff", "write-set", "secrets", "build", "test", "analysis", "clang-tidy", "evidence"]
 
   export function build(input: Input): Status {
     const { state } = input
@@ -114,7 +114,7 @@ export namespace RunView {
           ? {
               source: rt.lastFailure.source,
               message: rt.lastFailure.message,
-              facts: GATE_ORDER.includes(rt.lastFailure.source) ? gateFacts(rt.lastFailure.source, report?.failedGate === rt.lastFailure.source ? report : null) : null,
+              facts: isShippedGate(rt.lastFailure.source) ? gateFacts(rt.lastFailure.source, report?.failedGate === rt.lastFailure.source ? report : null) : null,
             }
           : null,
         merged: rt.merged,
@@ -215,9 +215,9 @@ export namespace RunView {
 
   function gatesFromState(rt: TaskRuntime): GateLine[] {
     if (rt.evidence) {
-      return GATE_ORDER.filter((g) => rt.evidence![g] !== undefined).map((gate) => ({ gate, passed: true }))
+      return SHIPPED_GATE_IDS.filter((g) => rt.evidence![g] !== undefined).map((gate) => ({ gate, passed: true }))
     }
-    if (rt.lastFailure && GATE_ORDER.includes(rt.lastFailure.source)) return [{ gate: rt.lastFailure.source, passed: false }]
+    if (rt.lastFailure && isShippedGate(rt.lastFailure.source)) return [{ gate: rt.lastFailure.source, passed: false }]
     return []
   }
 
@@ -281,7 +281,7 @@ export namespace RunView {
 
   /** A task's last failure for people: "cppcheck gate failed: 1 finding(s), 1 error(s), in src/parser.cpp". */
   export function lastFailureText(lang: Lang, failure: NonNullable<Task["lastFailure"]>): string {
-    return GATE_ORDER.includes(failure.source)
+    return isShippedGate(failure.source)
       ? t(lang, "ev.gates.failed", { gate: gateLabel(failure.source, lang), what: failureText(lang, failure) })
       : failureText(lang, failure)
   }
@@ -307,9 +307,9 @@ export namespace RunView {
   }
 
   export function gatesText(lang: Lang, gates: readonly GateLine[]): string {
-    // commit, diff, write-set, the secret scan and evidence are bookkeeping: shown only when they are what failed;
-    // a tool gate that had nothing to run is no ✓ (a project without .clang-tidy, cppcheck disabled).
-    const shown = gates.filter((g) => !g.passed || (g.ran !== false && !["commit", "diff", "write-set", "secrets", "evidence"].includes(g.gate)))
+    // A bookkeeping gate (commit, diff, …) is shown only when it is what failed; a tool gate that had nothing
+    // to run is no ✓ (a project without .clang-tidy, cppcheck disabled).
+    const shown = gates.filter((g) => !g.passed || (g.ran !== false && !isBookkeepingGate(g.gate)))
     if (!shown.length) return t(lang, "gates.none")
     return shown.map((g) => `${gateLabel(g.gate, lang)} ${g.passed ? "✓" : "✗"}`).join(" ")
   }

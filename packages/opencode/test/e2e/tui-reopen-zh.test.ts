@@ -5,7 +5,7 @@ import { catalog, KEYS } from "../../src/read/words"
 import { writeScenario } from "../support/engine"
 import { passingReviewer, readJsonl, trivialProject } from "../support/runs"
 import { aircodingBin, bunBinary, makeSandbox, type Sandbox } from "../support/sandbox"
-import { columnOf, columns, normaliseScreen, TuiDriver } from "../support/tui"
+import { dialog, sidebar, TuiDriver } from "../support/tui"
 import { golden } from "../tui/golden"
 
 /**
@@ -101,24 +101,8 @@ async function answerLater(): Promise<void> {
   await tui.waitFor(PLAN_TITLE, 30_000, "the plan dialog again")
 }
 
-/** The lines of the dialog, from its title to the engine's "enter submit", in its own columns. */
-function dialog(screen: string): string {
-  const lines = screen.split("\n")
-  const from = lines.findIndex((l) => l.includes(PLAN_TITLE))
-  const to = lines.findIndex((l, i) => i >= from && l.includes("enter submit"))
-  const left = columnOf(lines[from]!, lines[from]!.indexOf(PLAN_TITLE))
-  return normaliseScreen(lines.slice(from, to + 1).map((l) => columns(l, left, left + 90).trimEnd()).join("\n")) + "\n"
-}
-
-/** Our part of the sidebar: from the status line down to the blank line that ends it. */
-function sidebar(screen: string): string {
-  const lines = screen.split("\n")
-  const from = lines.findIndex((l) => l.includes("AirCoding · "))
-  const col = columnOf(lines[from]!, lines[from]!.indexOf("AirCoding · "))
-  const part = lines.slice(from).map((l) => columns(l, col).trimEnd())
-  const end = part.findIndex((l) => l === "")
-  return normaliseScreen(part.slice(0, end < 0 ? undefined : end).join("\n")) + "\n"
-}
+/** The plan dialog, from its title to the engine's "enter submit". */
+const planDialog = (screen: string): string => dialog(screen, PLAN_TITLE, "enter submit")
 
 /**
  * English of ours on a screen: any English text of the catalogue (its words between placeholders, three
@@ -181,12 +165,12 @@ afterAll(async () => {
 describe("reopening the TUI while the plan waits, in Chinese", () => {
   test("the plan dialog speaks Chinese", () => {
     expect(screens.plan).toContain(plan)
-    golden("zh-plan-dialog.zh-CN.txt", dialog(screens.plan!))
+    golden("zh-plan-dialog.zh-CN.txt", planDialog(screens.plan!))
     golden("zh-sidebar-waiting.zh-CN.txt", sidebar(screens.waiting!))
   })
 
   test("reopened, the plan is asked again, in the dialog and in the sidebar; 好 confirms it once", () => {
-    expect(dialog(screens.reopenedDialog!)).toBe(dialog(screens.plan!))
+    expect(planDialog(screens.reopenedDialog!)).toBe(planDialog(screens.plan!))
     const asking = catalog("zh-CN")["waiting.confirm"].split("{summary}")[0]!
     expect(screens.reopenedHome).toContain(`等待 · ${asking}`)
     const planning = events().map((e) => e.type).filter((t) => t.startsWith("plan.") || t === "graph.accepted")

@@ -3,8 +3,8 @@ import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Sandbox } from "../../src/runtime/sandbox"
 import { Gates } from "../../src/runtime/gates/index.ts"
-import { Worktrees } from "../../src/runtime/worktree.ts"
-import { CMAKELISTS, createCppRepo, type CppRepo, type Workspace } from "../runtime/cpp-repo.ts"
+import { CMAKELISTS, createCppRepo, type CppRepo } from "../runtime/cpp-repo.ts"
+import { taskBranches } from "../runtime/task-branch.ts"
 
 /**
  * The gates run the task's own CMakeLists.txt and tests inside the sandbox, enforce the write-set, and
@@ -20,11 +20,7 @@ describe.skipIf(!Sandbox.check().ok)("gates in the sandbox", () => {
     await repo?.cleanup()
   })
 
-  async function task(taskId: string, work: (ws: Workspace) => Promise<void>) {
-    const wt = await Worktrees.create(repo.root, taskId, "main")
-    await work(repo.at(wt.path))
-    return wt
-  }
+  const { task } = taskBranches(() => repo)
   const run = (taskId: string, worktree: string, extra: Partial<Gates.RunInput> = {}) =>
     Gates.run({
       root: repo.root,
@@ -41,7 +37,7 @@ describe.skipIf(!Sandbox.check().ok)("gates in the sandbox", () => {
 
   test("a CMakeLists.txt that writes outside its tree fails the build, and nothing outside changed", async () => {
     const planted = path.join(repo.root, "planted.txt")
-    const wt = await task("plant", async (ws) => {
+    const { wt } = await task("plant", async (ws) => {
       await ws.write("CMakeLists.txt", CMAKELISTS + `\nfile(WRITE "${planted}" "x")\n`)
       await ws.commitAll("plant a file outside the tree")
     })
@@ -52,7 +48,7 @@ describe.skipIf(!Sandbox.check().ok)("gates in the sandbox", () => {
   })
 
   test("a diff outside the write-set fails the write-set gate with the list", async () => {
-    const wt = await task("wide", async (ws) => {
+    const { wt } = await task("wide", async (ws) => {
       await ws.write("src/extra.cpp", "int extra() { return 1; }\n")
       await ws.git(["rm", "-q", "include/calc.h"])
       await ws.commitAll("more than asked")
@@ -65,7 +61,7 @@ describe.skipIf(!Sandbox.check().ok)("gates in the sandbox", () => {
   })
 
   test("no sandbox: the run stops for a person, or runs as before when the user allowed it", async () => {
-    const wt = await task("nosbx", async (ws) => {
+    const { wt } = await task("nosbx", async (ws) => {
       await ws.write("src/calc.cpp", (await ws.read("src/calc.cpp")) + "\n// touched\n")
       await ws.commitAll("touch")
     })

@@ -3,8 +3,8 @@ import { readdir, readFile } from "node:fs/promises"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Gates } from "../../src/runtime/gates/index.ts"
-import { Worktrees } from "../../src/runtime/worktree.ts"
-import { createCppRepo, type CppRepo, type Workspace } from "./cpp-repo.ts"
+import { createCppRepo, type CppRepo } from "./cpp-repo.ts"
+import { taskBranches } from "./task-branch.ts"
 
 /** A file on the integration branch with a cppcheck error nobody touched (legacy code). */
 const LEGACY = `#include "calc.h"
@@ -33,13 +33,7 @@ describe.concurrent("analysis judged against the task's base", () => {
     await repo?.cleanup()
   })
 
-  async function task(taskId: string, work: (ws: Workspace) => Promise<void>) {
-    const wt = await Worktrees.create(repo.root, taskId, "main")
-    const ws = repo.at(wt.path)
-    await work(ws)
-    await ws.commitAll(taskId)
-    return wt.path
-  }
+  const { task } = taskBranches(() => repo, { commit: true })
 
   function gates(taskId: string, worktree: string, failOn: "error" | "warning" | "detected" = "error") {
     return Gates.run({
@@ -59,8 +53,8 @@ describe.concurrent("analysis judged against the task's base", () => {
   const legacyFinding = { file: "src/calc.cpp", id: "arrayIndexOutOfBounds", severity: "error", inherited: true }
 
   test("a pre-existing error in a touched file passes; the finding is recorded inherited and cached per commit", async () => {
-    const wt = await task("touch", (ws) => ws.write("src/calc.cpp", LEGACY.replace("  return a - b;", "  // subtract\n  return a - b;")))
-    const report = await gates("touch", wt)
+    const { wt } = await task("touch", (ws) => ws.write("src/calc.cpp", LEGACY.replace("  return a - b;", "  // subtract\n  return a - b;")))
+    const report = await gates("touch", wt.path)
     expect(report.failedGate, report.message).toBeUndefined()
     expect(report.findings).toContainEqual(expect.objectContaining({ ...legacyFinding, line: 9, tool: "cppcheck" }))
     expect(report.gates.find((g) => g.gate === "analysis")?.summary).toMatch(/1 inherited/)
@@ -69,10 +63,10 @@ describe.concurrent("analysis judged against the task's base", () => {
   })
 
   test("a new error of the same id a few lines away fails, naming only the new one", async () => {
-    const wt = await task("fresh", (ws) =>
+    const { wt } = await task("fresh", (ws) =>
       ws.write("src/calc.cpp", LEGACY.replace("  return a[0];\n}", "  return a[0];\n}\n\nint fresh() {\n  int b[2] = {0, 0};\n  b[7] = 1;\n  return b[0];\n}")),
     )
-    const report = await gates("fresh", wt)
+    const report = await gates("fresh", wt.path)
     expect(report.failedGate).toBe("analysis")
     expect(report.message).toContain("src/calc.cpp:15: arrayIndexOutOfBounds")
     expect(report.message).not.toContain("src/calc.cpp:9:")
@@ -83,10 +77,10 @@ describe.concurrent("analysis judged against the task's base", () => {
   })
 
   test("lines inserted right above the inherited finding keep it inherited", async () => {
-    const wt = await task("above", (ws) =>
+    const { wt } = await task("above", (ws) =>
       ws.write("src/calc.cpp", "// header comment\n#include <cstdio>\n" + LEGACY.replace("  a[5] = 1;", "  int unused = 0;\n  (void)unused;\n  a[5] = 1;")),
     )
-    const report = await gates("above", wt)
+    const report = await gates("above", wt.path)
     expect(report.failedGate, report.message).toBeUndefined()
     expect(report.findings).toContainEqual(expect.objectContaining({ ...legacyFinding, line: 13 }))
   })
@@ -94,8 +88,8 @@ describe.concurrent("analysis judged against the task's base", () => {
   test("moving the function that holds it keeps it inherited", async () => {
     const legacyFn = LEGACY.slice(LEGACY.indexOf("int legacy()"), LEGACY.indexOf("int sub("))
     const moved = LEGACY.replace(legacyFn, "") + "\n// moved to the end\n" + legacyFn.replace(/^  /gm, "    ")
-    const wt = await task("moved", (ws) => ws.write("src/calc.cpp", moved))
-    const report = await gates("moved", wt)
+    const { wt } = await task("moved", (ws) => ws.write("src/calc.cpp", moved))
+    const report = await gates("moved", wt.path)
     expect(report.failedGate, report.message).toBeUndefined()
     const line = moved.split("\n").findIndex((l) => l.includes("a[5] = 1;")) + 1
     expect(line).toBeGreaterThan(9)
@@ -104,19 +98,19 @@ describe.concurrent("analysis judged against the task's base", () => {
 
   test("failOn warning: a new warning fails; by default it is recorded and passes", async () => {
     const withWarning = LEGACY + "\nclass Counter {\n public:\n  Counter() {}\n  int get() const { return n; }\n private:\n  int n;\n};\n"
-    const wt = await task("warn", (ws) => ws.write("src/calc.cpp", withWarning))
-    const strict = await gates("warn", wt, "warning")
+    const { wt } = await task("warn", (ws) => ws.write("src/calc.cpp", withWarning))
+    const strict = await gates("warn", wt.path, "warning")
     expect(strict.failedGate).toBe("analysis")
     expect(strict.message).toContain("uninitMemberVar")
     expect(strict.message).toContain("new error(s) or warning(s)")
-    const lenient = await gates("warn", wt)
+    const lenient = await gates("warn", wt.path)
     expect(lenient.failedGate, lenient.message).toBeUndefined()
     expect(lenient.findings).toContainEqual(expect.objectContaining({ id: "uninitMemberVar", severity: "warning" }))
   })
 
   test("with the build's compile_commands.json, the base is analysed through the same database", async () => {
-    const wt = await task("database", (ws) => ws.write("src/calc.cpp", "// touched\n" + LEGACY))
-    const report = await gates("database", wt, "detected")
+    const { wt } = await task("database", (ws) => ws.write("src/calc.cpp", "// touched\n" + LEGACY))
+    const report = await gates("database", wt.path, "detected")
     expect(report.failedGate, report.message).toBeUndefined()
     expect(report.findings).toContainEqual(expect.objectContaining({ ...legacyFinding, line: 10 }))
     expect(report.gates.find((g) => g.gate === "analysis")?.summary).toMatch(/1 inherited/)
@@ -128,8 +122,8 @@ describe.concurrent("analysis judged against the task's base", () => {
   })
 
   test("a new file's findings are all new (no base to inherit from)", async () => {
-    const wt = await task("added", (ws) => ws.write("src/extra.cpp", "int extra() {\n  int a[2] = {0, 0};\n  a[5] = 1;\n  return a[0];\n}\n"))
-    const report = await gates("added", wt)
+    const { wt } = await task("added", (ws) => ws.write("src/extra.cpp", "int extra() {\n  int a[2] = {0, 0};\n  a[5] = 1;\n  return a[0];\n}\n"))
+    const report = await gates("added", wt.path)
     expect(report.failedGate).toBe("analysis")
     expect(report.message).toContain("src/extra.cpp:3: arrayIndexOutOfBounds")
     expect(existsSync(path.join(repo.root, ".air", "local", "base-tree"))).toBe(true)

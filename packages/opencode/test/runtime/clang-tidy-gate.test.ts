@@ -3,8 +3,8 @@ import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Gates } from "../../src/runtime/gates/index.ts"
 import { parseClangTidy } from "../../src/runtime/gates/clang-tidy.ts"
-import { Worktrees } from "../../src/runtime/worktree.ts"
-import { createCppRepo, type CppRepo, type Workspace } from "./cpp-repo.ts"
+import { createCppRepo, type CppRepo } from "./cpp-repo.ts"
+import { taskBranches } from "./task-branch.ts"
 
 /** The project's checks: only modernize-use-nullptr, so each finding is one we expect. */
 const CLANG_TIDY = "Checks: '-*,modernize-use-nullptr'\n"
@@ -35,13 +35,7 @@ describe.concurrent("the clang-tidy gate (real clang-tidy)", () => {
     await repo?.cleanup()
   })
 
-  async function task(taskId: string, work: (ws: Workspace) => Promise<void>) {
-    const wt = await Worktrees.create(repo.root, taskId, "main")
-    const ws = repo.at(wt.path)
-    await work(ws)
-    await ws.commitAll(taskId)
-    return wt.path
-  }
+  const { task } = taskBranches(() => repo, { commit: true })
 
   /** "detected": the CMake build runs and writes compile_commands.json. */
   function gates(taskId: string, worktree: string, toolchain: Gates.RunInput["toolchain"] | "detected" = { schemaVersion: 1, analysis: { cppcheck: { enabled: false } } }) {
@@ -59,8 +53,8 @@ describe.concurrent("the clang-tidy gate (real clang-tidy)", () => {
   }
 
   test("a finding in the task's new code fails; the inherited one is recorded, not blamed", async () => {
-    const wt = await task("new-null", (ws) => ws.write("src/calc.cpp", LEGACY + "\nint* fresh() {\n  int* q = 0;\n  return q;\n}\n"))
-    const report = await gates("new-null", wt)
+    const { wt } = await task("new-null", (ws) => ws.write("src/calc.cpp", LEGACY + "\nint* fresh() {\n  int* q = 0;\n  return q;\n}\n"))
+    const report = await gates("new-null", wt.path)
     expect(report.failedGate).toBe("clang-tidy")
     expect(report.message).toContain("src/calc.cpp:17: warning: modernize-use-nullptr")
     expect(report.message).not.toContain("src/calc.cpp:8:")
@@ -69,8 +63,8 @@ describe.concurrent("the clang-tidy gate (real clang-tidy)", () => {
   })
 
   test("an inherited finding alone passes, even with lines inserted above it", async () => {
-    const wt = await task("touch", (ws) => ws.write("src/calc.cpp", "// a comment\n" + LEGACY.replace("int* legacy() {\n", "int* legacy() {\n  // still legacy\n")))
-    const report = await gates("touch", wt)
+    const { wt } = await task("touch", (ws) => ws.write("src/calc.cpp", "// a comment\n" + LEGACY.replace("int* legacy() {\n", "int* legacy() {\n  // still legacy\n")))
+    const report = await gates("touch", wt.path)
     expect(report.failedGate, report.message).toBeUndefined()
     const tidy = report.gates.find((g) => g.gate === "clang-tidy")
     expect(tidy?.ran).toBe(true)
@@ -79,8 +73,8 @@ describe.concurrent("the clang-tidy gate (real clang-tidy)", () => {
   })
 
   test("through the build's compile_commands.json (-p), the base through its copy", async () => {
-    const wt = await task("database", (ws) => ws.write("src/calc.cpp", LEGACY + "\nint* fresh() {\n  return 0;\n}\n"))
-    const report = await gates("database", wt, "detected")
+    const { wt } = await task("database", (ws) => ws.write("src/calc.cpp", LEGACY + "\nint* fresh() {\n  return 0;\n}\n"))
+    const report = await gates("database", wt.path, "detected")
     expect(report.failedGate).toBe("clang-tidy")
     expect(report.message).toContain("src/calc.cpp:17: warning: modernize-use-nullptr")
     expect(report.findings).toContainEqual(expect.objectContaining({ line: 8, inherited: true, tool: "clang-tidy" }))
@@ -94,12 +88,12 @@ describe.concurrent("the clang-tidy gate (real clang-tidy)", () => {
   })
 
   test("clang-tidy required but not installed is a tool missing; merely configured, it is recorded as not run", async () => {
-    const wt = await task("missing", (ws) => ws.write("src/calc.cpp", LEGACY + "\n// more\n"))
+    const { wt } = await task("missing", (ws) => ws.write("src/calc.cpp", LEGACY + "\n// more\n"))
     const binary = "/nonexistent/clang-tidy"
-    const optional = await gates("missing", wt, { schemaVersion: 1, analysis: { cppcheck: { enabled: false }, clangTidy: { binary } } })
+    const optional = await gates("missing", wt.path, { schemaVersion: 1, analysis: { cppcheck: { enabled: false }, clangTidy: { binary } } })
     expect(optional.passed, optional.message).toBe(true)
     expect(optional.message).toMatch(/not run: .*clang-tidy \(clang-tidy is not installed/)
-    const required = await gates("missing", wt, { schemaVersion: 1, analysis: { cppcheck: { enabled: false }, clangTidy: { binary, enabled: true } } })
+    const required = await gates("missing", wt.path, { schemaVersion: 1, analysis: { cppcheck: { enabled: false }, clangTidy: { binary, enabled: true } } })
     expect(required.failedGate).toBe("tool-missing")
     expect(required.gates.find((g) => g.gate === "clang-tidy")?.missingTool).toBe("clang-tidy")
   })
@@ -109,9 +103,7 @@ describe("without a .clang-tidy", () => {
   test("the gate does not run", async () => {
     const repo = await createCppRepo({ files: { "src/calc.cpp": LEGACY } })
     try {
-      const wt = await Worktrees.create(repo.root, "plain", "main")
-      await repo.at(wt.path).write("src/calc.cpp", LEGACY + "\nint* fresh() {\n  return 0;\n}\n")
-      await repo.at(wt.path).commitAll("fresh")
+      const { wt } = await taskBranches(() => repo, { commit: true }).task("plain", (ws) => ws.write("src/calc.cpp", LEGACY + "\nint* fresh() {\n  return 0;\n}\n"))
       const report = await Gates.run({
         root: repo.root,
         worktree: wt.path,

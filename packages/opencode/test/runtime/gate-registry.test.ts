@@ -9,6 +9,7 @@ import { evidenceGate } from "../../src/runtime/gates/evidence.ts"
 import { FAILURE_IDS, GATE_IDS, Gates, REGISTRY, routeOf, wordsOf, type Gate, type GateContext } from "../../src/runtime/gates/index.ts"
 import { nodeEvidenceFs, runGates, type EvidenceFs, type RunInput } from "../../src/runtime/gates/pipeline.ts"
 import { GATES } from "../../src/core/event.schema.ts"
+import { GATE_DESCRIPTORS, SHIPPED_GATE_IDS } from "../../src/core/gate-descriptors.ts"
 import { apply, graphOf, runtimeOf, started, steps, task } from "../scheduler/fixtures.ts"
 import { createCppRepo, type CppRepo } from "./cpp-repo.ts"
 
@@ -65,6 +66,9 @@ describe("gates as a registry", () => {
 
   test("the registry lists the gates in pipeline order, and the event log accepts exactly its failure ids", () => {
     expect(GATE_IDS).toEqual(["commit", "diff", "write-set", "secrets", "build", "test", "analysis", "clang-tidy", "evidence"])
+    // The views know the shipped gates from their descriptors (they do not load the registry): the same gates, in order, with the same facts.
+    expect(GATE_IDS).toEqual(SHIPPED_GATE_IDS)
+    for (const gate of REGISTRY as readonly Gate[]) expect({ id: gate.id, reportsNotRun: gate.reportsNotRun }).toEqual({ reportsNotRun: undefined, ...GATE_DESCRIPTORS[gate.id as keyof typeof GATE_DESCRIPTORS] })
     expect([...GATES].sort()).toEqual([...FAILURE_IDS].sort())
     expect(new Set(REGISTRY.map((g) => g.id)).size).toBe(REGISTRY.length)
     for (const gate of REGISTRY) expect(wordsOf(gate.id, "zh-CN")).not.toBe(gate.id)

@@ -9,7 +9,8 @@ import { CompilerCache } from "../../src/runtime/toolchain/cache.ts"
 import { GateError } from "../../src/runtime/errors.ts"
 import { MergeQueue } from "../../src/runtime/merge.ts"
 import { Worktrees } from "../../src/runtime/worktree.ts"
-import { CALC_CPP, CALC_H, createCppRepo, type CppRepo, type Workspace } from "./cpp-repo.ts"
+import { CALC_CPP, CALC_H, createCppRepo, type CppRepo } from "./cpp-repo.ts"
+import { taskBranches } from "./task-branch.ts"
 
 const ALL: Gates.Requirement[] = ["diff", "build", "test", "analysis"]
 
@@ -24,13 +25,7 @@ describe.concurrent("evidence gates", () => {
     await repo?.cleanup()
   })
 
-  /** A task worktree where `work` plays the executor. */
-  async function task(taskId: string, work: (ws: Workspace) => Promise<void>) {
-    const wt = await Worktrees.create(repo.root, taskId, "main")
-    const ws = repo.at(wt.path)
-    await work(ws)
-    return { wt, ws }
-  }
+  const { task } = taskBranches(() => repo)
 
   function gates(taskId: string, worktree: string, extra: Partial<Gates.RunInput> = {}) {
     return Gates.run({
@@ -325,11 +320,10 @@ describe.concurrent("evidence gates", () => {
   test("toolchain.json in the project root replaces detection; a malformed one is a clear error", async () => {
     // Its own repository: toolchain.json applies to every task of a project.
     const own = await createCppRepo()
-    const wt = await Worktrees.create(own.root, "custom-rules", "main")
-    await (async (ws: Workspace) => {
+    const { wt } = await taskBranches(() => own).task("custom-rules", async (ws) => {
       await ws.write("src/calc.cpp", withFunction("int mul(int a, int b) { return a * b; }"))
       await ws.commitAll("mul")
-    })(own.at(wt.path))
+    })
     const rules = path.join(own.root, Toolchain.RULES_PATH)
     await mkdir(path.dirname(rules), { recursive: true })
     try {

@@ -2,17 +2,27 @@ import { MergeQueue } from "../../src/runtime/merge.ts"
 import { Worktrees } from "../../src/runtime/worktree.ts"
 import type { CppRepo, Workspace } from "./cpp-repo.ts"
 
+export interface TaskBranchOptions {
+  /** The branch tasks start from and merge into; default `main`. */
+  integration?: string
+  /** Commit what `work` left (message: the task id), for tests whose work is only writing files. */
+  commit?: boolean
+}
+
 /**
  * The executor's side of a runtime test, in a repository made in `beforeAll` (hence the getter): a task
  * branch from the integration tip with `work` done in its worktree, and the Scheduler's merge of it.
+ * The one helper for this: tests of gates, merges and faults all start a task the same way.
  */
-export function taskBranches(repo: () => CppRepo, integration = "main") {
+export function taskBranches(repo: () => CppRepo, options: TaskBranchOptions = {}) {
+  const integration = options.integration ?? "main"
   return {
     tip: async (ref = integration) => (await repo().git(["rev-parse", ref])).trim(),
     async task(taskId: string, work: (ws: Workspace) => Promise<void>) {
       const wt = await Worktrees.create(repo().root, taskId, integration)
       const ws = repo().at(wt.path)
       await work(ws)
+      if (options.commit) await ws.commitAll(taskId)
       return { wt, ws }
     },
     merge: (taskId: string, title = `task ${taskId}`) =>

@@ -187,3 +187,25 @@ export function normaliseScreen(text: string): string {
     .replace(/[\d,]+ tokens/g, "<n> tokens")
     .replace(/\$\d+\.\d+/g, "$<cost>")
 }
+
+/**
+ * The lines of a dialog, from the row holding its title (`first`) to the row holding `last`, in the
+ * dialog's own columns (from the title's column, 90 wide), normalised.
+ */
+export function dialog(screen: string, first: string, last: string): string {
+  const lines = screen.split("\n")
+  const from = lines.findIndex((l) => l.includes(first))
+  const to = lines.findIndex((l, i) => i >= from && l.includes(last))
+  const left = columnOf(lines[from]!, lines[from]!.indexOf(first))
+  return normaliseScreen(lines.slice(from, to + 1).map((l) => columns(l, left, left + 90).trimEnd()).join("\n")) + "\n"
+}
+
+/** Our part of the sidebar: from the status line down to the blank line that ends it, in its own columns, normalised. */
+export function sidebar(screen: string): string {
+  const lines = screen.split("\n")
+  const from = lines.findIndex((l) => l.includes("AirCoding · "))
+  const col = columnOf(lines[from]!, lines[from]!.indexOf("AirCoding · "))
+  const part = lines.slice(from).map((l) => columns(l, col).trimEnd())
+  const end = part.findIndex((l) => l === "")
+  return normaliseScreen(part.slice(0, end < 0 ? undefined : end).join("\n")) + "\n"
+}

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Paths } from "../../src/engine"
 import { aircodingBin, bunBinary, makeSandbox, type Sandbox } from "../support/sandbox"
 import { writeScenario } from "../support/engine"
-import { columnOf, columns, normaliseScreen, TuiDriver } from "../support/tui"
+import { dialog, sidebar, TuiDriver } from "../support/tui"
 import { golden } from "./golden"
 
 /**
@@ -54,25 +54,6 @@ const requests = (): Request[] =>
 const events = (): { type: string }[] => {
   const file = join(dir, ".air", "local", "state", "events.jsonl")
   return existsSync(file) ? readFileSync(file, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []
-}
-
-/** The lines of a dialog, from its title to its last line, without the screen around them. */
-function dialog(screen: string, first: string, last: string): string {
-  const lines = screen.split("\n")
-  const from = lines.findIndex((l) => l.includes(first))
-  const to = lines.findIndex((l, i) => i >= from && l.includes(last))
-  const left = columnOf(lines[from]!, lines[from]!.indexOf(first))
-  return normaliseScreen(lines.slice(from, to + 1).map((l) => columns(l, left, left + 90).trimEnd()).join("\n")) + "\n"
-}
-
-/** Our part of the sidebar: from the status line down to the blank line that ends it, in its own columns. */
-function sidebar(screen: string): string {
-  const lines = screen.split("\n")
-  const from = lines.findIndex((l) => l.includes("AirCoding · "))
-  const col = columnOf(lines[from]!, lines[from]!.indexOf("AirCoding · "))
-  const part = lines.slice(from).map((l) => columns(l, col).trimEnd())
-  const end = part.findIndex((l) => l === "")
-  return normaliseScreen(part.slice(0, end < 0 ? undefined : end).join("\n")) + "\n"
 }
 
 beforeAll(() => {

@@ -10,6 +10,7 @@ import { TOOL_MISSING } from "./schema.ts"
 import { Verdict } from "./verdict.ts"
 import type { Finding } from "./schema.ts"
 import { countBySeverity, formatRun, indent, INSTALL_HINTS, lastLines, listSome, stripPrefix } from "./text.ts"
+import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 
 export const ANALYSIS_LOG = "cppcheck.log"
 
@@ -28,12 +29,11 @@ export const CPPCHECK_ARGS = [
  * no verdict, and nothing the task's authors could repair.
  */
 export const analysisGate = {
-  id: "analysis",
+  ...GATE_DESCRIPTORS.analysis,
   provides: "analysis",
   route: "debugger",
   words: { en: "static analysis", "zh-CN": "静态分析" },
   logs: [ANALYSIS_LOG],
-  reportsNotRun: true,
   run: analyse,
   missingEvidence(ctx, result) {
     if (!ctx.rules.analysis.cppcheck.enabled) return `cppcheck is disabled in ${Toolchain.RULES_PATH}`

@@ -3,17 +3,17 @@ import { CompilerCache } from "../toolchain/cache.ts"
 import type { Gate, GateContext } from "./registry.ts"
 import { buildStatsLog, commandEvidenceMissing, runCommands } from "./command.ts"
 import { indent, lastLines } from "./text.ts"
+import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 
 export const BUILD_LOG = "build.log"
 
 /** The toolchain's build commands pass in the worktree; a failure quotes the compiler's first error. */
 export const buildGate = {
-  id: "build",
+  ...GATE_DESCRIPTORS.build,
   provides: "build",
   route: "debugger",
   words: { en: "build", "zh-CN": "构建" },
   logs: [BUILD_LOG, CompilerCache.STATS_LOG, CompilerCache.STATS_FILE],
-  reportsNotRun: true,
   async run(ctx: GateContext) {
     const { output: _, ...outcome } = await runCommands(ctx, "build", BUILD_LOG, (command, what, output, logPath) => {
       const first = firstError(output)

@@ -8,6 +8,7 @@ import { isCppFile, isDir } from "./commit.ts"
 import type { Gate, GateContext, GateOutcome } from "./registry.ts"
 import { TOOL_MISSING, type Finding } from "./schema.ts"
 import { countBySeverity, formatRun, indent, INSTALL_HINTS, lastLines, listSome, stripPrefix } from "./text.ts"
+import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 
 export const CLANG_TIDY_LOG = "clang-tidy.log"
 
@@ -28,11 +29,10 @@ const HEADER = /\.(h|hh|hpp|hxx)$/i
  * clang-tidy not installed is "not run" unless toolchain.json requires it (then a tool missing).
  */
 export const clangTidyGate = {
-  id: "clang-tidy",
+  ...GATE_DESCRIPTORS["clang-tidy"],
   route: "debugger",
   words: { en: "clang-tidy", "zh-CN": "clang-tidy 检查" },
   logs: [CLANG_TIDY_LOG],
-  reportsNotRun: true,
   run: tidy,
 } as const satisfies Gate
 

@@ -3,13 +3,14 @@ import path from "node:path"
 import { Worktrees } from "../worktree.ts"
 import type { Failure, Gate, GateContext } from "./registry.ts"
 import { listSome } from "./text.ts"
+import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 
 /**
  * The work is committed on the task branch, in the task's worktree, with nothing left uncommitted: what is
  * built and tested next is exactly what would be merged. Not required (skipped) for kinds without a diff.
  */
 export const commitGate = {
-  id: "commit",
+  ...GATE_DESCRIPTORS.commit,
   route: "executor",
   words: { en: "commit", "zh-CN": "提交" },
   async run(ctx: GateContext) {

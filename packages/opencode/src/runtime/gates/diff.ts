@@ -1,6 +1,7 @@
 import { Worktrees } from "../worktree.ts"
 import type { Gate, GateContext } from "./registry.ts"
 import { listSome } from "./text.ts"
+import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 
 export const DIFF_LOG = "diff.patch"
 
@@ -9,7 +10,7 @@ export const DIFF_LOG = "diff.patch"
  * are read here for every task whose branch exists (the analysis needs them even when no diff is required).
  */
 export const diffGate = {
-  id: "diff",
+  ...GATE_DESCRIPTORS.diff,
   provides: "diff",
   route: "executor",
   words: { en: "diff", "zh-CN": "差异" },

@@ -1,3 +1,4 @@
+import type { GateDescriptor } from "../../core/gate-descriptors.ts"
 import type { Toolchain } from "../toolchain/index.ts"
 import type { Worktrees } from "../worktree.ts"
 import type { Proc } from "../process.ts"
@@ -29,8 +30,8 @@ export interface Words {
   "zh-CN": string
 }
 
-export interface Gate<Id extends string = string> {
-  readonly id: Id
+/** A gate: its static facts (id, whether it runs a tool) and what it does. */
+export interface Gate<Id extends string = string> extends GateDescriptor<Id> {
   /** The evidence kind (`KIND_RULES`) this gate collects; a task whose kind requires it cannot pass without it. */
   readonly provides?: Requirement
   /** Where a failure of this gate goes (`routeOf`). */
@@ -38,8 +39,6 @@ export interface Gate<Id extends string = string> {
   readonly words: Words
   /** Files this gate writes in the evidence directory; cleared before every run. */
   readonly logs?: readonly string[]
-  /** A gate that runs a tool: when it did not run, the pass message says so. */
-  readonly reportsNotRun?: boolean
   /**
    * Runs the gate. A failure the task's authors can act on is a returned `failure` (its message already
    * parsed from the tool's output: first error, failing tests, findings); a gate that cannot reach a verdict

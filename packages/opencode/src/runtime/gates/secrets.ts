@@ -1,6 +1,7 @@
 import { Worktrees } from "../worktree.ts"
 import { SecretScan } from "../secret-scan.ts"
 import type { Gate, GateContext } from "./registry.ts"
+import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 
 export const SECRETS_LOG = "secrets.log"
 
@@ -12,7 +13,7 @@ export const SECRETS_LOG = "secrets.log"
  * squash merge takes the branch's final tree, so a fix-up commit is enough).
  */
 export const secretsGate = {
-  id: "secrets",
+  ...GATE_DESCRIPTORS.secrets,
   route: "executor",
   words: { en: "secret scan", "zh-CN": "密钥扫描" },
   logs: [SECRETS_LOG],

@@ -6,6 +6,7 @@ import { JUnit } from "./junit.ts"
 import { TOOL_MISSING } from "./schema.ts"
 import { commandEvidenceMissing, runCommands } from "./command.ts"
 import { indent, lastLines, listSome } from "./text.ts"
+import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 
 export const TEST_LOG = "test.log"
 
@@ -14,12 +15,11 @@ export const TEST_LOG = "test.log"
  * and quotes their output. Passing commands that found no test at all (CTest exits 0) are not evidence.
  */
 export const testGate = {
-  id: "test",
+  ...GATE_DESCRIPTORS.test,
   provides: "test",
   route: "debugger",
   words: { en: "test", "zh-CN": "测试" },
   logs: [TEST_LOG],
-  reportsNotRun: true,
   async run(ctx: GateContext) {
     return judgeTests(ctx)
   },

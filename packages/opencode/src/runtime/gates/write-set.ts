@@ -1,4 +1,5 @@
 import type { Gate, GateContext, GateOutcome } from "./registry.ts"
+import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 
 /**
  * The write-set gate, as a pure function: a task's diff may change only the files its write-set lets it
@@ -69,7 +70,7 @@ export namespace WriteSetGate {
  * executor: undo the stray changes, or ask for a wider write-set.
  */
 export const writeSetGate = {
-  id: "write-set",
+  ...GATE_DESCRIPTORS["write-set"],
   route: "executor",
   words: { en: "write-set", "zh-CN": "写入集" },
   async run(ctx: GateContext): Promise<GateOutcome> {
