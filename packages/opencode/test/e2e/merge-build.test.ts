@@ -1,10 +1,9 @@
 import { execFileSync } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
-import { commitStep, passingReviewer, runScenario, trivialProject, type RunResult } from "../support/runs"
+import { buildAndTestAt, commitStep, passingReviewer, runScenario, trivialProject, type RunResult } from "../support/runs"
 import { CALC_CPP, CALC_H, CALC_TEST_CPP, CMAKELISTS } from "../runtime/cpp-repo"
 
 /**
@@ -130,18 +129,6 @@ describe("two tasks that pass alone but break the build together", () => {
     // The sample project's commit and the two squash merges (the empty first commit has nothing to build).
     const commits = git(["rev-list", "--first-parent", "main"]).trim().split("\n").slice(0, -1)
     expect(commits).toHaveLength(3)
-    for (const commit of commits) {
-      const dir = mkdtempSync(join(tmpdir(), "air-check-"))
-      try {
-        git(["worktree", "add", "--quiet", "--detach", dir, commit])
-        const sh = (cmd: string, args: string[]) => execFileSync(cmd, args, { cwd: dir, encoding: "utf8", env: sandbox.env, stdio: "pipe" })
-        sh("cmake", ["-S", ".", "-B", "build", "-G", "Ninja"])
-        sh("cmake", ["--build", "build"])
-        expect(sh("ctest", ["--test-dir", "build"])).toMatch(/100% tests passed/)
-      } finally {
-        git(["worktree", "remove", "--force", dir])
-        rmSync(dir, { recursive: true, force: true })
-      }
-    }
+    for (const commit of commits) expect(buildAndTestAt(project, commit, sandbox.env)).toMatch(/100% tests passed/)
   })
 })

@@ -35,7 +35,7 @@ async function callAdd(ws: Workspace) {
 // The tests build on each other in one repository, in order.
 describe("merge batches: queued tasks built and tested once together (real git, cmake, ctest)", () => {
   let repo: CppRepo
-  const branches = taskBranches(() => repo)
+  const branches = taskBranches(() => repo, { gated: true })
   /** The task ids of each candidate the merge build was asked to build. */
   const built: string[][] = []
 
@@ -46,10 +46,7 @@ describe("merge batches: queued tasks built and tested once together (real git, 
     await repo?.cleanup()
   })
 
-  async function task(taskId: string, work: (ws: Workspace) => Promise<void>) {
-    await branches.task(taskId, work)
-    await MergeBuild.recordGated(repo.root, taskId)
-  }
+  const task = branches.task
 
   function mergeBatch(ids: string[]) {
     const evidenceDir = path.join(repo.root, ".air", "local", "evidence", "_merge", ids.join("+"))

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { MergeBuild } from "../../src/runtime/merge-build.ts"
 import { MergeQueue } from "../../src/runtime/merge.ts"
 import { Worktrees } from "../../src/runtime/worktree.ts"
+import { taskBranches } from "./task-branch.ts"
 import { CALC_CPP, CALC_H, CALC_TEST_CPP, CMAKELISTS, createCppRepo, type CppRepo, type Workspace } from "./cpp-repo.ts"
 
 /** The project's own build and tests, as toolchain.json would give them. */
@@ -32,6 +33,7 @@ async function callAdd(ws: Workspace) {
 // The tests build on each other in one repository, in order.
 describe("merge build: what lands is what was built (real git, cmake, ctest)", () => {
   let repo: CppRepo
+  const branches = taskBranches(() => repo, { gated: true })
   const builds: string[] = []
 
   beforeAll(async () => {
@@ -45,13 +47,7 @@ describe("merge build: what lands is what was built (real git, cmake, ctest)", (
   const evidenceDir = (taskId: string, n: number) => path.join(repo.root, ".air", "local", "evidence", taskId, `merge-${n}`)
 
   /** A task branch from the tip, its work committed, and its gates recorded as passed on it. */
-  async function task(taskId: string, work: (ws: Workspace) => Promise<void>) {
-    const wt = await Worktrees.create(repo.root, taskId, "main")
-    const ws = repo.at(wt.path)
-    await work(ws)
-    await MergeBuild.recordGated(repo.root, taskId)
-    return ws
-  }
+  const task = async (taskId: string, work: (ws: Workspace) => Promise<void>) => (await branches.task(taskId, work)).ws
 
   /** The merge queue with the real merge build, counting the candidates it builds. */
   function merge(taskId: string, n = 1, verify?: MergeBuild.Verify) {

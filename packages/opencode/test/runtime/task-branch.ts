@@ -1,3 +1,4 @@
+import { MergeBuild } from "../../src/runtime/merge-build.ts"
 import { MergeQueue } from "../../src/runtime/merge.ts"
 import { Worktrees } from "../../src/runtime/worktree.ts"
 import type { CppRepo, Workspace } from "./cpp-repo.ts"
@@ -7,6 +8,8 @@ export interface TaskBranchOptions {
   integration?: string
   /** Commit what `work` left (message: the task id), for tests whose work is only writing files. */
   commit?: boolean
+  /** Record the branch's tip as the tree its gates passed on, as the runtime does when they pass (merge-build.ts). */
+  gated?: boolean
 }
 
 /**
@@ -23,6 +26,7 @@ export function taskBranches(repo: () => CppRepo, options: TaskBranchOptions = {
       const ws = repo().at(wt.path)
       await work(ws)
       if (options.commit) await ws.commitAll(taskId)
+      if (options.gated) await MergeBuild.recordGated(repo().root, taskId)
       return { wt, ws }
     },
     merge: (taskId: string, title = `task ${taskId}`) =>

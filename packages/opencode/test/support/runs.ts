@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process"
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { basename, dirname, join } from "node:path"
 import { aircoding, writeScenario } from "./engine"
 import type { Sandbox } from "./sandbox"
@@ -94,4 +95,23 @@ export async function runScenario(
 export function readJsonl(file: string): any[] {
   if (!existsSync(file)) return []
   return readFileSync(file, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l))
+}
+
+/**
+ * The CMake project at `commit`, configured, built and tested in a throwaway worktree of its own (Ninja,
+ * as the e2e toolchains use): CTest's summary line, or the error thrown by the step that failed.
+ */
+export function buildAndTestAt(project: string, commit: string, env: NodeJS.ProcessEnv): string {
+  const git = (args: string[]) => execFileSync("git", args, { cwd: project, encoding: "utf8", env })
+  const dir = mkdtempSync(join(tmpdir(), "air-check-"))
+  try {
+    git(["worktree", "add", "--quiet", "--detach", dir, commit])
+    const sh = (cmd: string, args: string[]) => execFileSync(cmd, args, { cwd: dir, encoding: "utf8", env, stdio: "pipe" })
+    sh("cmake", ["-S", ".", "-B", "build", "-G", "Ninja"])
+    sh("cmake", ["--build", "build"])
+    return sh("ctest", ["--test-dir", "build"])
+  } finally {
+    git(["worktree", "remove", "--force", dir])
+    rmSync(dir, { recursive: true, force: true })
+  }
 }

@@ -45,7 +45,8 @@ export function firstError(output: string): string | undefined {
     /:\d+(:\d+)?:\s*(fatal )?error\b/i,
     /^CMake Error/,
     /\berror\s*(C|LNK)\d+/,
-    /undefined reference to/,
+    // The linker's own words, not collect2's "ld returned 1 exit status" that follows them.
+    /undefined reference to|multiple definition of|undefined symbol|duplicate symbol/,
     /^\S.*:\s*(fatal )?error:/i,
     /\berror\b/i,
   ]
