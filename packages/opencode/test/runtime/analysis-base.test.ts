@@ -96,6 +96,16 @@ describe.concurrent("analysis judged against the task's base", () => {
     expect(report.findings).toContainEqual(expect.objectContaining({ ...legacyFinding, line }))
   })
 
+  test("a renamed file keeps its inherited finding inherited (compared with the file it was at the base)", async () => {
+    const { wt } = await task("renamed", async (ws) => {
+      await ws.git(["mv", "src/calc.cpp", "src/arith.cpp"])
+      await ws.write("src/arith.cpp", LEGACY.replace("  return a - b;", "  // subtract\n  return a - b;"))
+    })
+    const report = await gates("renamed", wt.path)
+    expect(report.failedGate, report.message).toBeUndefined()
+    expect(report.findings).toContainEqual(expect.objectContaining({ ...legacyFinding, file: "src/arith.cpp", line: 9 }))
+  })
+
   test("failOn warning: a new warning fails; by default it is recorded and passes", async () => {
     const withWarning = LEGACY + "\nclass Counter {\n public:\n  Counter() {}\n  int get() const { return n; }\n private:\n  int n;\n};\n"
     const { wt } = await task("warn", (ws) => ws.write("src/calc.cpp", withWarning))

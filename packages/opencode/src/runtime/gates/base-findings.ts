@@ -52,16 +52,21 @@ export namespace BaseFindings {
     if (own.length === 0) return { findings: own }
     const commit = await baseCommit(ctx)
     if (!commit) return { findings: own, note: `no merge-base with ${ctx.base}: every finding counts as new` }
+    // A file the task renamed is compared with the file it was at the base (git's rename detection).
+    const renamed = await renamesSince(ctx.worktree, commit)
+    const baseOf = (file: string) => renamed.get(file) ?? file
     // Only files the base has can hold an inherited finding (an added file's findings are all new).
-    const existing = (await Promise.all(files.map(async (f) => ((await inCommit(ctx.root, commit, f)) ? f : undefined)))).filter(
+    const existing = (await Promise.all(files.map(async (f) => ((await inCommit(ctx.root, commit, baseOf(f))) ? f : undefined)))).filter(
       (f): f is string => f !== undefined,
     )
     const flagged = existing.filter((f) => own.some((finding) => finding.file === f))
     if (flagged.length === 0) return { findings: own, commit }
+    const taskPathOf = new Map(flagged.map((f) => [baseOf(f), f]))
+    const basePaths = [...taskPathOf.keys()]
 
     let base: Finding[] | undefined
     try {
-      base = await baseFindingsOf(ctx, commit, tool, config, flagged, analyse)
+      base = await baseFindingsOf(ctx, commit, tool, config, basePaths, analyse)
     } catch (error) {
       // No comparison is no excuse: the task is judged on all its findings, and the evidence says why.
       return { findings: own, commit, note: `the base ${commit.slice(0, 12)} could not be analysed (${(error as Error).message.split("\n")[0]}): every finding counts as new` }
@@ -69,11 +74,13 @@ export namespace BaseFindings {
     if (!base) return { findings: own, commit, note: `${tool} could not analyse the base ${commit.slice(0, 12)}: every finding counts as new` }
 
     const taskLines = await worktreeLines(ctx.worktree, own.map((f) => f.file))
-    const baseLines = await commitLines(ctx.root, commit, flagged)
-    const keys = (list: readonly Finding[], lines: Map<string, string[]>) =>
-      list.map((f) => Fingerprint.keysOf({ ...f, tool }, lines.get(f.file) ?? []))
-    const baseWithTool = base.map((f) => ({ ...f, tool }))
-    const verdict = Fingerprint.inherited(keys(own, taskLines), keys(baseWithTool, baseLines))
+    const baseLines = await commitLines(ctx.root, commit, basePaths)
+    const keys = (list: readonly Finding[], lines: Map<string, string[]>, pathOf: (file: string) => string) =>
+      list.map((f) => Fingerprint.keysOf({ ...f, tool, file: pathOf(f.file) }, lines.get(f.file) ?? []))
+    const verdict = Fingerprint.inherited(
+      keys(own, taskLines, (file) => file),
+      keys(base, baseLines, (file) => taskPathOf.get(file) ?? file),
+    )
     return { findings: own.map((f, i) => (verdict[i] ? { ...f, inherited: true } : f)), commit }
   }
 
@@ -81,6 +88,17 @@ export namespace BaseFindings {
   export async function baseCommit(ctx: Pick<GateContext, "worktree" | "base">): Promise<string | undefined> {
     const result = await gitTry(ctx.worktree, ["merge-base", ctx.base, "HEAD"])
     return result.code === 0 ? result.stdout.trim() || undefined : undefined
+  }
+
+  /** Files renamed between `commit` and the worktree's HEAD: new path → path at `commit`. */
+  async function renamesSince(worktree: string, commit: string): Promise<Map<string, string>> {
+    const renamed = new Map<string, string>()
+    const out = await gitTry(worktree, ["diff", "--name-status", "-M", "-z", "--diff-filter=R", commit, "HEAD"])
+    if (out.code !== 0) return renamed
+    const fields = out.stdout.split("\0")
+    // Each rename is three fields: R<score>, the old path, the new path.
+    for (let i = 0; i + 2 < fields.length; i += 3) if (fields[i]!.startsWith("R")) renamed.set(fields[i + 2]!, fields[i + 1]!)
+    return renamed
   }
 
   async function inCommit(root: string, commit: string, file: string): Promise<boolean> {
