@@ -517,6 +517,8 @@ export namespace RunView {
         return L("ev.merge.succeeded", { tag: e.tag, commit: e.commit.slice(0, 10) })
       case "merge.conflicted":
         return L("ev.merge.conflicted", { files: e.files.join(", ") || "?" })
+      case "merge.batch-rejected":
+        return L("ev.merge.batch-rejected", { ids: e.taskIds.join(", ") })
       case "milestone.reached":
         return L("ev.milestone.reached", { phase: e.phase })
       case "milestone.reviewed":
