@@ -310,12 +310,16 @@ export class Draft {
    */
   splitBatch(ids: string[]): void {
     const half = Math.ceil(ids.length / 2)
-    const back = ids.filter((id) => this.task(id)!.status === "merging")
-    for (const id of back) this.setStatus(id, "merge_queued", "its batch failed the merge build: tried again in a smaller batch")
-    this.s.mergeQueue = [...back, ...this.s.mergeQueue.filter((id) => !back.includes(id))]
-    this.queueCopied = true
+    for (const id of ids) this.leaveBatch(id)
+    this.requeueFirst(ids, "its batch failed the merge build: merged again in a smaller batch")
     this.s.mergeSplits = [ids.slice(0, half), ids.slice(half), ...this.s.mergeSplits].filter((group) => group.length > 0)
-    this.s.merging = this.s.merging.filter((m) => !ids.includes(m))
+  }
+
+  /** Tasks whose merge landed nothing go back to the front of the queue, in this order. */
+  requeueFirst(ids: string[], note: string): void {
+    for (const id of ids) this.setStatus(id, "merge_queued", note)
+    this.s.mergeQueue = [...ids, ...this.s.mergeQueue.filter((id) => !ids.includes(id))]
+    this.queueCopied = true
   }
 
   /** Undoes the task's last landing on the integration branch. */

@@ -417,22 +417,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
   },
 
   // The batch stopped before this task's outcome (its merge was blocked on another task's account): nothing of it landed; it is merged again first.
-  "merge.deferred": (d, e) => {
-    const t = findTask(d, e.taskId)
-    if (typeof t === "string") return t
-    const refused = notInFlight(d, t.id)
-    if (refused) return refused
-    d.leaveBatch(t.id)
-    if (t.revertOnMerge) {
-      d.patch(t.id, { revertOnMerge: false })
-      d.offerReady(t.id)
-    } else {
-      d.setStatus(t.id, "merge_queued", "its batch stopped before it was merged")
-      d.s.mergeQueue = [t.id, ...d.s.mergeQueue.filter((id) => id !== t.id)]
-    }
-    d.pumpMerge()
-    d.schedule()
-  },
+  "merge.deferred": (d, e) => mergeFailed(d, e.taskId, (t) => d.requeueFirst([t.id], "its batch went on without it: merged next, on its own")),
 
   // Nothing landed: the queue moves on at once; the task waits for the user, whose answer queues its merge again.
   "merge.blocked": (d, e) =>

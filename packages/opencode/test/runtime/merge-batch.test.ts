@@ -2,8 +2,9 @@ import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { MergeBuild } from "../../src/runtime/merge-build.ts"
 import { MergeQueue } from "../../src/runtime/merge.ts"
-import { CALC_CPP, CALC_H, CALC_TEST_CPP, CMAKELISTS, createCppRepo, type CppRepo, type Workspace } from "./cpp-repo.ts"
+import { CALC_CPP, createCppRepo, type CppRepo, type Workspace } from "./cpp-repo.ts"
 import { taskBranches } from "./task-branch.ts"
+import { callAdd, renameAdd } from "./calc-changes.ts"
 
 /** The project's own build and tests, as toolchain.json would give them. */
 const TOOLCHAIN = {
@@ -15,21 +16,6 @@ const TOOLCHAIN = {
 const edit = (file: string, content: string) => async (ws: Workspace) => {
   await ws.write(file, content)
   await ws.commitAll(`write ${file}`)
-}
-
-/** Renames add() to plus() everywhere it is defined and used. */
-async function renameAdd(ws: Workspace) {
-  await ws.write("include/calc.h", CALC_H.replace("int add(", "int plus("))
-  await ws.write("src/calc.cpp", CALC_CPP.replace("int add(", "int plus("))
-  await ws.write("test/calc_test.cpp", CALC_TEST_CPP.replace('check("add(2, 3)", add(2, 3), 5)', 'check("plus(2, 3)", plus(2, 3), 5)'))
-  await ws.commitAll("rename add to plus")
-}
-
-/** A new file that calls add(): builds alone, not together with the rename. */
-async function callAdd(ws: Workspace) {
-  await ws.write("src/twice.cpp", '#include "calc.h"\n\nint twice(int a) {\n  return add(a, a);\n}\n')
-  await ws.write("CMakeLists.txt", CMAKELISTS.replace("add_library(calc src/calc.cpp)", "add_library(calc src/calc.cpp src/twice.cpp)"))
-  await ws.commitAll("add twice()")
 }
 
 // The tests build on each other in one repository, in order.
