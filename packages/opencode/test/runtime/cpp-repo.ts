@@ -163,7 +163,8 @@ int main() { std::puts("legacy: expected 3, got 4"); return 1; }
 export function legacyFailureFiles(options: { cmake?: string; calc?: string } = {}): Record<string, string> {
   return {
     ...DEFAULT_FILES,
-    "CMakeLists.txt": `${CMAKELISTS}add_executable(legacy_test test/legacy_test.cpp)\nadd_test(NAME legacy_test COMMAND legacy_test)\n${options.cmake ?? ""}`,
+    // 3.19: test names with any character in them (CMP0110), as the baseline's JUnit reader is tested with.
+    "CMakeLists.txt": `${CMAKELISTS.replace("VERSION 3.16", "VERSION 3.19")}add_executable(legacy_test test/legacy_test.cpp)\nadd_test(NAME legacy_test COMMAND legacy_test)\n${options.cmake ?? ""}`,
     ...(options.calc !== undefined ? { "src/calc.cpp": options.calc } : {}),
     "test/legacy_test.cpp": LEGACY_TEST_CPP,
   }
