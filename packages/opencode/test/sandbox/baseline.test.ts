@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest"
 import { Baseline } from "../../src/runtime/baseline"
@@ -37,7 +37,6 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await repo?.cleanup()
-  const { rmSync } = await import("node:fs")
   rmSync(home, { recursive: true, force: true })
 })
 afterEach(() => Sandbox.setCheck(undefined))
