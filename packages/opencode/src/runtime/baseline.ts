@@ -5,9 +5,14 @@ import { BASELINE_STATUSES, type BaselineStatus } from "../core/baseline"
 import { writeFileAtomic } from "./atomic"
 import { firstError } from "./gates/build"
 import { JUnit } from "./gates/junit"
+import { JUnitFiles } from "./gates/junit-files"
+import { processExec } from "./gates/pipeline"
+import type { Exec } from "./gates/registry"
 import { failingTestNames } from "./gates/test"
 import { git, gitTry } from "./git"
 import { Proc } from "./process"
+import { Sandbox } from "./sandbox"
+import { SandboxExec } from "./sandbox/exec"
 import { Toolchain } from "./toolchain/index"
 import { Worktrees } from "./worktree"
 
@@ -17,6 +22,11 @@ import { Worktrees } from "./worktree"
  * is dispatched. Its record, `.air/local/evidence/_baseline/<commit>/baseline.json`, is what the test gate
  * judges a task against: a test that already failed here is inherited, not blamed. A record on disk for
  * the same commit is reused (a restart, a second run on the same head).
+ *
+ * The commands are the project's own build and tests, so they run in the gates' OS sandbox: the baseline
+ * worktree writable (its build dir), the repository's .git, the run's .air and everything else read-only,
+ * secrets hidden. No sandbox and no `sandboxFallback`: nothing runs, and the baseline errors (the user is
+ * asked).
  */
 export namespace Baseline {
   export const Step = z
@@ -36,7 +46,7 @@ export namespace Baseline {
       status: z.enum(BASELINE_STATUSES),
       build: Step,
       test: Step.extend({ source: z.enum(["junit", "ctest-output", "none"]) }).strict(),
-      /** Test name → passed | failed | skipped (from CTest's JUnit file; failed names from its summary otherwise). */
+      /** Test name → passed | failed | skipped (CTest's JUnit file, the project's own `junit` reports; failed names from CTest's summary otherwise). */
       tests: JUnit.Results,
       failingTests: z.array(z.string()),
       /** One line for the question and the notice: the failing command and the first error. */
@@ -68,6 +78,10 @@ export namespace Baseline {
     rules?: Toolchain.Rules
     env?: NodeJS.ProcessEnv
     now?: () => Date
+    /** As the gates: "on" (default unless the settings allow a fallback), "fallback", "off" (the caller's exec). */
+    sandbox?: "on" | "fallback" | "off"
+    /** How commands run (a sandbox wraps it). */
+    exec?: Exec
   }
 
   /** Builds and tests `ref` (the integration branch) unless its commit already has a record. */
@@ -84,6 +98,7 @@ export namespace Baseline {
       const skipped = notRun()
       return save(dir, { commit, status: "skipped", build: skipped, test: { ...skipped, source: "none" }, tests: {}, failingTests: [], message: "no build or test command in the toolchain", at: now().toISOString() })
     }
+    const exec = sandboxed(top, rules, options)
     await Worktrees.ensureExcluded(top)
     const worktree = path.join(top, ".air", "local", "baseline", `run-${commit.slice(0, 12)}`)
     await dropWorktree(top, worktree)
@@ -93,9 +108,10 @@ export namespace Baseline {
       const statsLog = path.join(path.resolve(top, rules.cache.dir), "stats", "_baseline.log")
       await mkdir(path.dirname(statsLog), { recursive: true })
       const env = Toolchain.commandEnv(rules, { root: top, worktree, statsLog }, options.env ?? process.env)
-      const exec = (command: string) => Proc.run(command, [], { cwd: worktree, env, shell: true, timeoutMs: rules.timeoutMs })
-      const build = await buildStep(rules.build, worktree, dir, exec)
-      const test = build.passed ? await testStep(rules.test, worktree, dir, exec) : { step: { ...notRun(), source: "none" as const }, tests: {} }
+      const inner = exec(worktree)
+      const run: Run = (command) => inner.exec(command, [], { cwd: worktree, env, shell: true, timeoutMs: rules.timeoutMs })
+      const build = await buildStep(rules.build, worktree, dir, run, inner.note)
+      const test = build.passed ? await testStep(rules, worktree, dir, run) : { step: { ...notRun(), source: "none" as const }, tests: {} }
       const failingTests = JUnit.failed(test.tests)
       const status: BaselineStatus = build.passed && test.step.passed ? "passed" : "failed"
       const message = !build.passed
@@ -114,11 +130,29 @@ export namespace Baseline {
     return { commit: record.commit, status: record.status, buildFailed: record.build.ran && !record.build.passed, failingTests: record.failingTests, message: record.message }
   }
 
-  type Exec = (command: string) => Promise<Proc.Result>
+  type Run = (command: string) => Promise<Proc.Result>
 
-  async function buildStep(commands: readonly string[], worktree: string, dir: string, exec: Exec): Promise<z.infer<typeof Step>> {
+  /**
+   * The exec for a worktree, sandboxed as the gates' is; throws before anything runs when the sandbox
+   * cannot start and the user did not allow running without it.
+   */
+  function sandboxed(top: string, rules: Toolchain.Rules, options: Options): (worktree: string) => { exec: Exec; note?: string } {
+    const inner = options.exec ?? processExec
+    const mode = options.sandbox ?? SandboxExec.modeOf(top)
+    if (mode === "off") return () => ({ exec: inner })
+    const check = Sandbox.check()
+    if (check.ok) return (worktree) => ({ exec: SandboxExec.wrap(inner, { root: top, worktree, network: rules.network }) })
+    if (mode === "on")
+      throw new Error(
+        `the baseline runs the project's build and tests only inside the OS sandbox, and it cannot start here: ${check.message}. ` +
+          `Install it, or allow running without it ("sandboxFallback": true in .air/shared/config.json).`,
+      )
+    return () => ({ exec: inner, note: `# without the OS sandbox (allowed by sandboxFallback): ${check.message}\n` })
+  }
+
+  async function buildStep(commands: readonly string[], worktree: string, dir: string, exec: Run, note = ""): Promise<z.infer<typeof Step>> {
     const started = Date.now()
-    let log = ""
+    let log = note
     for (const command of commands) {
       const result = await exec(command)
       const output = result.output.split(worktree + "/").join("")
@@ -133,13 +167,20 @@ export namespace Baseline {
     return { ran: commands.length > 0, passed: true, ms: Date.now() - started }
   }
 
-  /** Every test command runs (a failing one does not hide the next one's results); CTest writes JUnit. */
-  async function testStep(commands: readonly string[], worktree: string, dir: string, exec: Exec) {
+  /**
+   * Every test command runs (a failing one does not hide the next one's results). Per-test results come
+   * from CTest's JUnit file (asked for) and the project's own reports (toolchain.json `junit`, cleared
+   * first, read after the last command); a test they name failing fails the baseline even when its command
+   * exited 0, as it would fail a task's test gate.
+   */
+  async function testStep(rules: Toolchain.Rules, worktree: string, dir: string, exec: Run) {
+    const commands = rules.test
     const started = Date.now()
     let log = ""
     let tests: JUnit.Results = {}
     let source: "junit" | "ctest-output" | "none" = "none"
     let failed: string | undefined
+    if (commands.length > 0) await JUnitFiles.clear(worktree, rules.junit)
     for (const [i, command] of commands.entries()) {
       const junitFile = path.join(worktree, Toolchain.BUILD_DIR, `${i}-${JUnit.CTEST_FILE}`)
       await mkdir(path.dirname(junitFile), { recursive: true })
@@ -160,6 +201,15 @@ export namespace Baseline {
       }
       if (!result.ok && failed === undefined) failed = command
     }
+    const reports = commands.length > 0 ? await JUnitFiles.read(worktree, rules.junit) : []
+    for (const r of reports) await writeFile(path.join(dir, JUnitFiles.evidenceName(r.file)), r.xml)
+    const reported = JUnitFiles.results(reports)
+    if (reported) {
+      tests = { ...tests, ...reported }
+      source = "junit"
+    }
+    if (failed === undefined && reported && JUnit.failed(reported).length > 0) failed = commands.at(-1)
+    log += rules.junit.length === 0 ? "" : `# JUnit reports (${rules.junit.join(", ")}): ${reports.map((r) => r.file).join(", ") || "none found"}\n`
     await writeFile(path.join(dir, "test.log"), log)
     const step = { ran: commands.length > 0, passed: failed === undefined, ms: Date.now() - started, ...(failed ? { command: failed } : {}), source }
     return { step, tests }

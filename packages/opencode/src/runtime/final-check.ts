@@ -5,6 +5,7 @@ import { writeFileAtomic } from "./atomic"
 import { Toolchain } from "./toolchain/index"
 import { Proc } from "./process.ts"
 import { JUnit } from "./gates/junit"
+import { JUnitFiles } from "./gates/junit-files"
 import { Sandbox } from "./sandbox"
 import { SandboxExec } from "./sandbox/exec"
 import { Settings } from "./settings"
@@ -77,13 +78,15 @@ export namespace FinalCheck {
     const exec: Exec = check?.ok ? SandboxExec.wrap(processExec, { root, worktree: root, network: rules.network, readOnly: [join(root, ".air")] }) : processExec
     if (check && !check.ok) log += `# without the OS sandbox (allowed by sandboxFallback): ${check.message}\n`
     const junit = join(root, Toolchain.BUILD_DIR, `final-${JUnit.CTEST_FILE}`)
+    // The project's own JUnit reports name the failing tests too: stale ones from an earlier build must not.
+    if (known.size > 0 && rules.test.length > 0) await JUnitFiles.clear(root, rules.junit)
     for (const command of [...rules.build, ...rules.test]) {
       const isTest = known.size > 0 && rules.test.includes(command) && !rules.build.includes(command)
       const run = (isTest && JUnit.withCtestJunit(command, junit)) || command
       if (run !== command) await rm(junit, { force: true })
       const r = await sh(exec, run, root, rules.timeoutMs, env)
       // Only tests that already failed on the baseline failing: inherited, the check goes on.
-      const failing = run !== command && r.code !== 0 ? JUnit.failed(JUnit.results(JUnit.parse(await readFile(junit, "utf8").catch(() => "")) ?? [])) : []
+      const failing = isTest && r.code !== 0 ? await failingTests(run !== command ? junit : undefined, root, rules.junit) : []
       const onlyKnown = failing.length > 0 && failing.every((name) => known.has(name))
       if (onlyKnown) inherited.push(...failing)
       commands.push({ command, code: onlyKnown ? 0 : r.code })
@@ -101,6 +104,13 @@ export namespace FinalCheck {
     await writeFileAtomic(join(out, "final.log"), log)
     await writeFileAtomic(join(out, "result.json"), JSON.stringify(result, null, 2))
     return result
+  }
+
+  /** The failing tests CTest's JUnit file (when asked for) and the project's own reports name. */
+  async function failingTests(ctestFile: string | undefined, root: string, patterns: readonly string[]): Promise<string[]> {
+    const ctest = ctestFile ? (JUnit.parse(await readFile(ctestFile, "utf8").catch(() => "")) ?? []) : []
+    const reported = JUnitFiles.results(await JUnitFiles.read(root, patterns)) ?? {}
+    return [...new Set([...JUnit.failed(JUnit.results(ctest)), ...JUnit.failed(reported)])]
   }
 
   export function read(root: string): Result | undefined {

@@ -1,4 +1,5 @@
 import { join } from "node:path"
+import { baselineHolds } from "../core/baseline"
 import type { Command, Consultant } from "../core/command"
 import { Adrs } from "./adrs"
 import { ContextPack } from "./context-pack"
@@ -143,6 +144,15 @@ export class Interpreter {
     await this.ports.log.apply({ type: "integration.moved", commit: head })
   }
 
+  /**
+   * A dispatch the machine sent before the branch moved waits for the new baseline (and for the user's
+   * answer when it failed): the task branches off a head whose failures are known, not blamed on it.
+   */
+  private async baselineSettled(): Promise<void> {
+    for (let state = this.ports.log.state(); state && baselineHolds(state) && !state.finished; state = this.ports.log.state())
+      await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+
   /** What the test gate judges against: the tests the baseline found failing (the user went on with them). */
   private testBaseline(): { commit: string; failingTests: string[] } | undefined {
     const b = this.ports.log.state()?.baseline
@@ -208,6 +218,7 @@ export class Interpreter {
       const task = this.task(taskId)
       await this.reverting
       await this.checkIntegration()
+      await this.baselineSettled()
       const wt = await worktrees.create(root, taskId, this.integration())
       if (wt.recovered) inbox.push(`Task ${taskId}: ${wt.recovered}.`)
       const prompt = ContextPack.worker(root, role, task, this.runtimeOf(taskId), wt, attempt)

@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { lintSource } from "@secretlint/core"
 import { creator as recommended } from "@secretlint/secretlint-rule-preset-recommend"
+import { Glob } from "./glob.ts"
 
 /**
  * The secret scan a task's change passes before it may merge: secretlint's recommended rules (AWS, GCP,
@@ -25,7 +26,7 @@ export namespace SecretScan {
     for (const raw of text.split(/\r?\n/)) {
       const line = raw.trim()
       if (!line || line.startsWith("#")) continue
-      if (line.startsWith("path:")) allow.paths.push(globToRegExp(line.slice(5).trim()))
+      if (line.startsWith("path:")) allow.paths.push(Glob.toRegExp(line.slice(5).trim()))
       else if (line.startsWith("rule:")) allow.rules.add(line.slice(5).trim())
       else allow.literals.push(line)
     }
@@ -98,21 +99,5 @@ export namespace SecretScan {
 
   export function describe(findings: Finding[]): string {
     return findings.map((f) => `${f.file}:${f.line}: ${f.rule}: ${f.message}`).join("\n")
-  }
-
-  function globToRegExp(glob: string): RegExp {
-    let re = ""
-    for (let i = 0; i < glob.length; i++) {
-      const c = glob[i]!
-      if (c === "*") {
-        if (glob[i + 1] === "*") {
-          re += ".*"
-          i++
-          if (glob[i + 1] === "/") i++
-        } else re += "[^/]*"
-      } else if (c === "?") re += "[^/]"
-      else re += c.replace(/[.+^${}()|[\]\\]/g, "\\$&")
-    }
-    return new RegExp(`^${re}$`)
   }
 }

@@ -4,7 +4,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
 import { passingReviewer, runScenario, shellStep, trivialProject, type RunResult } from "../support/runs"
-import { CALC_CPP, CALC_H, CALC_TEST_CPP } from "../runtime/cpp-repo"
+import { CALC_CPP, legacyFailureFiles } from "../runtime/cpp-repo"
 
 /**
  * The baseline end to end (real engine, scripted model, real cmake/ctest on generated repositories):
@@ -13,28 +13,10 @@ import { CALC_CPP, CALC_H, CALC_TEST_CPP } from "../runtime/cpp-repo"
  *     Debugger runs;
  * (b) the integration branch does not build: the run asks before dispatching anything and stops there.
  */
-const CMAKE = `cmake_minimum_required(VERSION 3.16)
-project(calc CXX)
-add_library(calc src/calc.cpp)
-target_include_directories(calc PUBLIC include)
-enable_testing()
-add_executable(calc_test test/calc_test.cpp)
-target_link_libraries(calc_test calc)
-add_test(NAME calc_test COMMAND calc_test)
-add_executable(legacy_test test/legacy_test.cpp)
-add_test(NAME legacy_test COMMAND legacy_test)
-`
 const toolchain = {
   build: ["cmake -S . -B .air-build -G Ninja", "cmake --build .air-build"],
   test: ["ctest --test-dir .air-build --output-on-failure"],
 }
-const files = (calc: string) => ({
-  "CMakeLists.txt": CMAKE,
-  "include/calc.h": CALC_H,
-  "src/calc.cpp": calc,
-  "test/calc_test.cpp": CALC_TEST_CPP,
-  "test/legacy_test.cpp": `#include <cstdio>\nint main() { std::puts("legacy: expected 3, got 4"); return 1; }\n`,
-})
 
 const requirement = "Document the calc helpers."
 const tasks = [{ id: "T-1", title: "Comment calc.cpp", kind: "test", writeSet: [{ path: "src/calc.cpp", action: "modify" }], doneWhen: "calc.cpp starts with a comment" }]
@@ -80,8 +62,8 @@ let b: RunResult
 
 beforeAll(async () => {
   sandbox = makeSandbox("air-baseline-")
-  legacy = trivialProject(sandbox, files(CALC_CPP), toolchain, "legacy")
-  broken = trivialProject(sandbox, files(CALC_CPP.replace("return a + b;", "return a + missing_b;")), toolchain, "broken")
+  legacy = trivialProject(sandbox, legacyFailureFiles(), toolchain, "legacy")
+  broken = trivialProject(sandbox, legacyFailureFiles({ calc: CALC_CPP.replace("return a + b;", "return a + missing_b;") }), toolchain, "broken")
   ;[a, b] = await Promise.all([
     runScenario(sandbox, legacy, goOn, { input: requirement, name: "legacy" }),
     runScenario(sandbox, broken, stopAtQuestion, { input: requirement, name: "broken" }),

@@ -6,7 +6,7 @@ import { Baseline } from "../../src/runtime/baseline.ts"
 import { Gates, REGISTRY } from "../../src/runtime/gates/index.ts"
 import { JUnit } from "../../src/runtime/gates/junit.ts"
 import { Worktrees } from "../../src/runtime/worktree.ts"
-import { CALC_CPP, createCppRepo, type CppRepo } from "./cpp-repo.ts"
+import { CALC_CPP, createCppRepo, type CppRepo, legacyFailureFiles } from "./cpp-repo.ts"
 
 /**
  * The baseline on real repositories (cmake, ctest, git worktrees) and the test gate judged against it:
@@ -14,22 +14,9 @@ import { CALC_CPP, createCppRepo, type CppRepo } from "./cpp-repo.ts"
  */
 
 // calc_test passes; legacy_test fails before any task (an old bug); "odd <&> name" passes; off is disabled.
-const CMAKE = `cmake_minimum_required(VERSION 3.19)
-project(calc CXX)
-add_library(calc src/calc.cpp)
-target_include_directories(calc PUBLIC include)
-enable_testing()
-add_executable(calc_test test/calc_test.cpp)
-target_link_libraries(calc_test calc)
-add_test(NAME calc_test COMMAND calc_test)
-add_executable(legacy_test test/legacy_test.cpp)
-add_test(NAME legacy_test COMMAND legacy_test)
-add_test(NAME "odd <&> name" COMMAND calc_test)
+const MORE_TESTS = `add_test(NAME "odd <&> name" COMMAND calc_test)
 add_test(NAME off COMMAND calc_test)
 set_tests_properties(off PROPERTIES DISABLED TRUE)
-`
-const LEGACY = `#include <cstdio>
-int main() { std::puts("expected 3, got 4 & <more>"); return 1; }
 `
 
 describe("the baseline and the test gate judged against it", () => {
@@ -37,7 +24,7 @@ describe("the baseline and the test gate judged against it", () => {
   let record: Baseline.Record
 
   beforeAll(async () => {
-    repo = await createCppRepo({ files: { "CMakeLists.txt": CMAKE, "test/legacy_test.cpp": LEGACY } })
+    repo = await createCppRepo({ files: legacyFailureFiles({ cmake: MORE_TESTS }) })
     record = await Baseline.run(repo.root, "main")
   }, 180_000)
   afterAll(async () => {
@@ -109,7 +96,7 @@ describe("the baseline and the test gate judged against it", () => {
   }, 180_000)
 
   test("a task whose new test fails is blamed for it", async () => {
-    const cmake = CMAKE + "add_executable(new_test test/new_test.cpp)\nadd_test(NAME new_test COMMAND new_test)\n"
+    const cmake = legacyFailureFiles({ cmake: MORE_TESTS + "add_executable(new_test test/new_test.cpp)\nadd_test(NAME new_test COMMAND new_test)\n" })["CMakeLists.txt"]!
     const report = await gated("T-new", CALC_CPP, { "CMakeLists.txt": cmake, "test/new_test.cpp": "int main() { return 2; }\n" })
     expect(report.passed).toBe(false)
     expect(report.message).toMatch(/Failing tests: new_test \(Failed\)\n/)

@@ -150,3 +150,22 @@ function runGit(cwd: string, args: string[]): Promise<string> {
     })
   })
 }
+
+/** A test that fails before any task: the old bug a baseline finds on the integration branch. */
+export const LEGACY_TEST_CPP = `#include <cstdio>
+int main() { std::puts("legacy: expected 3, got 4"); return 1; }
+`
+
+/**
+ * The calc project plus `legacy_test`, a CTest test that already fails on the integration branch (what
+ * the baseline's tests are about). `cmake`: more lines for CMakeLists.txt; `calc`: another src/calc.cpp.
+ */
+export function legacyFailureFiles(options: { cmake?: string; calc?: string } = {}): Record<string, string> {
+  return {
+    ...DEFAULT_FILES,
+    // 3.19: test names with any character in them (CMP0110), as the baseline's JUnit reader is tested with.
+    "CMakeLists.txt": `${CMAKELISTS.replace("VERSION 3.16", "VERSION 3.19")}add_executable(legacy_test test/legacy_test.cpp)\nadd_test(NAME legacy_test COMMAND legacy_test)\n${options.cmake ?? ""}`,
+    ...(options.calc !== undefined ? { "src/calc.cpp": options.calc } : {}),
+    "test/legacy_test.cpp": LEGACY_TEST_CPP,
+  }
+}

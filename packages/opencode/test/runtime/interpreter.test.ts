@@ -365,8 +365,16 @@ describe("interpreter: the baseline", () => {
     await w.interpreter.run(first!)
     expect(w.types()).not.toContain("integration.moved")
     head = "beef01\n"
-    await w.interpreter.run(second!)
+    // The dispatch waits for the new baseline: its task branches off a head whose failures are known.
+    const dispatching = w.interpreter.run(second!)
+    await new Promise((r) => setTimeout(r, 50))
     expect(w.accepted.find((e) => e.type === "integration.moved")).toMatchObject({ commit: "beef01" })
-    expect(w.take("runBaseline").map((c) => c.id)).toEqual(["baseline:2"])
+    const [again] = w.take("runBaseline")
+    expect(again?.id).toEqual("baseline:2")
+    expect(w.types().filter((t) => t === "task.dispatched")).toHaveLength(1)
+    w.baselineImpl = async () => record({ commit: "beef01" })
+    await w.interpreter.run(again!)
+    await dispatching
+    expect(w.types().slice(-2)).toEqual(["baseline.done", "task.dispatched"])
   })
 })

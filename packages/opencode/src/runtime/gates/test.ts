@@ -3,6 +3,7 @@ import path from "node:path"
 import { Toolchain } from "../toolchain/index.ts"
 import type { Failure, Gate, GateContext, GateOutcome } from "./registry.ts"
 import { JUnit } from "./junit.ts"
+import { JUnitFiles } from "./junit-files.ts"
 import { TOOL_MISSING } from "./schema.ts"
 import { commandEvidenceMissing, runCommands } from "./command.ts"
 import { indent, lastLines, listSome } from "./text.ts"
@@ -11,8 +12,8 @@ import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 export const TEST_LOG = "test.log"
 
 /**
- * The toolchain's test commands pass in the worktree; a failure names the failing tests (CTest's summary)
- * and quotes their output. Passing commands that found no test at all (CTest exits 0) are not evidence.
+ * The toolchain's test commands pass in the worktree; a failure names the failing tests (CTest's JUnit file,
+ * the project's own JUnit reports, CTest's summary) and quotes their output. Passing commands that found no test at all (CTest exits 0) are not evidence.
  */
 export const testGate = {
   ...GATE_DESCRIPTORS.test,
@@ -27,14 +28,16 @@ export const testGate = {
 } as const satisfies Gate
 
 /**
- * Runs the test commands (CTest asked for its JUnit file) and judges the failing tests against the
- * baseline: a command whose failing tests all failed on the baseline too is inherited, and the commands
- * after it still run; a test that passed there, or is new, failing fails the gate.
+ * Runs the test commands (CTest asked for its JUnit file, the project's own JUnit reports cleared first) and
+ * judges the failing tests against the baseline: a command whose failing tests all failed on the baseline
+ * too is inherited, and the commands after it still run; a test that passed there, or is new, failing fails
+ * the gate, even when its command exited 0 (a runner told to ignore failures still names them in its report).
  */
 async function judgeTests(ctx: GateContext): Promise<GateOutcome> {
   const junitFiles = ctx.rules.test.map((_, i) => path.join(ctx.worktree, Toolchain.BUILD_DIR, `${i}-${JUnit.CTEST_FILE}`))
   const commands = ctx.rules.test.map((command, i) => JUnit.withCtestJunit(command, junitFiles[i]!) ?? command)
   const known = new Set(ctx.baseline?.failingTests ?? [])
+  if (commands.length > 0) await JUnitFiles.clear(ctx.worktree, ctx.rules.junit)
   let start = 0
   let outcome: GateOutcome & { output?: string } = { ran: false, summary: "" }
   while (true) {
@@ -53,23 +56,41 @@ async function judgeTests(ctx: GateContext): Promise<GateOutcome> {
       return explain(ctx, command, what, out, logPath, [], [])
     })
     if (!outcome.failure || outcome.failure.gate === TOOL_MISSING || failedAt < 0) break
-    // Which tests failed: CTest's JUnit file first, its summary when there is none.
+    // Which tests failed: CTest's JUnit file and the project's reports first, CTest's summary when there is neither.
     const xml = await readFile(junitFiles[failedAt]!, "utf8").catch(() => undefined)
     if (xml !== undefined) await ctx.write(`ctest-${failedAt + 1}.xml`, xml)
     const cases = xml === undefined ? undefined : JUnit.parse(xml)
-    const failing = cases ? JUnit.failed(JUnit.results(cases)) : failingTestNames(failedOutput)
+    const reported = await projectResults(ctx)
+    const failing =
+      cases || reported ? [...new Set([...JUnit.failed(JUnit.results(cases ?? [])), ...JUnit.failed(reported ?? {})])] : failingTestNames(failedOutput)
     const blamed = failing.filter((name) => !known.has(name))
     const inherited = failing.filter((name) => known.has(name))
     if (failing.length === 0 || blamed.length > 0) {
       const failure = explain(ctx, ctx.rules.test[failedAt]!, failedWhat, failedOutput, outcome.logPath ?? TEST_LOG, blamed.length > 0 ? blamed : failing, inherited)
       return { ...outcome, summary: failure.summary, failure }
     }
-    ctx.inheritedTests.push(...inherited.filter((name) => !ctx.inheritedTests.includes(name)))
+    noteInherited(ctx, inherited)
     start = failedAt + 1
     if (start >= commands.length) {
       outcome = { ran: true, summary: `${commands.length} command(s) ran`, ...(outcome.logPath ? { logPath: outcome.logPath } : {}) }
       break
     }
+  }
+  let reportNote = ""
+  if (!outcome.failure && commands.length > 0 && ctx.rules.junit.length > 0) {
+    // Every command exited 0 (or failed only as the baseline did): the project's reports may still name failures.
+    const reported = await projectResults(ctx)
+    const failing = JUnit.failed(reported ?? {})
+    const blamed = failing.filter((name) => !known.has(name))
+    if (blamed.length > 0) {
+      const what = "exited 0, but the JUnit reports name failing tests"
+      const failure = explain(ctx, ctx.rules.test.at(-1)!, what, outcome.output ?? "", outcome.logPath ?? TEST_LOG, blamed, failing.filter((name) => known.has(name)))
+      const { output: _, ...rest } = outcome
+      return { ...rest, summary: failure.summary, failure }
+    }
+    noteInherited(ctx, failing)
+    const count = Object.keys(reported ?? {}).length
+    reportNote = reported ? `; ${count} test(s) in the JUnit reports` : `; no JUnit report matched ${ctx.rules.junit.join(", ")}`
   }
   const inheritedNote =
     ctx.inheritedTests.length > 0 ? `; inherited (failing on the baseline ${ctx.baseline?.commit.slice(0, 12) ?? ""} too, not blamed): ${listSome(ctx.inheritedTests, 5)}` : ""
@@ -79,7 +100,18 @@ async function judgeTests(ctx: GateContext): Promise<GateOutcome> {
     return { ...rest, ran: false, summary: "the test commands passed but found no tests (ctest: No tests were found)" }
   }
   const { output: _, ...rest } = outcome
-  return rest.failure ? rest : { ...rest, summary: `${rest.summary}${inheritedNote}` }
+  return rest.failure ? rest : { ...rest, summary: `${rest.summary}${reportNote}${inheritedNote}` }
+}
+
+/** The project's own JUnit reports (toolchain.json `junit`), kept in the evidence; undefined when none is JUnit. */
+async function projectResults(ctx: GateContext): Promise<JUnit.Results | undefined> {
+  const reports = await JUnitFiles.read(ctx.worktree, ctx.rules.junit)
+  for (const r of reports) await ctx.write(JUnitFiles.evidenceName(r.file), r.xml)
+  return JUnitFiles.results(reports)
+}
+
+function noteInherited(ctx: GateContext, names: readonly string[]): void {
+  ctx.inheritedTests.push(...names.filter((name) => !ctx.inheritedTests.includes(name)))
 }
 
 function explain(ctx: GateContext, command: string, what: string, out: string, logPath: string, failing: readonly string[], inherited: readonly string[]): Failure {

@@ -2,6 +2,7 @@ import { accessSync, constants } from "node:fs"
 import { delimiter, isAbsolute, join } from "node:path"
 import type { Exec } from "../gates/registry.ts"
 import { Sandbox } from "../sandbox"
+import { Settings } from "../settings"
 
 /**
  * The gates' `exec` seam, sandboxed: the build, test and analysis commands run the task's own
@@ -16,6 +17,18 @@ export namespace SandboxExec {
     network: boolean
     /** Inside the worktree, yet read-only (the final check runs at the project root: its `.air`). */
     readOnly?: readonly string[]
+  }
+
+  /**
+   * How the project's commands run by default: "on" (no sandbox, nothing runs), or "fallback" when the
+   * user allowed running without one (`sandboxFallback` in the settings). Unreadable settings: "on".
+   */
+  export function modeOf(root: string): "on" | "fallback" {
+    try {
+      return Settings.load(root).sandboxFallback ? "fallback" : "on"
+    } catch {
+      return "on"
+    }
   }
 
   /** Whether `program` can be found (a missing program must still fail as "not installed"). */

@@ -104,11 +104,28 @@ export namespace Toolchain {
     })
     .strict()
 
+  /**
+   * A JUnit report the project's own test runner writes (gtest's --gtest_output=xml, pytest's --junitxml,
+   * Gradle, a script): a path or glob inside the worktree, since the gates read it after the test command.
+   */
+  export const JunitPattern = z
+    .string()
+    .min(1)
+    .refine((p) => !p.startsWith("/") && !/^[A-Za-z]:/.test(p) && !p.includes("\\"), "a path relative to the worktree, with / between directories")
+    .refine((p) => !p.split("/").includes(".."), "inside the worktree (no ..)")
+    .refine((p) => !p.split("/").includes(".git"), "not inside .git")
+
   export const Rules = z
     .object({
       schemaVersion: z.literal(1),
       build: z.array(z.string().min(1)).default([]).describe("shell commands run in order in the worktree"),
       test: z.array(z.string().min(1)).default([]).describe("shell commands run in order after the build"),
+      junit: z
+        .array(JunitPattern)
+        .default([])
+        .describe(
+          "JUnit XML files the test commands write, as globs relative to the worktree (e.g. build/test-results/*.xml): read for per-test results, as CTest's own",
+        ),
       analysis: AnalysisRules.default({
         failOn: "error",
         cppcheck: { enabled: true, args: [], binary: "cppcheck" },
@@ -140,7 +157,7 @@ export namespace Toolchain {
       readonly file: string,
       detail: string,
     ) {
-      super(`${file}: ${detail}. Fix the file (schemaVersion 1: build[], test[], analysis.{failOn, cppcheck, clangTidy}, timeoutMs) or delete it to use detection.`)
+      super(`${file}: ${detail}. Fix the file (schemaVersion 1: build[], test[], junit[], analysis.{failOn, cppcheck, clangTidy}, timeoutMs) or delete it to use detection.`)
       this.name = "ToolchainRulesInvalid"
     }
   }
