@@ -5,6 +5,7 @@ import { Guard, Permission, Prompt, Sessions } from "./agent"
 import { Orchestrators } from "./runtime/orchestrator"
 import { ChildSessions } from "./runtime/sessions"
 import { Settings } from "./runtime/settings"
+import { SandboxExec } from "./runtime/sandbox/exec"
 import { Usage } from "./runtime/usage"
 import { CoordinatorTools } from "./tool/coordinator"
 import { resolveLang } from "./read/words"
@@ -17,11 +18,7 @@ import { TuiBridge } from "./tui/bridge"
  */
 /** The sandbox mode for workers' commands: "fallback" only when the user's settings allow it. */
 function sandboxModeOf(directory: string): "on" | "fallback" {
-  try {
-    return Settings.load(Orchestrators.projectRoot(directory)).sandboxFallback ? "fallback" : "on"
-  } catch {
-    return "on"
-  }
+  return SandboxExec.modeOf(Orchestrators.projectRoot(directory))
 }
 
 function languageOf(directory: string): string {

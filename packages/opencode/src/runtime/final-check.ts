@@ -8,7 +8,6 @@ import { JUnit } from "./gates/junit"
 import { JUnitFiles } from "./gates/junit-files"
 import { Sandbox } from "./sandbox"
 import { SandboxExec } from "./sandbox/exec"
-import { Settings } from "./settings"
 
 /**
  * After the last merge, the Scheduler builds and tests the integration branch itself: each task passed
@@ -42,13 +41,6 @@ export namespace FinalCheck {
     knownFailingTests?: readonly string[]
   }
 
-  function sandboxModeOf(root: string): "on" | "fallback" {
-    try {
-      return Settings.load(root).sandboxFallback ? "fallback" : "on"
-    } catch {
-      return "on"
-    }
-  }
 
   export async function run(root: string, options: Options = {}): Promise<Result> {
     const known = new Set(options.knownFailingTests ?? [])
@@ -62,7 +54,7 @@ export namespace FinalCheck {
     const env = Toolchain.commandEnv(rules, { root, worktree: root }, process.env)
     // The merged tree's CMakeLists.txt and tests are the tasks' code: they run in the gates' sandbox, with
     // the project root writable (its build dir) but its .git and .air (the run's state) read-only.
-    const mode = options.sandbox ?? sandboxModeOf(root)
+    const mode = options.sandbox ?? SandboxExec.modeOf(root)
     const check = mode === "off" ? undefined : Sandbox.check()
     if (check && !check.ok && mode === "on") {
       const result: Result = {

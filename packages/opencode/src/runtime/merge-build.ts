@@ -4,7 +4,6 @@ import { git, gitTry } from "./git.ts"
 import { Toolchain } from "./toolchain/index.ts"
 import { Sandbox } from "./sandbox.ts"
 import { SandboxExec } from "./sandbox/exec.ts"
-import { Settings } from "./settings.ts"
 import { Worktrees } from "./worktree.ts"
 import { runCommands } from "./gates/command.ts"
 import { firstError } from "./gates/build.ts"
@@ -122,7 +121,7 @@ export namespace MergeBuild {
     const diffPath = path.join(evidenceDir, DIFF_FILE)
     await writeFile(diffPath, await git(top, ["diff", "--stat", "--patch", base, commit]))
 
-    const mode = options.sandbox ?? sandboxModeOf(top)
+    const mode = options.sandbox ?? SandboxExec.modeOf(top)
     const inner = options.exec ?? processExec
     let exec = inner
     if (mode !== "off") {
@@ -215,13 +214,6 @@ export namespace MergeBuild {
     return dir
   }
 
-  function sandboxModeOf(root: string): "on" | "fallback" {
-    try {
-      return Settings.load(root).sandboxFallback ? "fallback" : "on"
-    } catch {
-      return "on"
-    }
-  }
 
   async function exists(file: string): Promise<boolean> {
     try {

@@ -6,7 +6,6 @@ import { Toolchain } from "../toolchain/index.ts"
 import { Worktrees } from "../worktree.ts"
 import { GateError } from "../errors.ts"
 import { Proc } from "../process.ts"
-import { Settings } from "../settings.ts"
 import { Sandbox } from "../sandbox.ts"
 import { SandboxExec } from "../sandbox/exec.ts"
 import type { WriteSetGate } from "./write-set.ts"
@@ -98,7 +97,7 @@ export async function runGates(input: RunInput): Promise<GateReport> {
   await Promise.all(stale.map((name) => fs.rm(path.join(evidenceDir, name))))
 
   const results: GateResult[] = []
-  const sandboxMode = input.sandbox ?? sandboxModeOf(input.root)
+  const sandboxMode = input.sandbox ?? SandboxExec.modeOf(input.root)
   const sandboxCheck = sandboxMode === "off" ? undefined : Sandbox.check()
   const sandboxed = sandboxCheck?.ok === true
   const ctx: GateContext = {
@@ -211,14 +210,6 @@ function passMessage(ctx: GateContext, gates: readonly Gate[]): string {
       indent(findings.slice(0, 10).map((f) => `${f.file}:${f.line}: ${f.severity}: ${f.tool ?? "cppcheck"} ${f.id}: ${f.message}${f.inherited ? " (inherited)" : ""}`).join("\n"))
   }
   return message
-}
-
-function sandboxModeOf(root: string): "on" | "fallback" {
-  try {
-    return Settings.load(root).sandboxFallback ? "fallback" : "on"
-  } catch {
-    return "on"
-  }
 }
 
 /** Evidence writes that fail are `EvidenceWriteFailed`: the gates cannot vouch for what they did not keep. */
