@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Sandbox } from "../../src/runtime/sandbox"
 import { Gates } from "../../src/runtime/gates/index.ts"
 import { CMAKELISTS, createCppRepo, type CppRepo } from "../runtime/cpp-repo.ts"
-import { taskBranches } from "../runtime/task-branch.ts"
+import { taskBranches, firstGates } from "../runtime/task-branch.ts"
 
 /**
  * The gates run the task's own CMakeLists.txt and tests inside the sandbox, enforce the write-set, and
@@ -22,14 +22,7 @@ describe.skipIf(!Sandbox.check().ok)("gates in the sandbox", () => {
 
   const { task } = taskBranches(() => repo)
   const run = (taskId: string, worktree: string, extra: Partial<Gates.RunInput> = {}) =>
-    Gates.run({
-      root: repo.root,
-      worktree,
-      taskId,
-      base: "main",
-      kind: "code",
-      attempt: 1,
-      evidenceDir: path.join(repo.root, ".air", "local", "evidence", taskId, "attempt-1"),
+    firstGates(repo.root, taskId, worktree, {
       requires: ["diff", "build"],
       toolchain: { schemaVersion: 1, build: ["cmake -S . -B .air-build", "cmake --build .air-build"], analysis: { cppcheck: { enabled: false } } },
       ...extra,

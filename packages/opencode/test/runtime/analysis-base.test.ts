@@ -2,9 +2,8 @@ import { existsSync } from "node:fs"
 import { readdir, readFile } from "node:fs/promises"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
-import { Gates } from "../../src/runtime/gates/index.ts"
 import { createCppRepo, type CppRepo } from "./cpp-repo.ts"
-import { taskBranches } from "./task-branch.ts"
+import { taskBranches, firstGates } from "./task-branch.ts"
 
 /** A file on the integration branch with a cppcheck error nobody touched (legacy code). */
 const LEGACY = `#include "calc.h"
@@ -36,14 +35,7 @@ describe.concurrent("analysis judged against the task's base", () => {
   const { task } = taskBranches(() => repo, { commit: true })
 
   function gates(taskId: string, worktree: string, failOn: "error" | "warning" | "detected" = "error") {
-    return Gates.run({
-      root: repo.root,
-      worktree,
-      taskId,
-      base: "main",
-      kind: "code",
-      attempt: 1,
-      evidenceDir: path.join(repo.root, ".air", "local", "evidence", taskId, "attempt-1"),
+    return firstGates(repo.root, taskId, worktree, {
       requires: ["diff", "analysis"],
       // "detected": the CMake build, and cppcheck through its compile_commands.json (the base through a copy of it).
       ...(failOn === "detected" ? {} : { toolchain: { schemaVersion: 1, analysis: { failOn } } }),

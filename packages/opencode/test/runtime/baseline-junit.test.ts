@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs"
+import { firstGates } from "./task-branch.ts"
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import path from "node:path"
@@ -68,14 +69,7 @@ describe("JUnit reports the project's own test command writes", () => {
   }
 
   function gated(taskId: string, worktree: string, extra: Partial<Gates.RunInput> = {}) {
-    return Gates.run({
-      root: repo.root,
-      worktree,
-      taskId,
-      base: "main",
-      kind: "code",
-      attempt: 1,
-      evidenceDir: path.join(repo.root, ".air", "local", "evidence", taskId, "attempt-1"),
+    return firstGates(repo.root, taskId, worktree, {
       requires: ["diff", "test"],
       gates: REGISTRY.filter((g) => g.id !== "analysis" && g.id !== "clang-tidy"),
       baseline: { commit: record.commit, failingTests: record.failingTests },

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Gates } from "../../src/runtime/gates/index.ts"
 import { parseClangTidy } from "../../src/runtime/gates/clang-tidy.ts"
 import { createCppRepo, type CppRepo } from "./cpp-repo.ts"
-import { taskBranches } from "./task-branch.ts"
+import { taskBranches, firstGates } from "./task-branch.ts"
 
 /** The project's checks: only modernize-use-nullptr, so each finding is one we expect. */
 const CLANG_TIDY = "Checks: '-*,modernize-use-nullptr'\n"
@@ -39,17 +39,7 @@ describe.concurrent("the clang-tidy gate (real clang-tidy)", () => {
 
   /** "detected": the CMake build runs and writes compile_commands.json. */
   function gates(taskId: string, worktree: string, toolchain: Gates.RunInput["toolchain"] | "detected" = { schemaVersion: 1, analysis: { cppcheck: { enabled: false } } }) {
-    return Gates.run({
-      root: repo.root,
-      worktree,
-      taskId,
-      base: "main",
-      kind: "code",
-      attempt: 1,
-      evidenceDir: path.join(repo.root, ".air", "local", "evidence", taskId, "attempt-1"),
-      requires: ["diff"],
-      ...(toolchain === "detected" ? {} : { toolchain }),
-    })
+    return firstGates(repo.root, taskId, worktree, { requires: ["diff"], ...(toolchain === "detected" ? {} : { toolchain }) })
   }
 
   test("a finding in the task's new code fails; the inherited one is recorded, not blamed", async () => {

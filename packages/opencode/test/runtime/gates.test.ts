@@ -10,7 +10,7 @@ import { GateError } from "../../src/runtime/errors.ts"
 import { MergeQueue } from "../../src/runtime/merge.ts"
 import { Worktrees } from "../../src/runtime/worktree.ts"
 import { CALC_CPP, CALC_H, createCppRepo, type CppRepo } from "./cpp-repo.ts"
-import { taskBranches } from "./task-branch.ts"
+import { taskBranches, firstGates } from "./task-branch.ts"
 
 const ALL: Gates.Requirement[] = ["diff", "build", "test", "analysis"]
 
@@ -28,17 +28,7 @@ describe.concurrent("evidence gates", () => {
   const { task } = taskBranches(() => repo)
 
   function gates(taskId: string, worktree: string, extra: Partial<Gates.RunInput> = {}) {
-    return Gates.run({
-      root: repo.root,
-      worktree,
-      taskId,
-      base: "main",
-      kind: "code",
-      attempt: 1,
-      evidenceDir: path.join(repo.root, ".air", "local", "evidence", taskId, "attempt-1"),
-      requires: ALL,
-      ...extra,
-    })
+    return firstGates(repo.root, taskId, worktree, { requires: ALL, ...extra })
   }
 
   const withFunction = (body: string) => CALC_CPP + "\n" + body + "\n"

@@ -1,3 +1,5 @@
+import path from "node:path"
+import { Gates } from "../../src/runtime/gates/index.ts"
 import { MergeBuild } from "../../src/runtime/merge-build.ts"
 import { MergeQueue } from "../../src/runtime/merge.ts"
 import { Worktrees } from "../../src/runtime/worktree.ts"
@@ -32,4 +34,21 @@ export function taskBranches(repo: () => CppRepo, options: TaskBranchOptions = {
     merge: (taskId: string, title = `task ${taskId}`) =>
       MergeQueue.merge({ root: repo().root, taskId, integration, title, message: `work of ${taskId}` }),
   }
+}
+
+/**
+ * The gates' first run on a task's worktree in a test repository (a code task, attempt 1, based on `main`,
+ * evidence under `.air/local/evidence/<task>/attempt-1`): what differs from test to test is `input`.
+ */
+export function firstGates(root: string, taskId: string, worktree: string, input: Pick<Gates.RunInput, "requires"> & Partial<Gates.RunInput>) {
+  return Gates.run({
+    root,
+    worktree,
+    taskId,
+    base: "main",
+    kind: "code",
+    attempt: 1,
+    evidenceDir: path.join(root, ".air", "local", "evidence", taskId, "attempt-1"),
+    ...input,
+  })
 }

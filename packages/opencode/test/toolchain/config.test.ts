@@ -1,4 +1,5 @@
 import { mkdtemp, readFile, rm, writeFile, mkdir } from "node:fs/promises"
+import { firstGates } from "../runtime/task-branch.ts"
 import { tmpdir } from "node:os"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
@@ -31,17 +32,7 @@ const CONFIGURED_CPP =
   CALC_CPP + `\n#if CALC_CAPACITY >= 8\nstatic int buffer[CALC_CAPACITY];\n#else\nstatic int buffer[1];\n#endif\nint peek() { return buffer[3]; }\n`
 
 function gates(repo: CppRepo, taskId: string, worktree: string, requires: Gates.Requirement[], extra: Partial<Gates.RunInput> = {}) {
-  return Gates.run({
-    root: repo.root,
-    worktree,
-    taskId,
-    base: "main",
-    kind: "code",
-    attempt: 1,
-    evidenceDir: path.join(repo.root, ".air", "local", "evidence", taskId, "attempt-1"),
-    requires,
-    ...extra,
-  })
+  return firstGates(repo.root, taskId, worktree, { requires, ...extra })
 }
 
 describe("the project's own configuration", () => {
