@@ -36,6 +36,8 @@ const STEP_DELAY_MS = Number(process.env.AIR_BENCH_STEP_DELAY_MS ?? 1500)
 const SPEEDUP_TARGET = 3.5
 const OVERHEAD_TARGET_MS = 50
 const RUN_TIMEOUT_MS = 8 * 60_000
+/** Delayed model answers on a task's critical path: the executor's write, bash and air_report, the reviewer's air_diff and air_review. */
+const DELAYED_STEPS_PER_TASK = 5
 
 const REQUIREMENT = `Add ${TASKS} independent translation units src/f1.cpp … src/f${TASKS}.cpp, each defining its own function.`
 
@@ -236,12 +238,16 @@ async function measure(): Promise<Measurement> {
   const log = (line: string) => process.stderr.write(`  [orchestration] ${line}\n`)
   const runs: RunMeasure[] = []
   for (const concurrency of [1, CONCURRENCY]) {
-    log(`run: ${TASKS} independent tasks at concurrency ${concurrency}, ${STEP_DELAY_MS} ms per executor/reviewer step …`)
+    // The load before and after each run: the two runs are minutes apart, and a speedup is only fair when
+    // both saw about the same machine.
+    log(`run: ${TASKS} independent tasks at concurrency ${concurrency}, ${STEP_DELAY_MS} ms per executor/reviewer step (load: ${loadAverage()}) …`)
     const run = await runOnce(sandbox, scenarioFile, concurrency)
     log(
       `  execution ${(run.executionMs / 1000).toFixed(1)} s (graph.accepted → last merge.succeeded), whole run ${(run.totalMs / 1000).toFixed(1)} s; ` +
-        `report → gates median ${median(run.reportToGates)} ms, review → merge median ${median(run.reviewToMerge)} ms`,
+        `report → gates median ${median(run.reportToGates)} ms, review → merge median ${median(run.reviewToMerge)} ms (load after: ${loadAverage()})`,
     )
+    const floorMs = Math.ceil(TASKS / concurrency) * DELAYED_STEPS_PER_TASK * STEP_DELAY_MS
+    log(`  the model's delays alone: ${(floorMs / 1000).toFixed(1)} s; the rest, ${((run.executionMs - floorMs) / 1000).toFixed(1)} s, is the Scheduler, engine and git`)
     log(`  per task, ms: ${phaseSummary(run.tasks)}`)
     log(`  merge builds: ${run.mergeBuilds.count} ran, ${run.mergeBuilds.totalMs} ms in all${run.mergeBuilds.failed ? `, ${run.mergeBuilds.failed} failed` : ""}`)
     if (process.env.AIR_BENCH_TIMELINE) for (const line of timelineTable(run.tasks)) log(`    ${line}`)
