@@ -238,7 +238,7 @@ async function measure(): Promise<Measurement> {
   const log = (line: string) => process.stderr.write(`  [orchestration] ${line}\n`)
   const runs: RunMeasure[] = []
   for (const concurrency of [1, CONCURRENCY]) {
-    // The load before and after each run: the two runs are minutes apart, and a speedup is only fair when
+    // The load before and after each run: the two runs are a minute or more apart, and a speedup is only fair when
     // both saw about the same machine.
     log(`run: ${TASKS} independent tasks at concurrency ${concurrency}, ${STEP_DELAY_MS} ms per executor/reviewer step (load: ${loadAverage()}) …`)
     const run = await runOnce(sandbox, scenarioFile, concurrency)
@@ -285,7 +285,7 @@ function loadAverage(): string {
 let measured: Promise<Measurement> | undefined
 const measurement = () => (measured ??= measure())
 
-// AIR_BENCH_SKIP_ORCHESTRATION=1 leaves these out (they cost two real runs, ~4–6 minutes on this machine).
+// AIR_BENCH_SKIP_ORCHESTRATION=1 leaves these out (they cost two real runs, about 1.5 minutes on a quiet 2-core machine).
 if (!process.env.AIR_BENCH_SKIP_ORCHESTRATION) registerAll()
 
 // No `target` on these: a miss is reported on stderr but never fails the bench (the runs are timing-noisy).

@@ -118,8 +118,9 @@ export function mergeBuilds(dir: string): MergeBuilds {
   const evidence = join(dir, ".air", "local", "evidence")
   const out: MergeBuilds = { count: 0, totalMs: 0, failed: 0 }
   if (!existsSync(evidence)) return out
-  for (const task of readdirSync(evidence)) {
-    const taskDir = join(evidence, task)
+  for (const task of readdirSync(evidence, { withFileTypes: true })) {
+    if (!task.isDirectory()) continue
+    const taskDir = join(evidence, task.name)
     for (const entry of readdirSync(taskDir)) {
       const file = join(taskDir, entry, "result.json")
       if (!entry.startsWith("merge-") || !existsSync(file)) continue
