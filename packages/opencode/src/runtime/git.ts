@@ -56,8 +56,28 @@ export interface GitOptions {
   signal?: AbortSignal
 }
 
+/**
+ * `git worktree add` creates a worktree's admin files empty and fills them a moment later. Meanwhile every git
+ * that opens all worktrees' refs (`worktree list`, `branch`, `branch -D`, a checkout of a branch) dies at start,
+ * before it changes anything: "fatal: failed to read .git/worktrees/T-4/commondir: Success". Dispatches add
+ * worktrees while merges run, so the Scheduler met it (a merge blocked at concurrency 1, in the bench); the
+ * same command a moment later succeeds.
+ */
+const HALF_ADDED_WORKTREE = /^fatal: failed to read .*\/worktrees\/[^/\n]+\/(commondir|gitdir): /m
+const HALF_ADDED_RETRIES_MS = [10, 30, 100, 300, 1000]
+
 /** Runs git in `dir` and returns the exit code instead of throwing on a non-zero exit. */
 export async function gitTry(dir: string, args: string[], options: GitOptions = {}): Promise<GitResult> {
+  let result = await gitOnce(dir, args, options)
+  for (const ms of HALF_ADDED_RETRIES_MS) {
+    if (result.code !== 128 || !HALF_ADDED_WORKTREE.test(result.stderr) || options.signal?.aborted) break
+    await new Promise((resolve) => setTimeout(resolve, ms))
+    result = await gitOnce(dir, args, options)
+  }
+  return result
+}
+
+async function gitOnce(dir: string, args: string[], options: GitOptions): Promise<GitResult> {
   const argv = [...(options.config ?? []).flatMap((pair) => ["-c", pair]), ...args]
   // Through the one process runner: own process group, nothing kept alive past git's exit; all output kept.
   const result = await Proc.run("git", argv, {

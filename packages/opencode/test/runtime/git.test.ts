@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises"
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
@@ -28,6 +28,24 @@ describe("git through the process runner", () => {
     expect(await gitYes(repo.root, ["merge-base", "--is-ancestor", head, head])).toBe(true)
     expect(await gitYes(repo.root, ["diff", "--quiet", "HEAD", "HEAD"])).toBe(true)
     await expect(gitYes(repo.root, ["merge-base", "--is-ancestor", "nope", head])).rejects.toBeInstanceOf(GitCommandError)
+  })
+
+  test("a worktree another git is still adding (its commondir written empty) delays a command, never fails it", async () => {
+    const wt = path.join(elsewhere, "half-added")
+    await git(repo.root, ["worktree", "add", "-q", "-b", "half-added", wt])
+    const commondir = path.join(repo.root, ".git", "worktrees", "half-added", "commondir")
+    const written = await readFile(commondir, "utf8")
+    // The state `git worktree add` leaves for a moment: the file exists, empty. Git itself dies on it.
+    await writeFile(commondir, "")
+    const raw = await import("node:child_process").then((cp) => cp.spawnSync("git", ["worktree", "list"], { cwd: repo.root, encoding: "utf8" }))
+    expect(raw.status).toBe(128)
+    expect(raw.stderr).toContain("commondir")
+    setTimeout(() => void writeFile(commondir, written), 60)
+    expect(await git(repo.root, ["worktree", "list", "--porcelain"])).toContain(`branch refs/heads/half-added`)
+    await git(repo.root, ["branch", "after-the-add"])
+    // Any other failure is still reported at once.
+    await expect(git(repo.root, ["branch", "-D", "no-such-branch"])).rejects.toBeInstanceOf(GitCommandError)
+    await git(repo.root, ["worktree", "remove", "--force", wt])
   })
 
   test("no ambient GIT_* reaches git except the identity", async () => {

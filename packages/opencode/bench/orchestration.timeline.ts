@@ -1,0 +1,134 @@
+/**
+ * Where a bench run's execution time goes, read from its event log and evidence (orchestration.figures.ts):
+ * each task's phases (dispatch → report → gates → review → merge), the wait for a slot's next dispatch,
+ * and the merge builds the merge queue ran. Not a *.figures.ts file: it registers nothing.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { median } from "./figures"
+
+export type LoggedEvent = { type: string; at: string; taskId?: string }
+
+export function readEvents(dir: string): LoggedEvent[] {
+  const file = join(dir, ".air", "local", "state", "events.jsonl")
+  const events: LoggedEvent[] = []
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    if (!line.trim()) continue
+    try {
+      const parsed = JSON.parse(line)
+      if (typeof parsed?.type === "string" && typeof parsed?.at === "string") events.push(parsed)
+    } catch {
+      // a torn last line would be the store's business; the bench only reads what is whole
+    }
+  }
+  return events
+}
+
+/** For each `from` event of a task, the time to the first later `to` event of the same task. */
+export function latencies(events: readonly LoggedEvent[], from: string, to: string): number[] {
+  const out: number[] = []
+  events.forEach((event, i) => {
+    if (event.type !== from || !event.taskId) return
+    const next = events.slice(i + 1).find((e) => e.type === to && e.taskId === event.taskId)
+    if (next) out.push(Date.parse(next.at) - Date.parse(event.at))
+  })
+  return out
+}
+
+/** A task's first pass, in ms from graph.accepted (the bench's tasks pass every step once). */
+export interface TaskTimeline {
+  id: string
+  /** The slot it took became free (graph.accepted, or another task's review.reported) → task.dispatched. */
+  slotWait: number
+  dispatched: number
+  reported: number
+  gated: number
+  reviewed: number
+  mergeStarted: number
+  merged: number
+}
+
+/** The phases whose medians the bench prints; `slotWait` is where the Scheduler leaves a slot idle. */
+export const PHASES = {
+  slotWait: (t: TaskTimeline) => t.slotWait,
+  executor: (t: TaskTimeline) => t.reported - t.dispatched,
+  gates: (t: TaskTimeline) => t.gated - t.reported,
+  review: (t: TaskTimeline) => t.reviewed - t.gated,
+  mergeWait: (t: TaskTimeline) => t.mergeStarted - t.reviewed,
+  merge: (t: TaskTimeline) => t.merged - t.mergeStarted,
+} as const
+
+/**
+ * Every task's timeline. A task gives its slot back at review.reported (core/draft.ts `workingCount`: a task
+ * queued for its merge no longer counts), so the k-th dispatch could have happened at the k-th slot to come free.
+ */
+export function timelines(events: readonly LoggedEvent[], concurrency: number): TaskTimeline[] {
+  const accepted = events.find((e) => e.type === "graph.accepted")
+  if (!accepted) return []
+  const t0 = Date.parse(accepted.at)
+  const first = (type: string, id: string) => {
+    const e = events.find((x) => x.type === type && x.taskId === id)
+    return e ? Date.parse(e.at) - t0 : NaN
+  }
+  const ids = events.filter((e) => e.type === "task.dispatched" && e.taskId).map((e) => e.taskId!)
+  const tasks = [...new Set(ids)].map((id) => ({
+    id,
+    slotWait: 0,
+    dispatched: first("task.dispatched", id),
+    reported: first("worker.reported", id),
+    gated: first("gates.passed", id),
+    reviewed: first("review.reported", id),
+    mergeStarted: first("merge.started", id),
+    merged: first("merge.succeeded", id),
+  }))
+  const freed = [...Array<number>(concurrency).fill(0), ...tasks.map((t) => t.reviewed).filter((x) => !Number.isNaN(x))].sort((a, b) => a - b)
+  const byDispatch = [...tasks].sort((a, b) => a.dispatched - b.dispatched)
+  byDispatch.forEach((t, k) => (t.slotWait = t.dispatched - (freed[k] ?? t.dispatched)))
+  return byDispatch
+}
+
+/** "phase median (max)" for each phase, in ms. */
+export function phaseSummary(tasks: readonly TaskTimeline[]): string {
+  if (!tasks.length) return "no tasks"
+  return Object.entries(PHASES)
+    .map(([name, of]) => {
+      const xs = tasks.map(of).filter((x) => !Number.isNaN(x))
+      return `${name} ${Math.round(median(xs))} (max ${Math.round(Math.max(...xs))})`
+    })
+    .join(", ")
+}
+
+/** One line a task, times in seconds from graph.accepted. */
+export function timelineTable(tasks: readonly TaskTimeline[]): string[] {
+  const s = (ms: number) => (Number.isNaN(ms) ? "    -" : (ms / 1000).toFixed(2).padStart(5))
+  const head = "task   slot-wait dispatched reported  gated reviewed merge> merged"
+  return [head, ...tasks.map((t) => `${t.id.padEnd(6)} ${s(t.slotWait)}     ${s(t.dispatched)}      ${s(t.reported)}  ${s(t.gated)}    ${s(t.reviewed)}  ${s(t.mergeStarted)}  ${s(t.merged)}`)]
+}
+
+export interface MergeBuilds {
+  /** Merge builds that ran (a candidate whose tree the gates built is not built again: no result.json). */
+  count: number
+  /** Their total `ms` (the build and test commands on the candidate). */
+  totalMs: number
+  failed: number
+}
+
+/** The merge builds a run made, from `.air/local/evidence/<task>/merge-<n>/result.json`. */
+export function mergeBuilds(dir: string): MergeBuilds {
+  const evidence = join(dir, ".air", "local", "evidence")
+  const out: MergeBuilds = { count: 0, totalMs: 0, failed: 0 }
+  if (!existsSync(evidence)) return out
+  for (const task of readdirSync(evidence, { withFileTypes: true })) {
+    if (!task.isDirectory()) continue
+    const taskDir = join(evidence, task.name)
+    for (const entry of readdirSync(taskDir)) {
+      const file = join(taskDir, entry, "result.json")
+      if (!entry.startsWith("merge-") || !existsSync(file)) continue
+      const result = JSON.parse(readFileSync(file, "utf8")) as { ms?: number; passed?: boolean }
+      out.count++
+      out.totalMs += typeof result.ms === "number" ? result.ms : 0
+      if (result.passed === false) out.failed++
+    }
+  }
+  return out
+}
