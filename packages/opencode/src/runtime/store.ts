@@ -6,7 +6,7 @@ import type { Command } from "../core/command"
 import { Event } from "../core/event.schema"
 import { acquireLock, type HeldLock } from "./lock"
 import { Folder, transition } from "../core/machine"
-import { initialState, type SchedulerState } from "../core/state"
+import { initialState, SchedulerState } from "../core/state"
 import { SCHEMA_VERSION } from "../core/task.schema"
 import { formatPath } from "../core/validate"
 
@@ -208,7 +208,7 @@ function loadWith(dir: string, fast: boolean, verify: Verify): Loaded | null {
   const checkSnapshot = () => {
     if (!snapshot || matched !== null || seq !== snapshot.seq) return
     matched = snapshot.log === null || sha1(buffer.subarray(0, offset)) === snapshot.log
-    if (matched && (snapshot.log === null || verify === "full")) matched = sameState(state, parseSnapshot(snapshot.text).state)
+    if (matched && (snapshot.log === null || verify === "full")) matched = sameState(state, upgraded(parseSnapshot(snapshot.text).state))
   }
   checkSnapshot()
   while (offset < buffer.length) {
@@ -311,6 +311,15 @@ function parseSnapshot(text: string): Snapshot {
   if (value.schemaVersion !== SCHEMA_VERSION) throw new Error(`schemaVersion ${String(value.schemaVersion)} is not ${SCHEMA_VERSION}`)
   if (typeof value.seq !== "number" || !value.state || typeof value.state !== "object") throw new Error("it lacks seq or state")
   return value
+}
+
+/**
+ * A snapshot as this version reads it: one written before a field existed (or in an older shape, such as
+ * one merge in flight rather than a batch) gets its defaults, so it still equals the fold of its log.
+ */
+function upgraded(state: SchedulerState): SchedulerState {
+  const parsed = SchedulerState.safeParse(state)
+  return parsed.success ? parsed.data : state
 }
 
 /** Both come from the same code, so their keys are in the same order and JSON text is a fair comparison. */

@@ -198,6 +198,27 @@ describe("writeFileAtomic and the lock", () => {
 })
 
 describe("snapshots written by an earlier version", () => {
+  it("a snapshot from before merge batches (one merge in flight or null, no splits) opens without a warning and equals the fold", async () => {
+    const here = join(__dirname, "..", "fixtures")
+    const dir = fs.mkdtempSync(join(tmpdir(), "air-old-snapshot-"))
+    try {
+      fs.cpSync(join(here, "recorded-run", ".air"), join(dir, ".air"), { recursive: true })
+      const old = fs.readFileSync(join(here, "old-snapshots", "recorded-run-before-batches.json"), "utf8")
+      expect(old).toContain('"merging":null')
+      expect(old).not.toContain("mergeSplits")
+      fs.writeFileSync(join(dir, ".air", "local", "state", "scheduler-state.json"), old)
+      const store = await Store.open(join(dir, ".air"))
+      try {
+        expect(store.warnings).toEqual([])
+        expect([store.state.merging, store.state.mergeSplits]).toEqual([[], []])
+      } finally {
+        await store.close()
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it("a snapshot without the fields added since (finalCheck) opens without a warning and equals the fold", async () => {
     const here = join(__dirname, "..", "fixtures")
     const dir = fs.mkdtempSync(join(tmpdir(), "air-old-snapshot-"))
