@@ -308,7 +308,14 @@ export namespace MergeQueue {
       }
       const head = single ? last.commit : await batchCommit(top, base, chain, identity)
       const touched = await namesBetween(top, base, head)
-      const published = await publish(top, integration, base, head, touched, chain[0]!.task.taskId, single ? `air: squash-merge ${last.task.taskId}` : `air: merge batch ${waiting.map((t) => t.taskId).join(" ")}`)
+      const published = await publish(top, integration, base, head, touched, chain[0]!.task.taskId, single ? `air: squash-merge ${last.task.taskId}` : `air: merge batch ${waiting.map((t) => t.taskId).join(" ")}`).catch(
+        (error: unknown) => {
+          // The user's uncommitted work is in the way of one task's files: that task waits for them, not the batch's first.
+          if (!(error instanceof LocalChangesInTheWay) || single) throw error
+          const owner = chain.find((link) => link.touched.some((file) => error.files.includes(file)))
+          throw owner ? new LocalChangesInTheWay(owner.task.taskId, error.checkout, error.files) : error
+        },
+      )
       if (!published) continue // the integration branch moved meanwhile: rebase onto the new tip
       for (const link of chain) {
         const tag = Worktrees.doneTag(link.task.taskId, link.task.round ?? 1)

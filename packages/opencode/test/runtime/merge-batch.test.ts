@@ -129,6 +129,21 @@ describe("merge batches: queued tasks built and tested once together (real git, 
     expect(await branches.tip()).toBe(await tagged("R"))
   })
 
+  test("uncommitted work in the user's checkout blocks the task whose files it is in, not the batch's first; nothing moves", async () => {
+    await repo.write("Q.md", "q\n")
+    await repo.commitAll("Q.md")
+    await task("P", edit("P.md", "p\n"))
+    await task("Q", edit("Q.md", "q, changed by Q\n"))
+    await repo.write("Q.md", "q, the user's own edit\n")
+    const before = await branches.tip()
+    const error = await mergeBatch(["P", "Q"]).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(MergeQueue.LocalChangesInTheWay)
+    expect(error).toMatchObject({ taskId: "Q", files: ["Q.md"] })
+    expect(await branches.tip()).toBe(before)
+    expect(await repo.read("Q.md")).toBe("q, the user's own edit\n")
+    await repo.git(["checkout", "--", "Q.md"])
+  })
+
   test("a task whose change meets an earlier one of its batch waits for its own merge; the rest lands", async () => {
     await task("X", edit("NOTES.md", "# notes\nfrom X\n"))
     await task("Y", edit("NOTES.md", "# notes\nfrom Y\n"))
