@@ -134,10 +134,11 @@ describe("AirCoding in the TUI", () => {
     mkdirSync(join(dir, ".air", "shared"), { recursive: true })
     const current = existsSync(config) ? JSON.parse(readFileSync(config, "utf8")) : {}
     writeFileSync(config, JSON.stringify({ ...current, language: "zh-CN" }, null, 2))
-    const done = await tui.waitFor("AirCoding · 已完成", 600_000, "the run to finish")
+    // The end of the run is a toast, in the new language too. Toasts last 5 s: it is watched for from now on,
+    // not after the sidebar (on a loaded machine the sidebar's last redraw can come after the toast is gone).
+    await tui.waitFor("运行结束：所有任务均已合并", 600_000, "the end-of-run toast")
+    const done = await tui.waitFor("AirCoding · 已完成", 30_000, "the sidebar to say the run finished")
     for (const id of ["T-1", "T-2", "T-3"]) expect(done).toMatch(new RegExp(`${id} 已合并`))
-    // …and the end of the run is a toast, in the new language too (toasts last 5 s).
-    await tui.waitFor("运行结束：所有任务均已合并", 15_000, "the end-of-run toast")
     golden("sidebar-done.zh-CN.txt", sidebar(done))
   }, 900_000)
 })
