@@ -9,7 +9,7 @@ import { JUnitFiles } from "./gates/junit-files"
 import { processExec } from "./gates/pipeline"
 import type { Exec } from "./gates/registry"
 import { failingTestNames } from "./gates/test"
-import { git, gitTry } from "./git"
+import { git } from "./git"
 import { Proc } from "./process"
 import { Sandbox } from "./sandbox"
 import { SandboxExec } from "./sandbox/exec"
@@ -101,7 +101,7 @@ export namespace Baseline {
     const exec = sandboxed(top, rules, options)
     await Worktrees.ensureExcluded(top)
     const worktree = path.join(top, ".air", "local", "baseline", `run-${commit.slice(0, 12)}`)
-    await dropWorktree(top, worktree)
+    await Worktrees.dropDetached(top, worktree)
     await git(top, ["worktree", "add", "--detach", worktree, commit])
     try {
       await Worktrees.checkoutSubmodules(top, worktree)
@@ -121,7 +121,7 @@ export namespace Baseline {
           : ""
       return save(dir, { commit, status, build, test: test.step, tests: test.tests, failingTests, message, at: now().toISOString() })
     } finally {
-      await dropWorktree(top, worktree)
+      await Worktrees.dropDetached(top, worktree)
     }
   }
 
@@ -225,9 +225,4 @@ export namespace Baseline {
     return checked
   }
 
-  async function dropWorktree(top: string, worktree: string): Promise<void> {
-    await gitTry(top, ["worktree", "remove", "--force", worktree])
-    await rm(worktree, { recursive: true, force: true })
-    await gitTry(top, ["worktree", "prune"])
-  }
 }

@@ -14,6 +14,7 @@ import type { Supervisor } from "./supervisor"
 import { classifyFault } from "./fault"
 import { eventGateOf } from "./gates"
 import { MergeBuild } from "./merge-build"
+import { BaseFindings } from "./gates/base-findings"
 import type { MergeQueue } from "./merge"
 
 /**
@@ -91,6 +92,7 @@ export class Interpreter {
     const { root, inbox, log } = this.ports
     this.clock.stopTimers()
     await this.removeMergedWorktrees()
+    await this.removeHelperTrees()
     const before = await log.opened()
     if (before.finished && before.finalCheck === null) {
       let check: { status: "passed" | "failed" | "errored"; message: string }
@@ -157,6 +159,17 @@ export class Interpreter {
   private testBaseline(): { commit: string; failingTests: string[] } | undefined {
     const b = this.ports.log.state()?.baseline
     return b?.commit ? { commit: b.commit, failingTests: b.failingTests } : undefined
+  }
+
+  /**
+   * The merge build's worktree and the base tree the analysis compares with are this run's caches: a
+   * finished run leaves in the user's repository only the worktrees of work not merged.
+   */
+  private async removeHelperTrees(): Promise<void> {
+    const top = await Worktrees.repoRoot(this.ports.root).catch(() => undefined)
+    if (!top) return
+    await MergeBuild.dropWorktree(top).catch(() => undefined)
+    await BaseFindings.dropTree(top).catch(() => undefined)
   }
 
   /** Removes the worktree of every merged task still on disk (one whose removal was cut short by the end of the run). */

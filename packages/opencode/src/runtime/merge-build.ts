@@ -93,6 +93,11 @@ export namespace MergeBuild {
     return path.join(Worktrees.worktreesDir(top), WORKTREE)
   }
 
+  /** Removes the merge worktree: it is kept for incremental builds while a run merges, and goes when the run ends. */
+  export async function dropWorktree(top: string): Promise<void> {
+    await Worktrees.dropDetached(top, worktreeOf(top))
+  }
+
   /** The real check: the toolchain's build then test commands in the merge worktree, sandboxed. */
   export function verifier(options: Options): Verify {
     return (candidate) => verify(candidate, options)
@@ -204,9 +209,7 @@ export namespace MergeBuild {
       }
     }
     // Missing, half-made or broken: make it again.
-    await gitTry(top, ["worktree", "remove", "--force", dir])
-    await rm(dir, { recursive: true, force: true })
-    await gitTry(top, ["worktree", "prune"])
+    await Worktrees.dropDetached(top, dir)
     const added = await gitTry(top, ["worktree", "add", "--quiet", "--detach", dir, commit])
     if (added.code !== 0) throw new Error(`could not prepare the merge worktree ${dir} for ${taskId}: ${added.stderr.trim()}`)
     // As in task worktrees: a build that needs its submodules finds them (offline, from the user's checkout).

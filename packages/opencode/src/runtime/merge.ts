@@ -1,4 +1,4 @@
-import { mkdir, rm, stat } from "node:fs/promises"
+import { mkdir, stat } from "node:fs/promises"
 import path from "node:path"
 import { type MergeErrorTag } from "./errors.ts"
 import { acquireLock, type HeldLock, LockTimeout as RuntimeLockTimeout } from "./lock.ts"
@@ -541,7 +541,7 @@ export namespace MergeQueue {
     for (let tries = 0; tries < 5; tries++) {
       const base = await requireRef(top, `refs/heads/${integration}`, taskId, `${integration} disappeared`)
       const scratch = path.join(Worktrees.worktreesDir(top), `_revert-${taskId}`)
-      await dropScratch(top, scratch)
+      await Worktrees.dropDetached(top, scratch)
       await git(top, ["worktree", "add", "--detach", scratch, base])
       let commit: string
       try {
@@ -577,7 +577,7 @@ export namespace MergeQueue {
         )
         commit = (await git(scratch, ["rev-parse", "HEAD"])).trim()
       } finally {
-        await dropScratch(top, scratch)
+        await Worktrees.dropDetached(top, scratch)
       }
       const touched = await namesBetween(top, base, commit)
       if (!(await publish(top, integration, base, commit, touched, taskId, `air: revert ${taskId}`))) continue
@@ -587,13 +587,6 @@ export namespace MergeQueue {
     throw new MergeError(taskId, `${integration} kept moving while reverting; try again`)
   }
 
-  async function dropScratch(top: string, scratch: string): Promise<void> {
-    if (await exists(scratch)) {
-      const removed = await gitTry(top, ["worktree", "remove", "--force", scratch])
-      if (removed.code !== 0) await rm(scratch, { recursive: true, force: true })
-    }
-    await gitTry(top, ["worktree", "prune"])
-  }
 
   // ---- moving the integration branch ----
 

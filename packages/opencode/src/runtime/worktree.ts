@@ -357,6 +357,16 @@ export namespace Worktrees {
   }
 
   /**
+   * Removes one of AirCoding's detached helper worktrees (the merge build's, the base tree, a baseline's, a
+   * revert's scratch): unregistered from git and gone from disk, whatever state it was left in.
+   */
+  export async function dropDetached(top: string, dir: string): Promise<void> {
+    await gitTry(top, ["worktree", "remove", "--force", dir])
+    await rm(dir, { recursive: true, force: true })
+    await gitTry(top, ["worktree", "prune"])
+  }
+
+  /**
    * Checks out the submodules of a fresh worktree at `dir` (a task's or a baseline's) at their recorded commits,
    * offline, from the user's checkout `root`. Returns what could not be done, for people.
    */

@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs"
+import { execFileSync } from "node:child_process"
+import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
@@ -62,5 +63,11 @@ describe("a correct task on legacy code", () => {
         expect.objectContaining({ file: "src/legacy.cpp", line: 9, id: "modernize-use-nullptr", tool: "clang-tidy", inherited: true }),
       ]),
     )
+  })
+
+  test("the run leaves no helper worktree behind: the base tree the analysis compared with is gone", () => {
+    const listed = execFileSync("git", ["worktree", "list", "--porcelain"], { cwd: project, encoding: "utf8", env: sandbox.env })
+    expect(listed.split("\n").filter((line) => line.startsWith("worktree "))).toEqual([`worktree ${project}`])
+    expect(existsSync(join(project, ".air", "local", "base-tree"))).toBe(false)
   })
 })

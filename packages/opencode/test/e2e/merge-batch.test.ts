@@ -159,4 +159,8 @@ describe("a batch that fails together is bisected: only the task that breaks it 
     for (const commit of commits) expect(buildAndTestAt(project, commit, sandbox.env)).toMatch(/100% tests passed/)
     for (const id of ["T-1", "T-2", "T-3"]) expect(git(["log", "--format=%H", `--grep=^Air-Task: ${id}$`, "main"]).trim().split("\n")).toHaveLength(1)
   })
+
+  test("the run leaves no helper worktree behind: the merge build's worktree is gone", () => {
+    expect(git(["worktree", "list", "--porcelain"]).split("\n").filter((line) => line.startsWith("worktree "))).toEqual([`worktree ${project}`])
+  })
 })

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto"
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises"
+import { mkdir, readFile, writeFile } from "node:fs/promises"
 import { existsSync } from "node:fs"
 import path from "node:path"
 import { z } from "zod"
@@ -182,15 +182,20 @@ export namespace BaseFindings {
     return run
   }
 
+  /** Removes the base tree (the end of a run): after any analysis still using it. */
+  export async function dropTree(root: string): Promise<void> {
+    const key = path.resolve(root)
+    await (queues.get(key) ?? Promise.resolve())
+    await Worktrees.dropDetached(root, path.join(root, TREE_DIR))
+  }
+
   async function checkout(root: string, commit: string): Promise<string> {
     const tree = path.join(root, TREE_DIR)
     const head = existsSync(tree) ? await gitTry(tree, ["rev-parse", "HEAD"]) : undefined
     if (head?.code === 0 && (await gitTry(tree, ["rev-parse", "--show-toplevel"])).stdout.trim() === path.resolve(tree)) {
       if (head.stdout.trim() !== commit) await git(tree, ["checkout", "--quiet", "--force", "--detach", commit])
     } else {
-      await gitTry(root, ["worktree", "remove", "--force", tree])
-      await rm(tree, { recursive: true, force: true })
-      await gitTry(root, ["worktree", "prune"])
+      await Worktrees.dropDetached(root, tree)
       await Worktrees.ensureExcluded(root)
       await mkdir(path.dirname(tree), { recursive: true })
       await git(root, ["worktree", "add", "--quiet", "--detach", tree, commit])
