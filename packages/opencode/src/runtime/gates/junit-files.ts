@@ -1,7 +1,6 @@
-import type { Dirent } from "node:fs"
-import { lstat, readdir, readFile, realpath, rm } from "node:fs/promises"
+import { lstat, readFile, realpath, rm } from "node:fs/promises"
 import path from "node:path"
-import { Glob } from "../glob.ts"
+import { glob } from "tinyglobby"
 import { JUnit } from "./junit.ts"
 
 /**
@@ -16,9 +15,8 @@ import { JUnit } from "./junit.ts"
 export namespace JUnitFiles {
   /** A report larger than this is not read (it is not a test report). */
   export const MAX_BYTES = 32 * 1024 * 1024
-  /** Directories deeper than this under a `**` are not searched; nor more entries than the budget. */
+  /** Directories deeper than this are not searched. */
   const MAX_DEPTH = 16
-  const BUDGET = 20_000
 
   export interface Report {
     /** Relative to the worktree, `/`-separated. */
@@ -28,42 +26,14 @@ export namespace JUnitFiles {
     cases: JUnit.TestCase[] | undefined
   }
 
-  /** The files the patterns match now: relative paths, sorted, each once. */
+  /** The files the patterns match now: relative paths, sorted, each once; regular files inside the worktree only. */
   export async function find(worktree: string, patterns: readonly string[]): Promise<string[]> {
     if (patterns.length === 0) return []
     const root = await realpath(worktree)
-    const found = new Set<string>()
-    let budget = BUDGET
-    for (const pattern of patterns) {
-      const segments = pattern.split("/").filter((s) => s !== "" && s !== ".")
-      const first = segments.findIndex(Glob.isPattern)
-      if (first < 0) {
-        const file = segments.join("/")
-        if (await isRegularFileInside(root, file)) found.add(file)
-        continue
-      }
-      const base = segments.slice(0, first).join("/")
-      if (!(await isDirectoryInside(root, base))) continue
-      const re = Glob.toRegExp(segments.join("/"))
-      const depth = segments.slice(first).some((s) => s.includes("**")) ? MAX_DEPTH : segments.length - first
-      const walk = async (rel: string, level: number): Promise<void> => {
-        let entries: Dirent[]
-        try {
-          entries = await readdir(path.join(root, rel), { withFileTypes: true })
-        } catch {
-          return
-        }
-        for (const e of entries) {
-          if (budget-- <= 0) return
-          const child = rel ? `${rel}/${e.name}` : e.name
-          // Dirent does not follow symlinks: a linked file or directory is neither here.
-          if (e.isFile() && re.test(child)) found.add(child)
-          else if (e.isDirectory() && e.name !== ".git" && level < depth) await walk(child, level + 1)
-        }
-      }
-      await walk(base, 1)
-    }
-    return [...found].sort()
+    const matched = await glob([...patterns], { cwd: root, onlyFiles: true, followSymbolicLinks: false, dot: true, deep: MAX_DEPTH, expandDirectories: false, ignore: ["**/.git/**"] })
+    const found: string[] = []
+    for (const file of new Set(matched)) if (await isRegularFileInside(root, file)) found.push(file)
+    return found.sort()
   }
 
   /** Removes what the patterns match (before the test commands run). */
