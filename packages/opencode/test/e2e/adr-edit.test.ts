@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
-import { passingReviewer, readJsonl, runScenario, shellStep, trivialProject, type RunResult } from "../support/runs"
+import { passingReviewer, readJsonl, runScenario, shellStep, trivialProject, type RunResult, submittingMain } from "../support/runs"
 
 /**
  * An accepted ADR edited by hand in the middle of a run. The Architect writes ADR-1 ("version 1") and
@@ -23,7 +23,7 @@ const report = [{ tool: "air_report", args: { summary: "done" } }, { text: "Repo
 const scenario = {
   name: "adr-edit",
   scripts: [
-    { agent: "main", steps: [{ tool: "air_submit", args: { requirement } }, { tool: "air_listen", args: {}, until: "RUN ENDED" }, { text: "Done." }] },
+    submittingMain(requirement),
     {
       agent: "architect",
       match: "^Requirement:",

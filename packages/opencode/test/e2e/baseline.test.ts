@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
-import { passingReviewer, runScenario, shellStep, trivialProject, type RunResult } from "../support/runs"
+import { passingReviewer, runScenario, shellStep, trivialProject, type RunResult, planningArchitect } from "../support/runs"
 import { CALC_CPP, legacyFailureFiles } from "../runtime/cpp-repo"
 
 /**
@@ -20,7 +20,7 @@ const toolchain = {
 
 const requirement = "Document the calc helpers."
 const tasks = [{ id: "T-1", title: "Comment calc.cpp", kind: "test", writeSet: [{ path: "src/calc.cpp", action: "modify" }], doneWhen: "calc.cpp starts with a comment" }]
-const architect = { agent: "architect", match: "^Requirement:", steps: [{ tool: "air_propose", args: { summary: "One task." } }, { tool: "air_plan", args: { tasks } }, { text: "Planned." }] }
+const architect = planningArchitect("One task.", tasks)
 const QUESTION = "baseline:1:question"
 
 const goOn = {

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
-import { passingReviewer, runScenario, trivialProject, type RunResult } from "../support/runs"
+import { passingReviewer, runScenario, trivialProject, type RunResult, planningArchitect } from "../support/runs"
 
 /**
  * A task's model-request budget (AIRCODING_TASK_REQUESTS=7): T-1's first executor keeps asking the model;
@@ -24,7 +24,7 @@ const scenario = {
         { text: "Done." },
       ],
     },
-    { agent: "architect", match: "^Requirement:", steps: [{ tool: "air_propose", args: { summary: "One task." } }, { tool: "air_plan", args: { tasks } }, { text: "Planned." }] },
+    planningArchitect("One task.", tasks),
     { agent: "executor", match: "^Task T-1:[\\s\\S]*\\(attempt 1\\)", steps: [...busy, { text: "never reached" }] },
     {
       agent: "executor",

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
-import { commitStep, passingReviewer, runScenario, trivialProject, type RunResult } from "../support/runs"
+import { commitStep, passingReviewer, runScenario, trivialProject, type RunResult, planningArchitect } from "../support/runs"
 
 /**
  * A repair budget spent: T-1's test gate keeps failing (the toolchain's test refuses the word BAD), the
@@ -26,7 +26,7 @@ const scenario = {
         { text: "Done." },
       ],
     },
-    { agent: "architect", match: "^Requirement:", steps: [{ tool: "air_propose", args: { summary: "One task." } }, { tool: "air_plan", args: { tasks } }, { text: "Planned." }] },
+    planningArchitect("One task.", tasks),
     {
       agent: "executor",
       match: "^Task T-1:[\\s\\S]*\\(attempt 1\\)",

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
-import { passingReviewer, runScenario, trivialProject, writeAndReport, type RunResult } from "../support/runs"
+import { passingReviewer, runScenario, trivialProject, writeAndReport, type RunResult, planningArchitect } from "../support/runs"
 
 /**
  * A task whose session cannot even start: someone's files sit where T-1's worktree must go, so the
@@ -19,7 +19,7 @@ const scenario = {
   name: "dispatch-failure",
   scripts: [
     { agent: "main", steps: [{ tool: "air_submit", args: { requirement } }, { tool: "air_listen", args: {}, until: "RUN ENDED" }, { text: "T-1 is blocked; I asked you how to go on." }] },
-    { agent: "architect", match: "^Requirement:", steps: [{ tool: "air_propose", args: { summary: "Two notes." } }, { tool: "air_plan", args: { tasks } }, { text: "Planned." }] },
+    planningArchitect("Two notes.", tasks),
     { agent: "executor", match: "^Task T-2:", steps: writeAndReport("two.md", "two\n", "note two") },
     passingReviewer,
   ],

@@ -5,7 +5,7 @@ import { hostname } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
-import { passingReviewer, runScenario, trivialProject, writeAndReport, type RunResult } from "../support/runs"
+import { passingReviewer, runScenario, trivialProject, writeAndReport, type RunResult, planningArchitect } from "../support/runs"
 
 /**
  * Faults of the runtime with the real binary: each ends in a clear state — the task blocked with a
@@ -23,7 +23,7 @@ import { passingReviewer, runScenario, trivialProject, writeAndReport, type RunR
 const requirement = "Write a note."
 const tasks = [{ id: "T-1", title: "Write the note", kind: "docs", writeSet: [{ path: "note.md", action: "create" }], doneWhen: "note.md exists" }]
 const main = { agent: "main", steps: [{ tool: "air_submit", args: { requirement } }, { tool: "air_listen", args: {}, until: "RUN ENDED" }, { text: "T-1 is blocked; I asked you how to go on." }] }
-const architect = { agent: "architect", match: "^Requirement:", steps: [{ tool: "air_propose", args: { summary: "One note." } }, { tool: "air_plan", args: { tasks } }, { text: "Planned." }] }
+const architect = planningArchitect("One note.", tasks)
 const executor = { agent: "executor", match: "^Task T-1:", steps: writeAndReport("note.md", "note\n", "the note") }
 
 let sandbox: Sandbox

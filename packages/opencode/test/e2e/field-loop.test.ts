@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
-import { commitStep, runScenario, trivialProject, writeAndReport, type RunResult } from "../support/runs"
+import { commitStep, runScenario, trivialProject, writeAndReport, type RunResult, submittingMain, planningArchitect } from "../support/runs"
 
 /**
  * The design loop closing from the field, two real runs on tiny docs/test repositories:
@@ -27,8 +27,6 @@ const reviewer = (match: string, args: Record<string, unknown>) => ({
   match,
   steps: [{ tool: "air_diff", args: {} }, { tool: "air_review", args: { rows: [row], findings: [], checklist: checklist(), ...args } }, { text: "Reviewed {{id}}." }],
 })
-const main = (requirement: string) => ({ agent: "main", steps: [{ tool: "air_submit", args: { requirement } }, { tool: "air_listen", args: {}, until: "RUN ENDED" }, { text: "Done." }] })
-const planner = (tasks: unknown[]) => ({ agent: "architect", match: "^Requirement:", steps: [{ tool: "air_propose", args: { summary: "As listed." } }, { tool: "air_plan", args: { tasks } }, { text: "Planned." }] })
 /** Every phase, the last included, may end with the Architect's milestone review. */
 const milestone = { agent: "architect", match: "^Milestone review of phase 1\\.", steps: [{ tool: "air_milestone", args: { phase: 1, verdict: "pass", findings: [] } }, { text: "Pass." }] }
 
@@ -36,8 +34,8 @@ const replanRequirement = "Write a usage guide that links a glossary of the term
 const replan = {
   name: "field-replan",
   scripts: [
-    main(replanRequirement),
-    planner([{ id: "T-1", title: "Write the usage guide", kind: "docs", writeSet: [{ path: "docs/usage.md", action: "create" }], doneWhen: "docs/usage.md explains usage and links docs/glossary.md" }]),
+    submittingMain(replanRequirement),
+    planningArchitect("As listed.", [{ id: "T-1", title: "Write the usage guide", kind: "docs", writeSet: [{ path: "docs/usage.md", action: "create" }], doneWhen: "docs/usage.md explains usage and links docs/glossary.md" }]),
     {
       agent: "architect",
       match: "^Consult on task T-1:",
@@ -77,8 +75,8 @@ const fixed = '#include "calc.h"\nint main() { const int big = 1073741823; retur
 const review = {
   name: "field-review",
   scripts: [
-    main(reviewRequirement),
-    planner([
+    submittingMain(reviewRequirement),
+    planningArchitect("As listed.", [
       { id: "T-1", title: "Test calc::mul at the int limits", kind: "test", writeSet: [{ path: "tests/test_mul.cpp", action: "create" }], doneWhen: "tests/test_mul.cpp checks mul next to INT_MAX without overflowing" },
       { id: "T-2", title: "Document calc::mul", kind: "docs", writeSet: [{ path: "docs/mul.md", action: "create" }], doneWhen: "docs/mul.md documents calc::mul as declared" },
     ]),

@@ -1,7 +1,7 @@
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { aircoding, writeScenario } from "../support/engine"
-import { passingReviewer, readJsonl, runScenario, trivialProject, writeAndReport, type RunResult } from "../support/runs"
+import { passingReviewer, readJsonl, runScenario, trivialProject, writeAndReport, type RunResult, submittingMain } from "../support/runs"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
 
 /**
@@ -23,7 +23,7 @@ beforeAll(async () => {
   corrected = await runScenario(sandbox, project, {
     name: "typo-then-fixed",
     scripts: [
-      { agent: "main", steps: [{ tool: "air_submit", args: { requirement } }, { tool: "air_listen", args: {}, until: "RUN ENDED" }, { text: "Done." }] },
+      submittingMain(requirement),
       {
         agent: "architect",
         match: "^Requirement:",

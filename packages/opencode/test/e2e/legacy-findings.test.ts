@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
-import { passingReviewer, runScenario, trivialProject, writeAndReport, type RunResult } from "../support/runs"
+import { passingReviewer, runScenario, trivialProject, writeAndReport, type RunResult, submittingMain, planningArchitect } from "../support/runs"
 
 /**
  * Legacy code a correct task touches: the file already has a cppcheck error and a clang-tidy finding on
@@ -26,8 +26,8 @@ const tasks = [{ id: "T-1", title: "Comment legacy()", kind: "code", writeSet: [
 const scenario = {
   name: "legacy-findings",
   scripts: [
-    { agent: "main", steps: [{ tool: "air_submit", args: { requirement } }, { tool: "air_listen", args: {}, until: "RUN ENDED" }, { text: "Done." }] },
-    { agent: "architect", match: "^Requirement:", steps: [{ tool: "air_propose", args: { summary: "One comment." } }, { tool: "air_plan", args: { tasks } }, { text: "Planned." }] },
+    submittingMain(requirement),
+    planningArchitect("One comment.", tasks),
     { agent: "executor", match: "^Task T-1:", steps: writeAndReport("src/legacy.cpp", "// legacy(): kept as it was, known to be wrong\n" + LEGACY, "comment legacy") },
     passingReviewer,
   ],

@@ -5,7 +5,7 @@ import { hostname } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
-import { buildAndTestAt, commitStep, passingReviewer, readJsonl, runScenario, trivialProject, type RunResult } from "../support/runs"
+import { buildAndTestAt, commitStep, passingReviewer, readJsonl, runScenario, trivialProject, type RunResult, submittingMain, planningArchitect } from "../support/runs"
 
 /**
  * Merge batches and their bisection with the real binary (issue 12, item 4). Three tasks each add a source
@@ -65,8 +65,8 @@ const debugger_ = (id: string) => {
 const scenario = {
   name: "merge-batch",
   scripts: [
-    { agent: "main", steps: [{ tool: "air_submit", args: { requirement } }, { tool: "air_listen", args: {}, until: "RUN ENDED" }, { text: "Done." }] },
-    { agent: "architect", match: "^Requirement:", steps: [{ tool: "air_propose", args: { summary: "Three independent parts." } }, { tool: "air_plan", args: { tasks } }, { text: "Planned." }] },
+    submittingMain(requirement),
+    planningArchitect("Three independent parts.", tasks),
     executor("T-1"),
     executor("T-2"),
     executor("T-3"),

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
-import { buildAndTestAt, commitStep, passingReviewer, runScenario, trivialProject, type RunResult } from "../support/runs"
+import { buildAndTestAt, commitStep, passingReviewer, runScenario, trivialProject, type RunResult, submittingMain, planningArchitect } from "../support/runs"
 import { CALC_CPP, CALC_H, CALC_TEST_CPP, CMAKELISTS } from "../runtime/cpp-repo"
 
 /**
@@ -41,8 +41,8 @@ const TWICE = (call: string) => `#include "calc.h"\n\nint twice(int a) {\n  retu
 const scenario = {
   name: "merge-build",
   scripts: [
-    { agent: "main", steps: [{ tool: "air_submit", args: { requirement } }, { tool: "air_listen", args: {}, until: "RUN ENDED" }, { text: "Done." }] },
-    { agent: "architect", match: "^Requirement:", steps: [{ tool: "air_propose", args: { summary: "Two independent tasks." } }, { tool: "air_plan", args: { tasks } }, { text: "Planned." }] },
+    submittingMain(requirement),
+    planningArchitect("Two independent tasks.", tasks),
     {
       agent: "executor",
       match: "^Task T-1:",

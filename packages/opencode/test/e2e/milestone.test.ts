@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
-import { passingReviewer, runScenario, trivialProject, writeAndReport, type RunResult } from "../support/runs"
+import { passingReviewer, runScenario, trivialProject, writeAndReport, type RunResult, submittingMain, planningArchitect } from "../support/runs"
 
 /**
  * Two phases. When phase 1 is merged the Architect reviews the milestone and finds a gap: its fix task
@@ -19,8 +19,8 @@ const finalFix = { id: "F-2", title: "Link the usage page from the README", kind
 const scenario = {
   name: "milestone",
   scripts: [
-    { agent: "main", steps: [{ tool: "air_submit", args: { requirement } }, { tool: "air_listen", args: {}, until: "RUN ENDED" }, { text: "Done." }] },
-    { agent: "architect", match: "^Requirement:", steps: [{ tool: "air_propose", args: { summary: "Two phases." } }, { tool: "air_plan", args: { tasks } }, { text: "Planned." }] },
+    submittingMain(requirement),
+    planningArchitect("Two phases.", tasks),
     {
       agent: "architect",
       match: "^Milestone review of phase 1\\.(?![\\s\\S]*F-1)",

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
-import { passingReviewer, runScenario, trivialProject, writeAndReport, type RunResult } from "../support/runs"
+import { passingReviewer, runScenario, trivialProject, writeAndReport, type RunResult, submittingMain } from "../support/runs"
 
 /**
  * A machine with no git identity (issue 12, item 5): no user.name or user.email anywhere git looks, and
@@ -13,7 +13,7 @@ const requirement = "Write a note."
 const scenario = {
   name: "no-identity",
   scripts: [
-    { agent: "main", steps: [{ tool: "air_submit", args: { requirement } }, { tool: "air_listen", args: {}, until: "RUN ENDED" }, { text: "Done." }] },
+    submittingMain(requirement),
     {
       agent: "architect",
       match: "^Requirement:",

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
-import { passingReviewer, readJsonl, runScenario, trivialProject, writeAndReport, type RunResult } from "../support/runs"
+import { passingReviewer, readJsonl, runScenario, trivialProject, writeAndReport, type RunResult, submittingMain, planningArchitect } from "../support/runs"
 
 /**
  * Re-baseline end to end (real engine, scripted model): someone commits to the integration branch while a
@@ -22,8 +22,8 @@ const REVIEW_DELAY_MS = 6000
 const scenario = {
   name: "rebaseline",
   scripts: [
-    { agent: "main", steps: [{ tool: "air_submit", args: { requirement } }, { tool: "air_listen", args: {}, until: "RUN ENDED" }, { text: "Done." }] },
-    { agent: "architect", match: "^Requirement:", steps: [{ tool: "air_propose", args: { summary: "Two phases." } }, { tool: "air_plan", args: { tasks } }, { text: "Planned." }] },
+    submittingMain(requirement),
+    planningArchitect("Two phases.", tasks),
     {
       agent: "architect",
       match: "^Milestone review of phase 1\\.",

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
-import { passingReviewer, runScenario, shellStep, trivialProject, type RunResult } from "../support/runs"
+import { passingReviewer, runScenario, shellStep, trivialProject, type RunResult, planningArchitect } from "../support/runs"
 
 /**
  * A change to work that already landed. T-1 (the core notes) and T-2 (the README's link to them, after
@@ -31,7 +31,7 @@ const scenario = {
         { text: "Done." },
       ],
     },
-    { agent: "architect", match: "^Requirement:", steps: [{ tool: "air_propose", args: { summary: "Two docs tasks." } }, { tool: "air_plan", args: { tasks } }, { text: "Planned." }] },
+    planningArchitect("Two docs tasks.", tasks),
     {
       agent: "architect",
       match: "^Requirement change:",

@@ -4,7 +4,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Sandbox as OsSandbox } from "../../src/runtime/sandbox"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
-import { passingReviewer, runScenario, trivialProject, type RunResult } from "../support/runs"
+import { passingReviewer, runScenario, trivialProject, type RunResult, submittingMain, planningArchitect } from "../support/runs"
 
 /**
  * The wiring, with the real binary: an executor's bash calls run inside bwrap (rewritten in
@@ -38,8 +38,8 @@ beforeAll(async () => {
   const scenario = {
     name: "sandbox",
     scripts: [
-      { agent: "main", steps: [{ tool: "air_submit", args: { requirement } }, { tool: "air_listen", args: {}, until: "RUN ENDED" }, { text: "Done." }] },
-      { agent: "architect", match: "^Requirement:", steps: [{ tool: "air_propose", args: { summary: "One task." } }, { tool: "air_plan", args: { tasks } }, { text: "Planned." }] },
+      submittingMain(requirement),
+      planningArchitect("One task.", tasks),
       {
         agent: "executor",
         match: "^Task T-1:",

@@ -35,6 +35,19 @@ export const shellStep = (command: string, description = "write and commit") => 
 
 export const commitStep = (msg: string) => ({ tool: "bash", args: { command: `git add -A && git commit -q -m "${msg}"`, description: "commit" } })
 
+/** Main as the person's stand-in: submits the requirement, then listens until the run ends. */
+export const submittingMain = (requirement: string) => ({
+  agent: "main",
+  steps: [{ tool: "air_submit", args: { requirement } }, { tool: "air_listen", args: {}, until: "RUN ENDED" }, { text: "Done." }],
+})
+
+/** The Architect: proposes `summary`, then writes `tasks` as the plan. */
+export const planningArchitect = (summary: string, tasks: unknown[]) => ({
+  agent: "architect",
+  match: "^Requirement:",
+  steps: [{ tool: "air_propose", args: { summary } }, { tool: "air_plan", args: { tasks } }, { text: "Planned." }],
+})
+
 /** A reviewer that passes every task. */
 export const passingReviewer = {
   agent: "reviewer",
