@@ -136,7 +136,9 @@ async function lane(index: number, child: string, options: CrashOptions, report:
           if (!timer && output.includes("ready")) timer = setTimeout(() => proc.kill("SIGKILL"), delay)
         })
         proc.stderr.on("data", (chunk) => (output += chunk))
-        proc.on("exit", (code, signal) => {
+        // "close", not "exit": the child's last output may still be in the pipe when it exits (a busy machine
+        // read it late, and a run that finished looked like one that stopped without a word).
+        proc.on("close", (code, signal) => {
           if (timer) clearTimeout(timer)
           resolve({ killed: signal === "SIGKILL", death: signal ?? (code ? `exit code ${code}` : null), output })
         })
