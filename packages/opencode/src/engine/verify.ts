@@ -1,3 +1,7 @@
+import { mkdirSync } from "node:fs"
+import { homedir } from "node:os"
+import { join } from "node:path"
+import { acquireLock } from "../runtime/lock"
 import { Paths } from "./paths"
 import { runProcess } from "./process"
 
@@ -18,6 +22,11 @@ export namespace Verify {
     } catch {
       return undefined
     }
+  }
+
+  /** Where the engine keeps its database (XDG data dir). */
+  function engineDataDir(env: NodeJS.ProcessEnv): string {
+    return join(env.XDG_DATA_HOME || join(env.HOME || homedir(), ".local", "share"), "opencode")
   }
 
   /** The engine's resolved config (`opencode debug config`): agents, model, plugins. */
@@ -47,9 +56,19 @@ export namespace Verify {
 
   /** `agents`: every agent that must be registered; `mainTools`: what the engine must offer `main`. */
   export async function plugin(cwd: string, env: NodeJS.ProcessEnv, agents: readonly string[], mainTools: readonly string[]): Promise<Result> {
-    // One after the other: two engines starting at once on a fresh data dir race to create its database.
-    const config = await resolvedConfig(cwd, env)
-    const tools = await agentTools("main", cwd, env)
+    // One after the other, and one AirCoding process at a time per data dir: two engines starting at once on
+    // a fresh data dir race to create its database (two runs started together on a new machine met it).
+    const data = engineDataDir(env)
+    mkdirSync(data, { recursive: true })
+    const lock = await acquireLock(join(data, "aircoding-verify.lock"), { timeoutMs: 240_000, what: "a check of the engine's config" })
+    let config: Record<string, any> | string
+    let tools: Record<string, boolean> | string
+    try {
+      config = await resolvedConfig(cwd, env)
+      tools = await agentTools("main", cwd, env)
+    } finally {
+      lock.release()
+    }
     const problems: string[] = []
     if (typeof config === "string") problems.push(`the engine could not resolve its config (${config})`)
     else {
