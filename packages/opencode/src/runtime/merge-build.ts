@@ -1,4 +1,5 @@
-import { mkdir, rm, stat, writeFile } from "node:fs/promises"
+import { existsSync } from "node:fs"
+import { mkdir, rm, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { git, gitTry } from "./git.ts"
 import { Toolchain } from "./toolchain/index.ts"
@@ -200,7 +201,7 @@ export namespace MergeBuild {
   async function checkout(top: string, commit: string, taskId: string): Promise<string> {
     const dir = worktreeOf(top)
     const registered = (await git(top, ["worktree", "list", "--porcelain"])).split("\n").some((line) => line === `worktree ${dir}`)
-    if (registered && (await exists(dir))) {
+    if (registered && existsSync(dir)) {
       const moved = await gitTry(dir, ["checkout", "--quiet", "--force", "--detach", commit])
       if (moved.code === 0) {
         await git(dir, ["clean", "-q", "-f", "-d"])
@@ -217,13 +218,4 @@ export namespace MergeBuild {
     return dir
   }
 
-
-  async function exists(file: string): Promise<boolean> {
-    try {
-      await stat(file)
-      return true
-    } catch {
-      return false
-    }
-  }
 }

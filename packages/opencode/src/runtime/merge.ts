@@ -1,4 +1,5 @@
-import { mkdir, stat } from "node:fs/promises"
+import { existsSync } from "node:fs"
+import { mkdir } from "node:fs/promises"
 import path from "node:path"
 import { type MergeErrorTag } from "./errors.ts"
 import { acquireLock, type HeldLock, LockTimeout as RuntimeLockTimeout } from "./lock.ts"
@@ -240,24 +241,26 @@ export namespace MergeQueue {
     const { integration } = input
     const identity = await identityConfig(top)
     const outcomes: BatchOutcome[] = []
-    let waiting: BatchTask[] = []
+    const untagged: BatchTask[] = []
     for (const task of input.tasks) {
       const tag = Worktrees.doneTag(task.taskId, task.round ?? 1)
       const tagged = await revParse(top, `refs/tags/${tag}^{commit}`)
       if (tagged) {
         await MergeBuild.forgetGated(top, task.taskId)
         outcomes.push({ taskId: task.taskId, status: "already-merged", commit: tagged, tag })
-      } else waiting.push(task)
+      } else untagged.push(task)
     }
-    if (waiting.length === 0) return { outcomes }
-    const lead = waiting[0]!.taskId
-    await requireRef(top, `refs/heads/${integration}`, lead, `the integration branch ${integration} does not exist`)
+    if (untagged.length === 0) return { outcomes }
+    await requireRef(top, `refs/heads/${integration}`, untagged[0]!.taskId, `the integration branch ${integration} does not exist`)
 
     // A crash after the integration branch moved but before the tags: recognise the squash commits.
     const unlanded: BatchTask[] = []
-    for (const task of waiting) {
+    for (const task of untagged) {
       const tag = Worktrees.doneTag(task.taskId, task.round ?? 1)
-      const landed = await findByTrailer(top, integration, TASK_TRAILER, Worktrees.landing(task.taskId, task.round ?? 1))
+      // Only what came after the task branched can hold its landing: the search stops there, not at the root.
+      const branched = await gitTry(top, ["merge-base", `refs/heads/${integration}`, `refs/heads/${Worktrees.branchName(task.taskId)}`])
+      const since = branched.code === 0 ? branched.stdout.trim() || undefined : undefined
+      const landed = await findByTrailer(top, integration, TASK_TRAILER, Worktrees.landing(task.taskId, task.round ?? 1), since)
       if (!landed) {
         unlanded.push(task)
         continue
@@ -268,8 +271,8 @@ export namespace MergeQueue {
       await MergeBuild.forgetGated(top, task.taskId)
       outcomes.push({ taskId: task.taskId, status: "already-merged", commit: landed, tag })
     }
-    waiting = []
     // What only one task is to blame for (its branch gone, uncommitted work in its worktree) stops that task only.
+    let waiting: BatchTask[] = []
     const worktrees = new Map<string, string>()
     for (const task of unlanded) {
       try {
@@ -507,7 +510,7 @@ export namespace MergeQueue {
   async function rebaseInProgress(worktree: string): Promise<boolean> {
     const out = await git(worktree, ["rev-parse", "--git-path", "rebase-merge", "--git-path", "rebase-apply"])
     for (const dir of out.split("\n").filter((line) => line.trim().length > 0)) {
-      if (await exists(path.resolve(worktree, dir.trim()))) return true
+      if (existsSync(path.resolve(worktree, dir.trim()))) return true
     }
     return false
   }
@@ -665,10 +668,10 @@ export namespace MergeQueue {
   }
 
   /**
-   * The newest commit on `branch` whose message has the line `<trailer>: <taskId>`: a first-parent one, or a
-   * task's squash commit under a batch's merge commit.
+   * The newest commit on `branch` (after `since`, when given) whose message has the line `<trailer>: <taskId>`:
+   * a first-parent one, or a task's squash commit under a batch's merge commit.
    */
-  async function findByTrailer(top: string, branch: string, trailer: string, name: string) {
+  async function findByTrailer(top: string, branch: string, trailer: string, name: string, since?: string) {
     // A basic regular expression: "+" is literal there ("\\+" would be GNU's one-or-more).
     const pattern = `^${trailer}: ${name.replace(/[.[\]*^$\\]/g, "\\$&")}$`
     const out = await git(top, [
@@ -676,7 +679,7 @@ export namespace MergeQueue {
       "--format=%H",
       "--max-count=1",
       `--grep=${pattern}`,
-      `refs/heads/${branch}`,
+      since ? `${since}..refs/heads/${branch}` : `refs/heads/${branch}`,
     ])
     return out.trim() || undefined
   }
@@ -705,15 +708,6 @@ export namespace MergeQueue {
 
   function oneLine(text: string): string {
     return text.replace(/\s+/g, " ").trim()
-  }
-
-  async function exists(file: string): Promise<boolean> {
-    try {
-      await stat(file)
-      return true
-    } catch {
-      return false
-    }
   }
 
   // ---- serialisation ----

@@ -1,4 +1,5 @@
-import { mkdir, readFile, readdir, realpath, rm, stat, writeFile } from "node:fs/promises"
+import { existsSync } from "node:fs"
+import { mkdir, readFile, readdir, realpath, rm, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { Serial } from "./serial.ts"
 import { git, gitTry, gitYes } from "./git.ts"
@@ -400,7 +401,7 @@ export namespace Worktrees {
       else if (current && line.startsWith("branch ")) current.branch = line.slice(7)
       else if (current && line.startsWith("prunable")) current.missing = true
     }
-    for (const entry of entries) if (!entry.missing && !(await exists(entry.path))) entry.missing = true
+    for (const entry of entries) if (!entry.missing && !existsSync(entry.path)) entry.missing = true
     return entries
   }
 
@@ -468,7 +469,7 @@ export namespace Worktrees {
     const lock = await readFile(path.join(admin, "locked"), "utf8").catch(() => "")
     if (lock.trim() !== "initializing") return undefined
     await gitTry(top, ["worktree", "unlock", target])
-    const halfMade = (await exists(path.join(admin, "index.lock"))) || !(await exists(path.join(admin, "index")))
+    const halfMade = existsSync(path.join(admin, "index.lock")) || !existsSync(path.join(admin, "index"))
     if (!halfMade) return `the worktree of ${taskId} was still marked as being created by a process that died; the mark was cleared and its work kept`
     await gitTry(top, ["worktree", "remove", "--force", "--force", target])
     await rm(target, { recursive: true, force: true })
@@ -478,7 +479,7 @@ export namespace Worktrees {
 
   /** A directory left by a crash in the middle of `git worktree add` is removed if empty, never if not. */
   async function clearLeftoverDir(target: string, taskId: string): Promise<void> {
-    if (!(await exists(target))) return
+    if (!existsSync(target)) return
     const entries = await readdir(target)
     if (entries.length === 0) {
       await rm(target, { recursive: true })
@@ -488,15 +489,6 @@ export namespace Worktrees {
       taskId,
       `${target} exists and is not a git worktree; it may hold someone's files. Move it away and try again.`,
     )
-  }
-
-  async function exists(file: string): Promise<boolean> {
-    try {
-      await stat(file)
-      return true
-    } catch {
-      return false
-    }
   }
 
   function samePath(a: string, b: string): boolean {

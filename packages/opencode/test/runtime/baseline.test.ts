@@ -3,9 +3,10 @@ import { readFile } from "node:fs/promises"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Baseline } from "../../src/runtime/baseline.ts"
-import { Gates, REGISTRY } from "../../src/runtime/gates/index.ts"
+import { REGISTRY } from "../../src/runtime/gates/index.ts"
 import { JUnit } from "../../src/runtime/gates/junit.ts"
 import { Worktrees } from "../../src/runtime/worktree.ts"
+import { firstGates } from "./task-branch.ts"
 import { CALC_CPP, createCppRepo, type CppRepo, legacyFailureFiles } from "./cpp-repo.ts"
 
 /**
@@ -65,14 +66,7 @@ describe("the baseline and the test gate judged against it", () => {
     await ws.write("src/calc.cpp", source)
     for (const [file, content] of Object.entries(extraFiles)) await ws.write(file, content)
     await ws.commitAll(`${taskId}: change`)
-    return Gates.run({
-      root: repo.root,
-      worktree: wt.path,
-      taskId,
-      base: "main",
-      kind: "code",
-      attempt: 1,
-      evidenceDir: path.join(repo.root, ".air", "local", "evidence", taskId, "attempt-1"),
+    return firstGates(repo.root, taskId, wt.path, {
       requires: ["diff", "build", "test"],
       gates: REGISTRY.filter((g) => g.id !== "analysis"),
       baseline: { commit: record.commit, failingTests: record.failingTests },

@@ -3,9 +3,9 @@ import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { diffGate } from "../../src/runtime/gates/diff.ts"
 import { routeOf } from "../../src/runtime/gates/index.ts"
-import { runGates } from "../../src/runtime/gates/pipeline.ts"
 import { secretsGate } from "../../src/runtime/gates/secrets.ts"
 import { Worktrees } from "../../src/runtime/worktree.ts"
+import { firstGates } from "./task-branch.ts"
 import { createCppRepo, type CppRepo } from "./cpp-repo.ts"
 
 // A made-up credential in the shape the scanner knows; it is nobody's key.
@@ -25,14 +25,7 @@ describe("the secret scan gate: a credential never reaches review or the merge",
     const ws = repo.at(wt.path)
     await ws.write("src/config.cpp", source)
     await ws.commitAll(`config of ${taskId}`)
-    return runGates({
-      root: repo.root,
-      worktree: wt.path,
-      taskId,
-      base: "main",
-      kind: "code",
-      attempt: 1,
-      evidenceDir: path.join(repo.root, ".air", "local", "evidence", taskId, "attempt-1"),
+    return firstGates(repo.root, taskId, wt.path, {
       requires: ["diff"],
       gates: [diffGate, secretsGate],
       sandbox: "off",

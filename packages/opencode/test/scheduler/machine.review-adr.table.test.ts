@@ -3,8 +3,9 @@ import type { Command } from "../../src/core/command"
 import { MILESTONE_FIX_ROUNDS } from "../../src/core/draft"
 import { transition } from "../../src/core/machine"
 import type { SchedulerState } from "../../src/core/state"
-import { apply, complete, ev, graphOf, runtimeOf, started, statusOf, steps, task, type EventInput } from "./fixtures"
+import { apply, complete, ev, graphOf, runtimeOf, started, steps, task, type EventInput } from "./fixtures"
 import { deepFreeze } from "./invariants"
+import { checkRow, type TableRow } from "./table"
 
 /**
  * Rows of the machine's table for the Architect's side of the loop: the final milestone review (the last
@@ -64,16 +65,7 @@ const s = {
   adrEdited: () => apply(s.adrRunning(), { type: "adr.edited", adr: "ADR-1", hash: "h2" }).state,
 }
 
-interface Row {
-  rule: string
-  given: () => SchedulerState
-  event: EventInput
-  statuses?: Record<string, string>
-  commands: string[]
-  check?: (state: SchedulerState, commands: Command[]) => void
-}
-
-const rows: Row[] = [
+const rows: TableRow[] = [
   {
     rule: "the only phase merged: the Architect's final review comes before the run is done",
     given: s.lastMerge,
@@ -187,14 +179,7 @@ const rows: Row[] = [
 
 describe("final review and ADR edits: every rule", () => {
   for (const row of rows) {
-    it(row.rule, () => {
-      const given = deepFreeze(row.given())
-      const result = transition(given, ev(row.event))
-      if ("refused" in result) throw new Error(`refused: ${result.refused}`)
-      expect(result.commands.map(show)).toEqual(row.commands)
-      for (const [id, status] of Object.entries(row.statuses ?? {})) expect([id, statusOf(result.state, id)]).toEqual([id, status])
-      row.check?.(result.state, result.commands)
-    })
+    it(row.rule, () => checkRow(row, show))
   }
 })
 

@@ -3,8 +3,9 @@ import type { Command } from "../../src/core/command"
 import type { BudgetLimits } from "../../src/core/event.schema"
 import { transition } from "../../src/core/machine"
 import { initialState, type SchedulerState } from "../../src/core/state"
-import { AT, apply, complete, passFinalReview, delta, ev, graphOf, runtimeOf, started, statusOf, steps, task, type EventInput } from "./fixtures"
+import { AT, apply, complete, passFinalReview, delta, ev, graphOf, runtimeOf, started, steps, task, type EventInput } from "./fixtures"
 import { deepFreeze } from "./invariants"
+import { checkRow, type TableRow } from "./table"
 
 /**
  * The rules as a table: given a state, an event → the statuses that change and the commands, in order.
@@ -107,16 +108,7 @@ const s = {
 }
 const baselineFailedTests: EventInput = { type: "baseline.done", commit: "c0ffee", status: "failed", failingTests: ["calc_old"], message: "`ctest --test-dir .air-build` exited 8" }
 
-interface Row {
-  rule: string
-  given: () => SchedulerState
-  event: EventInput
-  statuses?: Record<string, string>
-  commands: string[]
-  check?: (state: SchedulerState, commands: Command[]) => void
-}
-
-const rows: Row[] = [
+const rows: TableRow[] = [
   { rule: "a run starts in planning", given: s.idle, event: { type: "run.started", runId: "r1", requirement: "req", config: started(graph).state.config! }, commands: ["plan", "notify"], check: (st) => expect(st.stage).toBe("planning") },
   { rule: "a new run may start after the last one finished", given: () => passFinalReview(complete(s.phase2(), "T-4").state).state, event: { type: "run.started", runId: "r2", requirement: "again", config: started(graph).state.config! }, commands: ["plan", "notify"], check: (st) => expect([st.runId, st.stage, st.graph]).toEqual(["r2", "planning", null]) },
   { rule: "a proposed plan waits for the user", given: s.planning, event: { type: "plan.proposed", summary: "3 tasks" }, commands: ["notify"], check: (st) => expect(st.stage).toBe("confirming") },
@@ -541,15 +533,7 @@ describe("transition: fault events that are stale are refused, never applied", (
 })
 
 describe("transition: every rule", () => {
-  it.each(rows.map((row) => [row.rule, row] as const))("%s", (_rule, row) => {
-    const given = deepFreeze(row.given())
-    const result = transition(given, ev(row.event))
-    if ("refused" in result) throw new Error(`refused: ${result.refused}`)
-    expect(result.commands.map(show)).toEqual(row.commands)
-    for (const [id, status] of Object.entries(row.statuses ?? {})) expect(`${id}:${statusOf(result.state, id)}`).toBe(`${id}:${status}`)
-    row.check?.(result.state, result.commands)
-    expect(result.state.eventCount).toBe(given.eventCount + 1)
-  })
+  it.each(rows.map((row) => [row.rule, row] as const))("%s", (_rule, row) => checkRow(row, show))
 
   it("finishes blocked when nothing can run, parking the tasks that wait", () => {
     const state = s.finishedBlocked()

@@ -1,4 +1,4 @@
-import { stat } from "node:fs/promises"
+import { existsSync } from "node:fs"
 import path from "node:path"
 import { gitTry } from "../git.ts"
 
@@ -27,7 +27,7 @@ export namespace Submodules {
 
   /** The submodules `.gitmodules` in `dir` declares, with their local source in the user's checkout `top`. */
   export async function list(top: string, dir: string = top): Promise<Entry[]> {
-    if (!(await exists(path.join(dir, ".gitmodules")))) return []
+    if (!existsSync(path.join(dir, ".gitmodules"))) return []
     const out = await gitTry(dir, ["config", "--file", ".gitmodules", "--null", "--get-regexp", "^submodule\\..*\\.path$"])
     if (out.code !== 0) return []
     const common = await gitTry(top, ["rev-parse", "--path-format=absolute", "--git-common-dir"])
@@ -89,8 +89,8 @@ export namespace Submodules {
       }
       // Nested submodules come from the user's copy of this submodule in turn.
       const nestedTop = path.join(top, entry.path)
-      if (await exists(path.join(worktree, entry.path, ".gitmodules"))) {
-        if (await exists(path.join(nestedTop, ".git"))) notes.push(...(await checkout(nestedTop, path.join(worktree, entry.path))))
+      if (existsSync(path.join(worktree, entry.path, ".gitmodules"))) {
+        if (existsSync(path.join(nestedTop, ".git"))) notes.push(...(await checkout(nestedTop, path.join(worktree, entry.path))))
         else notes.push(`nested submodules of ${entry.path} left empty: ${entry.path} is not checked out in ${top}`)
       }
     }
@@ -99,25 +99,16 @@ export namespace Submodules {
 
   async function sourceOf(top: string, commonDir: string, name: string, sub: string): Promise<string | undefined> {
     const checkoutDir = path.join(top, sub)
-    if (await exists(path.join(checkoutDir, ".git"))) {
+    if (existsSync(path.join(checkoutDir, ".git"))) {
       const own = await gitTry(checkoutDir, ["rev-parse", "--show-toplevel"])
       if (own.code === 0 && path.resolve(own.stdout.trim()) === path.resolve(checkoutDir)) return checkoutDir
     }
     const module = path.join(commonDir, "modules", name)
-    if (await exists(path.join(module, "HEAD"))) return module
+    if (existsSync(path.join(module, "HEAD"))) return module
     return undefined
   }
 
   function shellWord(word: string): string {
     return /^[A-Za-z0-9_./:=+-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`
-  }
-
-  async function exists(file: string): Promise<boolean> {
-    try {
-      await stat(file)
-      return true
-    } catch {
-      return false
-    }
   }
 }

@@ -1,0 +1,28 @@
+import { expect } from "vitest"
+import type { Command } from "../../src/core/command"
+import { transition } from "../../src/core/machine"
+import type { SchedulerState } from "../../src/core/state"
+import { ev, statusOf, type EventInput } from "./fixtures"
+import { deepFreeze } from "./invariants"
+
+/** One row of a transition table: a state, an event, and what must come of it. */
+export interface TableRow {
+  rule: string
+  given: () => SchedulerState
+  event: EventInput
+  statuses?: Record<string, string>
+  /** The commands, in order, as the table's `show` writes them. */
+  commands: string[]
+  check?: (state: SchedulerState, commands: Command[]) => void
+}
+
+/** Applies the row's event to its frozen state (a rule that writes in place throws) and checks the outcome. */
+export function checkRow(row: TableRow, show: (command: Command) => string): void {
+  const given = deepFreeze(row.given())
+  const result = transition(given, ev(row.event))
+  if ("refused" in result) throw new Error(`refused: ${result.refused}`)
+  expect(result.commands.map(show)).toEqual(row.commands)
+  for (const [id, status] of Object.entries(row.statuses ?? {})) expect(`${id}:${statusOf(result.state, id)}`).toBe(`${id}:${status}`)
+  row.check?.(result.state, result.commands)
+  expect(result.state.eventCount).toBe(given.eventCount + 1)
+}
