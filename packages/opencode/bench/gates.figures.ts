@@ -6,11 +6,11 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import path from "node:path"
-import type { CompilerCache } from "../src/runtime/toolchain/cache.ts"
-import { Gates } from "../src/runtime/gates/index.ts"
-import { git } from "../src/runtime/git.ts"
-import { Toolchain } from "../src/runtime/toolchain/index.ts"
-import { Worktrees } from "../src/runtime/worktree.ts"
+import type { CompilerCache } from "../src/scheduler/runtime/toolchain/cache.ts"
+import { Gates } from "../src/scheduler/runtime/gates/index.ts"
+import { git } from "../src/scheduler/runtime/git.ts"
+import { Toolchain } from "../src/scheduler/runtime/toolchain/index.ts"
+import { Worktrees } from "../src/scheduler/runtime/worktree.ts"
 import { registerFigure } from "./figures"
 
 const UNITS = 200

@@ -4,8 +4,8 @@
  * settled) minus (`bash -c true` alone), on a real task worktree. Target (issue 14): under 30 ms.
  */
 import { spawnSync } from "node:child_process"
-import { Sandbox } from "../src/runtime/sandbox"
-import { SandboxShell } from "../src/runtime/sandbox/shell"
+import { Sandbox } from "../src/scheduler/runtime/sandbox"
+import { SandboxShell } from "../src/scheduler/runtime/sandbox/shell"
 import { makeSandboxRepo } from "../test/sandbox/repo"
 import { median, registerFigure } from "./figures"
 

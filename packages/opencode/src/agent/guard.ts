@@ -1,6 +1,6 @@
 import { isAbsolute, join, resolve } from "node:path"
-import { SandboxEnvironment } from "../runtime/sandbox/environment"
-import { SandboxShell } from "../runtime/sandbox/shell"
+import { SandboxEnvironment } from "../scheduler/runtime/sandbox/environment"
+import { SandboxShell } from "../scheduler/runtime/sandbox/shell"
 import { Evidence } from "./evidence"
 import { Language } from "./language"
 import { Paths } from "./paths"

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs"
-import { Sandbox } from "../runtime/sandbox"
-import { SandboxEnvironment } from "../runtime/sandbox/environment"
+import { Sandbox } from "../scheduler/runtime/sandbox"
+import { SandboxEnvironment } from "../scheduler/runtime/sandbox/environment"
 
 /**
  * Secret files and the engine's file tools. The engine's read, grep, glob and list run in the engine's own

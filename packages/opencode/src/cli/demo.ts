@@ -3,7 +3,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { Paths } from "../engine"
-import { CompilerCache } from "../runtime/toolchain/cache.ts"
+import { CompilerCache } from "../scheduler/runtime/toolchain/cache.ts"
 import { headlessRun, printSummary, type RunOutcome } from "./run"
 import { UsageError, Ui } from "./ui"
 

@@ -1,12 +1,12 @@
-import { Sandbox } from "../runtime/sandbox"
+import { Sandbox } from "../scheduler/runtime/sandbox"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { ConfigDirs, LaunchConfig, Paths, Pin, runProcess } from "../engine"
 import { Roles } from "../agent"
-import { Preflight } from "../runtime/preflight"
+import { Preflight } from "../scheduler/runtime/preflight"
 import { Launch } from "./launch"
 import { Ui } from "./ui"
-import { Readiness } from "../runtime/toolchain/readiness.ts"
+import { Readiness } from "../scheduler/runtime/toolchain/readiness.ts"
 
 type Check = { name: string; ok: boolean; detail: string; fix?: string }
 

@@ -3,7 +3,7 @@ import { join, resolve } from "node:path"
 import { startScriptedModel, opencodeProviderConfig, type ScriptedModel } from "@aircoding/scripted-model"
 import { ConfigDirs, LaunchConfig, Paths, Verify } from "../engine"
 import { Roles } from "../agent"
-import { Preflight } from "../runtime/preflight"
+import { Preflight } from "../scheduler/runtime/preflight"
 import { UsageError, Ui } from "./ui"
 
 /** Everything a command needs before it starts the engine in a project directory. */

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util"
 import { existsSync } from "node:fs"
-import { Strict } from "../core/strict"
+import { Strict } from "../scheduler/core/strict"
 import { Help } from "./help"
 import { LaunchError } from "./launch"
 import { UsageError, Ui } from "./ui"

@@ -1,4 +1,4 @@
-import { Proc } from "../runtime/process.ts"
+import { Proc } from "../scheduler/runtime/process.ts"
 
 export type Completed = { code: number; stdout: string; stderr: string }
 

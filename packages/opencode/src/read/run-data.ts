@@ -1,8 +1,8 @@
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs"
 import { join } from "node:path"
-import { Event, type StoredEvent } from "../core/event.schema"
-import { isRefused, transition } from "../core/machine"
-import { initialState, SchedulerState } from "../core/state"
+import { Event, type StoredEvent } from "../scheduler/core/event.schema"
+import { isRefused, transition } from "../scheduler/core/machine"
+import { initialState, SchedulerState } from "../scheduler/core/state"
 
 /**
  * Read-only access to a run on disk, for the views (status, events, dashboard). The engine process owns

@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from "node:fs"
 import { join, relative } from "node:path"
-import type { SchedulerState } from "../core/state"
-import { FinalCheck } from "../runtime/final-check"
-import { Usage } from "../runtime/usage"
-import { Budget } from "../runtime/budget"
+import type { SchedulerState } from "../scheduler/core/state"
+import { FinalCheck } from "../scheduler/runtime/final-check"
+import { Usage } from "../scheduler/runtime/usage"
+import { Budget } from "../scheduler/runtime/budget"
 import { runWord, type RunWord } from "./run-status"
 import { list, t, tOr, type Lang } from "./words"
 

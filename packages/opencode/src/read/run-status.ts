@@ -1,5 +1,5 @@
-import { baselineHolds } from "../core/baseline"
-import type { SchedulerState } from "../core/state"
+import { baselineHolds } from "../scheduler/core/baseline"
+import type { SchedulerState } from "../scheduler/core/state"
 
 /**
  * The one derivation of a run's status, shared by `aircoding status`, air_status, the dashboard, the

@@ -1,5 +1,5 @@
-import { Usage } from "../runtime/usage"
-import type { SchedulerState } from "../core/state"
+import { Usage } from "../scheduler/runtime/usage"
+import type { SchedulerState } from "../scheduler/core/state"
 import { RunData } from "./run-data"
 import { RunView } from "./view"
 

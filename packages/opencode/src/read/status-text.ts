@@ -1,4 +1,4 @@
-import type { SchedulerState } from "../core/state"
+import type { SchedulerState } from "../scheduler/core/state"
 import { RunData } from "./run-data"
 import { readStatus } from "./status-read"
 import { RunView } from "./view"

@@ -1,6 +1,6 @@
 import type { RunReport } from "./run-report"
-import type { SchedulerState, TaskRuntime } from "../core/state"
-import { isBookkeepingGate, isShippedGate, SHIPPED_GATE_IDS } from "../core/gate-descriptors"
+import type { SchedulerState, TaskRuntime } from "../scheduler/core/state"
+import { isBookkeepingGate, isShippedGate, SHIPPED_GATE_IDS } from "../scheduler/core/gate-descriptors"
 import type { RunData } from "./run-data"
 import { runStatus, waitingFor as waitingForState, type RunWord, type Waiting as RunWaiting } from "./run-status"
 import { failureText, faultText, gateFacts, gateLabel as gateWord, gateRunOf, type GateFacts } from "./gate-words"

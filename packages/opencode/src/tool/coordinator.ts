@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs"
 import { tool, type ToolContext, type ToolDefinition } from "@opencode-ai/plugin"
 import { z } from "zod"
-import { Strict } from "../core/strict"
-import { PlanDelta } from "../core/delta.schema"
-import { Checklist, PlanIssue, REVIEW_VERDICTS, ReviewRow } from "../core/report.schema"
-import { TaskNode } from "../core/task.schema"
-import { Orchestrators, type Orchestrator } from "../runtime/orchestrator"
+import { Strict } from "../scheduler/core/strict"
+import { PlanDelta } from "../scheduler/core/delta.schema"
+import { Checklist, PlanIssue, REVIEW_VERDICTS, ReviewRow } from "../scheduler/core/report.schema"
+import { TaskNode } from "../scheduler/core/task.schema"
+import { Orchestrators, type Orchestrator } from "../scheduler/runtime/orchestrator"
 
 /**
  * The coordinator tools: the only way agents talk to the Scheduler. Each tool is a thin adapter —

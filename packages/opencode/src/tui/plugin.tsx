@@ -6,10 +6,10 @@ import { resolveLang, t, type Key, type Lang } from "../read/words"
 import { readStatus } from "../read/status-read"
 import { RunData } from "../read/run-data"
 import type { RunView } from "../read/view"
-import type { SchedulerState } from "../core/state"
+import type { SchedulerState } from "../scheduler/core/state"
 import { TuiBridge } from "./bridge"
 import { TuiView } from "./view"
-import { parsePlanAnswer } from "../core/answer"
+import { parsePlanAnswer } from "../scheduler/core/answer"
 
 /**
  * AirCoding inside OpenCode's TUI (loaded through the tui.json the launcher writes). It reads the run

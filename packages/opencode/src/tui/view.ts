@@ -1,6 +1,6 @@
 import { t, type Key, type Lang } from "../read/words"
 import { RunView } from "../read/view"
-import type { SchedulerState } from "../core/state"
+import type { SchedulerState } from "../scheduler/core/state"
 
 /**
  * What the TUI plugin shows, computed from the run's state alone: pure, so the sidebar, the dialogs and

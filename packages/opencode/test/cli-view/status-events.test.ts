@@ -5,7 +5,7 @@ import { eventsCommand, followEvents } from "../../src/cli/events"
 import { renderStatus, statusCommand, statusText } from "../../src/cli/status"
 import { RunData } from "../../src/read/run-data"
 import { RunView } from "../../src/read/view"
-import { isRefused, transition } from "../../src/core/machine"
+import { isRefused, transition } from "../../src/scheduler/core/machine"
 import { RunReport } from "../../src/read/run-report"
 import { recordedEvents } from "../fixtures/recorded-run/generate"
 import { capture, copyFixture, FIXTURE, golden } from "./helpers"
@@ -34,7 +34,7 @@ describe("the recorded run fixture", () => {
 
   test("the real Store opens it without a warning and folds the same state", async () => {
     const root = fixture()
-    const { Store } = await import("../../src/runtime/store")
+    const { Store } = await import("../../src/scheduler/runtime/store")
     const store = await Store.open(join(root, ".air"))
     try {
       expect(store.warnings).toEqual([])

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { parsePlanAnswer } from "../../src/core/answer"
+import { parsePlanAnswer } from "../../src/scheduler/core/answer"
 
 describe("a person's answer to a proposed plan", () => {
   it.each(["", "  ", "yes", "Yes.", "y", "ok", "go ahead", "LGTM", "是", "好的", "确认", "同意！"])("%j confirms it", (text) => {

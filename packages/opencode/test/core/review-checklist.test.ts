@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { z } from "zod"
-import { checklistFindings, FINDING_NEEDS_PLACE, ReviewReport, reviewPasses, WorkerResult } from "../../src/core/report.schema"
+import { checklistFindings, FINDING_NEEDS_PLACE, ReviewReport, reviewPasses, WorkerResult } from "../../src/scheduler/core/report.schema"
 import { CoordinatorTools } from "../../src/tool/coordinator"
 
 const clean = {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest"
-import { Strict } from "../../src/core/strict"
-import { PlanDelta } from "../../src/core/delta.schema"
-import { ReviewReport, WorkerResult } from "../../src/core/report.schema"
-import { Settings } from "../../src/runtime/settings"
-import { TaskGraph } from "../../src/core/task.schema"
-import { Toolchain } from "../../src/runtime/toolchain/index"
+import { Strict } from "../../src/scheduler/core/strict"
+import { PlanDelta } from "../../src/scheduler/core/delta.schema"
+import { ReviewReport, WorkerResult } from "../../src/scheduler/core/report.schema"
+import { Settings } from "../../src/scheduler/runtime/settings"
+import { TaskGraph } from "../../src/scheduler/core/task.schema"
+import { Toolchain } from "../../src/scheduler/runtime/toolchain/index"
 
 describe("Strict.nearest", () => {
   const taskKeys = Object.keys(TaskGraph.shape.tasks.element.shape)
@@ -79,7 +79,7 @@ describe("Strict.decode", () => {
 describe("coordinator tool arguments", () => {
   it("air_plan hands a misspelt key on to validateGraph, which names the nearest key; air_review's rows are strict", async () => {
     const { CoordinatorTools } = await import("../../src/tool/coordinator")
-    const { validateGraph } = await import("../../src/core/validate")
+    const { validateGraph } = await import("../../src/scheduler/core/validate")
     const { z } = await import("zod")
     const tools = CoordinatorTools.build()
     const plan = z.object(tools.air_plan!.args).parse({ tasks: [{ id: "T-1", title: "t", kind: "code", doneWhen: "d", writeSet: [{ path: "a.cpp", action: "modify" }], depends_on: [] }] })

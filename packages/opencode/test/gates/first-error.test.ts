@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { firstError } from "../../src/runtime/gates/build"
+import { firstError } from "../../src/scheduler/runtime/gates/build"
 
 /** What the Debugger is shown first of a failed build: the real g++ and ld, on files made here. */
 describe("firstError: the line a person would look at", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { WriteSetGate } from "../../src/runtime/gates/write-set"
+import { WriteSetGate } from "../../src/scheduler/runtime/gates/write-set"
 
 describe("WriteSetGate.violations", () => {
   const writeSet: WriteSetGate.Entry[] = [

@@ -1,10 +1,10 @@
 import { describe, expect, test } from "vitest"
 import { exitCodeOf, RUN_WORDS, runStatus, runWord } from "../../src/read/run-status"
 import { RunView } from "../../src/read/view"
-import { isRefused, transition } from "../../src/core/machine"
+import { isRefused, transition } from "../../src/scheduler/core/machine"
 import { RunReport } from "../../src/read/run-report"
-import { initialState, type SchedulerState } from "../../src/core/state"
-import type { Event } from "../../src/core/event.schema"
+import { initialState, type SchedulerState } from "../../src/scheduler/core/state"
+import type { Event } from "../../src/scheduler/core/event.schema"
 import { recordedEvents } from "../fixtures/recorded-run/generate"
 import { FIXTURE } from "../cli-view/helpers"
 

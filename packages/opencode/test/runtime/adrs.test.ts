@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, describe, expect, test } from "vitest"
-import { Adrs } from "../../src/runtime/adrs"
+import { Adrs } from "../../src/scheduler/runtime/adrs"
 import { apply, graphOf, started, task } from "../scheduler/fixtures"
 
 /** The runtime's side of ADR edits: which files are new, which changed, against the hashes in the log. */

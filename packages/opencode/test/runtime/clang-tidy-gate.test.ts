@@ -1,8 +1,8 @@
 import { readdir, readFile } from "node:fs/promises"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
-import { Gates } from "../../src/runtime/gates/index.ts"
-import { parseClangTidy } from "../../src/runtime/gates/clang-tidy.ts"
+import { Gates } from "../../src/scheduler/runtime/gates/index.ts"
+import { parseClangTidy } from "../../src/scheduler/runtime/gates/clang-tidy.ts"
 import { createCppRepo, type CppRepo } from "./cpp-repo.ts"
 import { taskBranches, firstGates } from "./task-branch.ts"
 

@@ -1,8 +1,8 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
-import { FinalCheck } from "../../src/runtime/final-check.ts"
-import { Toolchain } from "../../src/runtime/toolchain/index.ts"
+import { FinalCheck } from "../../src/scheduler/runtime/final-check.ts"
+import { Toolchain } from "../../src/scheduler/runtime/toolchain/index.ts"
 import { createCppRepo, type CppRepo } from "./cpp-repo.ts"
 import { alive } from "../support/pids.ts"
 

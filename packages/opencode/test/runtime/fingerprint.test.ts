@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest"
-import { Fingerprint } from "../../src/runtime/gates/fingerprint.ts"
+import { Fingerprint } from "../../src/scheduler/runtime/gates/fingerprint.ts"
 
 const BASE = `#include "calc.h"
 

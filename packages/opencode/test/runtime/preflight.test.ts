@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest"
-import { Preflight } from "../../src/runtime/preflight"
+import { Preflight } from "../../src/scheduler/runtime/preflight"
 
 /** Pre-flight on temp repositories: each problem found before anything starts, with its exact fix. */
 const root = mkdtempSync(join(tmpdir(), "air-preflight-"))

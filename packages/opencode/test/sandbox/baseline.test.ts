@@ -1,9 +1,9 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest"
-import { Baseline } from "../../src/runtime/baseline"
-import { Sandbox } from "../../src/runtime/sandbox"
-import { Toolchain } from "../../src/runtime/toolchain/index"
+import { Baseline } from "../../src/scheduler/runtime/baseline"
+import { Sandbox } from "../../src/scheduler/runtime/sandbox"
+import { Toolchain } from "../../src/scheduler/runtime/toolchain/index"
 import { createCppRepo, type CppRepo } from "../runtime/cpp-repo"
 
 /**

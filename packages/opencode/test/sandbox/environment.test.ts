@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { SandboxEnvironment } from "../../src/runtime/sandbox/environment"
+import { SandboxEnvironment } from "../../src/scheduler/runtime/sandbox/environment"
 
 describe("SandboxEnvironment.reduce", () => {
   it("keeps what builds need and drops keys, tokens and the engine's variables", () => {

@@ -4,9 +4,9 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { homedir, tmpdir } from "node:os"
 import { join, relative } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest"
-import { FinalCheck } from "../../src/runtime/final-check"
-import { Sandbox } from "../../src/runtime/sandbox"
-import { Toolchain } from "../../src/runtime/toolchain/index"
+import { FinalCheck } from "../../src/scheduler/runtime/final-check"
+import { Sandbox } from "../../src/scheduler/runtime/sandbox"
+import { Toolchain } from "../../src/scheduler/runtime/toolchain/index"
 
 /**
  * The final check builds and tests the merged tree — the tasks' own CMakeLists.txt and tests — in the

@@ -2,9 +2,9 @@ import { spawnSync } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Sandbox } from "../../src/runtime/sandbox"
-import { GitConfigCopy } from "../../src/runtime/sandbox/git-config"
-import { GitSync } from "../../src/runtime/sandbox/git-sync"
+import { Sandbox } from "../../src/scheduler/runtime/sandbox"
+import { GitConfigCopy } from "../../src/scheduler/runtime/sandbox/git-config"
+import { GitSync } from "../../src/scheduler/runtime/sandbox/git-sync"
 import { makeSandboxRepo, type SandboxRepo } from "./repo"
 
 /**

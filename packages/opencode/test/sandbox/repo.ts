@@ -3,8 +3,8 @@ import { createHash } from "node:crypto"
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, lstatSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, relative } from "node:path"
-import { Sandbox } from "../../src/runtime/sandbox"
-import { GitSync } from "../../src/runtime/sandbox/git-sync"
+import { Sandbox } from "../../src/scheduler/runtime/sandbox"
+import { GitSync } from "../../src/scheduler/runtime/sandbox/git-sync"
 
 /**
  * A project with one task worktree (`.air/local/worktrees/T-1` on `air/T-1`, as the Scheduler makes them),

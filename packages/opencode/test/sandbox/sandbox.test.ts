@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Sandbox } from "../../src/runtime/sandbox"
+import { Sandbox } from "../../src/scheduler/runtime/sandbox"
 import { makeSandboxRepo, type SandboxRepo } from "./repo"
 
 /**
@@ -153,8 +153,8 @@ describe("Sandbox.options", () => {
 
 describe.skipIf(!available)("the task branch when a command never ends", () => {
   it("a command aborted before its settle leaves no stuck state: the next one, or the report, settles", async () => {
-    const { GitSync } = await import("../../src/runtime/sandbox/git-sync")
-    const { SandboxShell } = await import("../../src/runtime/sandbox/shell")
+    const { GitSync } = await import("../../src/scheduler/runtime/sandbox/git-sync")
+    const { SandboxShell } = await import("../../src/scheduler/runtime/sandbox/shell")
     const r = makeSandboxRepo()
     try {
       const layout = r.policy.git!

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
-import { changesPublicInterface, validateDelta, validateGraph } from "../../src/core/validate"
+import { changesPublicInterface, validateDelta, validateGraph } from "../../src/scheduler/core/validate"
 import { delta, graphOf, task } from "./fixtures"
 
 /** Tests at the boundary: a task that changes a public header (include/…) needs a test task depending on it, or its own tests. */

@@ -3,8 +3,8 @@
  * drives a simulated run through the store as fast as it can until it is killed or the run finishes.
  * Usage: bun crash-child.ts <air-root> <seed>
  */
-import { outstanding } from "../../src/core/outstanding"
-import { Store } from "../../src/runtime/store"
+import { outstanding } from "../../src/scheduler/core/outstanding"
+import { Store } from "../../src/scheduler/runtime/store"
 import { randomGraph, rngFrom, Simulator, TEST_CONFIG } from "./simulate"
 
 const [airRoot, seedText] = process.argv.slice(2)

@@ -6,9 +6,9 @@ import { spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Event } from "../../src/core/event.schema"
-import { foldEvents } from "../../src/core/fold"
-import { sameState, Store } from "../../src/runtime/store"
+import { Event } from "../../src/scheduler/core/event.schema"
+import { foldEvents } from "../../src/scheduler/core/fold"
+import { sameState, Store } from "../../src/scheduler/runtime/store"
 
 /** bun on PATH, else the one this workspace installs for development. */
 export function findBun(): string | null {

@@ -1,7 +1,7 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { parseTaskGraphFast } from "../../src/core/fast-parse"
-import { TaskGraph } from "../../src/core/task.schema"
+import { parseTaskGraphFast } from "../../src/scheduler/core/fast-parse"
+import { TaskGraph } from "../../src/scheduler/core/task.schema"
 
 /** Values that are mostly right, sometimes wrong in one field: where the two parsers could drift apart. */
 const maybe = <T,>(good: fc.Arbitrary<T>) => fc.oneof({ weight: 8, arbitrary: good }, { weight: 1, arbitrary: fc.anything() }, { weight: 1, arbitrary: fc.constant(undefined) })

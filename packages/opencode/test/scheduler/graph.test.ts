@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
-import { entriesConflict, findConflicts, tasksConflict } from "../../src/core/conflicts"
-import { adrImpact, applyDelta, readySet } from "../../src/core/graph"
-import type { TaskStatus } from "../../src/core/task.schema"
+import { entriesConflict, findConflicts, tasksConflict } from "../../src/scheduler/core/conflicts"
+import { adrImpact, applyDelta, readySet } from "../../src/scheduler/core/graph"
+import type { TaskStatus } from "../../src/scheduler/core/task.schema"
 import { graphOf, task } from "./fixtures"
 
 const on = (path: string, action: "create" | "modify" | "delete" | "keep" = "modify", region?: string) => ({ path, action, ...(region ? { region } : {}) })

@@ -1,9 +1,9 @@
 import { expect } from "vitest"
-import type { Command } from "../../src/core/command"
-import { tasksConflict } from "../../src/core/conflicts"
-import type { Event } from "../../src/core/event.schema"
-import { workingCount } from "../../src/core/draft"
-import { ACTIVE_STATUSES, type SchedulerState } from "../../src/core/state"
+import type { Command } from "../../src/scheduler/core/command"
+import { tasksConflict } from "../../src/scheduler/core/conflicts"
+import type { Event } from "../../src/scheduler/core/event.schema"
+import { workingCount } from "../../src/scheduler/core/draft"
+import { ACTIVE_STATUSES, type SchedulerState } from "../../src/scheduler/core/state"
 
 export function deepFreeze<T>(value: T): T {
   if (value && typeof value === "object" && !Object.isFrozen(value)) {

@@ -1,9 +1,9 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { foldEventsFast } from "../../src/core/fold"
-import { Folder, transition } from "../../src/core/machine"
-import type { Event } from "../../src/core/event.schema"
-import { initialState, type SchedulerState } from "../../src/core/state"
+import { foldEventsFast } from "../../src/scheduler/core/fold"
+import { Folder, transition } from "../../src/scheduler/core/machine"
+import type { Event } from "../../src/scheduler/core/event.schema"
+import { initialState, type SchedulerState } from "../../src/scheduler/core/state"
 import { checkStep } from "./invariants"
 import { DEFAULT_SIM, FINAL_STATUSES, randomGraph, rngFrom, Simulator, TEST_CONFIG } from "./simulate"
 

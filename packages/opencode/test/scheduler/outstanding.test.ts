@@ -1,8 +1,8 @@
-import type { Command } from "../../src/core/command"
+import type { Command } from "../../src/scheduler/core/command"
 import { describe, expect, it } from "vitest"
-import { outstanding } from "../../src/core/outstanding"
-import { DEFAULT_RUN_CONFIG } from "../../src/core/event.schema"
-import { initialState, SchedulerState } from "../../src/core/state"
+import { outstanding } from "../../src/scheduler/core/outstanding"
+import { DEFAULT_RUN_CONFIG } from "../../src/scheduler/core/event.schema"
+import { initialState, SchedulerState } from "../../src/scheduler/core/state"
 import { apply, complete, graphOf, started, steps, task } from "./fixtures"
 
 describe("outstanding: what a restarted runtime must carry out again", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
-import { applyDelta } from "../../src/core/graph"
-import { validateDelta } from "../../src/core/validate"
+import { applyDelta } from "../../src/scheduler/core/graph"
+import { validateDelta } from "../../src/scheduler/core/validate"
 import { apply, complete, delta, graphOf, runtimeOf, started, statusOf, steps, task, passFinalReview } from "./fixtures"
 
 /**

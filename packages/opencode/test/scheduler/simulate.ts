@@ -3,11 +3,11 @@
  * random order (successes, failures, stale echoes), the way a real runtime with many sessions would.
  * Used by the property tests, the crash test's child process and the benchmark.
  */
-import type { Command } from "../../src/core/command"
-import type { RunConfig, Event } from "../../src/core/event.schema"
-import { transition, type TransitionResult } from "../../src/core/machine"
-import { initialState, type SchedulerState } from "../../src/core/state"
-import { KIND_RULES, TASK_KINDS, type TaskGraph, type TaskNode, type WriteEntry } from "../../src/core/task.schema"
+import type { Command } from "../../src/scheduler/core/command"
+import type { RunConfig, Event } from "../../src/scheduler/core/event.schema"
+import { transition, type TransitionResult } from "../../src/scheduler/core/machine"
+import { initialState, type SchedulerState } from "../../src/scheduler/core/state"
+import { KIND_RULES, TASK_KINDS, type TaskGraph, type TaskNode, type WriteEntry } from "../../src/scheduler/core/task.schema"
 
 export type Rng = () => number
 

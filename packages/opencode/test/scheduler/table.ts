@@ -1,7 +1,7 @@
 import { expect } from "vitest"
-import type { Command } from "../../src/core/command"
-import { transition } from "../../src/core/machine"
-import type { SchedulerState } from "../../src/core/state"
+import type { Command } from "../../src/scheduler/core/command"
+import { transition } from "../../src/scheduler/core/machine"
+import type { SchedulerState } from "../../src/scheduler/core/state"
 import { ev, statusOf, type EventInput } from "./fixtures"
 import { deepFreeze } from "./invariants"
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { validateDelta, validateGraph } from "../../src/core/validate"
+import { validateDelta, validateGraph } from "../../src/scheduler/core/validate"
 import { graphOf, task } from "./fixtures"
 
 function errorsOf(input: unknown) {

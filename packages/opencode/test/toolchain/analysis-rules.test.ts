@@ -2,10 +2,10 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
-import { Toolchain } from "../../src/runtime/toolchain/index.ts"
-import { Readiness } from "../../src/runtime/toolchain/readiness.ts"
-import { Verdict } from "../../src/runtime/gates/verdict.ts"
-import type { Finding } from "../../src/runtime/gates/schema.ts"
+import { Toolchain } from "../../src/scheduler/runtime/toolchain/index.ts"
+import { Readiness } from "../../src/scheduler/runtime/toolchain/readiness.ts"
+import { Verdict } from "../../src/scheduler/runtime/gates/verdict.ts"
+import type { Finding } from "../../src/scheduler/runtime/gates/schema.ts"
 
 describe("toolchain.json: analysis.failOn and analysis.clangTidy", () => {
   test("failOn is error by default; warning is accepted; anything else is refused naming the key", () => {

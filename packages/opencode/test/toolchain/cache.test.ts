@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest"
-import { CompilerCache } from "../../src/runtime/toolchain/cache.ts"
+import { CompilerCache } from "../../src/scheduler/runtime/toolchain/cache.ts"
 
 const settings: CompilerCache.Settings = { tool: "ccache", dir: ".air/local/ccache", maxSize: "2G" }
 

@@ -5,9 +5,9 @@ import { tmpdir } from "node:os"
 import path from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
-import { Submodules } from "../../src/runtime/toolchain/submodules.ts"
-import { Gates } from "../../src/runtime/gates/index.ts"
-import { Worktrees } from "../../src/runtime/worktree.ts"
+import { Submodules } from "../../src/scheduler/runtime/toolchain/submodules.ts"
+import { Gates } from "../../src/scheduler/runtime/gates/index.ts"
+import { Worktrees } from "../../src/scheduler/runtime/worktree.ts"
 import { CALC_CPP, CMAKELISTS, createCppRepo, TEST_IDENTITY, type CppRepo } from "../runtime/cpp-repo.ts"
 
 const run = promisify(execFile)

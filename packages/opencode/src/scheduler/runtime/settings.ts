@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { z } from "zod"
 import { Strict } from "../core/strict"
-import { Language } from "../agent/language"
+import { Language } from "../../agent/language"
 import { DEFAULT_RUN_CONFIG, type RunConfig } from "../core/event.schema"
 
 /**

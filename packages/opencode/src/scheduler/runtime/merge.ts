@@ -722,7 +722,7 @@ export namespace MergeQueue {
     return serial.run(path.resolve(root), work)
   }
 
-  /** Holds `<root>/.air/local/state/merge.lock` (the one lock, `src/runtime/lock.ts`) around `work`. */
+  /** Holds `<root>/.air/local/state/merge.lock` (the one lock, `scheduler/runtime/lock.ts`) around `work`. */
   async function withLockFile<T>(top: string, taskId: string, what: string, timeoutMs = 120_000, work: () => Promise<T>): Promise<T> {
     const file = path.join(top, LOCK_PATH)
     await mkdir(path.dirname(file), { recursive: true })
