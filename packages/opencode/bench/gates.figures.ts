@@ -8,9 +8,9 @@ import { tmpdir } from "node:os"
 import path from "node:path"
 import type { CompilerCache } from "../src/scheduler/runtime/toolchain/cache.ts"
 import { Gates } from "../src/scheduler/runtime/gates/index.ts"
-import { git } from "../src/scheduler/runtime/git.ts"
+import { git } from "../src/scheduler/runtime/git/git.ts"
 import { Toolchain } from "../src/scheduler/runtime/toolchain/index.ts"
-import { Worktrees } from "../src/scheduler/runtime/worktree.ts"
+import { Worktrees } from "../src/scheduler/runtime/git/worktree.ts"
 import { registerFigure } from "./figures"
 
 const UNITS = 200

@@ -4,7 +4,7 @@
  * settled) minus (`bash -c true` alone), on a real task worktree. Target (issue 14): under 30 ms.
  */
 import { spawnSync } from "node:child_process"
-import { Sandbox } from "../src/scheduler/runtime/sandbox"
+import { Sandbox } from "../src/scheduler/runtime/sandbox/sandbox"
 import { SandboxShell } from "../src/scheduler/runtime/sandbox/shell"
 import { makeSandboxRepo } from "../test/sandbox/repo"
 import { median, registerFigure } from "./figures"

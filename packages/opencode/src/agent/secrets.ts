@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs"
-import { Sandbox } from "../scheduler/runtime/sandbox"
+import { Sandbox } from "../scheduler/runtime/sandbox/sandbox"
 import { SandboxEnvironment } from "../scheduler/runtime/sandbox/environment"
 
 /**

@@ -1,6 +1,6 @@
 import { join } from "node:path"
 import { isYes } from "../scheduler/core/answer"
-import { Store } from "../scheduler/runtime/store"
+import { Store } from "../scheduler/runtime/store/store"
 import { UsageError } from "./ui"
 
 /**

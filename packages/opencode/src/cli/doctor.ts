@@ -1,4 +1,4 @@
-import { Sandbox } from "../scheduler/runtime/sandbox"
+import { Sandbox } from "../scheduler/runtime/sandbox/sandbox"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { ConfigDirs, LaunchConfig, Paths, Pin, runProcess } from "../engine"

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs"
 import { homedir } from "node:os"
 import { join } from "node:path"
-import { acquireLock } from "../scheduler/runtime/lock"
+import { acquireLock } from "../scheduler/runtime/store/lock"
 import { Paths } from "./paths"
 import { runProcess } from "./process"
 

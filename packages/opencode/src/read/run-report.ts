@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from "node:fs"
 import { join, relative } from "node:path"
 import type { SchedulerState } from "../scheduler/core/state"
-import { FinalCheck } from "../scheduler/runtime/final-check"
-import { Usage } from "../scheduler/runtime/usage"
-import { Budget } from "../scheduler/runtime/budget"
+import { FinalCheck } from "../scheduler/runtime/integration/final-check"
+import { Usage } from "../scheduler/runtime/sessions/usage"
+import { Budget } from "../scheduler/runtime/sessions/budget"
 import { runWord, type RunWord } from "./run-status"
 import { list, t, tOr, type Lang } from "./words"
 

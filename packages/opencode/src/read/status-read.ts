@@ -1,4 +1,4 @@
-import { Usage } from "../scheduler/runtime/usage"
+import { Usage } from "../scheduler/runtime/sessions/usage"
 import type { SchedulerState } from "../scheduler/core/state"
 import { RunData } from "./run-data"
 import { RunView } from "./view"

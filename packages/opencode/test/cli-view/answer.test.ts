@@ -3,7 +3,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { Answer } from "../../src/cli/answer"
-import { Store } from "../../src/scheduler/runtime/store"
+import { Store } from "../../src/scheduler/runtime/store/store"
 import { ev } from "../scheduler/fixtures"
 import { TEST_CONFIG } from "../scheduler/simulate"
 

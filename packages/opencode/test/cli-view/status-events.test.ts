@@ -34,7 +34,7 @@ describe("the recorded run fixture", () => {
 
   test("the real Store opens it without a warning and folds the same state", async () => {
     const root = fixture()
-    const { Store } = await import("../../src/scheduler/runtime/store")
+    const { Store } = await import("../../src/scheduler/runtime/store/store")
     const store = await Store.open(join(root, ".air"))
     try {
       expect(store.warnings).toEqual([])

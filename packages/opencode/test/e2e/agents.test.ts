@@ -1,4 +1,4 @@
-import { Sandbox as OsSandbox } from "../../src/scheduler/runtime/sandbox"
+import { Sandbox as OsSandbox } from "../../src/scheduler/runtime/sandbox/sandbox"
 import { spawn, type ChildProcess } from "node:child_process"
 import { createHash } from "node:crypto"
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs"

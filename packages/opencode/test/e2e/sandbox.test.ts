@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process"
 import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
-import { Sandbox as OsSandbox } from "../../src/scheduler/runtime/sandbox"
+import { Sandbox as OsSandbox } from "../../src/scheduler/runtime/sandbox/sandbox"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
 import { passingReviewer, runScenario, trivialProject, type RunResult, submittingMain, planningArchitect } from "../support/runs"
 

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
-import { Sandbox } from "../../src/scheduler/runtime/sandbox"
+import { Sandbox } from "../../src/scheduler/runtime/sandbox/sandbox"
 import { Gates } from "../../src/scheduler/runtime/gates/index.ts"
 import { CMAKELISTS, createCppRepo, type CppRepo } from "../runtime/cpp-repo.ts"
 import { taskBranches, firstGates } from "../runtime/task-branch.ts"

@@ -4,12 +4,12 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
-import { Baseline } from "../../src/scheduler/runtime/baseline.ts"
+import { Baseline } from "../../src/scheduler/runtime/integration/baseline.ts"
 import { Gates, REGISTRY } from "../../src/scheduler/runtime/gates/index.ts"
 import { JUnitFiles } from "../../src/scheduler/runtime/gates/junit-files.ts"
-import { MergeBuild } from "../../src/scheduler/runtime/merge-build.ts"
+import { MergeBuild } from "../../src/scheduler/runtime/integration/merge-build.ts"
 import { Toolchain } from "../../src/scheduler/runtime/toolchain/index.ts"
-import { Worktrees } from "../../src/scheduler/runtime/worktree.ts"
+import { Worktrees } from "../../src/scheduler/runtime/git/worktree.ts"
 import { createCppRepo, type CppRepo, type Workspace } from "./cpp-repo.ts"
 
 /**

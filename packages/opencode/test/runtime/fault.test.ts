@@ -2,13 +2,13 @@ import { mkdir, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { classifyFault } from "../../src/scheduler/runtime/fault"
-import { MergeQueue } from "../../src/scheduler/runtime/merge"
+import { MergeQueue } from "../../src/scheduler/runtime/integration/merge"
 import { Toolchain } from "../../src/scheduler/runtime/toolchain/index"
 import { createCppRepo, type CppRepo } from "./cpp-repo.ts"
 import { taskBranches } from "./task-branch.ts"
 import { GATE_ERROR_TAGS, GateError, MERGE_ERROR_TAGS } from "../../src/scheduler/runtime/errors.ts"
-import { LockTimeout } from "../../src/scheduler/runtime/lock.ts"
-import { GitCommandError } from "../../src/scheduler/runtime/git.ts"
+import { LockTimeout } from "../../src/scheduler/runtime/store/lock.ts"
+import { GitCommandError } from "../../src/scheduler/runtime/git/git.ts"
 
 /** The kind a fault is named by comes from the real errors of git, the merge queue and the toolchain. */
 describe("classifyFault on real errors", () => {

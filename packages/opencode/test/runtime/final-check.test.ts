@@ -1,7 +1,7 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
-import { FinalCheck } from "../../src/scheduler/runtime/final-check.ts"
+import { FinalCheck } from "../../src/scheduler/runtime/integration/final-check.ts"
 import { Toolchain } from "../../src/scheduler/runtime/toolchain/index.ts"
 import { createCppRepo, type CppRepo } from "./cpp-repo.ts"
 import { alive } from "../support/pids.ts"

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
-import { git, GitCommandError, gitTry, gitYes } from "../../src/scheduler/runtime/git.ts"
+import { git, GitCommandError, gitTry, gitYes } from "../../src/scheduler/runtime/git/git.ts"
 import { createCppRepo, type CppRepo } from "./cpp-repo.ts"
 
 describe("git through the process runner", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { Glob } from "../../src/scheduler/runtime/glob"
+import { Glob } from "../../src/scheduler/runtime/gates/glob"
 
 describe("Glob: rule-file globs as teams write them", () => {
   it.each([

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
-import { MainWake } from "../../src/scheduler/runtime/main-wake"
-import { Inbox } from "../../src/scheduler/runtime/inbox"
+import { MainWake } from "../../src/scheduler/runtime/sessions/main-wake"
+import { Inbox } from "../../src/scheduler/runtime/sessions/inbox"
 
 function setup(target: string | null = "main-1") {
   const inbox = new Inbox()

@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
-import { MergeQueue } from "../../src/scheduler/runtime/merge.ts"
-import { Worktrees } from "../../src/scheduler/runtime/worktree.ts"
+import { MergeQueue } from "../../src/scheduler/runtime/integration/merge.ts"
+import { Worktrees } from "../../src/scheduler/runtime/git/worktree.ts"
 import { CALC_CPP, createCppRepo, type CppRepo } from "./cpp-repo.ts"
 import { taskBranches } from "./task-branch.ts"
 

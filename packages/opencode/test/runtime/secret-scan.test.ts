@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { SecretScan } from "../../src/scheduler/runtime/secret-scan"
+import { SecretScan } from "../../src/scheduler/runtime/gates/secret-scan"
 
 // Made-up credentials in the shapes the scanners know; none of them is real.
 const AWS_SECRET = `aws_secret_access_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzz9h3Kq2Lm"`

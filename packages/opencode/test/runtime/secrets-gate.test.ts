@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { diffGate } from "../../src/scheduler/runtime/gates/diff.ts"
 import { routeOf } from "../../src/scheduler/runtime/gates/index.ts"
 import { secretsGate } from "../../src/scheduler/runtime/gates/secrets.ts"
-import { Worktrees } from "../../src/scheduler/runtime/worktree.ts"
+import { Worktrees } from "../../src/scheduler/runtime/git/worktree.ts"
 import { firstGates } from "./task-branch.ts"
 import { createCppRepo, type CppRepo } from "./cpp-repo.ts"
 

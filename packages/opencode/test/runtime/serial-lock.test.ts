@@ -3,8 +3,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { hostname, tmpdir } from "node:os"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
-import { acquireLock, LockTimeout, withLock } from "../../src/scheduler/runtime/lock.ts"
-import { Queue, Serial } from "../../src/scheduler/runtime/serial.ts"
+import { acquireLock, LockTimeout, withLock } from "../../src/scheduler/runtime/store/lock.ts"
+import { Queue, Serial } from "../../src/scheduler/runtime/store/serial.ts"
 
 describe("the serialiser", () => {
   test("work of one key runs one at a time in call order, a failure does not block the rest, other keys run alongside", async () => {

@@ -1,8 +1,8 @@
 import path from "node:path"
 import { Gates } from "../../src/scheduler/runtime/gates/index.ts"
-import { MergeBuild } from "../../src/scheduler/runtime/merge-build.ts"
-import { MergeQueue } from "../../src/scheduler/runtime/merge.ts"
-import { Worktrees } from "../../src/scheduler/runtime/worktree.ts"
+import { MergeBuild } from "../../src/scheduler/runtime/integration/merge-build.ts"
+import { MergeQueue } from "../../src/scheduler/runtime/integration/merge.ts"
+import { Worktrees } from "../../src/scheduler/runtime/git/worktree.ts"
 import type { CppRepo, Workspace } from "./cpp-repo.ts"
 
 export interface TaskBranchOptions {

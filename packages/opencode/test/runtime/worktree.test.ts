@@ -2,7 +2,7 @@ import { existsSync } from "node:fs"
 import { readFile, rm, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
-import { Worktrees } from "../../src/scheduler/runtime/worktree.ts"
+import { Worktrees } from "../../src/scheduler/runtime/git/worktree.ts"
 import { createCppRepo, type CppRepo } from "./cpp-repo.ts"
 
 describe("task worktrees", () => {

@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest"
-import { Baseline } from "../../src/scheduler/runtime/baseline"
-import { Sandbox } from "../../src/scheduler/runtime/sandbox"
+import { Baseline } from "../../src/scheduler/runtime/integration/baseline"
+import { Sandbox } from "../../src/scheduler/runtime/sandbox/sandbox"
 import { Toolchain } from "../../src/scheduler/runtime/toolchain/index"
 import { createCppRepo, type CppRepo } from "../runtime/cpp-repo"
 

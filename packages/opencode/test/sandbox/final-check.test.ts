@@ -4,8 +4,8 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { homedir, tmpdir } from "node:os"
 import { join, relative } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest"
-import { FinalCheck } from "../../src/scheduler/runtime/final-check"
-import { Sandbox } from "../../src/scheduler/runtime/sandbox"
+import { FinalCheck } from "../../src/scheduler/runtime/integration/final-check"
+import { Sandbox } from "../../src/scheduler/runtime/sandbox/sandbox"
 import { Toolchain } from "../../src/scheduler/runtime/toolchain/index"
 
 /**

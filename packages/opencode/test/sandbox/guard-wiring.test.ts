@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { Guard, Sessions } from "../../src/agent"
-import { Sandbox } from "../../src/scheduler/runtime/sandbox"
+import { Sandbox } from "../../src/scheduler/runtime/sandbox/sandbox"
 import { makeSandboxRepo, type SandboxRepo } from "./repo"
 
 /**

@@ -3,7 +3,7 @@ import { createHash } from "node:crypto"
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, lstatSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, relative } from "node:path"
-import { Sandbox } from "../../src/scheduler/runtime/sandbox"
+import { Sandbox } from "../../src/scheduler/runtime/sandbox/sandbox"
 import { GitSync } from "../../src/scheduler/runtime/sandbox/git-sync"
 
 /**

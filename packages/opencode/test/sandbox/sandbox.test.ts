@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Sandbox } from "../../src/scheduler/runtime/sandbox"
+import { Sandbox } from "../../src/scheduler/runtime/sandbox/sandbox"
 import { makeSandboxRepo, type SandboxRepo } from "./repo"
 
 /**

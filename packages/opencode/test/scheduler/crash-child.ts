@@ -4,7 +4,7 @@
  * Usage: bun crash-child.ts <air-root> <seed>
  */
 import { outstanding } from "../../src/scheduler/core/outstanding"
-import { Store } from "../../src/scheduler/runtime/store"
+import { Store } from "../../src/scheduler/runtime/store/store"
 import { randomGraph, rngFrom, Simulator, TEST_CONFIG } from "./simulate"
 
 const [airRoot, seedText] = process.argv.slice(2)

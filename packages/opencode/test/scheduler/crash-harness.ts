@@ -8,7 +8,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Event } from "../../src/scheduler/core/event.schema"
 import { foldEvents } from "../../src/scheduler/core/fold"
-import { sameState, Store } from "../../src/scheduler/runtime/store"
+import { sameState, Store } from "../../src/scheduler/runtime/store/store"
 
 /** bun on PATH, else the one this workspace installs for development. */
 export function findBun(): string | null {

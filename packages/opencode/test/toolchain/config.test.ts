@@ -8,7 +8,7 @@ import { CppcheckArgs } from "../../src/scheduler/runtime/toolchain/cppcheck.ts"
 import { Detect } from "../../src/scheduler/runtime/toolchain/detect.ts"
 import { Gates } from "../../src/scheduler/runtime/gates/index.ts"
 import { Toolchain } from "../../src/scheduler/runtime/toolchain/index.ts"
-import { Worktrees } from "../../src/scheduler/runtime/worktree.ts"
+import { Worktrees } from "../../src/scheduler/runtime/git/worktree.ts"
 import { CALC_CPP, createCppRepo, type CppRepo } from "../runtime/cpp-repo.ts"
 
 const ALL: Gates.Requirement[] = ["diff", "build", "test", "analysis"]

@@ -5,7 +5,7 @@ import { Init } from "../../src/cli/init.ts"
 import { Readiness } from "../../src/scheduler/runtime/toolchain/readiness.ts"
 import { Gates } from "../../src/scheduler/runtime/gates/index.ts"
 import { Toolchain } from "../../src/scheduler/runtime/toolchain/index.ts"
-import { Worktrees } from "../../src/scheduler/runtime/worktree.ts"
+import { Worktrees } from "../../src/scheduler/runtime/git/worktree.ts"
 import { CALC_CPP, createCppRepo, type CppRepo } from "../runtime/cpp-repo.ts"
 
 describe("aircoding init", () => {

@@ -7,7 +7,7 @@ import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Submodules } from "../../src/scheduler/runtime/toolchain/submodules.ts"
 import { Gates } from "../../src/scheduler/runtime/gates/index.ts"
-import { Worktrees } from "../../src/scheduler/runtime/worktree.ts"
+import { Worktrees } from "../../src/scheduler/runtime/git/worktree.ts"
 import { CALC_CPP, CMAKELISTS, createCppRepo, TEST_IDENTITY, type CppRepo } from "../runtime/cpp-repo.ts"
 
 const run = promisify(execFile)

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto"
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import type { SchedulerState } from "../core/state"
-import { writeFileAtomic } from "./atomic"
+import { writeFileAtomic } from "./store/atomic"
 
 /**
  * The decisions recorded under .air/shared/plan/adr. An accepted ADR's content hash goes into the event log

@@ -1,9 +1,9 @@
-import { GitCommandError } from "./git.ts"
-import { MergeQueue } from "./merge.ts"
+import { GitCommandError } from "./git/git.ts"
+import { MergeQueue } from "./integration/merge.ts"
 import { Toolchain } from "./toolchain/index.ts"
 import type { FaultTag } from "../core/event.schema"
 import { GateError, type GateErrorTag, type MergeErrorTag } from "./errors.ts"
-import { LockTimeout } from "./lock.ts"
+import { LockTimeout } from "./store/lock.ts"
 
 /** The most a fault's message carries into the log and the user's question (a stack or a git dump is cut). */
 const MAX_MESSAGE = 2_000

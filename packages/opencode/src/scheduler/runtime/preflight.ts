@@ -2,7 +2,7 @@ import { Submodules } from "./toolchain/submodules"
 import { existsSync, readFileSync } from "node:fs"
 import { hostname } from "node:os"
 import { join, relative } from "node:path"
-import { git, gitTry, identityConfig } from "./git"
+import { git, gitTry, identityConfig } from "./git/git"
 import { Settings } from "./settings"
 import { Toolchain } from "./toolchain/index"
 

@@ -1,7 +1,7 @@
 import { outstanding } from "../core/outstanding"
-import { Proposal } from "./proposal"
+import { Proposal } from "./sessions/proposal"
 import type { SchedulerState } from "../core/state"
-import type { Clock } from "./clock"
+import type { Clock } from "./sessions/clock"
 import type { Interpreter } from "./interpreter"
 import type { Ports } from "./ports"
 

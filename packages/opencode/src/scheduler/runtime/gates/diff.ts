@@ -1,4 +1,4 @@
-import { Worktrees } from "../worktree.ts"
+import { Worktrees } from "../git/worktree.ts"
 import type { Gate, GateContext } from "./registry.ts"
 import { listSome } from "./text.ts"
 import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"

@@ -1,6 +1,6 @@
 import type { GateDescriptor } from "../../core/gate-descriptors.ts"
 import type { Toolchain } from "../toolchain/index.ts"
-import type { Worktrees } from "../worktree.ts"
+import type { Worktrees } from "../git/worktree.ts"
 import type { Proc } from "../process.ts"
 import { analysisGate } from "./analysis.ts"
 import { buildGate } from "./build.ts"

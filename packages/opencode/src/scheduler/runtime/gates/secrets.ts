@@ -1,5 +1,5 @@
-import { Worktrees } from "../worktree.ts"
-import { SecretScan } from "../secret-scan.ts"
+import { Worktrees } from "../git/worktree.ts"
+import { SecretScan } from "./secret-scan.ts"
 import type { Gate, GateContext } from "./registry.ts"
 import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 

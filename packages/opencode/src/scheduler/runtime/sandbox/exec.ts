@@ -1,7 +1,7 @@
 import { accessSync, constants } from "node:fs"
 import { delimiter, isAbsolute, join } from "node:path"
 import type { Exec } from "../gates/registry.ts"
-import { Sandbox } from "../sandbox"
+import { Sandbox } from "./sandbox"
 import { Settings } from "../settings"
 
 /**

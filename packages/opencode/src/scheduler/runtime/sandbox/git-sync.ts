@@ -1,6 +1,6 @@
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { gitTry } from "../git"
+import { gitTry } from "../git/git"
 import type { GitLayout } from "./git-layout"
 
 /**

@@ -2,9 +2,9 @@ import { mkdir, rm, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { Proc } from "../process.ts"
 import { Gates } from "../gates/index.ts"
-import { git, gitTry } from "../git.ts"
+import { git, gitTry } from "../git/git.ts"
 import { Toolchain } from "./index.ts"
-import { Worktrees } from "../worktree.ts"
+import { Worktrees } from "../git/worktree.ts"
 import { CompilerCache } from "./cache.ts"
 
 /**

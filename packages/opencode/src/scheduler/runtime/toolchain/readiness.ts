@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs"
 import path from "node:path"
-import { gitTry } from "../git.ts"
+import { gitTry } from "../git/git.ts"
 import { Toolchain } from "./index.ts"
 import { CompilerCache } from "./cache.ts"
 import { Submodules } from "./submodules.ts"

@@ -1,11 +1,11 @@
 import { existsSync } from "node:fs"
 import { mkdir } from "node:fs/promises"
 import path from "node:path"
-import { type MergeErrorTag } from "./errors.ts"
-import { acquireLock, type HeldLock, LockTimeout as RuntimeLockTimeout } from "./lock.ts"
-import { Serial } from "./serial.ts"
-import { git, GitCommandError, gitTry, gitYes, identityConfig } from "./git.ts"
-import { Worktrees } from "./worktree.ts"
+import { type MergeErrorTag } from "../errors.ts"
+import { acquireLock, type HeldLock, LockTimeout as RuntimeLockTimeout } from "../store/lock.ts"
+import { Serial } from "../store/serial.ts"
+import { git, GitCommandError, gitTry, gitYes, identityConfig } from "../git/git.ts"
+import { Worktrees } from "../git/worktree.ts"
 import { MergeBuild } from "./merge-build.ts"
 
 /**

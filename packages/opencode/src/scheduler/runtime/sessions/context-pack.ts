@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import type { TaskNode } from "../core/task.schema"
-import type { TaskRuntime } from "../core/state"
+import type { TaskNode } from "../../core/task.schema"
+import type { TaskRuntime } from "../../core/state"
 
 /**
  * The prompts the Scheduler's code writes for each session it starts. A worker gets everything it

@@ -1,6 +1,6 @@
-import type { BudgetLimits } from "../core/event.schema"
-import type { SchedulerState } from "../core/state"
-import { minutesSince } from "../core/usage"
+import type { BudgetLimits } from "../../core/event.schema"
+import type { SchedulerState } from "../../core/state"
+import { minutesSince } from "../../core/usage"
 
 /**
  * Budgets per task and per run: model requests and tokens (decided by the machine from `usage.recorded`

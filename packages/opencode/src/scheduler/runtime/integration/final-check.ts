@@ -1,13 +1,13 @@
 import { existsSync, readFileSync } from "node:fs"
 import { readFile, rm } from "node:fs/promises"
 import { join } from "node:path"
-import { writeFileAtomic } from "./atomic"
-import { Toolchain } from "./toolchain/index"
-import { Proc } from "./process.ts"
-import { JUnit } from "./gates/junit"
-import { JUnitFiles } from "./gates/junit-files"
-import { Sandbox } from "./sandbox"
-import { SandboxExec } from "./sandbox/exec"
+import { writeFileAtomic } from "../store/atomic"
+import { Toolchain } from "../toolchain/index"
+import { Proc } from "../process.ts"
+import { JUnit } from "../gates/junit"
+import { JUnitFiles } from "../gates/junit-files"
+import { Sandbox } from "../sandbox/sandbox"
+import { SandboxExec } from "../sandbox/exec"
 
 /**
  * After the last merge, the Scheduler builds and tests the integration branch itself: each task passed

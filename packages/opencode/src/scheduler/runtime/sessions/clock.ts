@@ -1,7 +1,7 @@
 import { Budget } from "./budget"
-import { Settings } from "./settings"
+import { Settings } from "../settings"
 import { UsageReporter } from "./usage"
-import type { Ports } from "./ports"
+import type { Ports } from "../ports"
 import type { Supervisor } from "./supervisor"
 
 /**

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import type { SchedulerState } from "../core/state"
-import { Adrs } from "./adrs"
-import { writeFileAtomicSync } from "./atomic"
+import type { SchedulerState } from "../../core/state"
+import { Adrs } from "../adrs"
+import { writeFileAtomicSync } from "../store/atomic"
 
 /** What Main is given to show the user when a plan waits for them: the proposal and the decisions recorded with it. */
 export namespace Proposal {

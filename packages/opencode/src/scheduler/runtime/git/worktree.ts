@@ -1,11 +1,11 @@
 import { existsSync } from "node:fs"
 import { mkdir, readFile, readdir, realpath, rm, writeFile } from "node:fs/promises"
 import path from "node:path"
-import { Serial } from "./serial.ts"
+import { Serial } from "../store/serial.ts"
 import { git, gitTry, gitYes } from "./git.ts"
-import { idProblem } from "../core/names.ts"
-import { Submodules } from "./toolchain/submodules.ts"
-import { SandboxShell } from "./sandbox/shell.ts"
+import { idProblem } from "../../core/names.ts"
+import { Submodules } from "../toolchain/submodules.ts"
+import { SandboxShell } from "../sandbox/shell.ts"
 
 /**
  * Task worktrees: one git worktree per executor task, at `<root>/.air/local/worktrees/<task-id>` on branch

@@ -1,4 +1,4 @@
-import { Proc } from "./process.ts"
+import { Proc } from "../process.ts"
 
 /**
  * One way to run git for the Scheduler: the git binary, spawned directly.

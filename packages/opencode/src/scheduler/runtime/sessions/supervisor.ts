@@ -1,6 +1,6 @@
-import type { Consultant } from "../core/command"
+import type { Consultant } from "../../core/command"
 import type { ChildSessions } from "./sessions"
-import type { Ports } from "./ports"
+import type { Ports } from "../ports"
 
 /** What a session the Scheduler started is for; decided by code when it starts the session. */
 export type Purpose =

@@ -3,9 +3,9 @@ import { type Dirent, existsSync, lstatSync, mkdirSync, readdirSync, realpathSyn
 import { homedir, tmpdir } from "node:os"
 import { isAbsolute, join, resolve } from "node:path"
 import { z } from "zod"
-import { SandboxEnvironment } from "./sandbox/environment"
-import { GitConfigCopy } from "./sandbox/git-config"
-import { GitLayout } from "./sandbox/git-layout"
+import { SandboxEnvironment } from "./environment"
+import { GitConfigCopy } from "./git-config"
+import { GitLayout } from "./git-layout"
 
 /**
  * The OS sandbox around every shell command of the executor and the debugger, and around the gates'

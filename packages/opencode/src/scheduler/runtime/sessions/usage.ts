@@ -1,8 +1,8 @@
 import { appendFileSync, mkdirSync } from "node:fs"
 import { dirname, join } from "node:path"
-import { readJsonLines } from "./jsonl"
-import type { Ports } from "./ports"
-import { Queue } from "./serial"
+import { readJsonLines } from "../store/jsonl"
+import type { Ports } from "../ports"
+import { Queue } from "../store/serial"
 
 /**
  * Model requests by agent, one line per request, recorded from the `chat.params` hook (which fires
