@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs"
-import { dirname, join } from "node:path"
+import { dirname, join, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, test } from "vitest"
 
@@ -27,5 +27,70 @@ describe("the read model sits below the views and the runtime", () => {
       .filter((f) => f.endsWith(".ts"))
       .flatMap((f) => importsOf(join(SRC, "scheduler", "core", f)).filter((i) => i !== "zod" && !i.startsWith("./")).map((i) => `${f}: ${i}`))
     expect(bad).toEqual([])
+  })
+})
+
+/** Every static import and re-export of `file` that names a file of src/ (type-only ones included). */
+function localImports(file: string): string[] {
+  const text = readFileSync(file, "utf8")
+  return [...text.matchAll(/^(?:import|export)\s[^"';]*?from\s+"(\.[^"]+)"/gm)].flatMap((m) => {
+    const base = resolve(dirname(file), m[1]!)
+    const found = [base, `${base}.ts`, `${base}.tsx`, join(base, "index.ts")].find((c) => /\.tsx?$/.test(c) && existsSync(c))
+    return found ? [found] : []
+  })
+}
+
+/** The strongly connected groups of more than one file (Tarjan), each a cycle of imports. */
+function importCycles(files: string[]): string[][] {
+  const index = new Map<string, number>()
+  const low = new Map<string, number>()
+  const stack: string[] = []
+  const onStack = new Set<string>()
+  const cycles: string[][] = []
+  const visit = (v: string) => {
+    index.set(v, index.size)
+    low.set(v, index.get(v)!)
+    stack.push(v)
+    onStack.add(v)
+    for (const w of localImports(v)) {
+      if (!index.has(w)) {
+        visit(w)
+        low.set(v, Math.min(low.get(v)!, low.get(w)!))
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!))
+    }
+    if (low.get(v) !== index.get(v)) return
+    const group: string[] = []
+    let w: string
+    do {
+      w = stack.pop()!
+      onStack.delete(w)
+      group.push(w)
+    } while (w !== v)
+    if (group.length > 1) cycles.push(group.map((f) => relative(SRC, f)).sort())
+  }
+  for (const f of files) if (!index.has(f)) visit(f)
+  return cycles
+}
+
+describe("no import cycles", () => {
+  const walk = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? walk(join(dir, d.name)) : /\.tsx?$/.test(d.name) ? [join(dir, d.name)] : []))
+
+  test("no file of src/ reaches itself through its imports, type-only imports included", () => {
+    expect(importCycles(walk(SRC))).toEqual([])
+  })
+
+  test("the finder sees a cycle (two files of a temporary folder importing each other)", async () => {
+    const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs")
+    const { tmpdir } = await import("node:os")
+    const dir = mkdtempSync(join(tmpdir(), "air-cycle-"))
+    try {
+      writeFileSync(join(dir, "a.ts"), 'import type { B } from "./b"\nexport type A = 1\n')
+      writeFileSync(join(dir, "b.ts"), 'import type { A } from "./a"\nexport type B = 2\n')
+      writeFileSync(join(dir, "c.ts"), 'import type { A } from "./a"\n')
+      expect(importCycles(walk(dir)).map((c) => c.length)).toEqual([2])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })

@@ -2,6 +2,10 @@ import { z } from "zod"
 import type { Draft } from "./draft"
 import type { Question, SchedulerState } from "./state"
 
+import type { BaselineStatus } from "./vocabulary"
+export { BASELINE_STATUSES, BaselineState, type BaselineStatus } from "./vocabulary"
+export { baselineHolds } from "./state"
+
 /**
  * The baseline: the integration head built and tested once, before the first dispatch, so a failure the
  * project already had is never blamed on a task (issue 12). These are its rules; the machine calls them.
@@ -17,28 +21,6 @@ import type { Question, SchedulerState } from "./state"
  *   failed on the baseline are filtered by the test gate (the runtime passes `failingTests` to it).
  */
 
-/** How a baseline ended: `skipped` when the toolchain has no build and no test command. */
-export const BASELINE_STATUSES = ["passed", "failed", "errored", "skipped"] as const
-export type BaselineStatus = (typeof BASELINE_STATUSES)[number]
-
-export const BaselineState = z.object({
-  /** The id of the `runBaseline` command in flight or last carried out (re-issued as is after a restart). */
-  commandId: z.string(),
-  /** Baselines run in this run: the next command's id counts on. */
-  runs: z.number().int().min(1),
-  status: z.enum(["running", ...BASELINE_STATUSES]),
-  /** The integration commit it judged (null while it runs). */
-  commit: z.string().nullable(),
-  buildFailed: z.boolean(),
-  /** Tests that failed on the baseline: inherited by every task, never blamed on one. */
-  failingTests: z.array(z.string()),
-  message: z.string(),
-  /** The user chose to go on with these failures recorded as known. */
-  accepted: z.boolean(),
-  /** The open question about a failed baseline, if any. */
-  questionId: z.string().nullable(),
-})
-export type BaselineState = z.infer<typeof BaselineState>
 
 export const baselineCommandId = (runs: number) => `baseline:${runs}`
 
@@ -48,13 +30,6 @@ export function isGoOn(answer: string): boolean {
   return GO_ON.test(answer)
 }
 
-/** Nothing may start while the baseline runs or waits for the user's answer. */
-export function baselineHolds(s: SchedulerState): boolean {
-  const b = s.baseline
-  if (!b) return false
-  if (b.status === "running") return true
-  return (b.status === "failed" || b.status === "errored") && !b.accepted
-}
 
 /** Emits the baseline's command (the first, or again after the user fixed what failed). */
 export function startBaseline(d: Draft): void {

@@ -1,4 +1,4 @@
-import type { WorkerRole } from "./event.schema"
+import type { Consultant, ConsultOption, WorkerRole } from "./vocabulary"
 
 /**
  * What the machine asks the runtime to do. Every command carries an id that is stable across replays,
@@ -32,13 +32,7 @@ export type Command =
 
 export type CommandType = Command["type"]
 
-/** The choices the code offers the scheduler agent when a rule cannot decide. */
-export const CONSULT_OPTIONS = ["debug-again", "executor-again", "review-again", "block"] as const
-export type ConsultOption = (typeof CONSULT_OPTIONS)[number]
-
-/** Who is consulted, in order; when neither settles it ("block"), the user is asked. */
-export const CONSULTANTS = ["scheduler", "architect"] as const
-export type Consultant = (typeof CONSULTANTS)[number]
+export { CONSULT_OPTIONS, CONSULTANTS, type ConsultOption, type Consultant } from "./vocabulary"
 
 /** Command ids: built from counters in the state, so replaying the same events yields the same ids. */
 export const commandId = {

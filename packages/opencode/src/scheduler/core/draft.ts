@@ -1,9 +1,8 @@
-import { baselineHolds } from "./baseline"
 import { commandId, type Command, type Consultant, type ConsultOption } from "./command"
 import { tasksConflict } from "./conflicts"
 import type { Event, WorkerRole } from "./event.schema"
 import { graphIndex, isLive, type GraphIndex } from "./graph-index"
-import { ACTIVE_STATUSES, type Failure, type SchedulerState, type TaskRuntime } from "./state"
+import { ACTIVE_STATUSES, baselineHolds, type Failure, type SchedulerState, type TaskRuntime } from "./state"
 import type { TaskGraph, TaskNode, TaskStatus } from "./task.schema"
 
 /**

@@ -1,19 +1,11 @@
 import { z } from "zod"
-import { BASELINE_STATUSES } from "./baseline"
-import { CONSULTANTS } from "./command"
 import { PlanDelta } from "./delta.schema"
 import { ReviewReport, WorkerResult } from "./report.schema"
 import { TaskGraph, TaskNode } from "./task.schema"
+import { BASELINE_STATUSES, BudgetLimits, CONSULTANTS, FINAL_CHECK_STATUSES, WORKER_ROLES } from "./vocabulary"
 
-/** Limits of model use; 0 is no limit. Part of the run's configuration, so a restart keeps the same limits. */
-export const BudgetLimits = z.object({
-  taskRequests: z.number().int().min(0),
-  runRequests: z.number().int().min(0),
-  taskTokens: z.number().int().min(0),
-  runTokens: z.number().int().min(0),
-  runMinutes: z.number().min(0),
-})
-export type BudgetLimits = z.infer<typeof BudgetLimits>
+export { BudgetLimits, FINAL_CHECK_STATUSES, WORKER_ROLES, type WorkerRole } from "./vocabulary"
+
 
 export const RunConfig = z.object({
   concurrency: z.number().int().min(1),
@@ -50,8 +42,6 @@ export const DEFAULT_RUN_CONFIG: RunConfig = {
   mergeBatch: 4,
 }
 
-export const WORKER_ROLES = ["executor", "debugger"] as const
-export type WorkerRole = (typeof WORKER_ROLES)[number]
 
 export const GATES = ["commit", "diff", "write-set", "secrets", "build", "test", "analysis", "evidence", "tool-missing", "clang-tidy"] as const
 export type Gate = (typeof GATES)[number]
@@ -66,7 +56,6 @@ export const FAULT_TAGS = ["toolchain", "git", "index-lock", "local-changes", "l
 export type FaultTag = (typeof FAULT_TAGS)[number]
 
 /** How the final build of the integration branch ended: passed, failed (its commands failed) or errored (it could not run). */
-export const FINAL_CHECK_STATUSES = ["passed", "failed", "errored"] as const
 
 export const ADR_EDIT_KINDS = ["clarification", "decision-change"] as const
 export type AdrEditKind = (typeof ADR_EDIT_KINDS)[number]

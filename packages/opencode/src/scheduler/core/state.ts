@@ -1,9 +1,8 @@
 import { z } from "zod"
-import { CONSULTANTS, CONSULT_OPTIONS } from "./command"
-import { FINAL_CHECK_STATUSES, RunConfig, WORKER_ROLES } from "./event.schema"
+import { RunConfig } from "./event.schema"
 import { SCHEMA_VERSION, TASK_STATUSES, TaskGraph } from "./task.schema"
 import { emptyUsage, UsageState } from "./usage"
-import { BaselineState } from "./baseline"
+import { BaselineState, CONSULTANTS, CONSULT_OPTIONS, FINAL_CHECK_STATUSES, WORKER_ROLES } from "./vocabulary"
 
 export const STAGES = ["idle", "planning", "confirming", "confirmed", "running", "milestone", "finished"] as const
 export type Stage = (typeof STAGES)[number]
@@ -230,3 +229,10 @@ export const ACTIVE_STATUSES: ReadonlySet<string> = new Set([
   "merging",
 ])
 
+/** Nothing may start while the baseline runs or waits for the user's answer. */
+export function baselineHolds(s: SchedulerState): boolean {
+  const b = s.baseline
+  if (!b) return false
+  if (b.status === "running") return true
+  return (b.status === "failed" || b.status === "errored") && !b.accepted
+}

@@ -1,5 +1,5 @@
 import { z } from "zod"
-import type { BudgetLimits } from "./event.schema"
+import type { BudgetLimits } from "./vocabulary"
 
 /**
  * What the run's model sessions spent, folded from `usage.recorded` events: the budgets are decided from

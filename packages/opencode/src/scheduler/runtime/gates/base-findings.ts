@@ -7,7 +7,7 @@ import { writeFileAtomic } from "../store/atomic.ts"
 import { git, gitTry } from "../git/git.ts"
 import { Worktrees } from "../git/worktree.ts"
 import { Fingerprint } from "./fingerprint.ts"
-import type { GateContext } from "./registry.ts"
+import type { GateContext } from "./gate.ts"
 import { Finding } from "./schema.ts"
 
 /**

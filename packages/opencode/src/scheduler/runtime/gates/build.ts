@@ -1,6 +1,6 @@
 import { readFile, rm } from "node:fs/promises"
 import { CompilerCache } from "../toolchain/cache.ts"
-import type { Gate, GateContext } from "./registry.ts"
+import type { Gate, GateContext } from "./gate.ts"
 import { buildStatsLog, commandEvidenceMissing, runCommands } from "./command.ts"
 import { indent, lastLines } from "./text.ts"
 import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"

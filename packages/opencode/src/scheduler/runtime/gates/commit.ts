@@ -1,7 +1,7 @@
 import { stat } from "node:fs/promises"
 import path from "node:path"
 import { Worktrees } from "../git/worktree.ts"
-import type { Failure, Gate, GateContext } from "./registry.ts"
+import type { Failure, Gate, GateContext } from "./gate.ts"
 import { listSome } from "./text.ts"
 import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 

@@ -1,5 +1,5 @@
 import { Worktrees } from "../git/worktree.ts"
-import type { Gate, GateContext } from "./registry.ts"
+import type { Gate, GateContext } from "./gate.ts"
 import { listSome } from "./text.ts"
 import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 

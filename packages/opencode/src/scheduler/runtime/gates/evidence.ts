@@ -1,5 +1,5 @@
 import { Toolchain } from "../toolchain/index.ts"
-import type { Gate, GateContext } from "./registry.ts"
+import type { Gate, GateContext } from "./gate.ts"
 import { indent } from "./text.ts"
 import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 

@@ -10,7 +10,8 @@ import * as S from "./schema.ts"
 import * as text from "./text.ts"
 
 export type { EvidenceFs, RunInput } from "./pipeline.ts"
-export type { Exec, Failure, Gate, GateContext, GateId, GateOutcome, Route, Words } from "./registry.ts"
+export type { Exec, Failure, Gate, GateContext, GateOutcome, Route, Words } from "./gate.ts"
+export type { GateId } from "./registry.ts"
 export { FAILURE_IDS, GATE_IDS, isToolGate, REGISTRY, routeOf, TOOL_MISSING, wordsOf } from "./registry.ts"
 export { nodeEvidenceFs, processExec, REPORT_FILE, runGates } from "./pipeline.ts"
 

@@ -1,119 +1,21 @@
-import type { GateDescriptor } from "../../core/gate-descriptors.ts"
-import type { Toolchain } from "../toolchain/index.ts"
-import type { Worktrees } from "../git/worktree.ts"
-import type { Proc } from "../process.ts"
 import { analysisGate } from "./analysis.ts"
 import { buildGate } from "./build.ts"
 import { clangTidyGate } from "./clang-tidy.ts"
 import { commitGate } from "./commit.ts"
 import { diffGate } from "./diff.ts"
 import { evidenceGate } from "./evidence.ts"
-import { type Finding, type GateResult, type Requirement, TOOL_MISSING } from "./schema.ts"
+import type { Gate, Route, Words } from "./gate.ts"
+import { TOOL_MISSING } from "./schema.ts"
 import { secretsGate } from "./secrets.ts"
 import { testGate } from "./test.ts"
-import { type WriteSetGate, writeSetGate } from "./write-set.ts"
-
-/**
- * The gates, in the order they run. A gate is one file exporting a `Gate`; adding one (clang-tidy, a
- * secret scan) is that file, its test, and one line in `REGISTRY`. See README.md in this folder.
- */
-
-/** Where a failure goes: the Debugger (the code is wrong), the Executor (the work is not handed in right),
- * or a person (something only they can fix: a tool to install, a tool that crashed). */
-export type Route = "debugger" | "executor" | "user"
+import { writeSetGate } from "./write-set.ts"
 
 export { TOOL_MISSING }
 
-/** A gate's name for people, per language of the words catalogue. */
-export interface Words {
-  en: string
-  "zh-CN": string
-}
-
-/** A gate: its static facts (id, whether it runs a tool) and what it does. */
-export interface Gate<Id extends string = string> extends GateDescriptor<Id> {
-  /** The evidence kind (`KIND_RULES`) this gate collects; a task whose kind requires it cannot pass without it. */
-  readonly provides?: Requirement
-  /** Where a failure of this gate goes (`routeOf`). */
-  readonly route: Route
-  readonly words: Words
-  /** Files this gate writes in the evidence directory; cleared before every run. */
-  readonly logs?: readonly string[]
-  /**
-   * Runs the gate. A failure the task's authors can act on is a returned `failure` (its message already
-   * parsed from the tool's output: first error, failing tests, findings); a gate that cannot reach a verdict
-   * throws (the pipeline tags it: `GateError`).
-   */
-  run(ctx: GateContext): Promise<GateOutcome>
-  /** For the evidence gate: why this gate's evidence is missing for a task that requires it, if it is. */
-  missingEvidence?(ctx: GateContext, result: GateResult | undefined): string | undefined
-}
-
-export interface GateOutcome {
-  /** False when there was nothing to run (skipped, no command, no file to analyse). */
-  ran: boolean
-  summary: string
-  logPath?: string
-  failure?: Failure
-}
-
-export interface Failure {
-  /** The failure's id when it is not the gate's own (`TOOL_MISSING`). */
-  gate?: string
-  summary: string
-  /** For people and the Debugger: what failed, where, the first relevant lines, what to do. */
-  message: string
-  missingTool?: string
-}
-
-export type Exec = (
-  command: string,
-  args: readonly string[],
-  options: { cwd: string; env: NodeJS.ProcessEnv; shell: boolean; timeoutMs: number; signal?: AbortSignal },
-) => Promise<Proc.Result>
-
-export interface GateContext {
-  readonly root: string
-  readonly worktree: string
-  readonly taskId: string
-  readonly base: string
-  readonly kind: string
-  readonly rules: Toolchain.Rules
-  /** Where the rules came from, for people. */
-  readonly toolchainNote: string
-  readonly evidenceDir: string
-  /** Environment of build, test and analysis commands. */
-  readonly env: NodeJS.ProcessEnv
-  /** "task T-1": how messages name the task. */
-  readonly label: string
-  readonly requires: readonly Requirement[]
-  readonly signal?: AbortSignal
-  /** The registry this run uses (the evidence gate asks the gate that provides each requirement). */
-  readonly gates: readonly Gate[]
-  /** Results of the gates that ran before this one, in order. */
-  readonly results: readonly GateResult[]
-  /** Files the task changed against its base: set by the diff gate, read by later gates. */
-  changed: Worktrees.Change[]
-  /** Analysis findings, kept in the report. */
-  findings: Finding[]
-  /** The baseline the test gate judges against: tests that already failed there are inherited, not blamed. */
-  readonly baseline?: TestBaseline
-  /** Failing tests the test gate found inherited from the baseline (kept in the report, shown in the views). */
-  inheritedTests: string[]
-  /** The task's write-set (the write-set gate); absent when the caller gave none. */
-  readonly writeSet?: readonly WriteSetGate.Entry[]
-  /** Runs a program (the process runner, or a sandbox around it). */
-  exec: Exec
-  /** Writes `name` in the evidence directory and returns its path; a failure is `EvidenceWriteFailed`. */
-  write(name: string, data: string): Promise<string>
-}
-
-/** What the test gate needs of the run's baseline (`runtime/baseline.ts`): its commit and the tests failing there. */
-export interface TestBaseline {
-  readonly commit: string
-  readonly failingTests: readonly string[]
-}
-
+/**
+ * The gates, in the order they run. A gate is one file exporting a `Gate` (`gate.ts`); adding one (clang-tidy,
+ * a secret scan) is that file, its test, and one line in `REGISTRY`. See README.md in this folder.
+ */
 export const REGISTRY = [commitGate, diffGate, writeSetGate, secretsGate, buildGate, testGate, analysisGate, clangTidyGate, evidenceGate] as const
 
 export type GateId = (typeof REGISTRY)[number]["id"]

@@ -1,6 +1,6 @@
 import { Worktrees } from "../git/worktree.ts"
 import { SecretScan } from "./secret-scan.ts"
-import type { Gate, GateContext } from "./registry.ts"
+import type { Gate, GateContext } from "./gate.ts"
 import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 
 export const SECRETS_LOG = "secrets.log"

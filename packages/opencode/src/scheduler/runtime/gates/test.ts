@@ -1,7 +1,7 @@
 import { mkdir, readFile, rm } from "node:fs/promises"
 import path from "node:path"
 import { Toolchain } from "../toolchain/index.ts"
-import type { Failure, Gate, GateContext, GateOutcome } from "./registry.ts"
+import type { Failure, Gate, GateContext, GateOutcome } from "./gate.ts"
 import { JUnit } from "./junit.ts"
 import { JUnitFiles } from "./junit-files.ts"
 import { TOOL_MISSING } from "./schema.ts"

@@ -1,4 +1,4 @@
-import type { Gate, GateContext, GateOutcome } from "./registry.ts"
+import type { Gate, GateContext, GateOutcome, WriteSetEntry } from "./gate.ts"
 import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 
 /**
@@ -7,8 +7,8 @@ import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
  * A wider write-set is asked for through a consult, which the Architect answers with a plan delta.
  */
 export namespace WriteSetGate {
-  export type Action = "create" | "modify" | "delete" | "keep"
-  export type Entry = { path: string; action: Action }
+  export type Action = WriteSetEntry["action"]
+  export type Entry = WriteSetEntry
   export type Why = "outside" | "kept" | "deleted"
   export type Violation = { path: string; why: Why }
 

@@ -10,7 +10,7 @@ import { runCommands } from "../gates/command.ts"
 import { firstError } from "../gates/build.ts"
 import { testGate } from "../gates/test.ts"
 import { processExec } from "../gates/pipeline.ts"
-import type { Exec, GateContext, TestBaseline } from "../gates/registry.ts"
+import type { Exec, GateContext, TestBaseline } from "../gates/gate.ts"
 import { TOOL_MISSING } from "../gates/schema.ts"
 import { indent, lastLines } from "../gates/text.ts"
 

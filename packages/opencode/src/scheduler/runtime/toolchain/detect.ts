@@ -10,13 +10,7 @@ import { CompilerCache } from "./cache.ts"
  * presets), then CMakeLists.txt, meson.build, a Makefile. Build directories stay inside the worktree.
  */
 export namespace Detect {
-  export interface Options {
-    /** Parallel jobs for the build and the tests; default AIRCODING_JOBS or `os.availableParallelism()`. */
-    jobs?: number
-    /** A build directory of the user's whose CMakeCache.txt options (C++ standard, feature switches) are reused. */
-    fromBuild?: string
-    env?: NodeJS.ProcessEnv
-  }
+  export type Options = Toolchain.DetectOptions
 
   export function defaultJobs(env: NodeJS.ProcessEnv = process.env): number {
     const configured = Number.parseInt(env.AIRCODING_JOBS ?? "", 10)

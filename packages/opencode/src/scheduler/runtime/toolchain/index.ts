@@ -4,7 +4,6 @@ import { z } from "zod"
 import { Strict } from "../../core/strict"
 import { CompilerCache } from "./cache.ts"
 import { CppcheckArgs } from "./cppcheck.ts"
-import { Detect } from "./detect.ts"
 
 /**
  * The toolchain rules the gates follow: which commands build and test the project, how cppcheck runs.
@@ -202,12 +201,22 @@ export namespace Toolchain {
     return parsed.data
   }
 
+  export interface DetectOptions {
+    /** Parallel jobs for the build and the tests; default AIRCODING_JOBS or `os.availableParallelism()`. */
+    jobs?: number
+    /** A build directory of the user's whose CMakeCache.txt options (C++ standard, feature switches) are reused. */
+    fromBuild?: string
+    env?: NodeJS.ProcessEnv
+  }
+
   /**
    * The project's own build, detected in `dir`: CMakePresets.json (configure, build and test presets) when it
    * has one; otherwise a CMake project (Ninja when installed), a Meson project or a plain Makefile. Parallelism
    * comes from the machine (`jobs`, default `os.availableParallelism()`).
    */
-  export async function detect(dir: string, options: Detect.Options = {}): Promise<Resolved> {
+  export async function detect(dir: string, options: DetectOptions = {}): Promise<Resolved> {
+    // Detection reads this module's schemas: loaded on first use, so neither module needs the other to load.
+    const { Detect } = await import("./detect.ts")
     return Detect.run(dir, options)
   }
 
