@@ -284,9 +284,10 @@ describe.concurrent("evidence gates", () => {
     })
     const started = Date.now()
     const report = await gates("slow-build", wt.path, {
-      toolchain: { schemaVersion: 1, build: ["sleep 30"], timeoutMs: 300 },
+      toolchain: { schemaVersion: 1, build: ["sleep 300"], timeoutMs: 300 },
     })
-    expect(Date.now() - started).toBeLessThan(10_000)
+    // Far below the command's own 300 s, whatever the load: it was stopped, not waited for.
+    expect(Date.now() - started).toBeLessThan(120_000)
     expect(report.failedGate).toBe("build")
     expect(report.message).toContain("did not finish within 0.3 s")
   })

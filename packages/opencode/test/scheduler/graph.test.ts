@@ -36,11 +36,10 @@ describe("write-set conflicts", () => {
     expect(findConflicts(graph).map((c) => `${c.a}-${c.b}`)).toEqual(["A-B"])
   })
 
-  it("finds conflicts among 10,000 tasks in linear-ish time", () => {
+  // Its speed is a figure of `bun run bench`, not a timed test.
+  it("finds the conflicts among 10,000 tasks that share files", () => {
     const tasks = Array.from({ length: 10_000 }, (_, i) => task(`T-${i}`, { writeSet: [on(`f${i % 5000}.cpp`, "modify", `r${i % 3}`)] }))
-    const started = performance.now()
     const conflicts = findConflicts(graphOf(...tasks))
-    expect(performance.now() - started).toBeLessThan(500)
     expect(conflicts.length).toBe(0) // i and i+5000 share a file but (5000 % 3 ≠ 0) not a region
   })
 })

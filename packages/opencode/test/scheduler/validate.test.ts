@@ -148,11 +148,10 @@ describe("validateGraph", () => {
     expect(errorsOf(graphOf(task("T-1", { doneWhen: "code is cleaned up" })))[0]!.path).toBe("tasks[0].doneWhen")
   })
 
-  it("validates 10,000 tasks in well under a second", () => {
+  // Its speed is a figure of `bun run bench` (validate_10k_ms), not a timed test.
+  it("validates 10,000 tasks (a binary tree of dependencies)", () => {
     const tasks = Array.from({ length: 10_000 }, (_, i) => task(`T-${i}`, { deps: i > 0 ? [`T-${Math.floor(i / 2)}`] : [] }))
-    const started = performance.now()
     expect(validateGraph(graphOf(...tasks)).ok).toBe(true)
-    expect(performance.now() - started).toBeLessThan(1500)
   })
 })
 
