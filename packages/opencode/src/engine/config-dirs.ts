@@ -1,9 +1,9 @@
-import { execFileSync } from "node:child_process"
 import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs"
 import { homedir } from "node:os"
 import { join } from "node:path"
 import { Paths } from "./paths"
 import { Pin } from "./pin"
+import { Proc } from "../scheduler/runtime/process"
 
 /**
  * OpenCode installs @opencode-ai/plugin into every config dir at start-up and, when a plugin is
@@ -39,11 +39,13 @@ export namespace ConfigDirs {
   export function ensureTemplate(): void {
     const version = Pin.engineVersion()
     if (pluginVersionIn(Paths.engineConfigDir) === version) return
-    execFileSync("npm", ["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], {
+    const install = Proc.runSync("npm", ["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], {
       cwd: Paths.engineConfigDir,
-      stdio: ["ignore", "ignore", "inherit"],
+      env: process.env,
+      timeoutMs: 10 * 60_000,
+      stderr: "inherit",
     })
-    if (pluginVersionIn(Paths.engineConfigDir) !== version)
+    if (!install.ok || pluginVersionIn(Paths.engineConfigDir) !== version)
       throw new Error(
         `engine-config template does not hold @opencode-ai/plugin@${version}; run: cd ${Paths.engineConfigDir} && npm install --ignore-scripts`,
       )

@@ -52,6 +52,18 @@ describe("the process runner", () => {
     await until(() => pidsIn(stray.stdout).every((pid) => !alive(pid)))
   })
 
+  test("the synchronous probe: its output, a timeout that kills, a missing program, a failing exit — all results", () => {
+    const ok = Proc.runSync("sh", ["-c", "echo out; echo err >&2"], { env: process.env, timeoutMs: 10_000 })
+    expect(ok).toMatchObject({ ok: true, code: 0, stdout: "out\n", stderr: "err\n", timedOut: false })
+    const slow = Proc.runSync("sleep", ["30"], { env: process.env, timeoutMs: 200 })
+    expect(slow).toMatchObject({ ok: false, timedOut: true, signal: "SIGKILL" })
+    expect(slow.ms).toBeLessThan(30_000)
+    const missing = Proc.runSync("no-such-program-air", [], { env: process.env, timeoutMs: 10_000 })
+    expect(missing.ok).toBe(false)
+    expect(missing.spawnError).toMatch(/ENOENT/)
+    expect(Proc.runSync("sh", ["-c", "exit 3"], { env: process.env, timeoutMs: 10_000 })).toMatchObject({ ok: false, code: 3 })
+  })
+
   test("output over the cap keeps its head and its tail; a missing program is a spawnError, not a throw", async () => {
     const result = await Proc.run("sh", ["-c", "echo FIRST; seq 1 100000; echo LAST"], { cwd: tmpdir(), env: process.env, outputCap: 4096 })
     expect(result.ok).toBe(true)

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 
 /**
  * The one way AirCoding runs a program (gates, the final check, git, the engine launcher).
@@ -225,6 +225,52 @@ export namespace Proc {
       })
       child.on("close", (code, signal) => done(code, signal))
     })
+  }
+
+  export interface SyncOptions {
+    cwd?: string
+    env: NodeJS.ProcessEnv
+    /** Killed (SIGKILL) after this long; required: a synchronous call blocks the whole process meanwhile. */
+    timeoutMs: number
+    /** Where the child's stderr goes: captured (default) or shown to the person (an install's progress). */
+    stderr?: "capture" | "inherit"
+  }
+
+  /**
+   * For the few short probes that answer before anything else can go on (is bwrap usable, the git identity,
+   * the engine's config template at start-up): the same result shape as `run`, with a hard timeout. Never for
+   * a build, a test or a model's command — those go through `run`, which kills whole process trees.
+   */
+  export function runSync(command: string, args: readonly string[], options: SyncOptions): Result {
+    const started = Date.now()
+    const r = spawnSync(command, [...args], {
+      cwd: options.cwd,
+      env: options.env,
+      encoding: "utf8",
+      timeout: options.timeoutMs,
+      killSignal: "SIGKILL",
+      stdio: ["ignore", "pipe", options.stderr === "inherit" ? "inherit" : "pipe"],
+      maxBuffer: DEFAULT_OUTPUT_CAP,
+      windowsHide: true,
+    })
+    const error = r.error as NodeJS.ErrnoException | undefined
+    const timedOut = error?.code === "ETIMEDOUT"
+    const spawnError = error && !timedOut ? `${error.code ?? "error"}: ${error.message}` : undefined
+    const stdout = r.stdout ?? ""
+    const stderr = r.stderr ?? ""
+    return {
+      ok: r.status === 0 && !timedOut && !spawnError,
+      code: r.status,
+      signal: r.signal,
+      timedOut,
+      aborted: false,
+      spawnError,
+      ms: Date.now() - started,
+      output: stdout + stderr,
+      stdout,
+      stderr,
+      truncated: false,
+    }
   }
 
   /** A one-line account of how a run ended, for logs and messages. */

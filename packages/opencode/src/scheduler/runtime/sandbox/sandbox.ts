@@ -1,8 +1,8 @@
-import { spawnSync } from "node:child_process"
 import { type Dirent, existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, statSync, writeFileSync } from "node:fs"
 import { homedir, tmpdir } from "node:os"
 import { isAbsolute, join, resolve } from "node:path"
 import { z } from "zod"
+import { Proc } from "../process"
 import { SandboxEnvironment } from "./environment"
 import { GitConfigCopy } from "./git-config"
 import { GitLayout } from "./git-layout"
@@ -53,6 +53,8 @@ export namespace Sandbox {
   export type PolicyInput = z.input<typeof Policy>
 
   export const BINARY = "bwrap"
+  /** The probes (bwrap usable, the git identity) answer in milliseconds; a hung one must not hold a run. */
+  const PROBE_TIMEOUT_MS = 15_000
   export const INSTALL_HINT = "sudo apt-get install bubblewrap (Debian/Ubuntu; Fedora: dnf install bubblewrap)"
 
   /** The bwrap options for a policy (without the program name and without `--`). Mount order matters. */
@@ -223,8 +225,8 @@ export namespace Sandbox {
       ["user.name", ["GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"]],
       ["user.email", ["GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"]],
     ] as const) {
-      const r = spawnSync("git", ["config", "--global", "--get", field], { cwd: worktree, env, encoding: "utf8" })
-      const value = r.status === 0 ? r.stdout.trim() : ""
+      const r = Proc.runSync("git", ["config", "--global", "--get", field], { cwd: worktree, env, timeoutMs: PROBE_TIMEOUT_MS })
+      const value = r.ok ? r.stdout.trim() : ""
       if (value) for (const n of names) out[n] = value
     }
     identities.set(key, out)
@@ -281,16 +283,17 @@ export namespace Sandbox {
       cached = { ok: false, message: `the OS sandbox needs Linux with bubblewrap; this is ${process.platform}` }
       return cached
     }
-    const version = spawnSync(BINARY, ["--version"], { encoding: "utf8" })
-    if (version.error || version.status !== 0) {
+    const version = Proc.runSync(BINARY, ["--version"], { env: process.env, timeoutMs: PROBE_TIMEOUT_MS })
+    if (!version.ok) {
       cached = { ok: false, message: `bubblewrap (bwrap) is not installed: ${INSTALL_HINT}` }
       return cached
     }
-    const probe = spawnSync(BINARY, ["--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "/bin/true"], {
-      encoding: "utf8",
+    const probe = Proc.runSync(BINARY, ["--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "/bin/true"], {
+      env: process.env,
+      timeoutMs: PROBE_TIMEOUT_MS,
     })
-    if (probe.status !== 0) {
-      const why = (probe.stderr || probe.error?.message || `exit ${probe.status}`).trim()
+    if (!probe.ok) {
+      const why = (probe.stderr || probe.spawnError || Proc.describe(probe, PROBE_TIMEOUT_MS)).trim()
       cached = {
         ok: false,
         message:
