@@ -12,7 +12,7 @@ import { Proc } from "../process.ts"
  * - no ambient `GIT_*` variable reaches git (a hook's GIT_DIR or GIT_INDEX_FILE would point every command
  *   at another repository), except the identity variables, so a user (or a test) can set who commits.
  */
-const IDENTITY_ENV: ReadonlySet<string> = new Set([
+export const IDENTITY_ENV: ReadonlySet<string> = new Set([
   "GIT_AUTHOR_NAME",
   "GIT_AUTHOR_EMAIL",
   "GIT_AUTHOR_DATE",

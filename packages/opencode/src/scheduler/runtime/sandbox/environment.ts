@@ -1,3 +1,4 @@
+import { IDENTITY_ENV } from "../git/git.ts"
 /**
  * What a sandboxed command may see of the environment and of HOME. Kept apart from the mount plan so the
  * lists can be read (and reviewed) in one place.
@@ -38,12 +39,8 @@ export namespace SandboxEnvironment {
     "CPATH",
     "C_INCLUDE_PATH",
     "CPLUS_INCLUDE_PATH",
-    "GIT_AUTHOR_NAME",
-    "GIT_AUTHOR_EMAIL",
-    "GIT_AUTHOR_DATE",
-    "GIT_COMMITTER_NAME",
-    "GIT_COMMITTER_EMAIL",
-    "GIT_COMMITTER_DATE",
+    // Who commits: the same variables git itself is let see.
+    ...IDENTITY_ENV,
   ])
   /** Families of build variables, by prefix. */
   export const KEEP_PREFIXES = ["LC_", "CCACHE_", "CMAKE_", "CTEST_", "NINJA_", "VCPKG_"] as const
