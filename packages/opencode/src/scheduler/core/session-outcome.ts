@@ -52,7 +52,7 @@ const NO_REPORT = (tool: string) => `the session ended twice without calling ${t
 
 /** The session's failure in words for the log: the provider's class and message when there is one. */
 export function failureText(f: SessionFailure): string {
-  return f.fault ? `${f.fault.class}: ${f.fault.message}` : f.message
+  return f.fault && f.fault.class !== "unknown" ? `${f.fault.class}: ${f.fault.message}` : f.message
 }
 
 function worker(role: "executor" | "debugger"): Rules<typeof role> {

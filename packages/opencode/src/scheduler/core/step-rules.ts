@@ -54,7 +54,7 @@ export function stepTimer(d: Draft, step: Step, kind: "inactivity" | "wallclock"
 
 function failStep(d: Draft, step: Step, outcome: FailedOutcome, message: string, fault?: ProviderFault): void {
   const fresh = d.s.steps[step].fresh
-  const hopeless = fault !== undefined && !fault.retryable
+  const hopeless = isHopeless(fault)
   if (!hopeless && fresh < MAX_FRESH_SESSIONS) {
     d.s.steps = stepStarted(d.s, step, d.event.at, fresh + 1)
     restart(d, step)
@@ -169,8 +169,9 @@ export function blockOnFault(d: Draft, t: TaskRuntime, who: "executor" | "debugg
   d.block(t.id, `the model provider refused the ${who}'s request (${fault.class}: ${fault.message})`, resume, { cause, answers, text: causeQuestion(cause, answers) })
 }
 
+/** A provider fault no fresh session would cure; an error of no known class is given its fresh sessions. */
 export function isHopeless(fault: ProviderFault | undefined): fault is ProviderFault {
-  return fault !== undefined && !fault.retryable
+  return fault !== undefined && !fault.retryable && fault.class !== "unknown"
 }
 
 /**
