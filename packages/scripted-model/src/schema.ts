@@ -1,4 +1,5 @@
 import { z } from "zod"
+import { HttpError } from "./http-error.ts"
 
 // Strict objects everywhere: a misspelt key ("untill") must be an error, not a silently ignored field.
 
@@ -39,6 +40,7 @@ export const Step = z
     rawArgs: z.string().optional(),
     tools: z.array(ToolCall).min(1).optional(),
     text: z.string().optional(),
+    httpError: HttpError.optional(),
     delayMs: nonNegativeInt.optional(),
     until: z.string().min(1).optional(),
     untilRegex: z.string().min(1).optional(),
@@ -83,15 +85,15 @@ export type Scenario = z.infer<typeof Scenario>
 type Ctx = z.RefinementCtx
 
 function checkStep(step: z.infer<typeof Step>, ctx: Ctx): void {
-  const kinds = (["tool", "tools", "text"] as const).filter((k) => step[k] !== undefined)
+  const kinds = (["tool", "tools", "text", "httpError"] as const).filter((k) => step[k] !== undefined)
   if (kinds.length !== 1) {
     ctx.addIssue({
       code: "custom",
       path: [],
       message:
         kinds.length === 0
-          ? 'a step needs exactly one of "tool" (one call), "tools" (parallel calls) or "text" (final answer)'
-          : `a step has exactly one of "tool", "tools" or "text", this one has ${kinds.map((k) => `"${k}"`).join(" and ")}: split it into separate steps`,
+          ? 'a step needs exactly one of "tool" (one call), "tools" (parallel calls), "text" (final answer) or "httpError" (the request fails)'
+          : `a step has exactly one of "tool", "tools", "text" or "httpError", this one has ${kinds.map((k) => `"${k}"`).join(" and ")}: split it into separate steps`,
     })
   }
   if (step.args !== undefined && step.tool === undefined) {
@@ -100,7 +102,7 @@ function checkStep(step: z.infer<typeof Step>, ctx: Ctx): void {
   if (step.rawArgs !== undefined && (step.tool === undefined || step.args !== undefined)) {
     ctx.addIssue({ code: "custom", path: ["rawArgs"], message: step.tool === undefined ? '"rawArgs" belongs to a "tool" step' : 'give either "args" or "rawArgs", not both' })
   }
-  if (step.text !== undefined && (step.until !== undefined || step.untilRegex !== undefined)) {
+  if ((step.text !== undefined || step.httpError !== undefined) && (step.until !== undefined || step.untilRegex !== undefined)) {
     ctx.addIssue({ code: "custom", path: [step.until !== undefined ? "until" : "untilRegex"], message: '"until"/"untilRegex" repeat a tool call until its result contains the text; a "text" step has no tool result' })
   }
   if (step.until !== undefined && step.untilRegex !== undefined) {

@@ -8,6 +8,7 @@ import { logReply, toReply, usageFor } from "./reply.ts"
 import { decide, scriptLabel } from "./route.ts"
 import { loadScenario } from "./scenario.ts"
 import type { Scenario, Step } from "./schema.ts"
+import { httpErrorResponse } from "./http-error.ts"
 import { completionBody, errorBody, sseEvents, sseResponse, type Reply } from "./sse.ts"
 
 export interface ScriptedModelOptions {
@@ -95,6 +96,10 @@ export function createApp(scenario: Scenario, log: RequestLog, onFailure?: (mess
     const delayMs = step?.delayMs ?? scenario.defaults?.delayMs ?? 0
     if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs))
 
+    if (step?.httpError) {
+      log.add({ ts: new Date().toISOString(), ...base, reply: { kind: "error", text: `HTTP ${step.httpError.status}` } })
+      return httpErrorResponse(step.httpError)
+    }
     const reply: Reply = step ? toReply(step, () => `call_${++callCounter}`) : { kind: "text", text: scenario.defaults?.titleText ?? DEFAULT_TITLE }
     const usage = usageFor(req, reply, { ...scenario.defaults?.usage, ...step?.usage })
     log.add({ ts: new Date().toISOString(), ...base, reply: logReply(reply, step) })

@@ -2,7 +2,8 @@ import { commandId, type Command, type Consultant, type ConsultOption } from "./
 import { tasksConflict } from "./conflicts"
 import type { Event, WorkerRole } from "./event.schema"
 import { graphIndex, isLive, type GraphIndex } from "./graph-index"
-import { ACTIVE_STATUSES, baselineHolds, type Failure, type SchedulerState, type TaskRuntime } from "./state"
+import { ACTIVE_STATUSES, baselineHolds, type Failure, type Question, type SchedulerState, type TaskRuntime } from "./state"
+import { stepStarted } from "./steps"
 import type { TaskGraph, TaskNode, TaskStatus } from "./task.schema"
 
 /**
@@ -248,13 +249,14 @@ export class Draft {
   }
 
   /** Blocks a task and asks the user, through Main, the one question that would unblock it. */
-  block(id: string, reason: string, resume: NonNullable<TaskRuntime["resume"]>): void {
+  block(id: string, reason: string, resume: NonNullable<TaskRuntime["resume"]>, ask?: Pick<Question, "cause" | "answers"> & { text: string }): void {
     const blocks = this.task(id)!.blocks + 1
     const questionId = `${id}:blocked:${blocks}`
     this.setStatus(id, "blocked", reason)
     this.patch(id, { blocks, resume, sessionId: null, reviewSessionId: null, consultOptions: null, consultBy: null, deadline: null })
-    const text = `Task ${id} (${this.node(id).title}) is blocked: ${reason}. How should it continue?`
-    this.s.questions = [...this.s.questions, { questionId, taskId: id, text }]
+    // `ask`: a question that names its cause and the answers it accepts (step-rules.ts).
+    const text = ask?.text ?? `Task ${id} (${this.node(id).title}) is blocked: ${reason}. How should it continue?`
+    this.s.questions = [...this.s.questions, { questionId, taskId: id, text, ...(ask ? { cause: ask.cause, answers: ask.answers } : {}) }]
     this.emit({ type: "ask", id: commandId.ask(questionId), questionId, text })
     this.notify(`task ${id} blocked: ${reason}`)
   }
@@ -433,6 +435,7 @@ export class Draft {
     const commandIdText = commandId.reviewMilestone(s.currentPhase, s.eventCount)
     s.stage = "milestone"
     s.milestone = { phase: s.currentPhase, reviewing: false, commandId: commandIdText, final }
+    s.steps = stepStarted(s, "milestone", this.event.at, 0)
     this.emit({ type: "reviewMilestone", id: commandIdText, phase: s.currentPhase, final })
     this.notify(
       final
@@ -458,7 +461,7 @@ export class Draft {
   }
 
   /** Nothing can run: park the tasks that wait on blocked ones, so every task ends merged, blocked or invalidated. */
-  private finishBlocked(): void {
+  finishBlocked(): void {
     const { indexOf } = graphIndex(this.graph)
     this.graph.tasks.forEach((node, i) => {
       const task = this.s.tasks[i]!

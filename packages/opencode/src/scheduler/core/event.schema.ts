@@ -2,6 +2,9 @@ import { z } from "zod"
 import { PlanDelta } from "./delta.schema"
 import { ReviewReport, WorkerResult } from "./report.schema"
 import { TaskGraph, TaskNode } from "./task.schema"
+import { ProviderFault } from "./provider-fault"
+import { FAILED_OUTCOMES } from "./session-outcome"
+import { STEPS } from "./steps"
 import { BASELINE_STATUSES, BudgetLimits, CONSULTANTS, FINAL_CHECK_STATUSES, WORKER_ROLES } from "./vocabulary"
 
 export { BudgetLimits, FINAL_CHECK_STATUSES, WORKER_ROLES, type WorkerRole } from "./vocabulary"
@@ -87,6 +90,8 @@ export const Event = z.discriminatedUnion("type", [
     sessionId: z.string().min(1),
     reason: z.enum(["error", "aborted", "stalled", "timeout"]),
     message: z.string(),
+    /** The model provider's error, classified: one that waiting cannot cure asks the user at once. */
+    fault: ProviderFault.optional(),
   }),
   /**
    * The session of a task's worker or reviewer belonged to a process that died (AirCoding restarted). Not
@@ -130,10 +135,11 @@ export const Event = z.discriminatedUnion("type", [
   /** A worker's or reviewer's session ended in an error (or without its report, twice): `cause` says which. */
   /** A worker's or reviewer's session ended its turn without its report and was told to call it (once per session). */
   event("session.nudged", { taskId, sessionId: z.string().min(1) }),
-  event("session.errored", { taskId, sessionId: z.string().min(1), cause: z.string() }),
+  event("session.errored", { taskId, sessionId: z.string().min(1), cause: z.string(), fault: ProviderFault.optional() }),
   /** The final build and tests of the integration branch, run when the run finished (done or blocked). */
   event("finalCheck.done", { status: z.enum(FINAL_CHECK_STATUSES), message: z.string() }),
-  event("timer.fired", { taskId, kind: z.enum(["inactivity", "wallclock"]) }),
+  /** A task's session (`taskId`) or a step's (`step`: plan, change, milestone review) ran out of time; exactly one of the two. */
+  event("timer.fired", { taskId: taskId.optional(), step: z.enum(STEPS).optional(), kind: z.enum(["inactivity", "wallclock"]) }),
   event("run.paused", {}),
   event("run.resumed", {}),
   /**
@@ -181,6 +187,12 @@ export const Event = z.discriminatedUnion("type", [
    */
   /** The batch stopped before this task's outcome (its merge was blocked on another task's account): nothing of it landed. */
   event("merge.deferred", { taskId }),
+  /**
+   * The session of a step that belongs to no task (the Architect's plan, a replan, a milestone or final
+   * review) ended without its report, errored (`fault`: the provider's class) or could not start: a fresh
+   * session up to MAX_FRESH_SESSIONS, then one question to the user.
+   */
+  event("step.failed", { step: z.enum(STEPS), outcome: z.enum(FAILED_OUTCOMES), message: z.string(), fault: ProviderFault.optional(), phase: z.number().int().min(1).optional() }),
   event("merge.batch-rejected", { taskIds: z.array(z.string().min(1)).min(2), message: z.string(), evidencePath: z.string() }),
 ])
 export type Event = z.infer<typeof Event>

@@ -10,6 +10,8 @@ import { initialState, newTaskRuntime, type SchedulerState, type Stage, type Tas
 import { KIND_RULES, type TaskStatus } from "./task.schema"
 import { addUsage, emptyUsage, overruns, resetTask } from "./usage"
 import { validateDelta, validateGraph, type ValidationError } from "./validate"
+import { answerStep, answerTaskChoice, blockOnFault, isHopeless, isStepQuestion, passMilestone, stepFailed, stepTimer } from "./step-rules"
+import { stepEnded, stepStarted } from "./steps"
 
 export type TransitionResult = { state: SchedulerState; commands: Command[] } | { refused: string }
 
@@ -99,6 +101,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
     if (d.s.stage === "finished") Object.assign(d.s, { ...initialState(), eventCount: d.s.eventCount, lastAt: e.at })
     Object.assign(d.s, { stage: "planning", runId: e.runId, requirement: e.requirement, config: e.config, integration: e.integration ?? null })
     d.s.usage = emptyUsage(e.at)
+    d.s.steps = stepStarted(d.s, "plan", e.at, 0)
     d.emit({ type: "plan", id: commandId.plan(e.runId), requirement: e.requirement, autoConfirm: e.config.autoConfirm })
     d.notify(`run ${e.runId} started; the Architect is planning`)
   },
@@ -109,12 +112,15 @@ const RULES: { [T in EventType]: Handler<T> } = {
     d.s.planSummary = e.summary
     delete d.s.planRevision
     d.s.stage = d.s.config!.autoConfirm ? "confirmed" : "confirming"
+    // The Architect goes on to the graph (auto-confirmed), or waits for the user, untimed.
+    d.s.steps = d.s.config!.autoConfirm ? stepStarted(d.s, "plan", e.at) : stepEnded(d.s, "plan")
     d.notify(d.s.config!.autoConfirm ? "plan proposed and confirmed automatically" : "plan proposed; waiting for the user's confirmation")
   },
 
   "plan.confirmed": (d) => {
     if (d.s.stage !== "confirming") return `no plan waits for confirmation (stage: ${d.s.stage})`
     d.s.stage = "confirmed"
+    d.s.steps = stepStarted(d.s, "plan", d.event.at)
     d.notify("plan confirmed by the user")
   },
 
@@ -122,6 +128,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
     if (d.s.stage !== "confirming") return `no proposed plan waits for the user (stage: ${d.s.stage}); once the graph runs, changes go through change.requested`
     d.s.stage = "planning"
     d.s.planRevision = e.text
+    d.s.steps = stepStarted(d.s, "plan", e.at)
     d.notify("the user asked for changes to the plan; the Architect revises it")
   },
 
@@ -143,6 +150,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
     const phases = graphIndex(graph).phases
     d.s.currentPhase = phases[0] ?? 1
     d.s.stage = "running"
+    d.s.steps = stepEnded(d.s, "plan")
     d.rebuildReady()
     d.notify(`task graph accepted: ${graph.tasks.length} tasks in ${phases.length} phase(s)`)
     if (d.s.config!.baseline) startBaseline(d)
@@ -180,6 +188,8 @@ const RULES: { [T in EventType]: Handler<T> } = {
     if (typeof t === "string") return t
     if (e.reason === "aborted") {
       d.block(t.id, `the ${t.role}'s session was aborted: ${e.message}`, "executor")
+    } else if (isHopeless(e.fault)) {
+      blockOnFault(d, t, t.role ?? "executor", e.fault, "executor")
     } else {
       retryOrBlock(d, t, `${e.reason}: ${e.message}`)
     }
@@ -214,11 +224,13 @@ const RULES: { [T in EventType]: Handler<T> } = {
     if (WORKER_STATUSES.includes(t.status)) {
       if (t.sessionId !== e.sessionId) return `session ${e.sessionId} is not the current session of task ${t.id} (${t.sessionId ?? "none recorded"}); its error is stale`
       d.patch(t.id, { sessionId: null })
-      retryOrBlock(d, t, `its session errored: ${e.cause}`)
+      if (isHopeless(e.fault)) blockOnFault(d, t, t.role ?? "executor", e.fault, "executor")
+      else retryOrBlock(d, t, `its session errored: ${e.cause}`)
     } else if (t.status === "reviewing") {
       if (t.reviewSessionId !== e.sessionId) return `session ${e.sessionId} is not the current review of task ${t.id} (${t.reviewSessionId ?? "none recorded"}); its error is stale`
       d.patch(t.id, { reviewSessionId: null, lastFailure: { source: "reviewer", message: e.cause, evidencePath: null } })
-      if (t.stalls < d.s.config!.stallRetries) {
+      if (isHopeless(e.fault)) blockOnFault(d, t, "reviewer", e.fault, "review")
+      else if (t.stalls < d.s.config!.stallRetries) {
         d.patch(t.id, { stalls: t.stalls + 1 })
         d.review(t.id, `the reviewer's session errored (${e.cause}); reviewing again`)
       } else d.block(t.id, `the reviewer's session errored again: ${e.cause}`, "review")
@@ -234,7 +246,9 @@ const RULES: { [T in EventType]: Handler<T> } = {
   },
 
   "timer.fired": (d, e) => {
-    const t = findTask(d, e.taskId)
+    if ((e.step === undefined) === (e.taskId === undefined)) return "a timer names either a task or a step, exactly one of the two"
+    if (e.step !== undefined) return stepTimer(d, e.step, e.kind)
+    const t = findTask(d, e.taskId!)
     if (typeof t === "string") return t
     const what = e.kind === "inactivity" ? "stalled (no activity within the inactivity timeout)" : "ran past its wall-clock cap"
     if (e.kind === "wallclock" && (WORKER_STATUSES.includes(t.status) || t.status === "reviewing")) d.patch(t.id, { deadline: null })
@@ -390,6 +404,8 @@ const RULES: { [T in EventType]: Handler<T> } = {
     }),
 
   // The batch failed as a whole: no task is blamed; its halves are tried in turn until one task is left with the failure.
+  "step.failed": (d, e) => stepFailed(d, e),
+
   "merge.batch-rejected": (d, e) => {
     for (const id of e.taskIds) {
       const t = findTask(d, id)
@@ -439,21 +455,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
     if (d.s.stage !== "milestone" || !m) return `no milestone review is due (stage: ${d.s.stage})`
     if (m.phase !== e.phase) return `the milestone due is phase ${m.phase}, not ${e.phase}`
     if (e.verdict === "pass") {
-      d.s.stage = "running"
-      d.s.milestone = null
-      d.s.milestoneFails = 0
-      d.s.milestoneAnswer = null
-      if (m.final) {
-        // The run is done once nothing else is in flight (settle sees the pass).
-        d.s.finalReviewPassed = true
-        d.notify(`final review passed: the requirement is met`)
-        d.schedule()
-        return
-      }
-      const next = graphIndex(d.graph).phases.find((p) => p > m.phase)
-      if (next !== undefined) d.s.currentPhase = next
-      d.notify(`milestone ${m.phase} passed${next !== undefined ? `; phase ${next} starts` : ""}`)
-      d.schedule()
+      passMilestone(d)
       return
     }
     if (!e.fixTasks || e.fixTasks.length === 0) return `a failing review of milestone ${m.phase} must bring fix tasks`
@@ -484,6 +486,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
     if (d.s.frozen) return `a change is already being planned ("${d.s.frozen.text}"); wait for its delta`
     const id = `replan:${d.s.eventCount}`
     d.s.frozen = { text: e.text, at: e.at, commandId: id }
+    d.s.steps = stepStarted(d.s, "change", e.at, 0)
     d.reopen()
     d.emit({ type: "replan", id, text: e.text })
     d.notify("requirement change received: no new task starts until the Architect's plan delta is accepted")
@@ -494,6 +497,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
     const refusal = acceptDelta(d, e.delta)
     if (refusal) return `the plan delta is invalid:\n${refusal}`
     d.s.frozen = null
+    d.s.steps = stepEnded(d.s, "change")
     d.schedule()
   },
 
@@ -548,6 +552,18 @@ const RULES: { [T in EventType]: Handler<T> } = {
     if (isBaselineQuestion(d.s, question)) {
       answerBaseline(d, question, e.answer)
       return
+    }
+    if (isStepQuestion(question)) return answerStep(d, question, e.answer)
+    if (question.taskId !== null && question.answers) {
+      // A question that lists its answers accepts only those; "skip T-2" leaves the task blocked and goes on.
+      const answered = answerTaskChoice(d, question, e.answer)
+      if ("refused" in answered) return answered.refused
+      if (answered.choice !== "retry") {
+        d.s.questions = d.s.questions.filter((q) => q !== question)
+        d.notify(`task ${question.taskId} stays blocked (the user answered ${answered.choice}); the run goes on without it`)
+        d.schedule()
+        return
+      }
     }
     d.s.questions = d.s.questions.filter((q) => q !== question)
     const budgetRaised = question.taskId === null && question.milestone === undefined

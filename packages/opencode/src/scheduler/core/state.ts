@@ -3,6 +3,8 @@ import { RunConfig } from "./event.schema"
 import { SCHEMA_VERSION, TASK_STATUSES, TaskGraph } from "./task.schema"
 import { emptyUsage, UsageState } from "./usage"
 import { BaselineState, CONSULTANTS, CONSULT_OPTIONS, FINAL_CHECK_STATUSES, WORKER_ROLES } from "./vocabulary"
+import { emptySteps, STEPS, StepRuns } from "./steps"
+import { QuestionCause } from "./session-outcome"
 
 export const STAGES = ["idle", "planning", "confirming", "confirmed", "running", "milestone", "finished"] as const
 export type Stage = (typeof STAGES)[number]
@@ -83,6 +85,12 @@ export const Question = z.object({
   text: z.string(),
   /** Set on the question a milestone review that keeps failing asks: the phase whose review waits for the answer. */
   milestone: z.number().int().optional(),
+  /** Set on the question asked when a step of the run (plan, change, milestone review) kept failing: the answer goes to it. */
+  step: z.enum(STEPS).optional(),
+  /** Why a session failed, for the words a person reads (read/question-text.ts), in their language. */
+  cause: QuestionCause.optional(),
+  /** The answers the machine honours for this question; any other is refused with this list. */
+  answers: z.array(z.string()).optional(),
 })
 export type Question = z.infer<typeof Question>
 
@@ -145,6 +153,8 @@ export const SchedulerState = z.object({
   reverts: z.array(z.object({ taskId: z.string(), round: z.number().int().min(1), commandId: z.string() })).default([]),
   /** The integration head built and tested before the first dispatch (null when the run has none). */
   baseline: BaselineState.nullable().default(null),
+  /** The run's steps that belong to no task (plan, change, milestone review): their deadlines and fresh sessions. */
+  steps: StepRuns.default(emptySteps()),
 })
 export type SchedulerState = z.infer<typeof SchedulerState>
 
@@ -182,6 +192,7 @@ export function initialState(): SchedulerState {
     usage: emptyUsage(null),
     reverts: [],
     baseline: null,
+    steps: emptySteps(),
   }
 }
 

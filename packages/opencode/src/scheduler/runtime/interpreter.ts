@@ -208,7 +208,22 @@ export class Interpreter {
    * where the plan stands — confirmed (write the graph), sent back with the user's changes (revise), or
    * nothing yet (study the requirement and propose).
    */
-  private plan(requirement: string, autoConfirm: boolean): Promise<void> {
+  private async plan(requirement: string, autoConfirm: boolean): Promise<void> {
+    // A planning session still watched (one past its wall-clock cap) gives way to the fresh one.
+    await this.supervisor.endStep("architect")
+    await this.planSession(requirement, autoConfirm).catch((err) => this.stepSpawnFailed({ kind: "architect", nudged: false }, err))
+  }
+
+  /**
+   * A step's session could not start (the engine refused it, a prompt failed): the machine hears it as that
+   * step's `spawn-failed`, and decides (a fresh session, then one question).
+   */
+  private async stepSpawnFailed(purpose: Parameters<Supervisor["fail"]>[0], err: unknown): Promise<void> {
+    const r = await this.supervisor.fail(purpose, "", "spawn-failed", { message: (err as Error)?.message ?? String(err) })
+    if (!r.ok) throw err
+  }
+
+  private planSession(requirement: string, autoConfirm: boolean): Promise<void> {
     const state = this.ports.log.state()
     const summary = state?.planSummary ?? null
     if (state?.stage === "confirmed" && summary !== null && !autoConfirm)
@@ -236,7 +251,7 @@ export class Interpreter {
       if (wt.recovered) inbox.push(`Task ${taskId}: ${wt.recovered}.`)
       const prompt = ContextPack.worker(root, role, task, this.runtimeOf(taskId), wt, attempt)
       await this.supervisor.spawn(
-        { kind: "worker", taskId, role, nudged: false },
+        { kind: "worker", taskId, role, nudged: false, attempt },
         { agent: role, directory: root, worktree: wt.path, title: `${role} ${taskId}`, prompt, taskId },
         (sessionId) => log.apply({ type: "task.dispatched", taskId, role, sessionId, attempt }),
       )
@@ -296,7 +311,7 @@ export class Interpreter {
     const run = this.runtimeOf(taskId)?.reviewRuns ?? 1
     try {
       await this.supervisor.spawn(
-        { kind: "reviewer", taskId, nudged: false },
+        { kind: "reviewer", taskId, nudged: false, run },
         { agent: "reviewer", directory: root, worktree: wt, title: `reviewer ${taskId}`, prompt: ContextPack.reviewer(root, task, wt, this.runtimeOf(taskId)), taskId },
         (sessionId) => log.apply({ type: "review.started", taskId, sessionId }),
       )
@@ -308,7 +323,8 @@ export class Interpreter {
   /** A session that could not start goes to the machine, which retries or blocks: the task never waits on nothing. */
   private async dispatchFailed(taskId: string, role: "executor" | "debugger" | "reviewer", run: number, err: unknown): Promise<void> {
     const message = err instanceof Error ? err.message : String(err)
-    const r = await this.ports.log.apply({ type: "dispatch.failed", taskId, role, run, message })
+    const purpose = role === "reviewer" ? { kind: "reviewer" as const, taskId, nudged: false, run } : { kind: "worker" as const, taskId, role, nudged: false, attempt: run }
+    const r = await this.supervisor.fail(purpose, "", "spawn-failed", { message })
     if (r.ok) this.ports.inbox.push(`task ${taskId}: the ${role} session could not start (${message}); the Scheduler retries or asks you.`)
     else throw err
   }
@@ -408,13 +424,11 @@ export class Interpreter {
   }
 
   private async consult(taskId: string, agent: Consultant, question: string, options: string[]): Promise<void> {
-    const { root, log } = this.ports
+    const { root } = this.ports
+    const purpose = { kind: "consult" as const, taskId, agent, options, nudged: false }
     await this.supervisor
-      .spawn(
-        { kind: "consult", taskId, agent, options, nudged: false },
-        { agent, directory: root, title: `consult ${taskId} (${agent})`, prompt: ContextPack.consult(taskId, question, options, agent), taskId },
-      )
-      .catch((err) => log.apply({ type: "consult.unanswered", taskId, by: agent, reason: `its session could not start: ${(err as Error).message}` }))
+      .spawn(purpose, { agent, directory: root, title: `consult ${taskId} (${agent})`, prompt: ContextPack.consult(taskId, question, options, agent), taskId })
+      .catch((err) => this.supervisor.fail(purpose, "", "spawn-failed", { message: (err as Error).message }))
   }
 
   async reviewMilestone(phase: number, final = false): Promise<void> {
@@ -425,12 +439,18 @@ export class Interpreter {
     // The final review looks at the whole requirement: every merged task, whatever its phase.
     const tasks = (state.graph?.tasks ?? []).filter((t, i) => (final || t.phase === phase) && state.tasks[i]?.status === "merged")
     const prompt = ContextPack.milestone(phase, state.requirement, tasks, { final, adrs: Adrs.list(root), answer: state.milestoneAnswer })
-    await this.supervisor.spawn(
-      { kind: "milestone", phase, nudged: false },
-      { agent: "architect", directory: root, title: final ? `Architect: final review` : `Architect: milestone ${phase}`, prompt },
-      // Recorded before the first prompt: after a crash the review is known to have started.
-      resumed ? undefined : () => log.apply({ type: "milestone.reached", phase }),
-    )
+    await this.supervisor.endStep("milestone")
+    const purpose = { kind: "milestone" as const, phase, nudged: false }
+    try {
+      await this.supervisor.spawn(
+        purpose,
+        { agent: "architect", directory: root, title: final ? `Architect: final review` : `Architect: milestone ${phase}`, prompt },
+        // Recorded before the first prompt: after a crash the review is known to have started.
+        resumed ? undefined : () => log.apply({ type: "milestone.reached", phase }),
+      )
+    } catch (err) {
+      return this.stepSpawnFailed(purpose, err)
+    }
     inbox.push(
       final
         ? `FINAL REVIEW: every task is merged; the Architect reviews the whole requirement and the ADRs before the run is done.`
@@ -456,15 +476,22 @@ export class Interpreter {
     const current = Adrs.textWithHash(root, adr, hash) ?? "(the file changed again since; read it)"
     const cited = (state.graph?.tasks ?? []).filter((t) => tasks.includes(t.id)).map((t) => `- ${t.id} · ${state.tasks.find((r) => r.id === t.id)?.status ?? "pending"} · ${t.title}`)
     const prompt = ContextPack.adrEdit(adr, Adrs.kept(root, adr), current, cited)
+    const purpose = { kind: "adr" as const, adr, hash, nudged: false }
     await this.supervisor
-      .spawn({ kind: "adr", adr, hash, nudged: false }, { agent: "architect", directory: root, title: `Architect: ${adr} edited`, prompt })
-      .catch((err) => log.apply({ type: "adr.classified", adr, hash, kind: "decision-change", note: `the Architect's session could not start (${(err as Error).message}); treated as a decision change` }))
+      .spawn(purpose, { agent: "architect", directory: root, title: `Architect: ${adr} edited`, prompt })
+      .catch((err) => this.supervisor.fail(purpose, "", "spawn-failed", { message: (err as Error).message }))
   }
 
   private async replan(text: string): Promise<void> {
     const { root, log } = this.ports
     const state = await log.opened()
     const prompt = ContextPack.change(root, text, state.graph, (id) => state.tasks.find((t) => t.id === id)?.status)
-    this.supervisor.architectSessionID = await this.supervisor.spawn({ kind: "change", nudged: false }, { agent: "architect", directory: root, title: "Architect: change", prompt })
+    await this.supervisor.endStep("change")
+    const purpose = { kind: "change" as const, nudged: false }
+    try {
+      this.supervisor.architectSessionID = await this.supervisor.spawn(purpose, { agent: "architect", directory: root, title: "Architect: change", prompt })
+    } catch (err) {
+      await this.stepSpawnFailed(purpose, err)
+    }
   }
 }

@@ -3,6 +3,7 @@ import { Settings } from "../settings"
 import { UsageReporter } from "./usage"
 import type { Ports } from "../ports"
 import type { Supervisor } from "./supervisor"
+import { STEPS } from "../../core/steps"
 
 /**
  * Timers are code: inactivity and wall-clock caps arrive at the machine as timer.fired events, the run's
@@ -47,7 +48,7 @@ export class Clock {
     await this.checkDeadlines()
   }
 
-  /** Wall-clock caps: each task's deadline is in the state (set when its worker was dispatched), so a restart keeps it. */
+  /** Wall-clock caps: each task's and step's deadline is in the state (set when its session started), so a restart keeps it. */
   async checkDeadlines(): Promise<void> {
     const state = this.ports.log.state()
     if (!state) return
@@ -59,6 +60,15 @@ export class Clock {
       if (this.fired.has(key)) continue
       this.fired.add(key)
       await this.ports.log.apply({ type: "timer.fired", taskId: t.id, kind: "wallclock" })
+    }
+    // The steps that belong to no task (plan, change, milestone review) have their deadlines in the state too.
+    for (const step of STEPS) {
+      const deadline = state.steps[step].deadline
+      if (deadline === null || Date.parse(deadline) >= now) continue
+      const key = `${step}@${deadline}`
+      if (this.fired.has(key)) continue
+      this.fired.add(key)
+      await this.ports.log.apply({ type: "timer.fired", step, kind: "wallclock" })
     }
   }
 

@@ -11,7 +11,8 @@ type Client = PluginInput["client"]
 export namespace ChildSessions {
   export type Outcome =
     | { kind: "idle" }
-    | { kind: "error"; message: string }
+    /** `error`: the engine's payload as it came (session.error), for runtime/sessions/provider-error.ts. */
+    | { kind: "error"; message: string; error?: unknown }
     | { kind: "aborted"; message: string }
 
   type Watched = {
@@ -149,7 +150,7 @@ export namespace ChildSessions {
         const err = event.properties.error
         const message = err ? `${err.name}: ${JSON.stringify((err as { data?: unknown }).data ?? {})}` : "unknown error"
         w.busy = false
-        w.onOutcome(err?.name === "MessageAbortedError" ? { kind: "aborted", message } : { kind: "error", message })
+        w.onOutcome(err?.name === "MessageAbortedError" ? { kind: "aborted", message } : { kind: "error", message, error: err })
         return
       }
     }

@@ -1,11 +1,13 @@
 import type { Consultant } from "../../core/command"
+import { failureEvent, SESSION_RULES, type FailedOutcome, type PurposeKind, type PurposeRef, type SessionFailure } from "../../core/session-outcome"
 import type { ChildSessions } from "./sessions"
-import type { Ports } from "../ports"
+import type { Applied, EventInput, Ports } from "../ports"
+import { ProviderError } from "./provider-error"
 
 /** What a session the Scheduler started is for; decided by code when it starts the session. */
 export type Purpose =
-  | { kind: "worker"; taskId: string; role: "executor" | "debugger"; nudged: boolean }
-  | { kind: "reviewer"; taskId: string; nudged: boolean }
+  | { kind: "worker"; taskId: string; role: "executor" | "debugger"; nudged: boolean; attempt?: number }
+  | { kind: "reviewer"; taskId: string; nudged: boolean; run?: number }
   | { kind: "architect"; nudged: boolean }
   | { kind: "change"; nudged: boolean }
   | { kind: "milestone"; phase: number; nudged: boolean }
@@ -96,24 +98,22 @@ export class Supervisor {
 
   /** A child stopped. Silence about its result is never success: nudge once, then fail it. */
   async onOutcome(sessionID: string, outcome: ChildSessions.Outcome): Promise<void> {
-    const { log, inbox, sessions } = this.ports
+    const { log, sessions } = this.ports
     // The turn's model use first (one event at most per turn): the machine may find a budget spent.
     await this.reportUsage([sessionID])
     const purpose = this.purposes.get(sessionID)
     if (!purpose) return sessions.release(sessionID)
     if (outcome.kind !== "idle") {
-      this.purposes.delete(sessionID)
-      sessions.release(sessionID)
+      this.letGo(sessionID)
       // An abort the Scheduler did not order (its own aborts stop watching first): the TUI closing, or the
       // user stopping the session. The work is not at fault: the same step starts again, as after a crash.
       if (outcome.kind === "aborted" && (purpose.kind === "worker" || purpose.kind === "reviewer"))
         await log.apply({ type: "session.lost", taskId: purpose.taskId, sessionId: sessionID })
-      else if (purpose.kind === "worker")
-        await log.apply({ type: "worker.failed", taskId: purpose.taskId, sessionId: sessionID, reason: "error", message: outcome.message })
-      else if (purpose.kind === "reviewer") await log.apply({ type: "session.errored", taskId: purpose.taskId, sessionId: sessionID, cause: `error: ${outcome.message}` })
-      else if (purpose.kind === "consult") await log.apply({ type: "consult.unanswered", taskId: purpose.taskId, by: purpose.agent, reason: `its session ${outcome.kind === "aborted" ? "was aborted" : "failed"}: ${outcome.message}` })
-      else if (purpose.kind === "adr") await unclassified(log, purpose, `its session failed: ${outcome.message}`)
-      else inbox.push(`The ${purpose.kind} session ${sessionID} failed: ${outcome.message}`, true)
+      else if (outcome.kind === "aborted") await this.fail(purpose, sessionID, "errored", { message: `its session was aborted: ${ProviderError.oneLine(outcome.message)}` })
+      else {
+        const fault = ProviderError.classify(outcome.error ?? outcome.message, this.ports.clock.now())
+        await this.fail(purpose, sessionID, "errored", { message: fault.message, fault: { class: fault.class, retryable: fault.retryable, message: fault.message, ...(fault.status !== undefined ? { status: fault.status } : {}) } })
+      }
       return
     }
     const state = log.state()
@@ -122,6 +122,9 @@ export class Supervisor {
       this.purposes.delete(sessionID)
       return
     }
+    const { kind } = refOf(purpose, sessionID)
+    const tool = kind === "consult" && purpose.kind === "consult" && purpose.agent === "architect" ? "air_decide (or air_delta)" : SESSION_RULES[kind].tool
+    const nudge = `You ended your turn without calling ${tool}. The Scheduler only acts on that tool: call it now.`
     if (purpose.kind === "worker" || purpose.kind === "reviewer") {
       // Counted in the task's state: one nudge per session, whatever this process remembers.
       const task = state?.tasks.find((t) => t.id === purpose.taskId)
@@ -133,54 +136,75 @@ export class Supervisor {
           sessions.release(sessionID)
           return
         }
-        await sessions.prompt(sessionID, `You ended your turn without calling ${purpose.kind === "worker" ? "air_report" : "air_review"}. The Scheduler only acts on that tool: call it now.`)
+        await sessions.prompt(sessionID, nudge)
         return
       }
     } else if (!purpose.nudged) {
       purpose.nudged = true
-      const expected = { worker: "air_report", reviewer: "air_review", architect: "air_propose or air_plan", change: "air_delta (until it is accepted)", milestone: "air_milestone", consult: purpose.kind === "consult" && purpose.agent === "architect" ? "air_decide (or air_delta)" : "air_decide", adr: "air_decide" }[purpose.kind]
-      await sessions.prompt(sessionID, `You ended your turn without calling ${expected}. The Scheduler only acts on that tool: call it now.`)
+      await sessions.prompt(sessionID, nudge)
       return
     }
-    this.purposes.delete(sessionID)
-    sessions.release(sessionID)
-    if (purpose.kind === "worker")
-      await log.apply({ type: "worker.failed", taskId: purpose.taskId, sessionId: sessionID, reason: "error", message: "the session ended twice without calling air_report" })
-    else if (purpose.kind === "reviewer") await log.apply({ type: "session.errored", taskId: purpose.taskId, sessionId: sessionID, cause: "the session ended twice without calling air_review" })
-    else if (purpose.kind === "consult") await log.apply({ type: "consult.unanswered", taskId: purpose.taskId, by: purpose.agent, reason: "the session ended twice without calling air_decide" })
-    else if (purpose.kind === "adr") await unclassified(log, purpose, "the session ended twice without calling air_decide")
-    else if (purpose.kind === "change")
-      inbox.push("The Architect ended twice without an accepted plan delta: dispatch stays frozen and the run needs attention (air_status). Tell the user.", true)
-    else inbox.push(`The ${purpose.kind} session ended without its report; the run needs attention (air_status).`, true)
+    this.letGo(sessionID)
+    await this.fail(purpose, sessionID, "no-report", { message: "" })
   }
 
-  /** Sessions silent for longer than `inactivityMs`: each goes to the machine (task) or is aborted (the rest). */
+  /** The session failed: the event the table (core/session-outcome.ts) gives for its purpose and outcome. */
+  async fail(purpose: Purpose, sessionID: string, outcome: FailedOutcome, failure: SessionFailure): Promise<Applied> {
+    const { kind, ref } = refOf(purpose, sessionID)
+    return this.ports.log.apply(failureEvent(kind, ref, outcome, failure) as EventInput)
+  }
+
+  /** Stops watching a session whose outcome is being reported (and forgets it as the Architect to answer). */
+  private letGo(sessionID: string): void {
+    this.purposes.delete(sessionID)
+    this.ports.sessions.release(sessionID)
+    if (this.architectSessionID === sessionID) this.architectSessionID = undefined
+  }
+
+  /**
+   * Before a fresh session of a step (a plan, a change, a milestone review) starts: a session of the same
+   * step still watched (one past its wall-clock cap) is aborted, so two never work on one step.
+   */
+  async endStep(kind: "architect" | "change" | "milestone"): Promise<void> {
+    for (const [id, purpose] of [...this.purposes]) {
+      if (purpose.kind !== kind) continue
+      this.letGo(id)
+      await this.ports.sessions.abort(id).catch(() => undefined)
+    }
+  }
+
+  /** Sessions silent for longer than `inactivityMs`: each goes to the machine as its purpose's `stalled` event. */
   async checkStalled(inactivityMs: number): Promise<void> {
-    const { log, inbox, sessions } = this.ports
+    const { sessions } = this.ports
     for (const sessionID of sessions.stalled(inactivityMs)) {
       const purpose = this.purposes.get(sessionID)
       if (!purpose) continue
       this.purposes.delete(sessionID)
-      if (purpose.kind === "worker" || purpose.kind === "reviewer") {
-        await log.apply({ type: "timer.fired", taskId: purpose.taskId, kind: "inactivity" })
-      } else if (purpose.kind === "consult") {
+      // A task's sessions are aborted by the machine's order (timer.fired); the others here, first.
+      if (purpose.kind !== "worker" && purpose.kind !== "reviewer") {
+        this.letGo(sessionID)
         await sessions.abort(sessionID)
-        await log.apply({ type: "consult.unanswered", taskId: purpose.taskId, by: purpose.agent, reason: `no activity for ${inactivityMs} ms; the session was aborted` })
-      } else if (purpose.kind === "adr") {
-        await sessions.abort(sessionID)
-        await unclassified(log, purpose, `no activity for ${inactivityMs} ms`)
-      } else {
-        await sessions.abort(sessionID)
-        inbox.push(`The ${purpose.kind} session stalled (no activity for ${inactivityMs} ms) and was aborted.`, true)
       }
+      await this.fail(purpose, sessionID, "stalled", { message: `no activity for ${inactivityMs} ms` })
     }
   }
 }
 
-/**
- * The Architect gave no classification of an ADR edit: it is taken as a decision change, the safe reading
- * (the work citing the ADR is checked again rather than trusted), so the held tasks never wait on nothing.
- */
-function unclassified(log: Ports["log"], purpose: { adr: string; hash: string }, why: string) {
-  return log.apply({ type: "adr.classified", adr: purpose.adr, hash: purpose.hash, kind: "decision-change", note: `no classification from the Architect (${why}); treated as a decision change` })
+/** The purpose as the table knows it: its kind and the ids its events carry. */
+export function refOf(purpose: Purpose, sessionId: string): { kind: PurposeKind; ref: PurposeRef[PurposeKind] } {
+  switch (purpose.kind) {
+    case "worker":
+      return { kind: purpose.role, ref: { taskId: purpose.taskId, sessionId, attempt: purpose.attempt ?? 1 } }
+    case "reviewer":
+      return { kind: "reviewer", ref: { taskId: purpose.taskId, sessionId, run: purpose.run ?? 1 } }
+    case "consult":
+      return { kind: "consult", ref: { taskId: purpose.taskId, agent: purpose.agent } }
+    case "milestone":
+      return { kind: "milestone", ref: { phase: purpose.phase } }
+    case "adr":
+      return { kind: "adr", ref: { adr: purpose.adr, hash: purpose.hash } }
+    case "architect":
+    case "change":
+      return { kind: purpose.kind, ref: {} }
+  }
 }

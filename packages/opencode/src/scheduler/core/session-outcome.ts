@@ -1,0 +1,228 @@
+import { z } from "zod"
+import type { Consultant } from "./command"
+import type { Event, EventType } from "./event.schema"
+import { ProviderFault, type ProviderErrorClass } from "./provider-fault"
+
+/**
+ * Every session the Scheduler starts ends in an event the machine folds: this table says which, for each
+ * purpose and each way a session can end. The runtime (runtime/sessions/supervisor.ts) only classifies the
+ * outcome and applies the event the table gives; the machine's rules for those events decide (a fresh
+ * session up to a bound, then one question to the user). A purpose added to PURPOSE_KINDS without a row,
+ * or a row without every outcome, does not compile.
+ */
+export const PURPOSE_KINDS = ["executor", "debugger", "reviewer", "architect", "change", "consult", "milestone", "adr"] as const
+export type PurposeKind = (typeof PURPOSE_KINDS)[number]
+
+/**
+ * How a session that did not report ended: `no-report` (it ended its turn without its report tool, was told
+ * the exact tool once, and ended again), `errored` (the engine reported an error, with the provider's class
+ * when it came from the model provider), `stalled` (no output past `inactivityMs`), `spawn-failed` (the
+ * session could not be created or prompted).
+ */
+export const FAILED_OUTCOMES = ["no-report", "errored", "stalled", "spawn-failed"] as const
+export type FailedOutcome = (typeof FAILED_OUTCOMES)[number]
+export const SESSION_OUTCOMES = ["reported", ...FAILED_OUTCOMES] as const
+
+type NoAt<E> = E extends unknown ? Omit<E, "at"> : never
+export type OutcomeEvent = NoAt<Event>
+
+/** What the runtime knows of a session's purpose, per kind. */
+export type PurposeRef = {
+  executor: { taskId: string; sessionId: string; attempt: number }
+  debugger: { taskId: string; sessionId: string; attempt: number }
+  reviewer: { taskId: string; sessionId: string; run: number }
+  architect: Record<string, never>
+  change: Record<string, never>
+  consult: { taskId: string; agent: Consultant }
+  milestone: { phase: number }
+  adr: { adr: string; hash: string }
+}
+
+export type SessionFailure = { message: string; fault?: ProviderFault }
+
+type Rules<P extends PurposeKind> = {
+  /** The tool whose call is the session's report; the nudge names it. */
+  tool: string
+  /** What a report of this purpose becomes (the tool's own event). */
+  reported: readonly EventType[]
+  failed: { [O in FailedOutcome]: (ref: PurposeRef[P], failure: SessionFailure) => OutcomeEvent }
+}
+
+const NO_REPORT = (tool: string) => `the session ended twice without calling ${tool}`
+
+/** The session's failure in words for the log: the provider's class and message when there is one. */
+export function failureText(f: SessionFailure): string {
+  return f.fault && f.fault.class !== "unknown" ? `${f.fault.class}: ${f.fault.message}` : f.message
+}
+
+function worker(role: "executor" | "debugger"): Rules<typeof role> {
+  return {
+    tool: "air_report",
+    reported: ["worker.reported"],
+    failed: {
+      "no-report": (r) => ({ type: "worker.failed", taskId: r.taskId, sessionId: r.sessionId, reason: "error", message: NO_REPORT("air_report") }),
+      errored: (r, f) => ({ type: "worker.failed", taskId: r.taskId, sessionId: r.sessionId, reason: "error", message: failureText(f), ...(f.fault ? { fault: f.fault } : {}) }),
+      stalled: (r) => ({ type: "timer.fired", taskId: r.taskId, kind: "inactivity" }),
+      "spawn-failed": (r, f) => ({ type: "dispatch.failed", taskId: r.taskId, role, run: r.attempt, message: failureText(f) }),
+    },
+  }
+}
+
+/** A step of the run (no task): the machine counts its fresh sessions and asks the user past the bound. */
+function step(name: "plan" | "change" | "milestone", tool: string, reported: readonly EventType[]): Rules<"architect" | "change" | "milestone"> {
+  const failed = (outcome: FailedOutcome) => (r: { phase?: number }, f: SessionFailure): OutcomeEvent => ({
+    type: "step.failed",
+    step: name,
+    outcome,
+    message: outcome === "no-report" ? NO_REPORT(tool) : failureText(f),
+    ...(f.fault ? { fault: f.fault } : {}),
+    ...(r.phase !== undefined ? { phase: r.phase } : {}),
+  })
+  return {
+    tool,
+    reported,
+    failed: { "no-report": failed("no-report"), errored: failed("errored"), stalled: () => ({ type: "timer.fired", step: name, kind: "inactivity" }), "spawn-failed": failed("spawn-failed") },
+  }
+}
+
+const unanswered = (why: (f: SessionFailure) => string) => (r: PurposeRef["consult"], f: SessionFailure): OutcomeEvent => ({ type: "consult.unanswered", taskId: r.taskId, by: r.agent, reason: why(f) })
+/** No classification of an ADR edit: the safe reading, a decision change (the work citing it is checked again). */
+const unclassified = (why: (f: SessionFailure) => string) => (r: PurposeRef["adr"], f: SessionFailure): OutcomeEvent => ({
+  type: "adr.classified",
+  adr: r.adr,
+  hash: r.hash,
+  kind: "decision-change",
+  note: `no classification from the Architect (${why(f)}); treated as a decision change`,
+})
+
+export const SESSION_RULES: { [P in PurposeKind]: Rules<P> } = {
+  executor: worker("executor"),
+  debugger: worker("debugger"),
+  reviewer: {
+    tool: "air_review",
+    reported: ["review.reported"],
+    failed: {
+      "no-report": (r) => ({ type: "session.errored", taskId: r.taskId, sessionId: r.sessionId, cause: NO_REPORT("air_review") }),
+      errored: (r, f) => ({ type: "session.errored", taskId: r.taskId, sessionId: r.sessionId, cause: `error: ${failureText(f)}`, ...(f.fault ? { fault: f.fault } : {}) }),
+      stalled: (r) => ({ type: "timer.fired", taskId: r.taskId, kind: "inactivity" }),
+      "spawn-failed": (r, f) => ({ type: "dispatch.failed", taskId: r.taskId, role: "reviewer", run: r.run, message: failureText(f) }),
+    },
+  },
+  architect: step("plan", "air_propose or air_plan", ["plan.proposed", "graph.accepted"]),
+  change: step("change", "air_delta (until it is accepted)", ["delta.accepted"]),
+  milestone: step("milestone", "air_milestone", ["milestone.reviewed"]),
+  consult: {
+    tool: "air_decide",
+    reported: ["consult.answered", "consult.replanned"],
+    failed: {
+      "no-report": unanswered(() => NO_REPORT("air_decide")),
+      errored: unanswered((f) => `its session failed: ${failureText(f)}`),
+      stalled: unanswered((f) => `no activity: ${f.message}; the session was aborted`),
+      "spawn-failed": unanswered((f) => `its session could not start: ${failureText(f)}`),
+    },
+  },
+  adr: {
+    tool: "air_decide",
+    reported: ["adr.classified"],
+    failed: {
+      "no-report": unclassified(() => NO_REPORT("air_decide")),
+      errored: unclassified((f) => `its session failed: ${failureText(f)}`),
+      stalled: unclassified((f) => `no activity: ${f.message}`),
+      "spawn-failed": unclassified((f) => `its session could not start: ${failureText(f)}`),
+    },
+  },
+}
+
+/** The event a failed session of this purpose becomes. */
+export function failureEvent<P extends PurposeKind>(kind: P, ref: PurposeRef[P], outcome: FailedOutcome, failure: SessionFailure): OutcomeEvent {
+  return SESSION_RULES[kind].failed[outcome](ref, failure)
+}
+
+/**
+ * Why the user is asked, kept as data so each view words it in the person's language (read/question-text.ts);
+ * the question's `text` is the English wording of the same.
+ */
+export const QuestionCause = z.object({
+  who: z.enum(PURPOSE_KINDS),
+  taskId: z.string().optional(),
+  phase: z.number().int().optional(),
+  final: z.boolean().optional(),
+  outcome: z.enum(FAILED_OUTCOMES),
+  fault: ProviderFault.optional(),
+  /** The failure as the log has it (one line), when no provider class names it. */
+  detail: z.string(),
+  /** Fresh sessions tried before the user was asked. */
+  tries: z.number().int().min(0).optional(),
+})
+export type QuestionCause = z.infer<typeof QuestionCause>
+
+const CLASS_WORDS: Record<ProviderErrorClass, string> = {
+  "rate-limit": "it kept hitting the rate limit",
+  overloaded: "it was overloaded",
+  server: "it had a server error",
+  timeout: "the request timed out",
+  connection: "the connection failed",
+  "stream-cut": "the response was cut off",
+  "context-too-long": "the conversation is longer than the model's context",
+  auth: "the credentials were refused",
+  forbidden: "access was forbidden",
+  "model-not-found": "the model was not found",
+  quota: "the quota or billing limit is exhausted",
+  "bad-request": "it refused the request as invalid",
+  unknown: "it reported an error",
+}
+
+/** Who made the request, and what for when it was not a task's work. */
+const AGENT: Record<PurposeKind, [string, string]> = {
+  executor: ["Executor", ""],
+  debugger: ["Debugger", ""],
+  reviewer: ["Reviewer", ""],
+  architect: ["Architect", "planning"],
+  change: ["Architect", "replanning"],
+  consult: ["consulted agent", ""],
+  milestone: ["Architect", "milestone review"],
+  adr: ["Architect", "ADR classification"],
+}
+
+/** "'retry', 'skip T-2' or 'stop'" */
+export function listAnswers(answers: readonly string[]): string {
+  const quoted = answers.map((a) => `'${a}'`)
+  return quoted.length < 2 ? quoted.join("") : `${quoted.slice(0, -1).join(", ")} or ${quoted[quoted.length - 1]}`
+}
+
+/** The English question for a cause (the machine's words; views render the cause in the person's language). */
+export function causeQuestion(cause: QuestionCause, answers: readonly string[]): string {
+  const [agent, doing] = AGENT[cause.who]
+  const what = cause.who === "milestone" ? (cause.final ? "final review" : `review of phase ${cause.phase ?? "?"}`) : doing
+  const session = `the ${agent}'s ${what ? `${what} ` : ""}session${cause.taskId ? ` for ${cause.taskId}` : ""}`
+  const tries = cause.tries ? ` (${cause.tries} fresh session${cause.tries === 1 ? "" : "s"} tried)` : ""
+  let said: string
+  if (cause.fault)
+    said = `The model provider refused the ${agent}'s request${cause.taskId ? ` for ${cause.taskId}` : what ? ` (${what})` : ""}: ${CLASS_WORDS[cause.fault.class]} (${cause.fault.message})${tries}.`
+  else if (cause.outcome === "no-report") said = `${capital(session)} ended without its report${tries}: ${cause.detail}.`
+  else if (cause.outcome === "stalled") said = `${capital(session)} stalled: no output within the time allowed${tries}.`
+  else if (cause.outcome === "spawn-failed") said = `${capital(session)} could not start${tries}: ${cause.detail}.`
+  else said = `${capital(session)} failed${tries}: ${cause.detail}.`
+  return `${said} Answer ${listAnswers(answers)}.`
+}
+
+function capital(text: string): string {
+  return text[0]!.toUpperCase() + text.slice(1)
+}
+
+const SYNONYMS: Record<string, string> = { 重试: "retry", 再试: "retry", 停止: "stop", 跳过: "skip", 放弃: "drop", 取消: "drop" }
+
+/**
+ * The accepted answer the user gave, if any: case, quotes and a trailing full stop do not matter, a
+ * Chinese word stands for its English one, and "skip" alone means the one "skip …" offered.
+ */
+export function matchAnswer(answer: string, accepted: readonly string[]): string | undefined {
+  const words = answer
+    .trim()
+    .replace(/^['"‘“「]+|['"’”」.。!！]+$/g, "")
+    .trim()
+    .split(/\s+/)
+  const first = SYNONYMS[words[0] ?? ""] ?? words[0]?.toLowerCase() ?? ""
+  const said = [first, ...words.slice(1)].join(" ").toLowerCase()
+  return accepted.find((a) => a.toLowerCase() === said || (a.toLowerCase().startsWith(`${first} `) && words.length === 1))
+}
