@@ -1,5 +1,5 @@
 import { join } from "node:path"
-import { afterEach, describe, expect, it } from "vitest"
+import { afterEach, describe, expect, it, vi } from "vitest"
 import { LockTimeout } from "../../src/scheduler/runtime/store/lock"
 import { MergeQueue } from "../../src/scheduler/runtime/integration/merge"
 import { Toolchain } from "../../src/scheduler/runtime/toolchain/index"
@@ -267,9 +267,8 @@ describe("recovery: one outstanding() drives every restart", () => {
     w.gates = async () => new Promise(() => undefined) // still running when the test looks
     w.mergeImpl = async () => new Promise(() => undefined)
     resume(w.ports, w.interpreter, w.clock, w.state)
-    await new Promise((r) => setTimeout(r, 20))
     // A gating, B merging, C's session lost.
-    expect(w.types()).toEqual(expect.arrayContaining(["gates.started", "merge.started", "session.lost"]))
+    await vi.waitFor(() => expect(w.types()).toEqual(expect.arrayContaining(["gates.started", "merge.started", "session.lost"])))
     expect(w.take("dispatch").map((c) => c.taskId)).toEqual(["C"])
   })
 
@@ -277,14 +276,12 @@ describe("recovery: one outstanding() drives every restart", () => {
     const planning = world(apply(started(graph).state).state)
     planning.state = { ...planning.state, stage: "planning", graph: null, tasks: [] }
     resume(planning.ports, planning.interpreter, planning.clock, planning.state)
-    await new Promise((r) => setTimeout(r, 20))
-    expect(planning.calls).toContain("session.create architect Architect: plan")
+    await vi.waitFor(() => expect(planning.calls).toContain("session.create architect Architect: plan"))
 
     const phased = graphOf(task("A"), task("D", { phase: 2 }))
     const reviewing = world(apply(complete(started(phased).state, "A").state, { type: "milestone.reached", phase: 1 }).state)
     resume(reviewing.ports, reviewing.interpreter, reviewing.clock, reviewing.state)
-    await new Promise((r) => setTimeout(r, 20))
-    expect(reviewing.calls).toContain("session.create architect Architect: milestone 1")
+    await vi.waitFor(() => expect(reviewing.calls).toContain("session.create architect Architect: milestone 1"))
     // Not recorded twice.
     expect(reviewing.refused).toEqual([])
   })
@@ -300,7 +297,7 @@ describe("recovery: one outstanding() drives every restart", () => {
       return { status: "already-reverted", commit: "c0ffee", tag: "air/reverted/T-2" }
     }
     resume(w.ports, w.interpreter, w.clock, w.state)
-    await new Promise((r) => setTimeout(r, 20))
+    await vi.waitFor(() => expect(w.state.reverts).toEqual([]))
     expect(reverted).toEqual(["T-2+1"])
     expect(w.accepted.filter((e) => e.type === "revert.done")).toEqual([expect.objectContaining({ taskId: "T-2", round: 1, status: "reverted" })])
     expect(w.state.reverts).toEqual([])
@@ -310,16 +307,14 @@ describe("recovery: one outstanding() drives every restart", () => {
     const done = passFinalReview(complete(started(graphOf(task("T-1"))).state, "T-1").state).state
     const fresh = world(done)
     resume(fresh.ports, fresh.interpreter, fresh.clock, fresh.state)
-    await new Promise((r) => setTimeout(r, 20))
+    await vi.waitFor(() => expect(fresh.state.finalCheck?.status).toBe("passed"))
     expect(fresh.calls).toContain("finalCheck.run")
-    expect(fresh.state.finalCheck?.status).toBe("passed")
 
     const old = world(done)
     old.finalCheckFile = { passed: true, summary: "built before the upgrade", evidenceDir: "", commands: [] }
     resume(old.ports, old.interpreter, old.clock, old.state)
-    await new Promise((r) => setTimeout(r, 20))
+    await vi.waitFor(() => expect(old.state.finalCheck).toEqual({ status: "passed", message: "built before the upgrade" }))
     expect(old.calls).not.toContain("finalCheck.run")
-    expect(old.state.finalCheck).toEqual({ status: "passed", message: "built before the upgrade" })
   })
 })
 
@@ -367,8 +362,7 @@ describe("interpreter: the baseline", () => {
     head = "beef01\n"
     // The dispatch waits for the new baseline: its task branches off a head whose failures are known.
     const dispatching = w.interpreter.run(second!)
-    await new Promise((r) => setTimeout(r, 50))
-    expect(w.accepted.find((e) => e.type === "integration.moved")).toMatchObject({ commit: "beef01" })
+    await vi.waitFor(() => expect(w.accepted.find((e) => e.type === "integration.moved")).toMatchObject({ commit: "beef01" }))
     const [again] = w.take("runBaseline")
     expect(again?.id).toEqual("baseline:2")
     expect(w.types().filter((t) => t === "task.dispatched")).toHaveLength(1)
