@@ -1,4 +1,5 @@
 import { z } from "zod"
+import { Chaos, Inject } from "./fault-schema.ts"
 
 // Strict objects everywhere: a misspelt key ("untill") must be an error, not a silently ignored field.
 
@@ -76,6 +77,10 @@ export const Scenario = z
       .optional(),
     agents: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), AgentRecognition).optional(),
     scripts: z.array(Script),
+    /** Seeded random provider faults (see faults.ts and the README's "Faults and chaos"). */
+    chaos: Chaos.optional(),
+    /** Faults for the first matching requests, in order. */
+    inject: z.array(Inject).optional(),
   })
   .superRefine(checkScenario)
 export type Scenario = z.infer<typeof Scenario>

@@ -146,6 +146,8 @@ export const SchedulerState = z.object({
   reverts: z.array(z.object({ taskId: z.string(), round: z.number().int().min(1), commandId: z.string() })).default([]),
   /** The integration head built and tested before the first dispatch (null when the run has none). */
   baseline: BaselineState.nullable().default(null),
+  /** A provider rate limit in force (rate.limited, until rate.eased back to the configured concurrency): views show "paused until". */
+  rateLimit: z.object({ until: z.string(), cap: z.number().int().min(1) }).nullable().default(null),
 })
 export type SchedulerState = z.infer<typeof SchedulerState>
 
@@ -183,6 +185,7 @@ export function initialState(): SchedulerState {
     usage: emptyUsage(null),
     reverts: [],
     baseline: null,
+    rateLimit: null,
   }
 }
 
