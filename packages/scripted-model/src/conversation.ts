@@ -1,4 +1,5 @@
 import { z } from "zod"
+import { isChaosTurn } from "./fault-schema.ts"
 
 // What we read from an OpenAI chat-completions request. Loose objects: clients send many more fields
 // (temperature, provider options...) that the script does not care about.
@@ -34,7 +35,7 @@ export interface Conversation {
   /** Tool results answering the most recent assistant tool-call message, joined by newlines. */
   lastToolResult: string
   /** Per assistant message, in order: the tool results that answered it (joined), "" if none. */
-  assistantTurns: { toolResults: string }[]
+  assistantTurns: { toolResults: string; chaos: boolean }[]
 }
 
 export function contentText(content: Message["content"]): string {
@@ -51,7 +52,7 @@ export function readConversation(req: ChatRequest): Conversation {
   messages.forEach((m, i) => {
     if (m.role !== "assistant") return
     const toolResults = toolResultsAfter(messages, i)
-    assistantTurns.push({ toolResults })
+    assistantTurns.push({ toolResults, chaos: isChaosTurn(contentText(m.content), (m.tool_calls ?? []).map((c) => c.id ?? "")) })
     if (m.tool_calls?.length) lastToolResult = toolResults
   })
   return {

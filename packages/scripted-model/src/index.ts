@@ -5,3 +5,4 @@ export { Scenario, Script, Step, ToolCall, Expect, Usage, AgentRecognition } fro
 export type { LogEntry } from "./log.ts"
 export { recognizeAgent, selectScript, deriveStepIndex, decide, isTitleRequest, TITLE_AGENT, UNKNOWN_AGENT, type Decision } from "./route.ts"
 export { readConversation, type Conversation, type ChatRequest } from "./conversation.ts"
+export { FAULTS, FaultName, Chaos, Inject, FaultPlan, chaosPick, unitHash, parseChaosFlags, CHAOS_TEXT, CHAOS_ID, REPORT_TOOLS, HTTP_FAULTS } from "./faults.ts"

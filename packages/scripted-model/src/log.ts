@@ -14,6 +14,8 @@ export interface LogEntry {
   lastToolResult: string
   reply: { kind: "tool" | "tools" | "text" | "error"; tools?: string[]; text?: string }
   failure?: string
+  /** The fault the server injected instead of (or into) the scripted answer. */
+  fault?: string
 }
 
 export const LOG_TEXT_LIMIT = 300

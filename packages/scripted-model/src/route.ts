@@ -58,6 +58,8 @@ export function selectScript(scripts: Script[], agent: string, firstUser: string
 export function deriveStepIndex(steps: Step[], conv: Conversation, groups: Record<string, string | undefined> = {}): number {
   let index = 0
   for (const turn of conv.assistantTurns) {
+    // A turn the fault model made up answered no step.
+    if (turn.chaos) continue
     const step = steps[index]
     if (step && !untilSatisfied(step, turn.toolResults, groups)) continue
     index++

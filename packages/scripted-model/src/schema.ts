@@ -1,5 +1,6 @@
 import { z } from "zod"
 import { HttpError } from "./http-error.ts"
+import { Chaos, Inject } from "./fault-schema.ts"
 
 // Strict objects everywhere: a misspelt key ("untill") must be an error, not a silently ignored field.
 
@@ -78,6 +79,10 @@ export const Scenario = z
       .optional(),
     agents: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), AgentRecognition).optional(),
     scripts: z.array(Script),
+    /** Seeded random provider faults (see faults.ts and the README's "Faults and chaos"). */
+    chaos: Chaos.optional(),
+    /** Faults for the first matching requests, in order. */
+    inject: z.array(Inject).optional(),
   })
   .superRefine(checkScenario)
 export type Scenario = z.infer<typeof Scenario>

@@ -3,6 +3,7 @@ import { serve } from "@hono/node-server"
 import { Hono } from "hono"
 import { ChatRequest, readConversation } from "./conversation.ts"
 import { failResponse, failureMessage } from "./failure.ts"
+import { CHAOS_ID, FaultPlan, type Fault } from "./faults.ts"
 import { RequestLog, truncate, type LogEntry } from "./log.ts"
 import { logReply, toReply, usageFor } from "./reply.ts"
 import { decide, scriptLabel } from "./route.ts"
@@ -67,6 +68,7 @@ export async function startScriptedModel(opts: ScriptedModelOptions): Promise<Sc
 export function createApp(scenario: Scenario, log: RequestLog, onFailure?: (message: string) => void): Hono {
   const app = new Hono()
   let callCounter = 0
+  const faults = new FaultPlan(scenario.chaos, scenario.inject)
 
   const models = () => ({ object: "list", data: [{ id: MODEL_ID, object: "model", created: 0, owned_by: "scripted-model" }] })
   app.get("/v1/models", (c) => c.json(models()))
@@ -92,7 +94,14 @@ export function createApp(scenario: Scenario, log: RequestLog, onFailure?: (mess
     }
     if (decision.kind === "fail") return failResponse(log, onFailure, base, failureMessage(decision, conv))
 
-    const step: Step | undefined = decision.kind === "play" ? decision.step : undefined
+    const fault: Fault | undefined = faults.decide(decision, conv)
+    if (fault?.kind === "http") {
+      log.add({ ts: new Date().toISOString(), ...base, reply: { kind: "error" }, fault: fault.name })
+      return Response.json(fault.body, { status: fault.status, headers: fault.headers })
+    }
+    if (fault?.kind === "stall") await new Promise((r) => setTimeout(r, fault.ms))
+
+    const step: Step | undefined = fault?.kind === "step" ? fault.step : decision.kind === "play" ? decision.step : undefined
     const delayMs = step?.delayMs ?? scenario.defaults?.delayMs ?? 0
     if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs))
 
@@ -100,13 +109,19 @@ export function createApp(scenario: Scenario, log: RequestLog, onFailure?: (mess
       log.add({ ts: new Date().toISOString(), ...base, reply: { kind: "error", text: `HTTP ${step.httpError.status}` } })
       return httpErrorResponse(step.httpError)
     }
-    const reply: Reply = step ? toReply(step, () => `call_${++callCounter}`) : { kind: "text", text: scenario.defaults?.titleText ?? DEFAULT_TITLE }
+    // A made-up call gets a chaos id (it answers no scripted step); a duplicated report only its copy.
+    const scripted = fault?.kind === "step" && fault.name === "report-twice" ? (step?.tools?.length ?? 1) - 1 : fault?.kind === "step" ? 0 : Infinity
+    let n = 0
+    const reply: Reply = step ? toReply(step, () => (n++ < scripted ? `call_${++callCounter}` : `${CHAOS_ID}${++callCounter}`)) : { kind: "text", text: scenario.defaults?.titleText ?? DEFAULT_TITLE }
     const usage = usageFor(req, reply, { ...scenario.defaults?.usage, ...step?.usage })
-    log.add({ ts: new Date().toISOString(), ...base, reply: logReply(reply, step) })
+    log.add({ ts: new Date().toISOString(), ...base, reply: logReply(reply, step), ...(fault ? { fault: fault.kind === "step" ? fault.name : fault.kind } : {}) })
 
     const meta = { id: `chatcmpl-scripted-${++callCounter}`, model: req.model ?? MODEL_ID, created: Math.floor(Date.now() / 1000) }
     if (!req.stream) return Response.json(completionBody(reply, meta, usage))
-    return sseResponse(sseEvents(reply, meta, req.stream_options?.include_usage ? usage : undefined))
+    const events = sseEvents(reply, meta, req.stream_options?.include_usage ? usage : undefined)
+    // A stream cut mid-response: half the chunks, then the connection fails (no finish reason, no [DONE]).
+    if (fault?.kind === "stream-cut") return sseResponse(events.slice(0, Math.max(1, Math.floor(events.length / 2))), true)
+    return sseResponse(events)
   }
 
   for (const path of ["/v1/chat/completions", "/chat/completions"]) {

@@ -54,12 +54,15 @@ export function sseEvents(reply: Reply, meta: Meta, usage: UsageNumbers | undefi
 }
 
 /** One write per event, so a client reading the stream sees them as separate deltas. */
-export function sseResponse(events: string[]): Response {
+export function sseResponse(events: string[], cut = false): Response {
   const encoder = new TextEncoder()
   const stream = new ReadableStream<Uint8Array>({
-    start(controller) {
+    async start(controller) {
       for (const e of events) controller.enqueue(encoder.encode(e))
-      controller.close()
+      if (!cut) return controller.close()
+      // Let the chunks reach the client, then break the stream (the server resets the connection).
+      await new Promise((r) => setTimeout(r, 50))
+      controller.error(new Error("scripted fault: stream cut"))
     },
   })
   return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } })

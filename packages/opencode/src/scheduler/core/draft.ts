@@ -355,7 +355,8 @@ export class Draft {
     // Before the baseline is known (or while its failure waits for the user) nothing starts, nor settles.
     if (baselineHolds(s)) return
     if (s.stage === "running" && !s.paused && !s.frozen && !s.runBudgetSpent && s.config) {
-      const cap = s.config.concurrency
+      // A provider rate limit lowers the cap until calls succeed again (rate.limited / rate.eased).
+      const cap = Math.min(s.config.concurrency, s.rateLimit?.cap ?? Infinity)
       let working = workingCount(s)
       let i = 0
       while (i < s.ready.length && working < cap) {

@@ -194,6 +194,13 @@ export const Event = z.discriminatedUnion("type", [
    */
   event("step.failed", { step: z.enum(STEPS), outcome: z.enum(FAILED_OUTCOMES), message: z.string(), fault: ProviderFault.optional(), phase: z.number().int().min(1).optional() }),
   event("merge.batch-rejected", { taskIds: z.array(z.string().min(1)).min(2), message: z.string(), evidencePath: z.string() }),
+  /**
+   * The provider refused a session's call with a 429: the run's one rate limiter holds every new model call
+   * until `until` (the advised time) and lets at most `cap` tasks work until calls succeed again.
+   */
+  event("rate.limited", { until: z.string().min(1), cap: z.number().int().min(1), sessionId: z.string().min(1), message: z.string() }),
+  /** Calls succeed again after a rate limit: `cap` tasks may work (one step up; the configured concurrency ends the limit). */
+  event("rate.eased", { cap: z.number().int().min(1) }),
 ])
 export type Event = z.infer<typeof Event>
 export type EventType = Event["type"]

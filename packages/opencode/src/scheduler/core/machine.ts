@@ -621,6 +621,21 @@ const RULES: { [T in EventType]: Handler<T> } = {
     return undefined
   },
 
+  "rate.limited": (d, e) => {
+    if (d.s.runId === null || !d.s.config) return "no run has started; a rate limit concerns nothing"
+    const cap = Math.min(e.cap, d.s.config.concurrency)
+    d.s.rateLimit = { until: d.s.rateLimit && d.s.rateLimit.until > e.until ? d.s.rateLimit.until : e.until, cap }
+    d.notify(`the model provider limits the rate: no new model call before ${e.until}; at most ${cap} task(s) at work until calls succeed again`)
+    return undefined
+  },
+
+  "rate.eased": (d, e) => {
+    if (!d.s.rateLimit || !d.s.config) return "no rate limit is in force"
+    d.s.rateLimit = e.cap >= d.s.config.concurrency ? null : { ...d.s.rateLimit, cap: e.cap }
+    d.schedule()
+    return undefined
+  },
+
   "revert.done": (d, e) => {
     const pending = d.s.reverts.find((r) => r.taskId === e.taskId && r.round === e.round)
     if (!pending) return `no revert of ${e.taskId} (round ${e.round}) is outstanding`

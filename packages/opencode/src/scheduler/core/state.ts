@@ -155,6 +155,8 @@ export const SchedulerState = z.object({
   baseline: BaselineState.nullable().default(null),
   /** The run's steps that belong to no task (plan, change, milestone review): their deadlines and fresh sessions. */
   steps: StepRuns.default(emptySteps()),
+  /** A provider rate limit in force (rate.limited, until rate.eased back to the configured concurrency): views show "paused until". */
+  rateLimit: z.object({ until: z.string(), cap: z.number().int().min(1) }).nullable().default(null),
 })
 export type SchedulerState = z.infer<typeof SchedulerState>
 
@@ -193,6 +195,7 @@ export function initialState(): SchedulerState {
     reverts: [],
     baseline: null,
     steps: emptySteps(),
+    rateLimit: null,
   }
 }
 

@@ -11,6 +11,7 @@ import { FinalCheck } from "./integration/final-check"
 import { Baseline } from "./integration/baseline"
 import { git } from "./git/git"
 import { Settings } from "./settings"
+import { RateLimiter } from "./sessions/rate-limiter"
 
 /** An event before the runtime stamps its time. */
 export type EventInput = Event extends infer E ? (E extends Event ? Omit<E, "at"> & { at?: string } : never) : never
@@ -90,16 +91,7 @@ export function realPorts(root: string, client: Client, inbox: Inbox, log: LogPo
     root,
     inbox,
     log,
-    sessions: {
-      create: (spec, onOutcome) => ChildSessions.create(client, spec, onOutcome),
-      prompt: (id, text) => ChildSessions.prompt(client, id, text),
-      adopt: (spec, onOutcome) => ChildSessions.adopt(spec, onOutcome),
-      abort: (id) => ChildSessions.abort(client, id),
-      release: ChildSessions.release,
-      stalled: (ms) => ChildSessions.stalled(ms),
-      stats: ChildSessions.stats,
-      ids: ChildSessions.ids,
-    },
+    sessions: rateLimitedSessions(client, runLimiter(root, log)),
     gates: { run: Gates.run },
     merge: { mergeBatch: MergeQueue.mergeBatch, revert: MergeQueue.revert },
     worktrees: { create: Worktrees.create, remove: Worktrees.remove, pathFor: Worktrees.pathFor, diff: Worktrees.diff },
@@ -117,5 +109,70 @@ export function realPorts(root: string, client: Client, inbox: Inbox, log: LogPo
     },
     settings: () => Settings.load(root),
     onSessionStarted,
+  }
+}
+
+/**
+ * The run's one rate limiter, with its changes as events: a 429 on any session pauses every new model call
+ * and lowers the number of tasks at work (rate.limited), calls that succeed again raise it (rate.eased).
+ */
+export function runLimiter(root: string, log: LogPort, clock: { now(): number; sleep(ms: number): Promise<void> } = realSleepClock): () => RateLimiter {
+  let limiter: RateLimiter | undefined
+  return () => {
+    if (limiter) return limiter
+    const settings = Settings.load(root)
+    limiter = new RateLimiter({
+      concurrency: log.state()?.config?.concurrency ?? settings.concurrency,
+      maxAttempts: settings.retryAttempts,
+      maxMs: settings.retryMinutes * 60_000,
+      clock,
+      onChange(change) {
+        if (change.kind === "paused")
+          void log.apply({ type: "rate.limited", until: new Date(change.until).toISOString(), cap: change.cap, sessionId: change.sessionId, message: change.message })
+        else void log.apply({ type: "rate.eased", cap: change.cap })
+      },
+    })
+    return limiter
+  }
+}
+
+const realSleepClock = { now: () => Date.now(), sleep: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)) }
+
+/**
+ * The engine's sessions behind the run's limiter: a new session and every prompt (a nudge, an answer) wait
+ * until new model calls are allowed; each session's retries are watched, and one retried past the bound is
+ * given up on with the class of its error.
+ */
+export function rateLimitedSessions(client: Client, limiter: () => RateLimiter): SessionsPort {
+  const watch = (id: string): ChildSessions.RetryWatch => ({
+    onRetry(status) {
+      const verdict = limiter().onRetry(id, status)
+      if (verdict.giveUp) void ChildSessions.giveUp(client, id, { kind: "error", message: `${verdict.cause}: ${verdict.message}`, retryClass: verdict.cause })
+    },
+    onSuccess: () => limiter().onSuccess(id),
+  })
+  return {
+    async create(spec, onOutcome) {
+      await limiter().acquire()
+      const id = await ChildSessions.create(client, spec, onOutcome)
+      ChildSessions.watchRetries(id, watch(id))
+      return id
+    },
+    async prompt(id, text) {
+      await limiter().acquire()
+      return ChildSessions.prompt(client, id, text)
+    },
+    adopt(spec, onOutcome) {
+      ChildSessions.adopt(spec, onOutcome)
+      ChildSessions.watchRetries(spec.sessionID, watch(spec.sessionID))
+    },
+    abort(id) {
+      limiter().forget(id)
+      return ChildSessions.abort(client, id)
+    },
+    release: ChildSessions.release,
+    stalled: (ms) => ChildSessions.stalled(ms),
+    stats: ChildSessions.stats,
+    ids: ChildSessions.ids,
   }
 }

@@ -51,6 +51,12 @@ export namespace Settings {
        * and fails the gates; true runs them with the text checks only (the user's choice, said in the log).
        */
       sandboxFallback: z.boolean().default(false),
+      /**
+       * The engine retries a retryable provider error (429, 5xx, overloaded) on its own, without end: past this
+       * many retries of one call, or `retryMinutes` from its first retry, the session is given up on.
+       */
+      retryAttempts: z.number().int().min(1).default(6),
+      retryMinutes: z.number().min(0.01).default(10),
     })
     .strict()
   export type Settings = z.infer<typeof Schema>
@@ -71,6 +77,8 @@ export namespace Settings {
     AIRCODING_RUN_TOKENS: "runTokens",
     AIRCODING_RUN_MINUTES: "runMinutes",
     AIRCODING_SANDBOX_FALLBACK: "sandboxFallback",
+    AIRCODING_RETRY_ATTEMPTS: "retryAttempts",
+    AIRCODING_RETRY_MINUTES: "retryMinutes",
   }
 
   export function path(root: string): string {

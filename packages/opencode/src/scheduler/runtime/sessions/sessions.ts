@@ -1,5 +1,6 @@
 import type { PluginInput } from "@opencode-ai/plugin"
 import type { Event } from "@opencode-ai/sdk"
+import type { RetryClass, RetryStatus } from "./rate-limiter"
 
 type Client = PluginInput["client"]
 
@@ -11,8 +12,11 @@ type Client = PluginInput["client"]
 export namespace ChildSessions {
   export type Outcome =
     | { kind: "idle" }
-    /** `error`: the engine's payload as it came (session.error), for runtime/sessions/provider-error.ts. */
-    | { kind: "error"; message: string; error?: unknown }
+    /**
+     * `error`: the engine's payload as it came (session.error), for runtime/sessions/provider-error.ts;
+     * `retryClass`: the session was given up on after the engine's retries of a retryable provider error ran past the bound.
+     */
+    | { kind: "error"; message: string; error?: unknown; retryClass?: RetryClass }
     | { kind: "aborted"; message: string }
 
   type Watched = {
@@ -27,7 +31,11 @@ export namespace ChildSessions {
     /** Tokens of each completed assistant message (a message may be reported completed more than once). */
     completed: Map<string, number>
     onOutcome: (o: Outcome) => void
+    /** The run's rate limiter hears of each retry status and each completed call (see `watchRetries`). */
+    retries?: RetryWatch
   }
+
+  export type RetryWatch = { onRetry(status: RetryStatus): void; onSuccess(): void }
 
   const watched = new Map<string, Watched>()
 
@@ -52,6 +60,24 @@ export namespace ChildSessions {
   export function adopt(spec: { sessionID: string; agent: string; directory: string }, onOutcome: (o: Outcome) => void, now = Date.now()): void {
     if (watched.has(spec.sessionID)) return
     watched.set(spec.sessionID, { ...spec, lastActivity: now, busy: false, answering: false, assistantMessages: new Set(), completed: new Map(), onOutcome })
+  }
+
+  /** The engine's retries of the session's calls, and its completed calls, go to `watch` (the run's rate limiter). */
+  export function watchRetries(sessionID: string, watch: RetryWatch): void {
+    const w = watched.get(sessionID)
+    if (w) w.retries = watch
+  }
+
+  /**
+   * Ends a session whose provider error the engine would retry without end: it is aborted (its abort is
+   * not reported) and its outcome is the error, with its class, so the Scheduler decides what follows.
+   */
+  export async function giveUp(client: Client, sessionID: string, outcome: Extract<Outcome, { kind: "error" }>): Promise<void> {
+    const w = watched.get(sessionID)
+    if (!w) return
+    watched.delete(sessionID)
+    await client.session.abort({ path: { id: sessionID }, query: { directory: w.directory } }).catch(() => undefined)
+    w.onOutcome(outcome)
   }
 
   /** Forgets a session whose work is over (its outcome was handled). */
@@ -138,7 +164,18 @@ export namespace ChildSessions {
     switch (event.type) {
       case "message.updated": {
         const info = event.properties.info
-        if (info.role === "assistant" && info.time.completed) w.completed.set(info.id, info.tokens.input + info.tokens.output + info.tokens.reasoning)
+        if (info.role === "assistant" && info.time.completed) {
+          if (!w.completed.has(info.id) && !info.error) w.retries?.onSuccess()
+          w.completed.set(info.id, info.tokens.input + info.tokens.output + info.tokens.reasoning)
+        }
+        return
+      }
+      case "session.status": {
+        const status = event.properties.status
+        if (status.type !== "retry") return
+        // Waiting for the engine's next attempt is not silence: the inactivity clock starts again from it.
+        w.lastActivity = Math.max(now, status.next)
+        w.retries?.onRetry({ attempt: status.attempt, message: status.message, next: status.next })
         return
       }
       case "session.idle":
