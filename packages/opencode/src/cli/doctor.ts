@@ -5,6 +5,7 @@ import { ConfigDirs, LaunchConfig, Paths, Pin, runProcess } from "../engine"
 import { Roles } from "../agent"
 import { Preflight } from "../scheduler/runtime/preflight"
 import { Launch } from "./launch"
+import { Args } from "./args"
 import { Ui } from "./ui"
 import { Readiness } from "../scheduler/runtime/toolchain/readiness.ts"
 
@@ -93,7 +94,7 @@ function sandbox(): Check {
 }
 
 export async function doctor(dirArg: string | undefined, opts: { json: boolean }): Promise<number> {
-  const dir = Launch.projectDir(dirArg)
+  const dir = Args.projectDir(dirArg, "doctor")
   const env = LaunchConfig.environment({})
   const checks: Check[] = [
     ...(await engine()),
