@@ -41,7 +41,7 @@ export function requirementOf(bytes: Buffer): string {
   } catch (err) {
     throw new UsageError((err as Error).message.replace("save the file as UTF-8", "send the requirement as UTF-8"), "run")
   }
-  if (!text) throw new UsageError("no requirement on stdin; usage: aircoding run [dir] < requirement.txt", "run")
+  if (!text) throw new UsageError(`no requirement on stdin; usage: ${Launch.command()} run [dir] < requirement.txt`, "run")
   return text
 }
 
@@ -174,7 +174,7 @@ export async function run(
   const dir = Args.projectDir(dirArg, "run")
   if (opts.initGit && opts.resume) throw new UsageError("--init-git starts a new run; it cannot be used with --resume", "run")
   if (opts.fresh && opts.resume) throw new UsageError("--new starts a new run; it cannot be used with --resume", "run")
-  if (opts.answer !== undefined && !opts.resume) throw new UsageError('--answer goes with --resume: aircoding run [dir] --resume --answer "yes"', "run")
+  if (opts.answer !== undefined && !opts.resume) throw new UsageError(`--answer goes with --resume: ${Launch.command()} run [dir] --resume --answer "yes"`, "run")
   if (opts.resume) {
     const refused = await preflight(dir, true, opts.json)
     if (refused !== undefined) return refused
