@@ -155,7 +155,7 @@ function refuse(problems: readonly Preflight.Problem[], json: boolean): number |
 }
 
 /** The run already in dir that a new requirement must not bury: one that waits for the user or was interrupted. */
-function openRun(dir: string): { state: SchedulerState; problem: Preflight.Problem } | undefined {
+export function openRun(dir: string): { state: SchedulerState; problem: Preflight.Problem } | undefined {
   const { state } = RunData.load(dir)
   if (!state.runId || state.stage === "idle") return undefined
   const status = runStatus(state)
