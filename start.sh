@@ -9,7 +9,9 @@ BUN_VERSION=1.3.14
 say() { printf '\033[2m· %s\033[0m\n' "$*" >&2; }
 
 usage() {
-  cat <<'USAGE'
+  # Said with the command that works in this shell: `aircoding` through the shim, else how this script was run.
+  local name="${AIRCODING_COMMAND:-./start.sh}"
+  sed "s#\./start\.sh#${name}#g" <<'USAGE'
 Usage: ./start.sh [dir]                 open the OpenCode TUI in dir (default: .) with AirCoding loaded;
                                         a run in progress resumes, and you are told where it stands
        ./start.sh [dir] --scripted FILE open it with the scripted model playing FILE (offline), e.g.
@@ -30,21 +32,32 @@ Usage: ./start.sh [dir]                 open the OpenCode TUI in dir (default: .
        ./start.sh setup                 only install what is missing
        ./start.sh env                   print the line that puts `aircoding` on PATH in this shell:
                                         eval "$(./start.sh env)"
-Every command takes --help. The first run installs bun (into .tools/) and the pinned packages, and the
+Every command takes --help. Exit codes: 0 done, 2 the run waits for you (a plan to confirm, a question),
+1 any error, a usage error included (an unknown command or flag, said in one line with the nearest one).
+The first run installs bun (into .tools/) and the pinned packages, and the
 system tools the gates need when missing (git, cmake, g++, cppcheck, ccache, clang-tidy, ripgrep, bubblewrap: apt-get, sudo -n
 or brew; else it stops with the command to type); later runs start at once.
 USAGE
 }
 
-# `aircoding` as a command of its own: .tools/bin/aircoding runs this checkout's CLI.
+# `aircoding` as a command of its own: .tools/bin/aircoding runs this checkout's CLI, and says so
+# (AIRCODING_SHIM), so hints and --help name `aircoding` there and `./start.sh` when run as ./start.sh.
 write_shim() {
   mkdir -p "$ROOT/.tools/bin"
   local shim="$ROOT/.tools/bin/aircoding"
-  if [ ! -x "$shim" ]; then
-    printf '#!/usr/bin/env bash\nexec "%s" "$@"\n' "$ROOT/start.sh" > "$shim"
+  local text
+  text="$(printf '#!/usr/bin/env bash\nAIRCODING_SHIM=1 exec "%s" "$@"' "$ROOT/start.sh")"
+  if [ ! -x "$shim" ] || [ "$(cat "$shim")" != "$text" ]; then
+    printf '%s\n' "$text" > "$shim"
     chmod +x "$shim"
   fi
 }
+
+# The command hints name: `aircoding` through the shim, else the path this script was run by.
+if [ "${AIRCODING_SHIM:-}" = 1 ]; then export AIRCODING_COMMAND=aircoding; else export AIRCODING_COMMAND="$0"; fi
+unset AIRCODING_SHIM
+# A shim written by an older start.sh did not say it is the shim: renew it.
+[ -x "$ROOT/.tools/bin/aircoding" ] && write_shim
 
 ensure_bun() {
   if command -v bun >/dev/null 2>&1; then return; fi
@@ -135,11 +148,8 @@ ensure_system_tools() {
   command -v ccache >/dev/null 2>&1 || say "no ccache: every worktree builds from nothing (install: $hint)"
 }
 
-# Hints printed by AirCoding name the command that started it (`aircoding` when the shim is on PATH).
+# Hints printed by AirCoding name the command that started it (AIRCODING_COMMAND, set above).
 aircoding() {
-  if [ -z "${AIRCODING_COMMAND:-}" ]; then
-    if [ "$(command -v aircoding 2>/dev/null)" = "$ROOT/.tools/bin/aircoding" ]; then export AIRCODING_COMMAND=aircoding; else export AIRCODING_COMMAND="$0"; fi
-  fi
   exec bun "$ROOT/packages/opencode/bin/aircoding.ts" "$@"
 }
 

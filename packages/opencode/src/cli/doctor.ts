@@ -5,6 +5,7 @@ import { ConfigDirs, LaunchConfig, Paths, Pin, runProcess } from "../engine"
 import { Roles } from "../agent"
 import { Preflight } from "../scheduler/runtime/preflight"
 import { Launch } from "./launch"
+import { Args } from "./args"
 import { Ui } from "./ui"
 import { Readiness } from "../scheduler/runtime/toolchain/readiness.ts"
 
@@ -75,7 +76,7 @@ async function pluginAndModel(dir: string, env: NodeJS.ProcessEnv): Promise<Chec
   const plugin: Check = result.ok
     ? { name: "plugin", ok: true, detail: `agents ${result.agents.join(", ")} registered; main offered ${Roles.coordinatorTools("main").join(", ")}` }
     : { name: "plugin", ok: false, detail: result.message.split("\n")[0]!, fix: result.message.split("\n").slice(1).join(" ") }
-  const fix = 'set "model": "<provider>/<model>" in ~/.config/opencode/opencode.json and run `opencode auth login` (or try `aircoding demo`, which needs none)'
+  const fix = `set "model": "<provider>/<model>" in ~/.config/opencode/opencode.json and run \`opencode auth login\` (or try \`${Launch.command()} demo\`, which needs none)`
   const model: Check = !result.config
     ? { name: "model", ok: false, detail: "could not read the engine's resolved config", fix }
     : result.config.model
@@ -93,7 +94,7 @@ function sandbox(): Check {
 }
 
 export async function doctor(dirArg: string | undefined, opts: { json: boolean }): Promise<number> {
-  const dir = Launch.projectDir(dirArg)
+  const dir = Args.projectDir(dirArg, "doctor")
   const env = LaunchConfig.environment({})
   const checks: Check[] = [
     ...(await engine()),

@@ -1,9 +1,10 @@
 import { relative } from "node:path"
-import { parseArgs } from "node:util"
-import { resolveLang, t, type Lang } from "../read/words"
+import { t, type Lang } from "../read/words"
 import { RunData } from "../read/run-data"
 import { RunView } from "../read/view"
-import { projectDir, usageFail } from "./status"
+import { viewLang } from "./status"
+import { Args } from "./args"
+import { Help } from "./help"
 
 export const EVENTS_HELP = `aircoding events — the Scheduler's event log, as readable lines
 
@@ -15,7 +16,7 @@ time (UTC), type, task, and what happened. Read-only.
   -f, --follow  keep printing new events as the Scheduler appends them (Ctrl-C to stop)
   --json        print the raw events as JSON lines instead
   --lang LANG   en or zh-CN (default: "language" in .air/shared/config.json; auto → en)
-Exit codes: 0 printed, 1 no event log, 2 usage error.
+Exit codes: 0 printed, 1 no event log or a usage error.
 `
 
 export type EventsOptions = {
@@ -78,36 +79,15 @@ export async function followEvents(root: string, opts: EventsOptions): Promise<n
   return 0
 }
 
-export async function eventsCommand(argv: string[]): Promise<number> {
-  let values: { json?: boolean; follow?: boolean; lang?: string; help?: boolean }
-  let positionals: string[]
-  try {
-    ;({ values, positionals } = parseArgs({
-      args: argv,
-      options: {
-        json: { type: "boolean" },
-        follow: { type: "boolean", short: "f" },
-        lang: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-      allowPositionals: true,
-    }))
-    if (positionals.length > 1) throw new Error(`expected at most one directory, got: ${positionals.join(" ")}`)
-  } catch (err) {
-    return usageFail((err as Error).message, EVENTS_HELP)
-  }
-  if (values.help) {
-    process.stdout.write(EVENTS_HELP)
-    return 0
-  }
-  let root: string
-  let lang: Lang
-  try {
-    root = projectDir(positionals[0])
-    lang = resolveLang(root, values.lang)
-  } catch (err) {
-    return usageFail((err as Error).message, EVENTS_HELP)
-  }
+export function eventsCommand(argv: string[]): Promise<number> {
+  return Args.guard(() => events(argv))
+}
+
+async function events(argv: string[]): Promise<number> {
+  const { values, positionals } = Args.parse("events", argv, { json: { type: "boolean" }, follow: { type: "boolean", short: "f" }, lang: { type: "string" } } as const)
+  if (values.help) return Args.print(Help.say(EVENTS_HELP))
+  const root = Args.projectDir(positionals[0], "events")
+  const lang = viewLang(root, values.lang, "events")
   const controller = new AbortController()
   const onSignal = () => controller.abort()
   if (values.follow) {

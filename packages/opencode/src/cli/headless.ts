@@ -32,11 +32,12 @@ export function parseEngineEvents(stdout: string): Omit<EngineTranscript, "exitC
 }
 
 /** Runs the main agent once, headless, with the prompt on stdin (argv re-quotes messages). */
-export async function runMainAgent(prepared: Launch.Prepared, prompt: string): Promise<EngineTranscript> {
+export async function runMainAgent(prepared: Launch.Prepared, prompt: string, signal?: AbortSignal): Promise<EngineTranscript> {
   const out = await runProcess(Paths.opencodeBinary(), ["run", "--agent", "main", "--format", "json"], {
     cwd: prepared.dir,
     env: prepared.env,
     input: prompt,
+    ...(signal ? { signal } : {}),
   })
   return { exitCode: out.code, stderr: out.stderr, ...parseEngineEvents(out.stdout) }
 }

@@ -1,4 +1,13 @@
+import { Launch } from "./launch"
+
+/** The help texts, written with `aircoding`; `say` names the command that works in this shell. */
 export const Help = {
+  /** A help text with every command line in it naming how AirCoding was started (`./start.sh` before `./start.sh env`). */
+  say(text: string, env: NodeJS.ProcessEnv = process.env): string {
+    const name = Launch.command(env)
+    return name === "aircoding" ? text : text.replace(/\baircoding(?= |`)/g, name)
+  },
+
   main: `aircoding — OpenCode with a deterministic multi-agent Scheduler for C++ teams
 
 Usage:
@@ -12,9 +21,9 @@ Usage:
   aircoding dashboard [dir]       a live web page of the run on 127.0.0.1 (--port N; --host H --token T)
   aircoding <command> --help      help for one command
 
-Exit codes (every command): 0 done, 1 error (a usage error, a bad config.json or toolchain.json, a
-pre-flight problem — each said in one line with its fix), 2 the run waits for you (a plan to confirm,
-a question) or is blocked.
+Exit codes (every command): 0 done, 1 error (a usage error — an unknown command or flag, said in one
+line with the nearest known one —, a bad config.json or toolchain.json, a pre-flight problem — each said
+in one line with its fix), 2 the run waits for you (a plan to confirm, a question) or is blocked.
 
 Options for the TUI:
   --scripted FILE   use the scripted model with this scenario (offline; for demos and tests)
@@ -27,11 +36,14 @@ Usage:
   aircoding run [dir] --resume [--json] [--scripted FILE]
   aircoding run [dir] --resume --answer "yes" | --answer "change: <what to change>"
   aircoding run [dir] --init-git [--yes] [--json] < requirement.txt
+  aircoding run [dir] --new [--yes] [--json] < requirement.txt
 
 Reads the requirement from stdin and gives it to the main agent in dir (default: .).
   --resume          continue the run in progress (after a crash or a kill) from its event log; no stdin
   --answer TEXT     with --resume: answer the plan a run stopped at; "yes" confirms it, "change: …" sends
                     your change to the Architect, who proposes again (the run stops again with exit 2)
+  --new             archive the run that waits or was interrupted here (its log and evidence go to
+                    .air/local/archive/<run-id>/) and start this requirement as a new run
   --init-git        make dir a git repository first if it is none or has no commit:
                     git init && git add -A && git commit -m baseline && git tag air/baseline
   --yes             confirm the Architect's plan without asking
@@ -40,9 +52,12 @@ Reads the requirement from stdin and gives it to the main agent in dir (default:
 Before the engine starts, a pre-flight check refuses (exit 1, one line each with the fix): a directory
 that is not a git repository or has no commit, a detached HEAD, tracked files with uncommitted changes,
 an invalid .air/shared/config.json or toolchain.json, a lock held by another run, an empty or over-large
-requirement (256 KB). With no git identity, commits are made as AirCoding <aircoding@localhost>.
-Exit codes: 0 everything merged (or the answer was given), 2 blocked or waiting for an answer (plan
-confirmation without --yes, a question), 1 error.
+requirement (256 KB), a run here that waits for an answer or was interrupted (answer it with --resume,
+or start again with --new). With no git identity, commits are made as AirCoding <aircoding@localhost>.
+Exit codes, from the Scheduler's state (never from the main agent's last turn): 0 every task merged and
+the final check passed; 2 the run waits for you (a plan to confirm, a question, a blocked task, a failed
+baseline) — the questions are printed (and in --json) and the process ends within seconds; 1 an error
+that left the work undone, or a usage error.
 `,
   doctor: `aircoding doctor — check that AirCoding can run here
 

@@ -7,6 +7,7 @@ import { BaselineRun } from "../scheduler/runtime/toolchain/baseline-run.ts"
 import { CompilerCache } from "../scheduler/runtime/toolchain/cache.ts"
 import { Submodules } from "../scheduler/runtime/toolchain/submodules.ts"
 import { Launch } from "./launch"
+import { Args } from "./args"
 import { Ui } from "./ui"
 
 /**
@@ -138,7 +139,7 @@ export namespace Init {
 }
 
 export async function initCommand(dirArg: string | undefined, opts: Init.Options & { json: boolean }): Promise<number> {
-  const dir = Launch.projectDir(dirArg)
+  const dir = Args.projectDir(dirArg, "init")
   if (!opts.json) Ui.step(`detecting the toolchain in ${dir}${opts.noBaseline ? "" : " and running the baseline once (build, tests, analysis)"}`)
   const outcome = await Init.run(dir, opts)
   if (opts.json) process.stdout.write(JSON.stringify(outcome, null, 2) + "\n")

@@ -1,4 +1,4 @@
-import { existsSync, statSync } from "node:fs"
+import { existsSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { startScriptedModel, opencodeProviderConfig, type ScriptedModel } from "@aircoding/scripted-model"
 import { ConfigDirs, LaunchConfig, Paths, Verify } from "../engine"
@@ -10,33 +10,41 @@ import { UsageError, Ui } from "./ui"
 export namespace Launch {
   export type Prepared = { dir: string; env: NodeJS.ProcessEnv; model?: ScriptedModel; close(): Promise<void> }
 
-  export function projectDir(arg: string | undefined): string {
-    const dir = resolve(arg ?? ".")
-    if (!existsSync(dir)) throw new UsageError(`directory not found: ${dir}`)
-    if (!statSync(dir).isDirectory()) throw new UsageError(`not a directory: ${dir}`)
-    return dir
-  }
-
   /** AirCoding as the engine must have resolved it: every role registered, Main offered its tools. */
   export function verify(dir: string, env: NodeJS.ProcessEnv) {
     return Verify.plugin(dir, env, Roles.names, Roles.coordinatorTools("main"))
   }
 
-  /** How the user starts AirCoding: `./start.sh` sets AIRCODING_COMMAND, so hints name a command that works. */
+  /**
+   * How the user starts AirCoding, so every hint names a command that works as typed: `./start.sh` (or the
+   * path it was run by) sets AIRCODING_COMMAND; the `aircoding` shim on PATH (`eval "$(./start.sh env)"`)
+   * sets it to `aircoding`; run by bun directly, `aircoding`.
+   */
   export function command(env: NodeJS.ProcessEnv = process.env): string {
     return env.AIRCODING_COMMAND || "aircoding"
   }
 
+  /** A word as the shell reads it back: quoted only when it must be. */
+  export function shellWord(word: string): string {
+    return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`
+  }
+
+  /** The command that reopens AirCoding on `dir` as it was opened (with its --scripted scenario). */
+  export function reopenCommand(dir: string, scripted: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+    return [command(env), dir, ...(scripted ? ["--scripted", resolve(scripted)] : [])].map(shellWord).join(" ")
+  }
+
   /**
    * Without a model of the user's choosing the engine would pick one itself, over the network (offline it
-   * spins for a minute before "Cannot connect to API"): say so before anything opens, with the fix.
+   * spins for a minute before "Cannot connect to API"): say so before anything opens, with the fix. The
+   * demo hint names the project folder: without it the TUI would open wherever the command is typed.
    */
-  export function modelProblem(config: Record<string, any> | undefined, cmd = command()): string | undefined {
+  export function modelProblem(config: Record<string, any> | undefined, dir: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
     if (config?.model || config?.agent?.main?.model) return undefined
     return [
       "no model is configured, and AirCoding never falls back to one on its own.",
       'Fix: set "model": "<provider>/<model>" in ~/.config/opencode/opencode.json (and `opencode auth login` for its key),',
-      `or try the offline demo in the TUI with the scripted model: ${cmd} --scripted ${join(Paths.scenarios, "demo-chat.json")}`,
+      `or try the offline demo in the TUI with the scripted model: ${reopenCommand(dir, join(Paths.scenarios, "demo-chat.json"), env)}`,
     ].join("\n")
   }
 
@@ -65,7 +73,7 @@ export namespace Launch {
       await close()
       throw new LaunchError(verified.message)
     }
-    const noModel = model ? undefined : modelProblem(verified.config)
+    const noModel = model ? undefined : modelProblem(verified.config, dir)
     if (noModel) {
       await close()
       throw new LaunchError(noModel)

@@ -1,42 +1,16 @@
-import { parseArgs } from "node:util"
 import { existsSync } from "node:fs"
 import { Strict } from "../scheduler/core/strict"
+import { Args } from "./args"
 import { Help } from "./help"
 import { LaunchError } from "./launch"
 import { UsageError, Ui } from "./ui"
 
 type Command = (argv: string[]) => Promise<number>
 
-type Options = NonNullable<NonNullable<Parameters<typeof parseArgs>[0]>["options"]>
+const { parse } = Args
+const print = (text: string) => Args.print(Help.say(text))
 
-/**
- * The one way the CLI parses arguments: strict (an unknown flag is a usage error naming the nearest
- * flag), --help on every command, and the command's name carried by the error for the usage hint.
- */
-function parse<O extends Options>(command: string | undefined, argv: string[], options: O, maxPositionals = 1) {
-  const all = { help: { type: "boolean", short: "h" }, ...options } as O & { help: { type: "boolean"; short: "h" } }
-  const parsed = (() => {
-    try {
-      return parseArgs({ args: argv, options: all, allowPositionals: true, strict: true })
-    } catch (err) {
-      throw usageOf(err, command, Object.keys(all))
-    }
-  })()
-  if (!(parsed.values as { help?: boolean }).help && parsed.positionals.length > maxPositionals)
-    throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[maxPositionals])}`, command)
-  return parsed
-}
-
-/** node's parseArgs error, said in one line with the nearest flag. */
-function usageOf(err: unknown, command: string | undefined, flags: string[]): UsageError {
-  const message = (err as Error).message.split("\n")[0]!.replace(/\. To specify a positional argument.*$/, "")
-  const flag = /Unknown option '(--?[^']+)'/.exec(message)?.[1]
-  const near = flag ? Strict.nearest(flag.replace(/^-+/, ""), flags) : undefined
-  return new UsageError(flag ? `unknown option ${flag}${near ? `; did you mean --${near}?` : ""}` : message, command)
-}
-
-const commands: Record<string, Command> = {
-  // The views parse their own arguments (same rules: --help, strict flags, exit 1 on a usage error).
+const commands: Record<(typeof Args.COMMANDS)[number], Command> = {
   async status(argv) {
     const { statusCommand } = await import("./status")
     return statusCommand(argv)
@@ -55,6 +29,7 @@ const commands: Record<string, Command> = {
       json: { type: "boolean" },
       scripted: { type: "string" },
       resume: { type: "boolean" },
+      new: { type: "boolean" },
       "init-git": { type: "boolean" },
       answer: { type: "string" },
     } as const)
@@ -65,6 +40,7 @@ const commands: Record<string, Command> = {
       json: Boolean(values.json),
       scripted: values.scripted as string | undefined,
       resume: Boolean(values.resume),
+      fresh: Boolean(values.new),
       initGit: Boolean(values["init-git"]),
       answer: values.answer as string | undefined,
     })
@@ -103,12 +79,7 @@ const commands: Record<string, Command> = {
   },
 }
 
-export const COMMANDS = Object.keys(commands)
-
-function print(text: string): number {
-  process.stdout.write(text)
-  return 0
-}
+export const COMMANDS: readonly string[] = Args.COMMANDS
 
 /** Tagged errors of the Scheduler (a held lock, bad rules): their message is the whole story, no stack. */
 function isTagged(err: unknown): err is Error {
@@ -118,24 +89,17 @@ function isTagged(err: unknown): err is Error {
 export async function main(argv: string[]): Promise<number> {
   try {
     const [first, ...rest] = argv
-    if (first && Object.hasOwn(commands, first)) return await commands[first]!(rest)
+    if (first && Object.hasOwn(commands, first)) return await commands[first as keyof typeof commands](rest)
     const { values, positionals } = parse(undefined, argv, { scripted: { type: "string" } } as const)
     if (values.help) return print(Help.main)
-    // A word that is no directory here but close to a command is a mistyped command, not a project.
+    // A word that is no directory here and not close to a command (that was said by parse): not a project.
     const word = positionals[0]
-    if (word !== undefined && !existsSync(word)) {
-      const near = Strict.nearest(word, COMMANDS)
-      if (near || !/[/\\.]/.test(word))
-        throw new UsageError(near ? `unknown command '${word}'; did you mean ${near}?` : `'${word}' is neither a command nor a directory`)
-    }
+    if (word !== undefined && !existsSync(word) && !/[/\\.]/.test(word) && !Strict.nearest(word, COMMANDS))
+      throw new UsageError(`'${word}' is neither a command nor a directory`)
     const { tui } = await import("./tui")
     return await tui(word, { scripted: values.scripted as string | undefined })
   } catch (err) {
-    if (err instanceof UsageError) {
-      const hint = err.command ? `aircoding ${err.command} --help` : "aircoding --help"
-      process.stderr.write(Ui.red("aircoding: ") + err.message + "\n" + `Run \`${hint}\` for usage.\n`)
-      return 1
-    }
+    if (err instanceof UsageError) return Args.report(err)
     if (err instanceof LaunchError || isTagged(err)) {
       process.stderr.write(Ui.red("aircoding: ") + (err as Error).message + "\n")
       return 1

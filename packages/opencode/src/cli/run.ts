@@ -9,10 +9,15 @@ import { runMainAgent, type EngineTranscript } from "./headless"
 import { Launch } from "./launch"
 import { followProgress } from "./progress"
 import { UsageError, Ui } from "./ui"
+import { Args } from "./args"
+import { RunWatch } from "./run-watch"
+import { RunData } from "../read/run-data"
+import { RunView } from "../read/view"
+import { exitCodeOf, runStatus, type Waiting } from "../read/run-status"
 import { Strict } from "../scheduler/core/strict"
 import { Answer } from "./answer"
 
-export type RunOutcome = { exitCode: number; summary: RunReport.Summary & { answer: string; wallTimeMs: number; errors: string[] } }
+export type RunOutcome = { exitCode: number; summary: RunReport.Summary & Partial<Waits> & { answer: string; wallTimeMs: number; errors: string[]; notes?: string[] } }
 
 const MAX_REQUIREMENT_BYTES = Strict.MAX_REQUIREMENT_BYTES
 
@@ -36,13 +41,8 @@ export function requirementOf(bytes: Buffer): string {
   } catch (err) {
     throw new UsageError((err as Error).message.replace("save the file as UTF-8", "send the requirement as UTF-8"), "run")
   }
-  if (!text) throw new UsageError("no requirement on stdin; usage: aircoding run [dir] < requirement.txt", "run")
+  if (!text) throw new UsageError(`no requirement on stdin; usage: ${Launch.command()} run [dir] < requirement.txt`, "run")
   return text
-}
-
-/** The run stopped to ask the user something (plan confirmation or a question): exit 2, never "error". */
-export function waitingForUser(state: SchedulerState | undefined): boolean {
-  return Boolean(state && !state.finished && (state.questions.length > 0 || state.stage === "confirming"))
 }
 
 /** The run's state as the Scheduler left it on disk (the engine process has exited and released the lock). */
@@ -56,16 +56,16 @@ async function finalState(dir: string) {
   }
 }
 
-/** The engine's exit code says little (0 even when tools failed): the Scheduler's state decides. */
-function exitCodeOf(summary: RunReport.Summary, transcript: EngineTranscript, waiting: boolean): number {
-  if (transcript.exitCode !== 0 || transcript.errors.length) return 1
-  if (summary.final && !summary.final.passed) return 1
-  if (waiting) return 2
-  // idle: Main answered without starting a run (a question about the code); pre-flight already refused
-  // what would have stopped a run at the door.
-  if (summary.status === "done" || summary.status === "idle") return 0
-  if (summary.status === "blocked" || summary.status === "waiting") return 2
-  return 1
+/** What CI reads when the run waits for the user: what for, and the plan (its summary, file and graph) when a plan waits. */
+type Waits = { waitingFor: Waiting[]; plan?: { summary: string; file: string; graph: SchedulerState["graph"] } }
+
+function waitsOf(state: SchedulerState | undefined): Waits | {} {
+  if (!state || !runStatus(state).needsUser) return {}
+  const waiting = runStatus(state).waitingFor.filter((w) => w.kind === "confirm" || w.kind === "question")
+  return {
+    waitingFor: waiting,
+    ...(state.stage === "confirming" ? { plan: { summary: state.planSummary ?? "", file: ".air/shared/plan/plan.md", graph: state.graph } } : {}),
+  }
 }
 
 export async function headlessRun(
@@ -79,10 +79,14 @@ export async function headlessRun(
     extra: { ...(opts.yes ? { AIRCODING_AUTO_CONFIRM: "1" } : {}), ...opts.extra },
   })
   const stop = opts.progress === false ? () => {} : followProgress(dir)
+  // The Scheduler's state, not Main's turn, decides when the process ends.
+  const engine = new AbortController()
+  const watch = RunWatch.start(dir, () => engine.abort())
   let transcript: EngineTranscript
   try {
-    transcript = await runMainAgent(prepared, requirement)
+    transcript = await runMainAgent(prepared, requirement, engine.signal)
   } finally {
+    watch.stop()
     stop()
     await prepared.close()
   }
@@ -90,16 +94,20 @@ export async function headlessRun(
   const base: RunReport.Summary = state
     ? RunReport.summary(dir, state)
     : { status: "idle", runId: null, stage: "idle", tasks: [], questions: [], modelRequests: {}, evidenceRoot: ".air/local/evidence", final: null }
-  const errors = [...transcript.errors]
-  if (transcript.exitCode !== 0) errors.push(`engine exited with code ${transcript.exitCode}: ${transcript.stderr.trim().split("\n").slice(-3).join(" | ")}`)
-  const waiting = waitingForUser(state)
-  if (base.status === "running" && !waiting) errors.push("the engine stopped before the run ended (see .air/local/state/events.jsonl)")
-  if (base.final && !base.final.passed) errors.push(base.final.summary)
-  const summary = { ...base, answer: transcript.text, wallTimeMs: Date.now() - started, errors }
-  return { exitCode: exitCodeOf(base, transcript, waiting), summary: waiting && base.status === "running" ? { ...summary, status: "waiting" } : summary }
+  // Stopped by us, the engine's exit says nothing; else a failed turn of Main is a failure only if it left work undone.
+  const engineErrors = watch.stoppedFor ? [] : [...transcript.errors, ...(transcript.exitCode !== 0 ? [`engine exited with code ${transcript.exitCode}: ${transcript.stderr.trim().split("\n").slice(-3).join(" | ")}`] : [])]
+  const exitCode = exitCodeOf(state, { engineFailed: engineErrors.length > 0 })
+  const errors: string[] = []
+  const notes: string[] = []
+  if (exitCode === 1) {
+    errors.push(...engineErrors)
+    if (base.status === "running" || base.status === "planning") errors.push("the engine stopped before the run ended (see .air/local/state/events.jsonl)")
+    if (base.final && !base.final.passed) errors.push(base.final.summary)
+  } else if (engineErrors.length) notes.push(`the main agent's last turn failed after the run had settled (${RunView.oneLine(engineErrors[0]!, 200)}); the run's state decides the exit code`)
+  return { exitCode, summary: { ...base, ...waitsOf(state), answer: transcript.text, wallTimeMs: Date.now() - started, errors, notes } }
 }
 
-export function printSummary(outcome: RunOutcome, json: boolean): void {
+export function printSummary(outcome: RunOutcome, json: boolean, dir?: string): void {
   const s = outcome.summary
   if (json) {
     process.stdout.write(JSON.stringify(s, null, 2) + "\n")
@@ -115,13 +123,14 @@ export function printSummary(outcome: RunOutcome, json: boolean): void {
     process.stdout.write(`  evidence: ${s.evidenceRoot}/<task-id>/\n`)
   }
   for (const q of s.questions) process.stdout.write(Ui.yellow(`Question ${q.questionId}: ${q.text}\n`))
-  if (s.stage === "confirming")
-    process.stdout.write(
-      Ui.yellow(
-        `The plan waits for your confirmation (.air/shared/plan/plan.md). Answer with:\n` +
-          `  ${Launch.command()} run --resume --answer "yes"\n  ${Launch.command()} run --resume --answer "change: <what to change>"\n`,
-      ),
-    )
+  const cmd = `${Launch.command()} run${dir ? ` ${dir}` : ""}`
+  if (s.stage === "confirming") {
+    process.stdout.write(Ui.yellow(`The plan waits for your confirmation (${s.plan?.file ?? ".air/shared/plan/plan.md"}): ${s.plan?.summary ?? ""}\n`))
+    for (const task of s.plan?.graph?.tasks ?? []) process.stdout.write(`  ${task.id.padEnd(6)} ${task.title}${task.deps.length ? `  (after ${task.deps.join(", ")})` : ""}\n`)
+    process.stdout.write(Ui.yellow(`Answer with:\n  ${cmd} --resume --answer "yes"\n  ${cmd} --resume --answer "change: <what to change>"\n`))
+  } else if (outcome.exitCode === 2 && s.questions.length)
+    process.stdout.write(Ui.yellow(`Answer with:\n  ${cmd} --resume --answer "<your answer>"\n`))
+  for (const n of s.notes ?? []) process.stderr.write(`note: ${n}\n`)
   for (const e of s.errors) process.stderr.write(Ui.red(`error: ${e}\n`))
 }
 
@@ -134,20 +143,38 @@ async function preflight(dir: string, resume: boolean, json: boolean): Promise<n
   // A resumed run is past the door: only what would stop it again (its files, a live holder of its locks).
   const report = resume ? { problems: [...Preflight.files(dir), ...(await Preflight.locks(dir))], notes: [] } : await Preflight.check(dir)
   for (const note of report.notes) Ui.step(note)
-  if (report.problems.length === 0) return undefined
-  for (const p of report.problems) process.stderr.write(Ui.red("aircoding: ") + p.message + "\n" + `  fix: ${p.fix}\n`)
+  return refuse(report.problems, json)
+}
+
+function refuse(problems: readonly Preflight.Problem[], json: boolean): number | undefined {
+  if (problems.length === 0) return undefined
+  for (const p of problems) process.stderr.write(Ui.red("aircoding: ") + p.message + "\n" + `  fix: ${p.fix}\n`)
   // CI reads stdout: say it there too, in the summary's shape.
-  if (json) process.stdout.write(JSON.stringify({ status: "error", runId: null, stage: "idle", tasks: [], questions: [], errors: report.problems.map((p) => `${p.message} (fix: ${p.fix})`), preflight: report.problems }, null, 2) + "\n")
+  if (json) process.stdout.write(JSON.stringify({ status: "error", runId: null, stage: "idle", tasks: [], questions: [], errors: problems.map((p) => `${p.message} (fix: ${p.fix})`), preflight: problems }, null, 2) + "\n")
   return 1
+}
+
+/** The run already in dir that a new requirement must not bury: one that waits for the user or was interrupted. */
+export function openRun(dir: string): { state: SchedulerState; problem: Preflight.Problem } | undefined {
+  const { state } = RunData.load(dir)
+  if (!state.runId || state.stage === "idle") return undefined
+  const status = runStatus(state)
+  if (state.finished && !status.needsUser) return undefined
+  const waits = status.needsUser
+  const what = waits
+    ? status.waitingFor.filter((w) => w.kind === "confirm" || w.kind === "question").map((w) => RunView.waitingText("en", w)).join("; ")
+    : `${status.word}, ${status.tasks.merged} of ${status.tasks.total} tasks merged`
+  return { state, problem: Preflight.openRun(dir, { runId: state.runId, waits, confirm: state.stage === "confirming", what }, Launch.command()) }
 }
 
 export async function run(
   dirArg: string | undefined,
-  opts: { yes: boolean; json: boolean; scripted?: string; resume?: boolean; initGit?: boolean; answer?: string },
+  opts: { yes: boolean; json: boolean; scripted?: string; resume?: boolean; fresh?: boolean; initGit?: boolean; answer?: string },
 ): Promise<number> {
-  const dir = Launch.projectDir(dirArg)
+  const dir = Args.projectDir(dirArg, "run")
   if (opts.initGit && opts.resume) throw new UsageError("--init-git starts a new run; it cannot be used with --resume", "run")
-  if (opts.answer !== undefined && !opts.resume) throw new UsageError('--answer goes with --resume: aircoding run [dir] --resume --answer "yes"', "run")
+  if (opts.fresh && opts.resume) throw new UsageError("--new starts a new run; it cannot be used with --resume", "run")
+  if (opts.answer !== undefined && !opts.resume) throw new UsageError(`--answer goes with --resume: ${Launch.command()} run [dir] --resume --answer "yes"`, "run")
   if (opts.resume) {
     const refused = await preflight(dir, true, opts.json)
     if (refused !== undefined) return refused
@@ -156,23 +183,26 @@ export async function run(
       if (!opts.json) process.stderr.write(`${recorded}; resuming the run\n`)
     }
     const state = await finalState(dir)
-    if (!state || state.stage === "idle") throw new UsageError(`no AirCoding run to resume in ${dir}; start one with: aircoding run [dir] < requirement.txt`)
+    if (!state || state.stage === "idle") throw new UsageError(`no AirCoding run to resume in ${dir}; start one with: ${Launch.command()} run [dir] < requirement.txt`, "run")
     if (state.finished && state.questions.length === 0) {
       // Nothing left to do: say how it ended, as the run itself would have (the final check may have died with it).
-      if (state.finished.status === "done" && !FinalCheck.read(dir)) await FinalCheck.run(dir)
-      const outcome = { exitCode: state.finished.status === "done" ? 0 : 2, summary: { ...RunReport.summary(dir, state), answer: "", wallTimeMs: 0, errors: [] } }
-      printSummary(outcome, opts.json)
+      const final = state.finished.status === "done" && !state.finalCheck ? (FinalCheck.read(dir) ?? (await FinalCheck.run(dir))) : null
+      const outcome = { exitCode: exitCodeOf(state, { final }), summary: { ...RunReport.summary(dir, state), answer: "", wallTimeMs: 0, errors: [] } }
+      printSummary(outcome, opts.json, dirArg)
       return outcome.exitCode
     }
     const outcome = await headlessRun(dir, RESUME_PROMPT, opts)
-    printSummary(outcome, opts.json)
+    printSummary(outcome, opts.json, dirArg)
     return outcome.exitCode
   }
   const requirement = requirementOf(await readStdin())
   if (opts.initGit) Ui.step(await Preflight.initGit(dir))
+  const open = openRun(dir)
+  if (open && opts.fresh) Ui.step(await Preflight.archiveRun(dir, open.state.runId!, open.state.tasks.map((t) => t.id)))
+  else if (open) return refuse([open.problem], opts.json)!
   const refused = await preflight(dir, false, opts.json)
   if (refused !== undefined) return refused
   const outcome = await headlessRun(dir, requirement, opts)
-  printSummary(outcome, opts.json)
+  printSummary(outcome, opts.json, dirArg)
   return outcome.exitCode
 }

@@ -1,6 +1,7 @@
-import { existsSync, statSync } from "node:fs"
-import { relative, resolve } from "node:path"
-import { parseArgs } from "node:util"
+import { relative } from "node:path"
+import { Args } from "./args"
+import { Help } from "./help"
+import { UsageError } from "./ui"
 import { resolveLang, t, type Lang } from "../read/words"
 import { readStatus } from "../read/status-read"
 import { RunData } from "../read/run-data"
@@ -20,50 +21,27 @@ last gate results; the budgets spent and left; and what the run waits for (your 
 confirmation, running sessions, the merge queue…). Read-only: it never changes the run.
   --json        print the status as JSON (kind "aircoding.status")
   --lang LANG   en or zh-CN (default: "language" in .air/shared/config.json; auto → en)
-Exit codes: 0 shown, 1 no run or unreadable state, 2 usage error.
+Exit codes: 0 shown, 1 no run, unreadable state or a usage error.
 `
 
-/** Resolves the project directory of a view command; a file or a missing directory is a usage error. */
-export function projectDir(arg: string | undefined): string {
-  const dir = resolve(arg ?? ".")
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new ViewUsageError(`${dir} is not a directory`)
-  return dir
-}
-
-export class ViewUsageError extends Error {
-  override readonly name = "UsageError"
-}
-
-export function usageFail(message: string, help: string): number {
-  process.stderr.write(`aircoding: ${message}\n\n${help}`)
-  return 1
-}
-
-export async function statusCommand(argv: string[]): Promise<number> {
-  let values: { json?: boolean; lang?: string; help?: boolean }
-  let positionals: string[]
+/** A view's --lang: an unknown language is a usage error of `command`. */
+export function viewLang(root: string, lang: string | undefined, command: string): Lang {
   try {
-    ;({ values, positionals } = parseArgs({
-      args: argv,
-      options: { json: { type: "boolean" }, lang: { type: "string" }, help: { type: "boolean", short: "h" } },
-      allowPositionals: true,
-    }))
-    if (positionals.length > 1) throw new Error(`expected at most one directory, got: ${positionals.join(" ")}`)
+    return resolveLang(root, lang)
   } catch (err) {
-    return usageFail((err as Error).message, STATUS_HELP)
+    throw new UsageError((err as Error).message, command)
   }
-  if (values.help) {
-    process.stdout.write(STATUS_HELP)
-    return 0
-  }
-  let root: string
-  let lang
-  try {
-    root = projectDir(positionals[0])
-    lang = resolveLang(root, values.lang)
-  } catch (err) {
-    return usageFail((err as Error).message, STATUS_HELP)
-  }
+}
+
+export function statusCommand(argv: string[]): Promise<number> {
+  return Args.guard(() => status(argv))
+}
+
+async function status(argv: string[]): Promise<number> {
+  const { values, positionals } = Args.parse("status", argv, { json: { type: "boolean" }, lang: { type: "string" } } as const)
+  if (values.help) return Args.print(Help.say(STATUS_HELP))
+  const root = Args.projectDir(positionals[0], "status")
+  const lang = viewLang(root, values.lang, "status")
   const loaded = RunData.load(root)
   for (const w of loaded.warnings) process.stderr.write(t(lang, "warn.prefix", { text: w }) + "\n")
   if (loaded.source === "none") {

@@ -1,10 +1,22 @@
 import { spawn } from "node:child_process"
 import { LaunchConfig, Paths } from "../engine"
+import { Args } from "./args"
 import { Launch } from "./launch"
+import { Ui } from "./ui"
+
+/**
+ * What follows the engine's exit screen. The pinned engine prints its own block when the TUI closes on a
+ * session ("Session <title>" / "Continue  opencode -s <id>", written by its binary after the renderer
+ * stops; no flag or config turns it off). That `opencode -s` would start without AirCoding, so the line
+ * right under it says how to reopen AirCoding as it was opened, --scripted included.
+ */
+export function exitLine(dir: string, scripted: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  return `  ${Ui.dim("AirCoding".padEnd(10))}${Ui.bold(Launch.reopenCommand(dir, scripted, env))}   (reopens AirCoding, and a run in progress resumes; use this, not "opencode -s", which starts without AirCoding)\n`
+}
 
 /** Opens the OpenCode TUI with AirCoding loaded; returns the engine's exit code. */
 export async function tui(dirArg: string | undefined, opts: { scripted?: string }): Promise<number> {
-  const dir = Launch.projectDir(dirArg)
+  const dir = Args.projectDir(dirArg)
   const prepared = await Launch.prepare(dir, { scripted: opts.scripted })
   try {
     const child = spawn(Paths.opencodeBinary(), [dir], {
@@ -13,10 +25,7 @@ export async function tui(dirArg: string | undefined, opts: { scripted?: string 
       stdio: "inherit",
     })
     const code = await new Promise<number>((resolve) => child.on("close", (code) => resolve(code ?? 1)))
-    // OpenCode's own exit lines ("Continue opencode -s …") are printed by its binary and cannot be
-    // changed; this line names the command that reopens AirCoding (a run in progress resumes).
-    process.stdout.write(`  AirCoding ${Launch.command()} ${dir}   (reopens AirCoding; a run in progress resumes)
-`)
+    process.stdout.write(exitLine(dir, opts.scripted))
     return code
   } finally {
     await prepared.close()

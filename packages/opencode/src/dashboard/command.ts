@@ -1,6 +1,7 @@
-import { parseArgs } from "node:util"
-import { projectDir, usageFail } from "../cli/status"
-import { resolveLang, type Lang } from "../read/words"
+import { Args } from "../cli/args"
+import { Help } from "../cli/help"
+import { viewLang } from "../cli/status"
+import { UsageError } from "../cli/ui"
 import { DashboardServer } from "./server"
 
 export const DASHBOARD_HELP = `aircoding dashboard — watch a run live in the browser
@@ -18,44 +19,27 @@ updated live as the Scheduler appends events. Ctrl-C stops it.
   --token T     require this token (at least ${DashboardServer.MIN_TOKEN_LENGTH} characters) on every request: ?token=T,
                 an "Authorization: Bearer T" or "X-Air-Token: T" header; or set AIRCODING_DASHBOARD_TOKEN
   --lang LANG   en or zh-CN (default: "language" in .air/shared/config.json; auto → en)
-Exit codes: 0 stopped, 1 cannot listen, 2 usage error or a host refused without a token.
+Exit codes: 0 stopped, 1 cannot listen, a host refused without a token, or a usage error.
 `
 
-export async function dashboardCommand(argv: string[]): Promise<number> {
-  let values: { port?: string; host?: string; token?: string; lang?: string; help?: boolean }
-  let positionals: string[]
-  try {
-    ;({ values, positionals } = parseArgs({
-      args: argv,
-      options: {
-        port: { type: "string", short: "p" },
-        host: { type: "string" },
-        token: { type: "string" },
-        lang: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-      allowPositionals: true,
-    }))
-    if (positionals.length > 1) throw new Error(`expected at most one directory, got: ${positionals.join(" ")}`)
-  } catch (err) {
-    return usageFail((err as Error).message, DASHBOARD_HELP)
-  }
-  if (values.help) {
-    process.stdout.write(DASHBOARD_HELP)
-    return 0
-  }
-  let root: string
-  let lang: Lang
+export function dashboardCommand(argv: string[]): Promise<number> {
+  return Args.guard(() => dashboard(argv))
+}
+
+async function dashboard(argv: string[]): Promise<number> {
+  const { values, positionals } = Args.parse("dashboard", argv, {
+    port: { type: "string", short: "p" },
+    host: { type: "string" },
+    token: { type: "string" },
+    lang: { type: "string" },
+  } as const)
+  if (values.help) return Args.print(Help.say(DASHBOARD_HELP))
+  const root = Args.projectDir(positionals[0], "dashboard")
+  const lang = viewLang(root, values.lang, "dashboard")
   let port = DashboardServer.DEFAULT_PORT
-  try {
-    root = projectDir(positionals[0])
-    lang = resolveLang(root, values.lang)
-    if (values.port !== undefined) {
-      port = Number(values.port)
-      if (!/^\d+$/.test(values.port) || port > 65535) throw new Error(`--port ${values.port}: expected a port number from 0 to 65535`)
-    }
-  } catch (err) {
-    return usageFail((err as Error).message, DASHBOARD_HELP)
+  if (values.port !== undefined) {
+    port = Number(values.port)
+    if (!/^\d+$/.test(values.port) || port > 65535) throw new UsageError(`--port ${values.port}: expected a port number from 0 to 65535`, "dashboard")
   }
   const host = values.host ?? "127.0.0.1"
   const token = values.token ?? (process.env.AIRCODING_DASHBOARD_TOKEN || undefined)

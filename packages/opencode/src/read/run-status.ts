@@ -66,14 +66,24 @@ export function runStatus(state: SchedulerState): RunStatus {
 }
 
 /**
- * The exit code of a command that ran (or looked at) a run: 0 done; 2 when the run stopped for the
- * user (waiting, blocked, paused: answer, confirm or resume it); 1 for an error or a run that stopped
- * before it settled (idle, planning or running when the engine exited).
+ * The one exit code of a run — `aircoding run`, `--resume`, the tests; the TUI and the dashboard show the
+ * same `runWord` — read from the Scheduler's state, never from the main agent's last turn:
+ * - 0: every task merged and the final check passed, even if Main's last request then failed; or no run
+ *   was started at all and the engine ended well (Main answered a question about the code);
+ * - 2: the run waits for the user (a plan to confirm, a question — a blocked task, a failed baseline —,
+ *   a pause) or ended blocked;
+ * - 1: anything else — the run stopped before it settled, its final check failed, or the engine failed
+ *   before a run started. Usage errors exit 1 too (src/cli/args.ts).
+ * `final` stands in for the final check's event when the check was run outside the Scheduler (a resume of
+ * a run whose process died before it); `engineFailed` matters only when no run started.
  */
-export function exitCodeOf(status: RunWord | "error"): 0 | 1 | 2 {
-  switch (status) {
-    case "done":
-      return 0
+export function exitCodeOf(state: SchedulerState | undefined, opts: { engineFailed?: boolean; final?: { passed: boolean } | null } = {}): 0 | 1 | 2 {
+  if (!state || state.stage === "idle") return opts.engineFailed ? 1 : 0
+  switch (runWord(state)) {
+    case "done": {
+      const passed = state.finalCheck ? state.finalCheck.status === "passed" : opts.final?.passed
+      return passed ? 0 : 1
+    }
     case "waiting":
     case "blocked":
     case "paused":
@@ -81,6 +91,18 @@ export function exitCodeOf(status: RunWord | "error"): 0 | 1 | 2 {
     default:
       return 1
   }
+}
+
+/**
+ * Where a headless run's process may end, whatever its main agent is doing: "waits" when the run needs
+ * the user (the process prints the questions and exits 2), "ended" once the run finished and its final
+ * check is recorded; undefined while the Scheduler still works (or no run has started).
+ */
+export function headlessEnd(state: SchedulerState): "waits" | "ended" | undefined {
+  if (state.stage === "idle") return undefined
+  if (state.finished) return state.finalCheck !== null ? "ended" : undefined
+  const word = runWord(state)
+  return word === "waiting" || word === "paused" ? "waits" : undefined
 }
 
 export function waitingFor(state: SchedulerState): Waiting[] {

@@ -1,22 +1,48 @@
 import { describe, expect, it } from "vitest"
 import { Launch } from "../../src/cli/launch"
+import { Help } from "../../src/cli/help"
+import { Args } from "../../src/cli/args"
+
+const START = { AIRCODING_COMMAND: "./start.sh" }
+const SHIM = { AIRCODING_COMMAND: "aircoding" }
 
 describe("the launcher without a model", () => {
-  it("stops with the fix and the offline demo, naming the command the user started with", () => {
-    const problem = Launch.modelProblem({ agent: { main: {} } }, "./start.sh")
+  it("stops with the fix and the offline demo on the project folder, naming the command the user started with", () => {
+    const problem = Launch.modelProblem({ agent: { main: {} } }, "/work/my proj", START)
     expect(problem).toMatch(/^no model is configured/)
     expect(problem).toContain('"model": "<provider>/<model>"')
-    expect(problem).toMatch(/\.\/start\.sh --scripted \S+demo-chat\.json/)
-    expect(Launch.modelProblem(undefined)).toBeDefined()
+    expect(problem).toMatch(/\.\/start\.sh '\/work\/my proj' --scripted \S+demo-chat\.json$/)
+    expect(Launch.modelProblem(undefined, "/p")).toBeDefined()
   })
 
   it("goes on when a model is chosen, for every agent or for Main", () => {
-    expect(Launch.modelProblem({ model: "anthropic/claude" })).toBeUndefined()
-    expect(Launch.modelProblem({ agent: { main: { model: "local/qwen" } } })).toBeUndefined()
+    expect(Launch.modelProblem({ model: "anthropic/claude" }, "/p")).toBeUndefined()
+    expect(Launch.modelProblem({ agent: { main: { model: "local/qwen" } } }, "/p")).toBeUndefined()
+  })
+})
+
+describe("every hint names a command that works as typed", () => {
+  it("./start.sh before `./start.sh env`, aircoding after it (the shim sets it) or when run by bun", () => {
+    expect(Launch.command(START)).toBe("./start.sh")
+    expect(Launch.command(SHIM)).toBe("aircoding")
+    expect(Launch.command({})).toBe("aircoding")
+    expect(Args.helpHint("status", START)).toBe("./start.sh status --help")
+    expect(Args.helpHint(undefined, SHIM)).toBe("aircoding --help")
   })
 
-  it("hints name ./start.sh when it launched AirCoding, else aircoding", () => {
-    expect(Launch.command({ AIRCODING_COMMAND: "./start.sh" })).toBe("./start.sh")
-    expect(Launch.command({})).toBe("aircoding")
+  it("--help texts say the same command on every usage line", () => {
+    for (const text of [Help.main, Help.run, Help.init, Help.doctor, Help.demo]) {
+      const said = Help.say(text, START)
+      expect(said).not.toMatch(/(^|\s|`)aircoding (run|demo|init|doctor|status|events|dashboard|\[dir\]|<command>)/m)
+      expect(said).toContain("./start.sh")
+      expect(Help.say(text, SHIM)).toBe(text)
+    }
+    expect(Help.say(Help.run, START)).toContain('./start.sh run [dir] --resume --answer "yes"')
+  })
+
+  it("the TUI's exit line reopens AirCoding with the same arguments, --scripted included, never a bare opencode", () => {
+    expect(Launch.reopenCommand("/work/calc", "/s/demo-chat.json", START)).toBe("./start.sh /work/calc --scripted /s/demo-chat.json")
+    expect(Launch.reopenCommand("/work/calc", undefined, SHIM)).toBe("aircoding /work/calc")
+    expect(Launch.reopenCommand("/it's", undefined, SHIM)).toBe(`aircoding '/it'\\''s'`)
   })
 })

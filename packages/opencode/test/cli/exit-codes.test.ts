@@ -28,7 +28,8 @@ describe("usage errors exit 1 with the message and the usage hint", () => {
     ["a missing directory", ["run", "/no/such/dir"], "directory not found: /no/such/dir", "aircoding --help"],
     ["a word that is neither", ["frobnicate"], "'frobnicate' is neither a command nor a directory", "aircoding --help"],
     ["--init-git with --resume", ["run", ".", "--init-git", "--resume"], "--init-git starts a new run", "aircoding run --help"],
-    ["an unknown flag of a view", ["status", "--bogus"], "Unknown option '--bogus'", "aircoding status"],
+    ["an unknown flag of a view", ["status", "--bogus"], "unknown option --bogus", "aircoding status --help"],
+    ["a mistyped command before a directory", ["staus", "."], "unknown command 'staus'; did you mean status?", "aircoding --help"],
   ])("%s", async (_name, args, message, hint) => {
     const r = await cli(args, "x")
     expect(r.code, r.stderr).toBe(1)

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest"
-import { exitCodeOf, RUN_WORDS, runStatus, runWord } from "../../src/read/run-status"
+import { exitCodeOf, headlessEnd, RUN_WORDS, runStatus, runWord } from "../../src/read/run-status"
 import { RunView } from "../../src/read/view"
 import { isRefused, transition } from "../../src/scheduler/core/machine"
 import { RunReport } from "../../src/read/run-report"
@@ -65,21 +65,38 @@ describe("one derivation of run status", () => {
     expect(runStatus(live)).toMatchObject({ word: "waiting", needsUser: true })
   })
 
-  test("exit codes: done 0; waiting, blocked and paused 2 (the user acts); an error or an unsettled run 1", () => {
-    expect(RUN_WORDS.map((w) => [w, exitCodeOf(w)])).toEqual([
-      ["idle", 1],
-      ["planning", 1],
-      ["waiting", 2],
-      ["running", 1],
-      ["paused", 2],
-      ["blocked", 2],
-      ["done", 0],
-    ])
-    expect(exitCodeOf("error")).toBe(1)
-    // A headless run stopped at the plan's confirmation exits 2, as the README promises.
+  test("exit codes from the state: done with its final check 0; waiting, blocked and paused 2; an unsettled run or a failed final check 1", () => {
     const { events, states } = recordedEvents()
-    const confirming = states[events.findIndex((e) => e.type === "plan.proposed")]!
-    expect(exitCodeOf(RunReport.summary(FIXTURE, confirming).status)).toBe(2)
+    const at = (type: string) => states[events.findIndex((e) => e.type === type)]!
+    const last = states[states.length - 1]!
+    const passed = { ...last, finalCheck: { status: "passed" as const, message: "ok" } }
+    // No run: 0 when the engine ended well (Main answered a question), 1 when it failed.
+    expect(exitCodeOf(undefined)).toBe(0)
+    expect(exitCodeOf(initialState(), { engineFailed: true })).toBe(1)
+    expect(exitCodeOf(at("run.started"))).toBe(1)
+    expect(exitCodeOf(at("graph.accepted"))).toBe(1)
+    // A headless run stopped at the plan's confirmation exits 2, as the README promises.
+    expect(exitCodeOf(at("plan.proposed"))).toBe(2)
+    expect(exitCodeOf(apply(at("task.dispatched"), { type: "run.paused", at: "2026-11-29T09:01:30.000Z" } as Event))).toBe(2)
+    // Done counts only with the final check passed; Main's engine failing afterwards changes nothing.
+    expect(exitCodeOf(passed, { engineFailed: true })).toBe(0)
+    expect(exitCodeOf({ ...last, finalCheck: { status: "failed", message: "ctest: 1 failed" } })).toBe(1)
+    expect(exitCodeOf({ ...last, finalCheck: null })).toBe(1)
+    expect(exitCodeOf({ ...last, finalCheck: null }, { final: { passed: true } })).toBe(0)
+    expect(exitCodeOf({ ...last, finished: { status: "blocked" } })).toBe(2)
+  })
+
+  test("a headless process ends when the run waits for the user, or once it finished and its final check is recorded", () => {
+    const { events, states } = recordedEvents()
+    const at = (type: string) => states[events.findIndex((e) => e.type === type)]!
+    const last = states[states.length - 1]!
+    expect(headlessEnd(initialState())).toBeUndefined()
+    expect(headlessEnd(at("run.started"))).toBeUndefined()
+    expect(headlessEnd(at("plan.proposed"))).toBe("waits")
+    expect(headlessEnd(at("graph.accepted"))).toBeUndefined()
+    expect(headlessEnd({ ...at("graph.accepted"), questions: [{ questionId: "baseline:1:question", taskId: null, text: "does not build" }] })).toBe("waits")
+    expect(headlessEnd({ ...last, finalCheck: null })).toBeUndefined()
+    expect(headlessEnd({ ...last, finalCheck: { status: "passed", message: "ok" } })).toBe("ended")
   })
 })
 

@@ -83,7 +83,9 @@ export async function runScenario(
     cwd: project,
     input: opts.input,
     timeoutMs: opts.timeoutMs,
-    env: { ...sandbox.env, AIRCODING_SCRIPTED_LOG: log, AIRCODING_INACTIVITY_MS: "20000", AIRCODING_LISTEN_MS: "600000", ...opts.env },
+    // AIRCODING_HEADLESS_ANSWER_MS: in these scenarios Main answers questions for the user from the
+    // requirement; on a loaded machine its answer may take seconds longer than the product's window.
+    env: { ...sandbox.env, AIRCODING_SCRIPTED_LOG: log, AIRCODING_INACTIVITY_MS: "20000", AIRCODING_LISTEN_MS: "600000", AIRCODING_HEADLESS_ANSWER_MS: "30000", ...opts.env },
   })
   let summary: any
   try {

@@ -1,5 +1,6 @@
 import { Submodules } from "./toolchain/submodules"
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, renameSync } from "node:fs"
+import { Worktrees } from "./git/worktree"
 import { hostname } from "node:os"
 import { join, relative } from "node:path"
 import { git, gitTry, identityConfig } from "./git/git"
@@ -13,7 +14,7 @@ import { Toolchain } from "./toolchain/index"
  * A missing git identity is not a problem: commits then use AirCoding's own, as the Scheduler's merges do.
  */
 export namespace Preflight {
-  export type Code = "config" | "toolchain" | "not-a-repo" | "no-commit" | "detached-head" | "dirty" | "lock-held"
+  export type Code = "config" | "toolchain" | "not-a-repo" | "no-commit" | "detached-head" | "dirty" | "lock-held" | "run-open"
 
   export interface Problem {
     code: Code
@@ -225,6 +226,42 @@ export namespace Preflight {
     await git(dir, ["commit", "-q", "--allow-empty", "-m", "baseline"], { config })
     await git(dir, ["tag", "air/baseline"], { config })
     return `made ${dir} a git repository: commit "baseline", tagged air/baseline`
+  }
+
+  /**
+   * A new run where the last one waits for the user or was interrupted (issue 21 item 3): refused, so a new
+   * requirement never silently continues — or buries — the old run. The fix names both ways on: answer it
+   * (or just resume it), or archive it with --new and start again. `what` is what it waits for, in words.
+   */
+  export function openRun(dir: string, run: { runId: string; waits: boolean; confirm: boolean; what: string }, command = "aircoding"): Problem {
+    const answer = run.confirm ? '--answer "yes" (or --answer "change: <what to change>")' : '--answer "<your answer>"'
+    return {
+      code: "run-open",
+      message: run.waits
+        ? `the run ${run.runId} in ${dir} waits for your answer: ${run.what}; a new requirement would not reach it`
+        : `the run ${run.runId} in ${dir} was interrupted (${run.what}); a new requirement would not reach it`,
+      fix: [
+        run.waits ? `answer it: ${command} run ${dir} --resume ${answer}` : `go on with it: ${command} run ${dir} --resume`,
+        `or archive it and start again: ${command} run ${dir} --new < requirement.txt (its log and evidence are kept under .air/local/archive/${run.runId}/)`,
+      ].join("\n  "),
+    }
+  }
+
+  /**
+   * `aircoding run --new`: the old run out of the way, nothing of it lost. Its log, snapshot and evidence
+   * move to `.air/local/archive/<run-id>/`; its task worktrees are removed (their commits stay on their
+   * branches) and its task branches are renamed `air/archive/<run-id>/<task-id>`, so the new run's tasks
+   * start on fresh branches. Returns what was done, in one line.
+   */
+  export async function archiveRun(dir: string, runId: string, taskIds: readonly string[]): Promise<string> {
+    const local = join(dir, ".air", "local")
+    const target = join(local, "archive", runId)
+    mkdirSync(target, { recursive: true })
+    for (const name of ["state", "evidence"]) if (existsSync(join(local, name))) renameSync(join(local, name), join(target, name))
+    for (const tree of await Worktrees.list(dir)) await gitTry(dir, ["worktree", "remove", "--force", tree.path])
+    await gitTry(dir, ["worktree", "prune"])
+    for (const id of taskIds) await gitTry(dir, ["branch", "-m", `air/${id}`, `air/archive/${runId}/${id}`])
+    return `archived the run ${runId} under ${rel(dir, target)}/ (its task branches as air/archive/${runId}/<task-id>)`
   }
 
   /** The problems as the CLI prints them: one line each, then its fix. */

@@ -1,0 +1,141 @@
+import { existsSync, readdirSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, test } from "vitest"
+import { aircoding } from "../support/engine"
+import { makeSandbox, type Sandbox } from "../support/sandbox"
+import { passingReviewer, planningArchitect, runScenario, shellStep, trivialProject, type RunResult } from "../support/runs"
+
+/**
+ * A headless run ends on the Scheduler's state, not on Main's turn (issue 21 item 3), with the real engine
+ * and the scripted model. Main here never ends its turn on its own: it listens until "RUN ENDED", and its
+ * script has no step after that, so its last request gets the scripted model's HTTP 400 ("steps
+ * exhausted"). The product's window for Main to answer is used (AIRCODING_HEADLESS_ANSWER_MS unset).
+ * (a) a baseline that does not build: exit 2 with the baseline's question, within seconds;
+ * (b) a new requirement on that repository: refused, exit 1, naming the run and both ways on; --new
+ *     archives it and starts again;
+ * (c) the plan waits (exit 2, the plan in --json), a change makes the Architect propose a second time
+ *     (exit 2 again), "yes" merges everything: exit 0 although Main's last request failed with a 400.
+ */
+const requirement = "Document the app."
+const change = "Split the docs in two."
+const tasks = [{ id: "T-1", title: "Document the install", kind: "docs", writeSet: [{ path: "docs/install.md", action: "create" }], doneWhen: "docs/install.md exists" }]
+const planV1 = "Plan v1: one task writes docs/install.md."
+const planV2 = "Plan v2: the same task, in two paragraphs."
+
+/** Main listens until the run ends and has nothing after it: its last request is a 400. */
+const listeningMain = [
+  { agent: "main", match: "^Resume the AirCoding run", steps: [{ tool: "air_listen", args: {}, until: "RUN ENDED" }] },
+  { agent: "main", steps: [{ tool: "air_submit", args: { requirement } }, { tool: "air_listen", args: {}, until: "RUN ENDED" }] },
+]
+const architect = [
+  { agent: "architect", match: "Your proposed plan[\\s\\S]*asked for changes", steps: [{ tool: "air_propose", args: { summary: planV2 } }, { text: "Proposed again." }] },
+  { agent: "architect", match: "Your proposed plan[\\s\\S]*confirmed this plan", steps: [{ tool: "air_plan", args: { tasks } }, { text: "Planned." }] },
+  { agent: "architect", match: "^Requirement:", steps: [{ tool: "air_propose", args: { summary: planV1 } }, { tool: "air_plan", args: { tasks } }, { text: "Planned." }] },
+]
+const executor = {
+  agent: "executor",
+  match: "^Task T-1:",
+  steps: [shellStep("mkdir -p docs && echo 'Install: make' > docs/install.md && git add -A && git commit -qm install"), { tool: "air_report", args: { summary: "done" } }, { text: "Reported." }],
+}
+const scenario = { name: "headless-end", scripts: [...listeningMain, ...architect, executor, passingReviewer] }
+const env = { AIRCODING_HEADLESS_ANSWER_MS: "" }
+
+let sandbox: Sandbox
+let broken: string
+let docs: string
+/** A run and how long after `event` (its log time) the process had ended. */
+type Timed = RunResult & { after: (type: string) => number }
+const baseline: Timed[] = []
+const plan: Timed[] = []
+let refused: Awaited<ReturnType<typeof aircoding>>
+let fresh: RunResult
+
+async function timed(project: string, opts: Parameters<typeof runScenario>[3]): Promise<Timed> {
+  const r = await runScenario(sandbox, project, scenario, { ...opts, env })
+  const end = Date.now()
+  return { ...r, after: (type) => end - Date.parse([...r.events].reverse().find((e) => e.type === type)!.at) }
+}
+
+beforeAll(async () => {
+  sandbox = makeSandbox("air-headless-end-")
+  broken = trivialProject(sandbox, { "README.md": "# App\n" }, { build: ["false"] }, "broken")
+  docs = trivialProject(sandbox, { "README.md": "# App\n" }, {}, "docs")
+  await Promise.all([
+    (async () => {
+      baseline.push(await timed(broken, { input: requirement, name: "baseline" }))
+      refused = await aircoding(["run", broken], { cwd: broken, env: sandbox.env, input: "Another requirement.", timeoutMs: 120_000 })
+      fresh = await runScenario(sandbox, broken, scenario, { input: requirement, yes: false, name: "fresh", args: ["--new"], env })
+    })(),
+    (async () => {
+      plan.push(await timed(docs, { input: requirement, yes: false, name: "plan-1" }))
+      plan.push(await timed(docs, { input: "", yes: false, name: "plan-2", args: ["--resume", "--answer", `change: ${change}`] }))
+      plan.push(await timed(docs, { input: "", yes: false, name: "plan-3", args: ["--resume", "--answer", "yes"] }))
+    })(),
+  ])
+}, 1_200_000)
+
+afterAll(() => sandbox?.cleanup())
+
+describe("(a) a baseline that does not build", () => {
+  test("exit 2 with the baseline's question in --json, seconds after it was asked, while Main still listens", () => {
+    const r = baseline[0]!
+    expect(r.code, r.stderr.slice(-3000)).toBe(2)
+    expect(r.events.find((e) => e.type === "baseline.done")?.status).toBe("failed")
+    expect(r.summary.status).toBe("waiting")
+    expect(r.summary.questions.map((q: any) => q.questionId)).toEqual(["baseline:1:question"])
+    expect(r.summary.waitingFor).toEqual([expect.objectContaining({ kind: "question", questionId: "baseline:1:question" })])
+    expect(r.summary.errors).toEqual([])
+    // Main's listen lasts 10 minutes here: only the Scheduler's state could have ended the process.
+    expect(r.after("baseline.done")).toBeLessThan(15_000)
+  })
+})
+
+describe("(b) a new requirement where a run waits", () => {
+  test("is refused with exit 1, naming the run, what it waits for, and both commands", () => {
+    const runId = baseline[0]!.summary.runId
+    expect(refused.code, refused.stderr).toBe(1)
+    expect(refused.stderr).toContain(`the run ${runId} in ${broken} waits for your answer:`)
+    expect(refused.stderr).toContain("does not build")
+    expect(refused.stderr).toContain(`aircoding run ${broken} --resume --answer "<your answer>"`)
+    expect(refused.stderr).toContain(`aircoding run ${broken} --new < requirement.txt (its log and evidence are kept under .air/local/archive/${runId}/)`)
+  })
+
+  test("--new archives the old run's log and evidence and starts a new run", () => {
+    const runId = baseline[0]!.summary.runId
+    expect(fresh.code, fresh.stderr.slice(-3000)).toBe(2)
+    expect(fresh.stderr).toContain(`archived the run ${runId} under .air/local/archive/${runId}/`)
+    expect(fresh.summary.runId).not.toBe(runId)
+    expect(fresh.events.filter((e) => e.type === "run.started")).toHaveLength(1)
+    expect(existsSync(join(broken, ".air/local/archive", runId, "state/events.jsonl"))).toBe(true)
+    expect(readdirSync(join(broken, ".air/local/archive", runId))).toContain("evidence")
+  })
+})
+
+describe("(c) a plan to confirm, proposed twice, then confirmed", () => {
+  test("the plan waits: exit 2 within seconds, the plan in --json", () => {
+    const r = plan[0]!
+    expect(r.code, r.stderr.slice(-3000)).toBe(2)
+    expect([r.summary.status, r.summary.stage, r.summary.errors]).toEqual(["waiting", "confirming", []])
+    expect(r.summary.plan).toMatchObject({ summary: planV1, file: ".air/shared/plan/plan.md" })
+    expect(r.after("plan.proposed")).toBeLessThan(15_000)
+  })
+
+  test("after --resume --answer \"change: …\" the plan proposed a second time waits: exit 2 again", () => {
+    const r = plan[1]!
+    expect(r.code, r.stderr.slice(-3000)).toBe(2)
+    expect(r.events.filter((e) => e.type === "plan.proposed").map((e) => e.summary)).toEqual([planV1, planV2])
+    expect(r.summary.plan.summary).toBe(planV2)
+    expect(r.after("plan.proposed")).toBeLessThan(15_000)
+  })
+
+  test("after --resume --answer yes every task merged and the final check passed: exit 0 although Main's last request got a 400", () => {
+    const r = plan[2]!
+    expect(r.code, r.stderr.slice(-3000)).toBe(0)
+    expect(r.summary.status).toBe("done")
+    expect(r.events.find((e) => e.type === "finalCheck.done")?.status).toBe("passed")
+    expect(r.summary.errors).toEqual([])
+    const mainFailures = r.modelLog.filter((l) => l.agent === "main" && l.failure)
+    expect(mainFailures.length, JSON.stringify(r.modelLog.filter((l) => l.failure))).toBeGreaterThan(0)
+    expect(mainFailures[0].failure).toContain("steps exhausted")
+  })
+})
