@@ -12,6 +12,8 @@ import type { WriteSetGate } from "./write-set.ts"
 import { type Exec, type Failure, type Gate, type GateContext, REGISTRY, type TestBaseline, TOOL_MISSING } from "./registry.ts"
 import { type Finding, type GateReport, type GateResult, Requirement } from "./schema.ts"
 import { countBySeverity, indent } from "./text.ts"
+import { BudgetExec } from "../jobs/exec.ts"
+import { RunJobs } from "../jobs/run-jobs.ts"
 
 export const REPORT_FILE = "report.json"
 
@@ -106,7 +108,7 @@ export async function runGates(input: RunInput): Promise<GateReport> {
     taskId: input.taskId,
     base: input.base,
     kind: input.kind,
-    rules: resolved.rules,
+    rules: RunJobs.rulesFor(input.root, resolved.rules),
     toolchainNote: resolved.note,
     evidenceDir,
     env: input.env ?? process.env,
@@ -120,7 +122,12 @@ export async function runGates(input: RunInput): Promise<GateReport> {
     ...(input.writeSet ? { writeSet: input.writeSet } : {}),
     ...(input.baseline ? { baseline: input.baseline } : {}),
     inheritedTests: [],
-    exec: sandboxed ? SandboxExec.wrap(input.exec ?? processExec, { root: input.root, worktree: input.worktree, network: resolved.rules.network }) : (input.exec ?? processExec),
+    // The run's one job budget around everything the gates run (the sandbox inside it).
+    exec: BudgetExec.wrap(
+      sandboxed ? SandboxExec.wrap(input.exec ?? processExec, { root: input.root, worktree: input.worktree, network: resolved.rules.network }) : (input.exec ?? processExec),
+      RunJobs.of(input.root),
+      `task ${input.taskId}`,
+    ),
     async write(name, data) {
       const file = path.join(evidenceDir, name)
       await fs.writeFile(file, data)
