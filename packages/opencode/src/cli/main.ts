@@ -41,6 +41,7 @@ const commands: Record<string, Command> = {
     const { statusCommand } = await import("./status")
     return statusCommand(argv)
   },
+  knowledge: async (argv) => (await import("./knowledge")).knowledgeCommand(argv),
   async events(argv) {
     const { eventsCommand } = await import("./events")
     return eventsCommand(argv)

@@ -51,6 +51,8 @@ export namespace Settings {
        * and fails the gates; true runs them with the text checks only (the user's choice, said in the log).
        */
       sandboxFallback: z.boolean().default(false),
+      /** true: repair patterns learned here also go to the user's store, which every project on the machine reads. */
+      shareKnowledge: z.boolean().default(false),
     })
     .strict()
   export type Settings = z.infer<typeof Schema>
@@ -71,6 +73,7 @@ export namespace Settings {
     AIRCODING_RUN_TOKENS: "runTokens",
     AIRCODING_RUN_MINUTES: "runMinutes",
     AIRCODING_SANDBOX_FALLBACK: "sandboxFallback",
+    AIRCODING_SHARE_KNOWLEDGE: "shareKnowledge",
   }
 
   export function path(root: string): string {
@@ -112,7 +115,7 @@ export namespace Settings {
     for (const [key, field] of Object.entries(envKeys)) {
       const value = env[key]
       if (value === undefined || value === "") continue
-      raw[field] = field === "language" ? value : field === "autoConfirm" || field === "sandboxFallback" ? value === "1" || value === "true" : Number(value)
+      raw[field] = field === "language" ? value : field === "autoConfirm" || field === "sandboxFallback" || field === "shareKnowledge" ? value === "1" || value === "true" : Number(value)
       fromEnv.push(key)
     }
     const parsed = Schema.safeParse(raw)

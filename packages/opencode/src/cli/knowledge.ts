@@ -1,0 +1,77 @@
+import { resolve } from "node:path"
+import { parseArgs } from "node:util"
+import { RepairPatterns } from "../knowledge/patterns"
+
+export const KNOWLEDGE_HELP = `aircoding knowledge — the repair patterns runs have learned
+
+Usage:
+  aircoding knowledge list [dir] [--user] [--json]
+  aircoding knowledge show <id> [dir] [--user] [--json]
+  aircoding knowledge forget <id> [dir] [--user]
+
+A repair that passed its gates is kept as a pattern: the failure's fingerprint (gate, check, first error,
+kind of file), its root cause, the shape of the fix and the command that verified it. The project's
+patterns are in .air/shared/knowledge/patterns.json (commit them); with "shareKnowledge": true in
+.air/shared/config.json they also go to the store every project on this machine reads.
+  --user   the user's store (${RepairPatterns.userFile()}) instead of the project's
+  --json   print JSON
+Exit codes: 0 done, 1 no such pattern, 2 usage error.
+`
+
+/** `aircoding knowledge list|show|forget`: reads and trims the pattern stores; never touches a run. */
+export async function knowledgeCommand(argv: string[]): Promise<number> {
+  let parsed
+  try {
+    parsed = parseArgs({ args: argv, options: { help: { type: "boolean", short: "h" }, user: { type: "boolean" }, json: { type: "boolean" } }, allowPositionals: true, strict: true })
+  } catch (err) {
+    process.stderr.write(`aircoding knowledge: ${(err as Error).message.split("\n")[0]}\n${KNOWLEDGE_HELP}`)
+    return 2
+  }
+  const { values, positionals } = parsed
+  const [verb, ...rest] = positionals
+  if (values.help || !verb) {
+    process.stdout.write(KNOWLEDGE_HELP)
+    return values.help ? 0 : 2
+  }
+  const needsId = verb === "show" || verb === "forget"
+  if (!["list", "show", "forget"].includes(verb) || (needsId && !rest[0]) || rest.length > (needsId ? 2 : 1)) {
+    process.stderr.write(`aircoding knowledge: ${["list", "show", "forget"].includes(verb) ? "wrong arguments" : `unknown verb ${JSON.stringify(verb)}`}\n${KNOWLEDGE_HELP}`)
+    return 2
+  }
+  const id = needsId ? rest[0]! : undefined
+  const root = resolve((needsId ? rest[1] : rest[0]) ?? ".")
+  const file = values.user ? RepairPatterns.userFile() : RepairPatterns.projectFile(root)
+  const patterns = RepairPatterns.read(file)
+  const find = (key: string) => patterns.find((p) => p.id === key) ?? (key.length >= 4 ? patterns.find((p) => p.id.startsWith(key)) : undefined)
+  if (verb === "list") {
+    if (values.json) process.stdout.write(JSON.stringify(patterns, null, 2) + "\n")
+    else if (patterns.length === 0) process.stdout.write(`No repair patterns in ${file}.\n`)
+    else
+      for (const p of patterns)
+        process.stdout.write(`${p.id}  ${p.count}×  ${p.fingerprint.gate}${p.fingerprint.check ? ` ${p.fingerprint.check}` : ""}: ${p.fingerprint.error || "(no error text)"}  (last ${p.lastSeen.slice(0, 10)})\n`)
+    return 0
+  }
+  const pattern = find(id!)
+  if (!pattern) {
+    process.stderr.write(`aircoding knowledge: no pattern ${id} in ${file}; \`aircoding knowledge list${values.user ? " --user" : ""}\` shows the ids\n`)
+    return 1
+  }
+  if (verb === "show") {
+    if (values.json) process.stdout.write(JSON.stringify(pattern, null, 2) + "\n")
+    else
+      process.stdout.write(
+        [
+          `pattern ${pattern.id} — seen ${pattern.count}× (first ${pattern.firstSeen}, last ${pattern.lastSeen})`,
+          `failure: gate ${pattern.fingerprint.gate}${pattern.fingerprint.check ? `, check ${pattern.fingerprint.check}` : ""}${pattern.fingerprint.fileKind ? `, in a ${pattern.fingerprint.fileKind} file` : ""}`,
+          `error:   ${pattern.fingerprint.error || "(none)"}`,
+          `cause:   ${pattern.rootCause}`,
+          `fix:     ${pattern.fix}`,
+          `verify:  ${pattern.verify}`,
+        ].join("\n") + "\n",
+      )
+    return 0
+  }
+  RepairPatterns.forget(file, pattern.id)
+  process.stdout.write(`Forgot pattern ${pattern.id} (${file}).\n`)
+  return 0
+}
