@@ -1,6 +1,7 @@
 import { resolve } from "node:path"
 import { parseArgs } from "node:util"
 import { RepairPatterns } from "../knowledge/patterns"
+import { SetupSteps } from "../knowledge/setup-steps"
 
 export const KNOWLEDGE_HELP = `aircoding knowledge — the repair patterns runs have learned
 
@@ -8,11 +9,15 @@ Usage:
   aircoding knowledge list [dir] [--user] [--json]
   aircoding knowledge show <id> [dir] [--user] [--json]
   aircoding knowledge forget <id> [dir] [--user]
+  aircoding knowledge setup [dir] [--run CMD | --check CMD --install CMD] [--reason TEXT]
 
 A repair that passed its gates is kept as a pattern: the failure's fingerprint (gate, check, first error,
 kind of file), its root cause, the shape of the fix and the command that verified it. The project's
 patterns are in .air/shared/knowledge/patterns.json (commit them); with "shareKnowledge": true in
 .air/shared/config.json they also go to the store every project on this machine reads.
+setup records an environment fix as a step of the project's rules (${SetupSteps.RULES_FILE}): --run, a
+command every worktree runs in the sandbox before its first build; --check with --install, a prerequisite
+the gates check (a failing check asks you to install it). Without --run or --check it lists the steps.
   --user   the user's store (${RepairPatterns.userFile()}) instead of the project's
   --json   print JSON
 Exit codes: 0 done, 1 no such pattern, 2 usage error.
@@ -22,7 +27,15 @@ Exit codes: 0 done, 1 no such pattern, 2 usage error.
 export async function knowledgeCommand(argv: string[]): Promise<number> {
   let parsed
   try {
-    parsed = parseArgs({ args: argv, options: { help: { type: "boolean", short: "h" }, user: { type: "boolean" }, json: { type: "boolean" } }, allowPositionals: true, strict: true })
+    parsed = parseArgs({ args: argv, options: {
+        help: { type: "boolean", short: "h" },
+        user: { type: "boolean" },
+        json: { type: "boolean" },
+        run: { type: "string" },
+        check: { type: "string" },
+        install: { type: "string" },
+        reason: { type: "string" },
+      }, allowPositionals: true, strict: true })
   } catch (err) {
     process.stderr.write(`aircoding knowledge: ${(err as Error).message.split("\n")[0]}\n${KNOWLEDGE_HELP}`)
     return 2
@@ -33,6 +46,7 @@ export async function knowledgeCommand(argv: string[]): Promise<number> {
     process.stdout.write(KNOWLEDGE_HELP)
     return values.help ? 0 : 2
   }
+  if (verb === "setup") return setup(resolve(rest[0] ?? "."), values)
   const needsId = verb === "show" || verb === "forget"
   if (!["list", "show", "forget"].includes(verb) || (needsId && !rest[0]) || rest.length > (needsId ? 2 : 1)) {
     process.stderr.write(`aircoding knowledge: ${["list", "show", "forget"].includes(verb) ? "wrong arguments" : `unknown verb ${JSON.stringify(verb)}`}\n${KNOWLEDGE_HELP}`)
@@ -73,5 +87,27 @@ export async function knowledgeCommand(argv: string[]): Promise<number> {
   }
   RepairPatterns.forget(file, pattern.id)
   process.stdout.write(`Forgot pattern ${pattern.id} (${file}).\n`)
+  return 0
+}
+
+function setup(root: string, values: { run?: string; check?: string; install?: string; reason?: string; json?: boolean }): number {
+  if (!values.run && !values.check) {
+    const steps = SetupSteps.read(root)
+    if (values.json) process.stdout.write(JSON.stringify(steps, null, 2) + "\n")
+    else if (steps.length === 0) process.stdout.write(`No setup steps in ${SetupSteps.RULES_FILE}.\n`)
+    else for (const s of steps) process.stdout.write(`${s.id}  ${s.run ? `run: ${s.run}` : `check: ${s.check}${s.install ? `; install: ${s.install}` : ""}`}  (${s.reason})\n`)
+    return 0
+  }
+  if (values.run && values.check) {
+    process.stderr.write("aircoding knowledge setup: give --run or --check, not both\n")
+    return 2
+  }
+  const step = SetupSteps.record(root, {
+    reason: values.reason ?? "recorded after an environment fix",
+    ...(values.run ? { run: values.run } : {}),
+    ...(values.check ? { check: values.check } : {}),
+    ...(values.install ? { install: values.install } : {}),
+  })
+  process.stdout.write(`Setup step ${step.id} is in ${SetupSteps.RULES_FILE}: every new worktree ${step.run ? "runs it before its first build" : "checks it before building"}. Commit the file to share it.\n`)
   return 0
 }

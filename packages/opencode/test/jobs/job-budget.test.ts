@@ -64,9 +64,11 @@ describe("the job budget", () => {
     expect(budget.snapshot()).toMatchObject({ inUse: 0, waiting: 0, peakInUse: 3 })
   })
 
-  test("a free slot waits while memory is short, and starts once it is back", async () => {
+  test("while ours run, a free slot waits while memory is short, and starts once it is back", async () => {
     let availableMb = 100
-    const budget = new JobBudget({ size: 2, probe: () => ({ availableMb, load1: 0, cores: 2 }), pollMs: 10, maxPressureWaitMs: 60_000 })
+    const budget = new JobBudget({ size: 2, probe: () => ({ availableMb, load1: 0, cores: 2 }), pollMs: 10 })
+    const first = await budget.acquire(2, "first")
+    expect(first.jobs).toBe(1)
     let started = false
     const pending = budget.acquire(1, "x").then((lease) => ((started = true), lease))
     await new Promise((r) => setTimeout(r, 60))
@@ -74,14 +76,19 @@ describe("the job budget", () => {
     availableMb = 4_000
     ;(await pending).release()
     expect(started).toBe(true)
+    first.release()
   })
 
-  test("a load far above the cores holds a job back, but not forever when none of ours runs", async () => {
-    const budget = new JobBudget({ size: 2, probe: () => ({ availableMb: 4_000, load1: 9, cores: 2 }), pollMs: 10, maxPressureWaitMs: 80 })
-    const started = Date.now()
-    const lease = await budget.acquire(1, "x")
-    expect(Date.now() - started).toBeGreaterThanOrEqual(70)
+  test("a load far above the cores: with none of ours running one job starts at once, with a share of one", async () => {
+    const budget = new JobBudget({ size: 2, probe: () => ({ availableMb: 4_000, load1: 9, cores: 2 }), pollMs: 10 })
+    const lease = await budget.acquire(8, "x")
+    expect(lease.jobs).toBe(1)
+    let second = false
+    const next = budget.acquire(1, "y").then((l) => ((second = true), l))
+    await new Promise((r) => setTimeout(r, 40))
+    expect(second).toBe(false)
     lease.release()
+    ;(await next).release()
     expect(budget.snapshot().peakLoad).toBe(9)
   })
 

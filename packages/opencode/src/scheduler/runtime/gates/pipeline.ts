@@ -14,6 +14,7 @@ import { type Finding, type GateReport, type GateResult, Requirement } from "./s
 import { countBySeverity, indent } from "./text.ts"
 import { BudgetExec } from "../jobs/exec.ts"
 import { RunJobs } from "../jobs/run-jobs.ts"
+import { SetupSteps } from "../../../knowledge/setup-steps.ts"
 
 export const REPORT_FILE = "report.json"
 
@@ -169,6 +170,14 @@ export async function runGates(input: RunInput): Promise<GateReport> {
         `${sandboxCheck.message}. Install it, or allow running without it ("sandboxFallback": true in .air/shared/config.json).`,
     })
 
+  // The project's recorded environment fixes (.air/shared/rules/setup.json), before anything builds here.
+  if (gates.some((g) => g.provides === "build" || g.provides === "test")) {
+    const setup = await SetupSteps.apply(input.root, input.worktree, ctx.exec, ctx.env, ctx.rules.timeoutMs).catch((error: Error) => {
+      throw new GateError("ToolchainInvalid", `${SetupSteps.RULES_FILE}: ${error.message.split("\n")[0]}; fix or delete the file`, { cause: error })
+    })
+    if (!setup.ok)
+      return finish({ gate: TOOL_MISSING, missingTool: setup.step.check ?? setup.step.run!, summary: setup.missing ? `a prerequisite is missing: ${setup.step.reason}` : `a setup step failed: ${setup.step.run}`, message: SetupSteps.message(ctx.label, setup) })
+  }
   for (const gate of gates) {
     aborted()
     const started = Date.now()

@@ -6,9 +6,8 @@ import { Pressure } from "./pressure.ts"
  * check takes a share before it starts and gives it back when it ends, so four tasks gating at once on two
  * cores run two compile jobs, not eight. A share is what is free (at least one job, at most what the command
  * asked for); requests are served in order, so a command waiting for the whole budget (a retry alone) is not
- * overtaken. A free slot still waits while memory is short or the load is far above the cores, except when
- * none of ours runs and the wait has gone on for `maxPressureWaitMs` (the load is someone else's: waiting
- * longer would not lower it).
+ * overtaken. A free slot still waits while memory is short or the load is far above the cores and some of
+ * ours run (up to `maxPressureWaitMs`); with none of ours running, one job starts at once with a share of one.
  */
 export class JobBudget {
   readonly size: number
@@ -30,7 +29,7 @@ export class JobBudget {
     this.size = Math.max(1, Math.floor(options.size ?? JobBudget.machineSize()))
     this.limits = { ...Pressure.DEFAULT_LIMITS, ...options.limits }
     this.probe = options.probe ?? Pressure.probe
-    this.maxPressureWaitMs = options.maxPressureWaitMs ?? 30_000
+    this.maxPressureWaitMs = options.maxPressureWaitMs ?? 120_000
     this.pollMs = options.pollMs ?? 250
   }
 
@@ -93,14 +92,15 @@ export class JobBudget {
       const reading = this.probe()
       this.peakLoad = Math.max(this.peakLoad, reading.load1)
       const pressed = Pressure.reason(reading, this.limits)
-      if (pressed && !(this.inUse === 0 && Date.now() - head.since >= this.maxPressureWaitMs)) {
-        // Nothing of ours may end soon to wake us: look at the machine again shortly.
+      // Under pressure, a job waits while ours run (one of them ending relieves it); with none of ours running,
+      // waiting would not lower someone else's load or memory, so one job starts at once — and only one.
+      if (pressed && this.inUse > 0 && Date.now() - head.since < this.maxPressureWaitMs) {
         this.timer = setTimeout(() => this.pump(), this.pollMs)
         this.timer.unref?.()
         break
       }
       this.queue.shift()
-      const jobs = head.want === "all" ? this.size : Math.max(1, Math.min(head.want, free))
+      const jobs = head.want === "all" ? this.size : pressed ? 1 : Math.max(1, Math.min(head.want, free))
       const id = this.nextId++
       this.inUse += jobs
       this.peakInUse = Math.max(this.peakInUse, this.inUse)
