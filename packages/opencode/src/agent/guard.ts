@@ -2,6 +2,7 @@ import { isAbsolute, join, resolve } from "node:path"
 import { SandboxEnvironment } from "../scheduler/runtime/sandbox/environment"
 import { SandboxShell } from "../scheduler/runtime/sandbox/shell"
 import { Evidence } from "./evidence"
+import { DebugSteps } from "./debug-steps"
 import { Language } from "./language"
 import { Paths } from "./paths"
 import { Roles } from "./roles"
@@ -333,6 +334,8 @@ export namespace Guard {
     }
     if (decision.args) applyArgs(args, decision.args)
     const key = callKey(input.sessionID, input.callID)
+    // The Debugger's steps are checked against what it ran and edited, in order (the command as it wrote it).
+    if (role === "debugger" && key) DebugSteps.begin(key, input.sessionID, input.tool, args)
     if (input.tool === "bash" && Roles.isWorker(role) && typeof args.command === "string") {
       const worktree = Sessions.rootOf(info)
       const mode = Sessions.settings().sandbox ?? "off"
@@ -382,10 +385,11 @@ export namespace Guard {
     } catch {
       // A branch that could not be moved shows at the gates (uncommitted work); the session goes on.
     }
+    const metadata = output.metadata && typeof output.metadata === "object" ? (output.metadata as Record<string, unknown>) : {}
+    DebugSteps.end(key, metadata)
     const p = pending.get(key)
     if (!p) return
     pending.delete(key)
-    const metadata = output.metadata && typeof output.metadata === "object" ? (output.metadata as Record<string, unknown>) : {}
     if (!Evidence.ran(p.item, { exit: metadata.exit, output: output.output })) return
     const info = Sessions.get(p.sessionID)
     const item = { ...p.item, at: new Date().toISOString() }

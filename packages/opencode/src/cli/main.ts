@@ -15,6 +15,7 @@ const commands: Record<(typeof Args.COMMANDS)[number], Command> = {
     const { statusCommand } = await import("./status")
     return statusCommand(argv)
   },
+  knowledge: async (argv) => (await import("./knowledge")).knowledgeCommand(argv),
   async events(argv) {
     const { eventsCommand } = await import("./events")
     return eventsCommand(argv)

@@ -1,4 +1,5 @@
 import { Usage } from "../scheduler/runtime/sessions/usage"
+import { JobsFile } from "../scheduler/runtime/jobs/file"
 import type { SchedulerState } from "../scheduler/core/state"
 import { RunData } from "./run-data"
 import { RunView } from "./view"
@@ -20,5 +21,12 @@ export function readStatus(
     modelRequests: Usage.byAgent(root),
     requestsBySession: Usage.bySession(root),
     now,
+    ...jobsOf(root),
   })
+}
+
+/** The run's job budget, when jobs.json is there. */
+function jobsOf(root: string): { jobs?: JobsFile.Data } {
+  const jobs = JobsFile.read(root)
+  return jobs ? { jobs } : {}
 }

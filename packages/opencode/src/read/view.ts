@@ -66,6 +66,8 @@ export namespace RunView {
       perTask: { id: string; repairs: number; left: number | null }[]
       modelRequests: { total: number; byAgent: Record<string, number> }
       runBudgetSpent: boolean
+      /** The run's job budget for builds and tests (jobs.json), when the run has one. */
+      jobs?: { size: number; inUse: number; waiting: number; peakInUse: number; timeoutMs: number | null }
     }
     waitingFor: Waiting[]
     questions: { questionId: string; taskId: string | null; text: string }[]
@@ -81,6 +83,8 @@ export namespace RunView {
     requestsBySession?: Record<string, number>
     /** ISO time for the elapsed time of tasks still in flight; default: the time of the last event. */
     now?: string
+    /** The run's job budget (jobs.json). */
+    jobs?: { size: number; inUse: number; waiting: number; peakInUse: number; timeout?: { ms: number } }
   }
 
   const TERMINAL = new Set(["merged", "blocked", "invalidated"])
@@ -145,6 +149,9 @@ export namespace RunView {
         perTask: state.tasks.map((rt) => ({ id: rt.id, repairs: rt.repairs, left: config ? Math.max(0, config.repairBudget - rt.repairs) : null })),
         modelRequests: { total: Object.values(byAgent).reduce((a, b) => a + b, 0), byAgent },
         runBudgetSpent: state.runBudgetSpent,
+        ...(input.jobs
+          ? { jobs: { size: input.jobs.size, inUse: input.jobs.inUse, waiting: input.jobs.waiting, peakInUse: input.jobs.peakInUse, timeoutMs: input.jobs.timeout?.ms ?? null } }
+          : {}),
       },
       waitingFor: run.waitingFor,
       questions: state.questions.map((q) => ({ questionId: q.questionId, taskId: q.taskId, text: q.text })),
@@ -456,6 +463,11 @@ export namespace RunView {
     const agents = Object.entries(b.modelRequests.byAgent).sort(([a], [c]) => a.localeCompare(c))
     lines.push(t(lang, "budgets.requests", { total: b.modelRequests.total, detail: agents.length ? ` (${agents.map(([a, n]) => `${roleLabel(lang, a)} ${n}`).join(", ")})` : "" }))
     if (b.runBudgetSpent) lines.push(t(lang, "budgets.runSpent"))
+    if (b.jobs)
+      lines.push(
+        t(lang, "budgets.jobs", { used: b.jobs.inUse, size: b.jobs.size, waiting: b.jobs.waiting, peak: b.jobs.peakInUse }) +
+          (b.jobs.timeoutMs !== null ? t(lang, "budgets.jobs.timeout", { timeout: duration(b.jobs.timeoutMs) }) : ""),
+      )
     return lines
   }
 

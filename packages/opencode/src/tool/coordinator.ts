@@ -3,7 +3,7 @@ import { tool, type ToolContext, type ToolDefinition } from "@opencode-ai/plugin
 import { z } from "zod"
 import { Strict } from "../scheduler/core/strict"
 import { PlanDelta } from "../scheduler/core/delta.schema"
-import { Checklist, PlanIssue, REVIEW_VERDICTS, ReviewRow } from "../scheduler/core/report.schema"
+import { Checklist, DebugReport, PlanIssue, REVIEW_VERDICTS, ReviewRow } from "../scheduler/core/report.schema"
 import { TaskNode } from "../scheduler/core/task.schema"
 import { Orchestrators, type Orchestrator } from "../scheduler/runtime/orchestrator"
 
@@ -145,6 +145,7 @@ export namespace CoordinatorTools {
           summary: z.string().min(1).describe("what you changed and how you checked it"),
           blocked: z.string().optional().describe("only if you cannot finish: what stands in the way"),
           planIssue: PlanIssue.optional().describe("only if the plan itself is wrong: a missing dependency, a write-set that misses a file, an interface that does not exist"),
+          debug: DebugReport.optional().describe("debugger only: your steps — symptom, reproduction (or notReproducible), rootCause, fix, verification"),
         },
         execute: (args, ctx) => guarded(() => orchestratorFor(ctx).report(ctx.sessionID, args)),
       }),

@@ -15,6 +15,53 @@ export const PlanIssue = z
   .strict()
 export type PlanIssue = z.infer<typeof PlanIssue>
 
+/**
+ * The Debugger's steps, as its report carries them: the symptom; the command that reproduced the failure
+ * and what it printed — or, when it would not fail, every command tried (the report then goes to the
+ * Architect, never to a blind fix); the root cause at a file and line; the fix; and the verification, the
+ * failing command run again green after the last edit. The guard's record of the session's commands and
+ * edits is what each step is checked against (src/agent/debug-steps.ts), not these words.
+ */
+export const DebugReport = z
+  .object({
+    symptom: z.string().min(1).describe("what fails, as the gate saw it, e.g. 'calc_test: expected 2, got 8'"),
+    reproduction: z
+      .object({
+        command: z.string().min(1).describe("the command you ran that showed the failure, exactly as you ran it"),
+        output: z.string().min(1).describe("the lines of its output that show the failure"),
+      })
+      .strict()
+      .optional()
+      .describe("the failure reproduced in this session, before your first edit"),
+    notReproducible: z
+      .object({
+        tried: z.array(z.string().min(1)).min(1).describe("every command you ran trying to make it fail"),
+        note: z.string().default("").describe("what you saw instead"),
+      })
+      .strict()
+      .optional()
+      .describe("only when the failure would not show: then change nothing, the Architect or the user decides"),
+    rootCause: z
+      .object({
+        file: z.string().min(1).describe("repository path, e.g. src/calc.cpp"),
+        line: z.number().int().min(1),
+        explanation: z.string().min(1).describe("why that line makes the failure"),
+      })
+      .strict()
+      .optional(),
+    fix: z.string().min(1).optional().describe("what you changed, and why it removes the cause"),
+    verification: z
+      .object({
+        command: z.string().min(1).describe("the failing command, run again after your last edit"),
+        output: z.string().default("").describe("the lines of its output that show it passes"),
+      })
+      .strict()
+      .optional(),
+    pattern: z.string().min(1).optional().describe("the id of a repair pattern from your context that applied, or 'none'"),
+  })
+  .strict()
+export type DebugReport = z.infer<typeof DebugReport>
+
 /** A worker's report is a request for the gates, never a claim that the task is done. */
 export const WorkerResult = z
   .object({
@@ -25,6 +72,8 @@ export const WorkerResult = z
     evidence: z.array(z.object({ kind: z.string(), detail: z.string() }).strict()).optional(),
     blocked: z.object({ reason: z.string().min(1) }).strict().optional(),
     planIssue: PlanIssue.optional(),
+    /** The Debugger's steps (checked against the session's commands and edits before the report is taken). */
+    debug: DebugReport.optional(),
   })
   .strict()
 export type WorkerResult = z.infer<typeof WorkerResult>

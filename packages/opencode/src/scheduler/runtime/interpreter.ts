@@ -15,6 +15,7 @@ import { classifyFault } from "./fault"
 import { eventGateOf } from "./gates"
 import { MergeBuild } from "./integration/merge-build"
 import { BaseFindings } from "./gates/base-findings"
+import { RepairPatterns } from "../../knowledge/patterns"
 import type { MergeQueue } from "./integration/merge"
 
 /**
@@ -293,6 +294,10 @@ export class Interpreter {
       // The tree the gates built: the merge builds only a candidate that differs from it (merge-build.ts).
       await this.ports.git(root, ["update-ref", MergeBuild.gatedRef(taskId), `refs/heads/${Worktrees.branchName(taskId)}^{commit}`]).catch(() => undefined)
       await log.apply({ type: "gates.passed", taskId, evidence })
+      // A Debugger's repair that passed becomes a repair pattern (knowledge/patterns.ts); never in the way of the run.
+      try {
+        RepairPatterns.learn(root, taskId)
+      } catch {}
     } else {
       await log.apply({
         type: "gates.failed",

@@ -4,7 +4,9 @@ import { Language } from "../../agent/language"
 import { statusText } from "../../read/status-text"
 import type { PlanDelta } from "../core/delta.schema"
 import type { Event } from "../core/event.schema"
-import type { Checklist, PlanIssue } from "../core/report.schema"
+import type { Checklist, DebugReport, PlanIssue } from "../core/report.schema"
+import { DebugSteps } from "../../agent/debug-steps"
+import { Evidence } from "../../agent/evidence"
 import { Inbox } from "./sessions/inbox"
 import { Settings } from "./settings"
 import { Supervisor } from "./sessions/supervisor"
@@ -345,9 +347,19 @@ class OrchestratorImpl {
 
   // ——— Workers ———
 
-  async report(sessionID: string, args: { summary: string; blocked?: string; planIssue?: PlanIssue }): Promise<string> {
+  async report(sessionID: string, input: { summary: string; blocked?: string; planIssue?: PlanIssue; debug?: DebugReport }): Promise<string> {
     const purpose = this.supervisor.purposes.get(sessionID)
     if (purpose?.kind !== "worker") return "Refused: air_report is for the executor or debugger session of a task."
+    let args = input
+    if (purpose.role === "debugger" && !input.blocked && !input.planIssue) {
+      // The Debugger's steps, held against what the guard saw the session run and edit; kept as evidence.
+      const dir = this.interpreter.evidenceDir(purpose.taskId)
+      const verdict = DebugSteps.check(input.debug, DebugSteps.of(sessionID), Evidence.failureOf(dir), Worktrees.pathFor(this.root, purpose.taskId))
+      await writeFileAtomic(join(dir, `debug-${sessionID.replace(/[^\w.-]/g, "_")}.json`), DebugSteps.evidence(sessionID, input.debug, verdict)).catch(() => undefined)
+      if (!verdict.ok) return `Report refused at the ${verdict.step} step: ${verdict.message}. Nothing was recorded; report again.`
+      if (verdict.route === "architect" && input.debug?.notReproducible)
+        args = { ...input, blocked: `not reproducible: ${input.debug.symptom}; tried ${input.debug.notReproducible.tried.map((c) => `\`${c}\``).join(", ")}${input.debug.notReproducible.note ? `: ${input.debug.notReproducible.note}` : ""}` }
+    }
     const r = await this.apply({
       type: "worker.reported",
       taskId: purpose.taskId,
@@ -358,6 +370,7 @@ class OrchestratorImpl {
         summary: args.summary,
         ...(args.blocked ? { blocked: { reason: args.blocked } } : {}),
         ...(args.planIssue ? { planIssue: args.planIssue } : {}),
+        ...(args.debug ? { debug: args.debug } : {}),
       },
     })
     if (!r.ok) return `Report refused: ${r.reason}`

@@ -57,6 +57,8 @@ export namespace Settings {
        */
       retryAttempts: z.number().int().min(1).default(6),
       retryMinutes: z.number().min(0.01).default(10),
+      /** true: repair patterns learned here also go to the user's store, which every project on the machine reads. */
+      shareKnowledge: z.boolean().default(false),
     })
     .strict()
   export type Settings = z.infer<typeof Schema>
@@ -79,6 +81,7 @@ export namespace Settings {
     AIRCODING_SANDBOX_FALLBACK: "sandboxFallback",
     AIRCODING_RETRY_ATTEMPTS: "retryAttempts",
     AIRCODING_RETRY_MINUTES: "retryMinutes",
+    AIRCODING_SHARE_KNOWLEDGE: "shareKnowledge",
   }
 
   export function path(root: string): string {
@@ -120,7 +123,7 @@ export namespace Settings {
     for (const [key, field] of Object.entries(envKeys)) {
       const value = env[key]
       if (value === undefined || value === "") continue
-      raw[field] = field === "language" ? value : field === "autoConfirm" || field === "sandboxFallback" ? value === "1" || value === "true" : Number(value)
+      raw[field] = field === "language" ? value : field === "autoConfirm" || field === "sandboxFallback" || field === "shareKnowledge" ? value === "1" || value === "true" : Number(value)
       fromEnv.push(key)
     }
     const parsed = Schema.safeParse(raw)

@@ -3,6 +3,7 @@ import path from "node:path"
 import { Toolchain } from "../toolchain/index.ts"
 import { CompilerCache } from "../toolchain/cache.ts"
 import { Proc } from "../process.ts"
+import { SetupSteps } from "../../../knowledge/setup-steps.ts"
 import type { Failure, GateContext, GateOutcome } from "./gate.ts"
 import type { GateResult } from "./schema.ts"
 import { TOOL_MISSING } from "./schema.ts"
@@ -60,7 +61,7 @@ export async function runCommands(
         summary: `${tool} is not installed`,
         message:
           `${ctx.label}: the ${which} command \`${command}\` could not start: ${tool} is not installed or not on PATH. ` +
-          `Install it${hint ? `: ${hint}` : ""}, or change the ${which} commands in ${Toolchain.RULES_PATH}. Log: ${logPath}`,
+          `Install it${hint ? `: ${hint}` : ""}, or change the ${which} commands in ${Toolchain.RULES_PATH}. Log: ${logPath}\n${SetupSteps.offer(path.basename(tool))}`,
       }
       return { ran: true, summary: failure.summary, logPath, failure }
     }

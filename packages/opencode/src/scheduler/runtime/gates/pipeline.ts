@@ -13,6 +13,9 @@ import type { Exec, Failure, Gate, GateContext, TestBaseline } from "./gate.ts"
 import { REGISTRY, TOOL_MISSING } from "./registry.ts"
 import { type Finding, type GateReport, type GateResult, Requirement } from "./schema.ts"
 import { countBySeverity, indent } from "./text.ts"
+import { BudgetExec } from "../jobs/exec.ts"
+import { RunJobs } from "../jobs/run-jobs.ts"
+import { SetupSteps } from "../../../knowledge/setup-steps.ts"
 
 export const REPORT_FILE = "report.json"
 
@@ -107,7 +110,7 @@ export async function runGates(input: RunInput): Promise<GateReport> {
     taskId: input.taskId,
     base: input.base,
     kind: input.kind,
-    rules: resolved.rules,
+    rules: RunJobs.rulesFor(input.root, resolved.rules),
     toolchainNote: resolved.note,
     evidenceDir,
     env: input.env ?? process.env,
@@ -121,7 +124,12 @@ export async function runGates(input: RunInput): Promise<GateReport> {
     ...(input.writeSet ? { writeSet: input.writeSet } : {}),
     ...(input.baseline ? { baseline: input.baseline } : {}),
     inheritedTests: [],
-    exec: sandboxed ? SandboxExec.wrap(input.exec ?? processExec, { root: input.root, worktree: input.worktree, network: resolved.rules.network }) : (input.exec ?? processExec),
+    // The run's one job budget around everything the gates run (the sandbox inside it).
+    exec: BudgetExec.wrap(
+      sandboxed ? SandboxExec.wrap(input.exec ?? processExec, { root: input.root, worktree: input.worktree, network: resolved.rules.network }) : (input.exec ?? processExec),
+      RunJobs.of(input.root),
+      `task ${input.taskId}`,
+    ),
     async write(name, data) {
       const file = path.join(evidenceDir, name)
       await fs.writeFile(file, data)
@@ -163,6 +171,14 @@ export async function runGates(input: RunInput): Promise<GateReport> {
         `${sandboxCheck.message}. Install it, or allow running without it ("sandboxFallback": true in .air/shared/config.json).`,
     })
 
+  // The project's recorded environment fixes (.air/shared/rules/setup.json), before anything builds here.
+  if (gates.some((g) => g.provides === "build" || g.provides === "test")) {
+    const setup = await SetupSteps.apply(input.root, input.worktree, ctx.exec, ctx.env, ctx.rules.timeoutMs).catch((error: Error) => {
+      throw new GateError("ToolchainInvalid", `${SetupSteps.RULES_FILE}: ${error.message.split("\n")[0]}; fix or delete the file`, { cause: error })
+    })
+    if (!setup.ok)
+      return finish({ gate: TOOL_MISSING, missingTool: setup.step.check ?? setup.step.run!, summary: setup.missing ? `a prerequisite is missing: ${setup.step.reason}` : `a setup step failed: ${setup.step.run}`, message: SetupSteps.message(ctx.label, setup) })
+  }
   for (const gate of gates) {
     aborted()
     const started = Date.now()

@@ -15,6 +15,8 @@ import { Sandbox } from "../sandbox/sandbox"
 import { SandboxExec } from "../sandbox/exec"
 import { Toolchain } from "../toolchain/index"
 import { Worktrees } from "../git/worktree"
+import { BudgetExec } from "../jobs/exec"
+import { RunJobs } from "../jobs/run-jobs"
 
 /**
  * The run's baseline (`runBaseline`): the integration head built and tested once per commit in a detached
@@ -89,8 +91,11 @@ export namespace Baseline {
     const top = await Worktrees.repoRoot(root)
     const commit = (await git(top, ["rev-parse", `${ref}^{commit}`])).trim()
     const known = await read(top, commit)
-    if (known) return known
     const rules = options.rules ?? (await Toolchain.load(top)).rules
+    if (known) {
+      RunJobs.recordBaseline(top, rules, known.build.ms + known.test.ms)
+      return known
+    }
     const now = options.now ?? (() => new Date())
     const dir = evidenceDir(top, commit)
     await mkdir(dir, { recursive: true })
@@ -109,7 +114,9 @@ export namespace Baseline {
       await mkdir(path.dirname(statsLog), { recursive: true })
       const env = Toolchain.commandEnv(rules, { root: top, worktree, statsLog }, options.env ?? process.env)
       const inner = exec(worktree)
-      const run: Run = (command) => inner.exec(command, [], { cwd: worktree, env, shell: true, timeoutMs: rules.timeoutMs })
+      // The run's one job budget around the baseline's commands.
+      const budgeted = BudgetExec.wrap(inner.exec, RunJobs.of(top), "baseline")
+      const run: Run = (command) => budgeted(command, [], { cwd: worktree, env, shell: true, timeoutMs: rules.timeoutMs })
       const build = await buildStep(rules.build, worktree, dir, run, inner.note)
       const test = build.passed ? await testStep(rules, worktree, dir, run) : { step: { ...notRun(), source: "none" as const }, tests: {} }
       const failingTests = JUnit.failed(test.tests)
@@ -119,6 +126,8 @@ export namespace Baseline {
         : !test.step.passed
           ? `\`${test.step.command}\` failed${failingTests.length > 0 ? `: ${failingTests.join(", ")}` : ""}`
           : ""
+      // Gates scale their timeout from what the project takes to build and test here.
+      RunJobs.recordBaseline(top, rules, build.ms + test.step.ms)
       return save(dir, { commit, status, build, test: test.step, tests: test.tests, failingTests, message, at: now().toISOString() })
     } finally {
       await Worktrees.dropDetached(top, worktree)

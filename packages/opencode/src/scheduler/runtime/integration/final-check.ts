@@ -8,6 +8,8 @@ import { JUnit } from "../gates/junit"
 import { JUnitFiles } from "../gates/junit-files"
 import { Sandbox } from "../sandbox/sandbox"
 import { SandboxExec } from "../sandbox/exec"
+import { BudgetExec } from "../jobs/exec"
+import { RunJobs } from "../jobs/run-jobs"
 
 /**
  * After the last merge, the Scheduler builds and tests the integration branch itself: each task passed
@@ -67,7 +69,9 @@ export namespace FinalCheck {
       await writeFileAtomic(join(out, "result.json"), JSON.stringify(result, null, 2))
       return result
     }
-    const exec: Exec = check?.ok ? SandboxExec.wrap(processExec, { root, worktree: root, network: rules.network, readOnly: [join(root, ".air")] }) : processExec
+    const sandboxedExec: Exec = check?.ok ? SandboxExec.wrap(processExec, { root, worktree: root, network: rules.network, readOnly: [join(root, ".air")] }) : processExec
+    // The run's one job budget around the final check's commands.
+    const exec: Exec = BudgetExec.wrap(sandboxedExec, RunJobs.of(root), "final check")
     if (check && !check.ok) log += `# without the OS sandbox (allowed by sandboxFallback): ${check.message}\n`
     const junit = join(root, Toolchain.BUILD_DIR, `final-${JUnit.CTEST_FILE}`)
     // The project's own JUnit reports name the failing tests too: stale ones from an earlier build must not.

@@ -5,6 +5,8 @@ import { git, gitTry } from "../git/git.ts"
 import { Toolchain } from "../toolchain/index.ts"
 import { Sandbox } from "../sandbox/sandbox.ts"
 import { SandboxExec } from "../sandbox/exec.ts"
+import { BudgetExec } from "../jobs/exec.ts"
+import { RunJobs } from "../jobs/run-jobs.ts"
 import { Worktrees } from "../git/worktree.ts"
 import { runCommands } from "../gates/command.ts"
 import { firstError } from "../gates/build.ts"
@@ -144,7 +146,7 @@ export namespace MergeBuild {
       taskId,
       base,
       kind: "merge",
-      rules: resolved.rules,
+      rules: RunJobs.rulesFor(top, resolved.rules),
       toolchainNote: resolved.note,
       evidenceDir,
       env: options.env ?? process.env,
@@ -157,7 +159,8 @@ export namespace MergeBuild {
       findings: [],
       inheritedTests: [],
       ...(options.baseline ? { baseline: options.baseline } : {}),
-      exec,
+      // The run's one job budget around the merge build's commands.
+      exec: BudgetExec.wrap(exec, RunJobs.of(top), label),
       async write(name, data) {
         const file = path.join(evidenceDir, name)
         await writeFile(file, data)

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import type { TaskNode } from "../../core/task.schema"
+import { RepairPatterns } from "../../../knowledge/patterns"
 import type { TaskRuntime } from "../../core/state"
 
 /**
@@ -71,7 +72,9 @@ export namespace ContextPack {
             "Collect evidence first (run the failing build/test/cppcheck, or read the evidence file), then test one hypothesis at",
             "a time. Commit the fix, then call air_report with what you found and changed.",
           ]
-    return [...taskBlock(root, task), ...history(rt), "", ...intro].join("\n")
+    // A Debugger hears of repairs that fixed the same failure before (this project's, and the user's when shared).
+    const patterns = role === "debugger" ? RepairPatterns.contextLines(root, task.id) : []
+    return [...taskBlock(root, task), ...history(rt), "", ...intro, ...patterns].join("\n")
   }
 
   export function reviewer(root: string, task: TaskNode, worktree: string, rt?: TaskRuntime): string {

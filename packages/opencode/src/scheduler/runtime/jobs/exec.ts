@@ -1,0 +1,52 @@
+import { GateError } from "../errors.ts"
+import type { Exec } from "../gates/gate.ts"
+import type { Proc } from "../process.ts"
+import type { JobBudget } from "./budget.ts"
+import { CommandJobs } from "./command-jobs.ts"
+
+/**
+ * An Exec that takes its jobs from the run's budget: the command runs with `-j` set to its share, and a
+ * compile the kernel killed for memory (SIGKILL, exit 137, gcc's "Killed signal terminated program") is
+ * run again alone — the whole budget, one job — and never blamed on the task: killed alone too, the gates
+ * reach no verdict (`ToolCrashed`) and a person is asked.
+ */
+export namespace BudgetExec {
+  export function wrap(inner: Exec, budget: JobBudget, label: string): Exec {
+    return async (command, args, options) => {
+      const shell = options.shell && args.length === 0
+      const want = shell ? CommandJobs.wanted(command, budget.size) : 1
+      const first = await budget.with(
+        want,
+        `${label}: ${command}`,
+        async (jobs) => {
+          const result = await run(inner, command, args, options, shell, jobs)
+          // The log says what ran: the share, when it is not what the command asked for.
+          return jobs === want ? result : { ...result, output: `# ${jobs} of the ${want} jobs asked for (the run's job budget is ${budget.size})\n${result.output}` }
+        },
+        options.signal,
+      )
+      if (!killedForMemory(first)) return first
+      const again = await budget.with("all", `${label} (alone after a kill): ${command}`, () => run(inner, command, args, options, shell, 1), options.signal)
+      const note = `# killed by the kernel (out of memory?) while running with other jobs; run again alone with 1 job\n`
+      if (!killedForMemory(again)) return { ...again, output: note + again.output }
+      throw new GateError(
+        "ToolCrashed",
+        `${label}: \`${command}\` was killed by the kernel twice, the second time running alone with one job: the machine is short of memory, ` +
+          `which is not the task's doing. Free memory (or add swap) and run the gates again.`,
+      )
+    }
+  }
+
+  function run(inner: Exec, command: string, args: readonly string[], options: Parameters<Exec>[2], shell: boolean, jobs: number): Promise<Proc.Result> {
+    return inner(shell ? CommandJobs.limit(command, jobs) : command, args, { ...options, env: CommandJobs.env(options.env, jobs) })
+  }
+
+  /** Output lines that say a compiler or a job was killed by signal 9 (make's "] Killed", gcc's driver, a shell's "Killed"). */
+  const KILLED = /Killed signal terminated program|\]\s+Killed\b|^Killed\b|:\s*Killed\s*$|signal 9\b|terminated by signal SIGKILL/m
+
+  /** Killed by SIGKILL and not by us (no timeout, no abort): what the kernel's OOM killer does. */
+  export function killedForMemory(result: Proc.Result): boolean {
+    if (result.ok || result.timedOut || result.aborted) return false
+    return result.signal === "SIGKILL" || result.code === 137 || KILLED.test(result.output)
+  }
+}
