@@ -54,6 +54,14 @@ describe("Store", () => {
     store.close()
   })
 
+  it("a refusal shows an invisible character of the event escaped", async () => {
+    const store = await startedStore()
+    const refused = store.append(ev(steps.dispatched("\uFEFFT-1")))
+    expect("refused" in refused && refused.refused).toContain("\\uFEFFT-1")
+    expect("refused" in refused && refused.refused).not.toContain("\uFEFF")
+    store.close()
+  })
+
   it("reopens to the same state, rebuilt from the log and matching the snapshot", async () => {
     const store = await startedStore()
     store.append(ev(steps.dispatched("T-1")))

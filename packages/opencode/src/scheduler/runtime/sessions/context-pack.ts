@@ -49,6 +49,8 @@ export namespace ContextPack {
     rt: TaskRuntime | undefined,
     worktree: { path: string; branch: string },
     attempt: number,
+    /** Uncommitted changes an earlier session left in the worktree, saved as a patch before this one starts. */
+    setAside?: { files: string[]; patch: string; commit: string },
   ): string {
     const intro =
       role === "executor" && task.kind === "verify"
@@ -71,7 +73,10 @@ export namespace ContextPack {
             "Collect evidence first (run the failing build/test/cppcheck, or read the evidence file), then test one hypothesis at",
             "a time. Commit the fix, then call air_report with what you found and changed.",
           ]
-    return [...taskBlock(root, task), ...history(rt), "", ...intro].join("\n")
+    const leftover = setAside
+      ? [`An earlier session of this task stopped with uncommitted changes to ${setAside.files.length} file(s); they are saved in ${setAside.patch} and the worktree was reset to ${worktree.branch} at ${setAside.commit.slice(0, 12)}: start from the committed work.`]
+      : []
+    return [...taskBlock(root, task), ...history(rt), "", ...intro, ...leftover].join("\n")
   }
 
   export function reviewer(root: string, task: TaskNode, worktree: string, rt?: TaskRuntime): string {

@@ -9,6 +9,7 @@ import { Folder, transition } from "../../core/machine"
 import { initialState, SchedulerState } from "../../core/state"
 import { SCHEMA_VERSION } from "../../core/task.schema"
 import { formatPath } from "../../core/validate"
+import { Strict } from "../../core/strict"
 
 export type AppendResult = { state: SchedulerState; commands: Command[]; seq: number } | { refused: string }
 
@@ -108,9 +109,10 @@ export class Store {
     if (this.fd === null) throw new Error("the store is closed")
     const parsed = Event.safeParse(input)
     if (!parsed.success)
-      return { refused: `malformed event: ${parsed.error.issues.map((i) => `${formatPath(i.path) || "(event)"}: ${i.message}`).join("; ")}` }
+      return { refused: Strict.visible(`malformed event: ${parsed.error.issues.map((i) => `${formatPath(i.path) || "(event)"}: ${i.message}`).join("; ")}`) }
     const result = transition(this.current, parsed.data)
-    if ("refused" in result) return result
+    // A refusal quotes what it was sent: nothing in it may hide (a BOM in an id, a zero-width space).
+    if ("refused" in result) return { refused: Strict.visible(result.refused) }
     const seq = this.lastSeq + 1
     const line = Buffer.from(`${JSON.stringify({ seq, ...parsed.data })}\n`)
     try {
