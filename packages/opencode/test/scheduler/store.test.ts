@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -51,6 +52,17 @@ describe("Store", () => {
     const illegal = store.append(ev(steps.merged("T-1")))
     expect("refused" in illegal && illegal.refused).toMatch(/not the merge in flight/)
     expect(fs.statSync(eventsPath()).size).toBe(size)
+    store.close()
+  })
+
+  it("the run's local state is ignored by git from the first open: git status shows nothing of it", async () => {
+    const git = (...args: string[]) => execFileSync("git", args, { cwd: root, encoding: "utf8" })
+    git("init", "-q")
+    const store = await startedStore()
+    expect(fs.readFileSync(join(root, "local", ".gitignore"), "utf8")).toMatch(/^\*$/m)
+    // The store's root stands for the project's .air/: nothing under local/ is offered to commit.
+    expect(git("status", "--porcelain", "--untracked-files=all")).toBe("")
+    expect(git("check-ignore", "-q", "local/state/events.jsonl") === "").toBe(true)
     store.close()
   })
 

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs"
 import { mkdir, readFile, readdir, realpath, rm, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { Serial } from "../store/serial.ts"
-import { git, gitTry, gitYes } from "./git.ts"
+import { git, gitTry, gitYes, revParse } from "./git.ts"
 import { idProblem } from "../../core/names.ts"
 import { Submodules } from "../toolchain/submodules.ts"
 import { SandboxShell } from "../sandbox/shell.ts"
@@ -473,11 +473,6 @@ export namespace Worktrees {
 
   async function mergeBase(root: string, a: string, b: string): Promise<string> {
     return (await git(root, ["merge-base", a, b])).trim()
-  }
-
-  async function revParse(root: string, rev: string): Promise<string | undefined> {
-    const result = await gitTry(root, ["rev-parse", "--verify", "--quiet", rev])
-    return result.code === 0 ? result.stdout.trim() : undefined
   }
 
   async function refExists(root: string, ref: string): Promise<boolean> {

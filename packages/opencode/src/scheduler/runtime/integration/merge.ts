@@ -4,7 +4,7 @@ import path from "node:path"
 import { type MergeErrorTag } from "../errors.ts"
 import { acquireLock, type HeldLock, LockTimeout as RuntimeLockTimeout } from "../store/lock.ts"
 import { Serial } from "../store/serial.ts"
-import { git, GitCommandError, gitTry, gitYes, identityConfig } from "../git/git.ts"
+import { git, GitCommandError, gitTry, gitYes, identityConfig, revParse } from "../git/git.ts"
 import { Worktrees } from "../git/worktree.ts"
 import { MergeBuild } from "./merge-build.ts"
 
@@ -687,11 +687,6 @@ export namespace MergeQueue {
   async function namesBetween(top: string, from: string, to: string): Promise<string[]> {
     const out = await git(top, ["diff", "--name-only", "--no-renames", "-z", from, to])
     return out.split("\0").filter((file) => file.length > 0)
-  }
-
-  async function revParse(dir: string, rev: string): Promise<string | undefined> {
-    const result = await gitTry(dir, ["rev-parse", "--verify", "--quiet", rev])
-    return result.code === 0 ? result.stdout.trim() : undefined
   }
 
   async function requireRef(top: string, ref: string, taskId: string, problem: string): Promise<string> {
