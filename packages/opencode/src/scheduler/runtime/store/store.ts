@@ -11,6 +11,7 @@ import { SCHEMA_VERSION } from "../../core/task.schema"
 import { formatPath } from "../../core/validate"
 import { Strict } from "../../core/strict"
 import { RulesFingerprint } from "./rules-fingerprint"
+import { JsonLines } from "./jsonl"
 
 export type AppendResult = { state: SchedulerState; commands: Command[]; seq: number } | { refused: string }
 
@@ -116,10 +117,9 @@ export class Store {
     // A refusal quotes what it was sent: nothing in it may hide (a BOM in an id, a zero-width space).
     if ("refused" in result) return { refused: Strict.visible(result.refused) }
     const seq = this.lastSeq + 1
-    const line = Buffer.from(`${JSON.stringify({ seq, ...parsed.data })}\n`)
+    let line: Buffer
     try {
-      fs.writeSync(this.fd, line)
-      fs.fsyncSync(this.fd)
+      line = JsonLines.append(this.fd, { seq, ...parsed.data }, { fsync: true })
     } catch (error) {
       // Never leave half a line behind for the next event to be glued to.
       try {
@@ -219,24 +219,22 @@ function loadWith(dir: string, fast: boolean, verify: Verify): Loaded | null {
     if (matched && (snapshot.log === null || verify === "full")) matched = sameState(state, upgraded(parseSnapshot(snapshot.text).state))
   }
   checkSnapshot()
-  while (offset < buffer.length) {
-    const newline = buffer.indexOf(10, offset)
-    const end = newline === -1 ? buffer.length : newline
-    const text = buffer.toString("utf8", offset, end)
-    const lineStart = offset
+  for (const line of JsonLines.lines(buffer, offset)) {
+    const { text, end, complete } = line
+    const lineStart = line.start
     offset = end + 1
     if (text.trim() === "") {
-      if (newline !== -1) goodEnd = offset
+      if (complete) goodEnd = offset
       continue
     }
     let record: { seq?: unknown } & Record<string, unknown>
     let event: Event
     try {
-      if (newline === -1) throw new Error("the line has no end")
+      if (!complete) throw new Error("the line has no end")
       record = JSON.parse(text)
       event = verify === "full" ? parseEvent(record) : checkEventShape(record)
     } catch (error) {
-      if (newline === -1 || offset >= buffer.length) {
+      if (!complete || offset >= buffer.length) {
         warnings.push(`events.jsonl: the last line (${end - lineStart} bytes after seq ${seq}) was cut off by a crash and is dropped: ${describe(error)}`)
         break
       }
