@@ -71,12 +71,12 @@ function working(file: string, offset: number): boolean {
  * seconds of start-up, which cost nothing to lose. Never armed within `armCapMs`: killed then anyway.
  */
 /** What arms the kill timer: the first request of a working agent, or the next event of a type in the log. */
-export type Trigger = { kind: "request" } | { kind: "event"; type: string }
+export type Trigger = { kind: "request" } | { kind: "event"; type: string } | { kind: "file"; path: string; contains: string }
 export const TRIGGER_EVENTS = ["task.dispatched", "worker.reported", "gates.started", "gates.passed", "review.started", "merge.started", "merge.succeeded"]
 
 const eventCount = (project: string, type: string) => readJsonl(join(project, ".air/local/state/events.jsonl")).filter((e) => e.type === type).length
 
-function runOnce(sandbox: Sandbox, project: string, args: string[], input: string | null, killAfterMs: number | null, timeoutMs: number, trigger: Trigger = { kind: "request" }, armCapMs = 120_000) {
+export function runOnce(sandbox: Sandbox, project: string, args: string[], input: string | null, killAfterMs: number | null, timeoutMs: number, trigger: Trigger = { kind: "request" }, armCapMs = 120_000) {
   const modelLog = join(sandbox.root, "model.jsonl")
   return new Promise<{ code: number | null; killed: boolean; stdout: string; stderr: string }>((resolve) => {
     const child = spawn(bunBinary(), [aircodingBin, ...args], {
@@ -100,7 +100,8 @@ function runOnce(sandbox: Sandbox, project: string, args: string[], input: strin
     let timer = setTimeout(kill, killAfterMs === null ? timeoutMs : armCapMs)
     const before = size(modelLog)
     const eventsBefore = trigger.kind === "event" ? eventCount(project, trigger.type) : 0
-    const armed = () => (trigger.kind === "request" ? working(modelLog, before) : eventCount(project, trigger.type) > eventsBefore)
+    const armed = () =>
+      trigger.kind === "request" ? working(modelLog, before) : trigger.kind === "file" ? fileHas(trigger.path, trigger.contains) : eventCount(project, trigger.type) > eventsBefore
     const arm =
       killAfterMs === null
         ? undefined
@@ -120,6 +121,14 @@ function runOnce(sandbox: Sandbox, project: string, args: string[], input: strin
       setTimeout(() => resolve({ code, killed, stdout, stderr }), 200)
     })
   })
+}
+
+function fileHas(file: string, text: string): boolean {
+  try {
+    return readFileSync(file, "utf8").includes(text)
+  } catch {
+    return false
+  }
 }
 
 const started = (project: string) => readJsonl(join(project, ".air/local/state/events.jsonl")).some((e) => e.type === "run.started")

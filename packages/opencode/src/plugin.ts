@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdirSync } from "node:fs"
+import { existsSync } from "node:fs"
 import { join } from "node:path"
 import type { Hooks, Plugin } from "@opencode-ai/plugin"
 import { Guard, Permission, Prompt, Sessions } from "./agent"
@@ -7,6 +7,7 @@ import { ChildSessions } from "./scheduler/runtime/sessions/sessions"
 import { Settings } from "./scheduler/runtime/settings"
 import { SandboxExec } from "./scheduler/runtime/sandbox/exec"
 import { Usage } from "./scheduler/runtime/sessions/usage"
+import { JsonLines } from "./scheduler/runtime/store/jsonl"
 import { CoordinatorTools } from "./tool/coordinator"
 import { resolveLang } from "./read/words"
 import { TuiBridge } from "./tui/bridge"
@@ -31,9 +32,8 @@ function languageOf(directory: string): string {
 
 /** Guard events (refusals, evidence) are kept beside the Scheduler's log: what each role tried, and when. */
 function recordGuardEvent(directory: string, event: Record<string, unknown>): void {
-  const dir = join(Orchestrators.projectRoot(directory), ".air", "local", "state")
-  mkdirSync(dir, { recursive: true })
-  appendFileSync(join(dir, "guard.jsonl"), JSON.stringify({ at: new Date().toISOString(), ...event }) + "\n")
+  const file = join(Orchestrators.projectRoot(directory), ".air", "local", "state", "guard.jsonl")
+  JsonLines.append(file, { at: new Date().toISOString(), ...event }, { fsync: false })
 }
 
 /** Reopening the TUI says where the run stands; the toast waits a moment for the TUI to draw. */

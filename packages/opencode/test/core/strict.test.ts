@@ -26,6 +26,32 @@ describe("Strict.nearest", () => {
   })
 })
 
+describe("Strict.visible", () => {
+  it.each([
+    ["a BOM", "\uFEFFT-1", "\\uFEFFT-1"],
+    ["a zero-width space", "T\u200B-1", "T\\u200B-1"],
+    ["a zero-width non-joiner and joiner", "a\u200C\u200Db", "a\\u200C\\u200Db"],
+    ["a left-to-right mark", "x\u200E", "x\\u200E"],
+    ["a right-to-left override", "\u202Eabc", "\\u202Eabc"],
+    ["a soft hyphen", "re\u00ADad", "re\\u00ADad"],
+    ["a bell and an escape", "a\u0007b\u001B[31m", "a\\u0007b\\u001B[31m"],
+    ["a carriage return", "T-1\r", "T-1\\u000D"],
+    ["a DEL and a C1 control", "\u007F\u0085", "\\u007F\\u0085"],
+    ["the line separator", "a\u2028b", "a\\u2028b"],
+  ])("%s is written as its escape", (_what, raw, shown) => {
+    expect(Strict.visible(raw)).toBe(shown)
+  })
+
+  it.each([
+    ["plain ASCII", "task T-1: depends on T-9"],
+    ["line feeds and tabs, which lay out a message", "- a\n\t- b"],
+    ["Chinese", "任务 T-1：写入集"],
+    ["accents and an emoji", "café ☕"],
+  ])("%s is left as it is", (_what, text) => {
+    expect(Strict.visible(text)).toBe(text)
+  })
+})
+
 describe("strict schemas say the nearest key", () => {
   const cases: [string, { safeParse(x: unknown): { success: boolean; error?: unknown } }, unknown, string, string][] = [
     ["task graph, task key", TaskGraph, { schemaVersion: 1, tasks: [{ id: "T-1", title: "t", kind: "code", doneWhen: "d", depends_on: [] }] }, "tasks[0].depends_on", "deps"],

@@ -119,6 +119,7 @@ export class FakeWorld {
         },
         pathFor: (root, taskId) => join(root, ".air/local/worktrees", taskId),
         diff: async () => "",
+        setAside: async () => undefined,
       },
       finalCheck: {
         run: async (root) => {

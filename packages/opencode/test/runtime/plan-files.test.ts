@@ -5,7 +5,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from "vitest"
 import { Orchestrators } from "../../src/scheduler/runtime/orchestrator"
 import { PlanFiles } from "../../src/scheduler/runtime/sessions/proposal"
 import { Store } from "../../src/scheduler/runtime/store/store"
-import { readJsonLines } from "../../src/scheduler/runtime/store/jsonl"
+import { JsonLines } from "../../src/scheduler/runtime/store/jsonl"
 import { apply, graphOf, started, task } from "../scheduler/fixtures"
 import { TEST_CONFIG } from "../scheduler/simulate"
 
@@ -26,7 +26,7 @@ function project(): string {
   return root
 }
 const planFile = (root: string) => join(PlanFiles.dir(root), "plan.md")
-const logged = (root: string) => readJsonLines<{ type: string }>(join(root, ".air", "local", "state", "events.jsonl")).map((e) => e.type)
+const logged = (root: string) => JsonLines.read<{ type: string }>(join(root, ".air", "local", "state", "events.jsonl")).map((e) => e.type)
 
 describe("the plan's files are written after their event", () => {
   it("an append that fails leaves no plan.md; the same proposal once stored writes it", async () => {

@@ -77,7 +77,7 @@ describe("Preflight.check", () => {
     expect(r.problems[0]!.fix).toContain("git switch")
   })
 
-  it("a tracked file with uncommitted changes is named, with git stash; untracked files and .air/ do not count", async () => {
+  it("a tracked file with uncommitted changes stops nothing: it is named in a note; untracked files and .air/ do not count", async () => {
     const d = repo()
     writeFileSync(join(d, "a.cpp"), "int a = 1;\n")
     writeFileSync(join(d, "new.txt"), "untracked\n")
@@ -87,9 +87,12 @@ describe("Preflight.check", () => {
     sh(d, "commit", "-qm", "air")
     writeFileSync(join(d, ".air", "shared", "config.json"), '{"concurrency":2}')
     const r = await Preflight.check(d)
-    expect(codes(r)).toEqual(["dirty"])
-    expect(r.problems[0]!.message).toContain("1 tracked file(s) have uncommitted changes: a.cpp")
-    expect(r.problems[0]!.fix).toContain("git stash")
+    expect(codes(r)).toEqual([])
+    expect(r.ok).toBe(true)
+    expect(r.notes.filter((n) => n.includes("uncommitted"))).toEqual([
+      "1 tracked file(s) have uncommitted changes: a.cpp; they stay as they are, and a task that must change one of them waits to merge until you commit or stash it",
+    ])
+    expect(await Preflight.refusal(d)).toBeUndefined()
   })
 
   it("a bad config.json: one line naming the file and the key", async () => {

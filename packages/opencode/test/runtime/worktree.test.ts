@@ -62,6 +62,39 @@ describe("task worktrees", () => {
     expect(await Worktrees.changedFiles(repo.root, "T-2", "main")).toEqual(["src/extra.cpp"])
   })
 
+  test("changes a dead session left uncommitted are saved as a patch and the worktree reset to its branch's last commit", async () => {
+    const wt = await Worktrees.create(repo.root, "T-SA", "main")
+    const ws = repo.at(wt.path)
+    await ws.write("src/kept.cpp", "int kept() { return 1; }\n")
+    const commit = await ws.commitAll("kept")
+    // Killed between two edits: one file changed, one staged, one new, plus a build dir git ignores.
+    await ws.write("src/calc.cpp", (await ws.read("src/calc.cpp")) + "int avg3(int a, int b, int c) { return (a + b + c) / 3; }\n")
+    await ws.write("src/half.cpp", "int half() { return 0; }\n")
+    await ws.git(["add", "src/half.cpp"])
+    await ws.write("notes/draft.md", "draft\n")
+    await ws.write(".air-build/cache.txt", "ignored\n")
+    const patchFile = path.join(repo.root, ".air", "local", "evidence", "T-SA", "uncommitted-before-attempt-2.patch")
+
+    const aside = await Worktrees.setAside(wt.path, patchFile)
+    expect(aside).toEqual({ files: expect.arrayContaining(["src/calc.cpp", "src/half.cpp", "notes/draft.md"]), patch: patchFile, commit })
+    expect(aside!.files).toHaveLength(3)
+    expect(await Worktrees.uncommittedFiles(wt.path, { untracked: true })).toEqual([])
+    expect(await ws.read("src/calc.cpp")).not.toContain("avg3")
+    expect(existsSync(path.join(wt.path, "notes"))).toBe(false)
+    expect(await ws.read(".air-build/cache.txt")).toBe("ignored\n")
+    expect((await ws.git(["rev-parse", "--abbrev-ref", "HEAD"])).trim()).toBe("air/T-SA")
+    // The patch gives the work back exactly, new files included.
+    await ws.git(["apply", "--index", patchFile])
+    expect(await ws.read("src/calc.cpp")).toContain("int avg3(")
+    expect(await ws.read("notes/draft.md")).toBe("draft\n")
+    // A clean worktree: nothing written, nothing touched.
+    await ws.git(["reset", "--hard", "--quiet"])
+    expect(await Worktrees.setAside(wt.path, patchFile + ".2")).toBeUndefined()
+    expect(existsSync(patchFile + ".2")).toBe(false)
+    await repo.git(["worktree", "remove", "--force", wt.path])
+    await repo.git(["branch", "-D", "air/T-SA"])
+  })
+
   test("a worktree whose directory was deleted is re-created on its existing branch", async () => {
     const wt = await Worktrees.create(repo.root, "T-3", "main")
     const ws = repo.at(wt.path)

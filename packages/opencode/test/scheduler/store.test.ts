@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -51,6 +52,52 @@ describe("Store", () => {
     const illegal = store.append(ev(steps.merged("T-1")))
     expect("refused" in illegal && illegal.refused).toMatch(/not the merge in flight/)
     expect(fs.statSync(eventsPath()).size).toBe(size)
+    store.close()
+  })
+
+  it("the run's local state is ignored by git from the first open: git status shows nothing of it", async () => {
+    const git = (...args: string[]) => execFileSync("git", args, { cwd: root, encoding: "utf8" })
+    git("init", "-q")
+    const store = await startedStore()
+    expect(fs.readFileSync(join(root, "local", ".gitignore"), "utf8")).toMatch(/^\*$/m)
+    // The store's root stands for the project's .air/: nothing under local/ is offered to commit.
+    expect(git("status", "--porcelain", "--untracked-files=all")).toBe("")
+    expect(git("check-ignore", "-q", "local/state/events.jsonl") === "").toBe(true)
+    store.close()
+  })
+
+  it("a replay starts from a snapshot these rules wrote of the same log bytes, folds only what follows, and equals the full fold", async () => {
+    const store = await startedStore({ snapshotEvery: 1000 })
+    store.snapshot()
+    store.append(ev(steps.dispatched("T-1")))
+    store.close() // the snapshot now covers every event; the next append lands after it
+    const snapshot = fs.readFileSync(snapshotPath(), "utf8")
+    expect(snapshot).toMatch(/^\{"schemaVersion":\d+,"seq":5,"log":"[0-9a-f]{40}","bytes":\d+,"rules":"[0-9a-f]{40}",/)
+    const again = await Store.open(root, { snapshotEvery: 1000 })
+    expect("seq" in again.append(ev(steps.reported("T-1")))).toBe(true)
+    again.close()
+    // The snapshot's position no longer ends the log: the tail is folded on top of it.
+    const fast = await Store.open(root)
+    const full = fast.state
+    fast.close()
+    const careful = await Store.open(root, { verify: "full" })
+    expect(careful.warnings).toEqual([])
+    expect(full).toEqual(careful.state)
+    expect(full.tasks[0]!.status).toBe("gating")
+    careful.close()
+    // A snapshot from other rules (another version) is not started from: the whole log is folded.
+    const other = fs.readFileSync(snapshotPath(), "utf8").replace(/"rules":"[0-9a-f]{40}"/, `"rules":"${"0".repeat(40)}"`)
+    fs.writeFileSync(snapshotPath(), other)
+    const refolded = await Store.open(root)
+    expect(refolded.state).toEqual(full)
+    refolded.close()
+  })
+
+  it("a refusal shows an invisible character of the event escaped", async () => {
+    const store = await startedStore()
+    const refused = store.append(ev(steps.dispatched("\uFEFFT-1")))
+    expect("refused" in refused && refused.refused).toContain("\\uFEFFT-1")
+    expect("refused" in refused && refused.refused).not.toContain("\uFEFF")
     store.close()
   })
 

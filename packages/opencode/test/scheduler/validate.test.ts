@@ -242,6 +242,26 @@ describe("bad input refused at the door", () => {
     expect(errors[20]!.message).toContain("99980 more")
   })
 
+  // Invisible characters in what was sent are shown escaped in every refusal, never passed through raw.
+  it.each([
+    ["a BOM before the id", "\uFEFFT-1", "\\uFEFF"],
+    ["a zero-width space inside the id", "T\u200B-1", "\\u200B"],
+    ["a zero-width joiner", "T-1\u200D", "\\u200D"],
+    ["a right-to-left override", "\u202ET-1", "\\u202E"],
+    ["a word joiner", "T-\u20601", "\\u2060"],
+  ])("%s is shown escaped in the refusal", (_what, id, escaped) => {
+    const errors = errorsOf(graphOf(task(id)))
+    const text = errors.map((e) => `${e.path} ${e.taskId ?? ""} ${e.message} ${e.fix}`).join("\n")
+    expect(text).toContain(escaped)
+    expect(text).not.toMatch(/[\u200B-\u200F\u202A-\u202E\u2060\uFEFF]/)
+  })
+
+  it("a control character in a dependency is shown escaped, not raw", () => {
+    const errors = errorsOf(graphOf(task("T-1", { deps: ["T-\u00072"] })))
+    expect(errors.map((e) => e.message).join("\n")).toContain("\\u0007")
+    expect(errors.map((e) => e.message).join("\n")).not.toContain("\u0007")
+  })
+
   it("a huge id is cut in the message", () => {
     const errors = errorsOf(graphOf(task("T-1", { deps: ["x".repeat(1_000_000)] })))
     expect(errors[0]!.message.length).toBeLessThan(500)

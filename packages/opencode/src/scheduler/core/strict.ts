@@ -180,6 +180,20 @@ export namespace Strict {
     return items.length <= limit ? { shown: [...items], omitted: 0 } : { shown: items.slice(0, limit), omitted: items.length - limit }
   }
 
+  /**
+   * Characters a person cannot see in a message: controls (except line feed and tab, which lay the message
+   * out), the BOM, zero-width and joiner characters, bidirectional marks and overrides, the soft hyphen,
+   * invisible fillers. In a refusal they hide the very mistake it names ("task id \" T-1\"" with a BOM).
+   */
+  const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\ufff0-\ufffb]/g
+
+  /** `text` with every invisible character written as its escape (`\uFEFF`), so a refusal shows it. */
+  export function visible(text: string): string {
+    INVISIBLE.lastIndex = 0
+    if (!INVISIBLE.test(text)) return text
+    return text.replace(INVISIBLE, (c) => `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`)
+  }
+
   /** A long string cut for a message: the start, an ellipsis and the length. */
   export function clip(text: string, max = 200): string {
     return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`

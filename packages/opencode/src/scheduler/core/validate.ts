@@ -26,12 +26,13 @@ export const MAX_ERRORS = 20
  */
 export function boundErrors(errors: readonly ValidationError[], limit = MAX_ERRORS): ValidationError[] {
   const { shown, omitted } = Strict.bounded(errors, limit)
+  // Invisible characters escaped: a refusal must show the mistake it names (a BOM before an id).
   const out = shown.map((e) => ({
     ...e,
-    path: Strict.clip(e.path, 120),
-    ...(e.taskId !== undefined ? { taskId: Strict.clip(e.taskId, 80) } : {}),
-    message: Strict.clip(e.message, 400),
-    fix: Strict.clip(e.fix, 300),
+    path: Strict.clip(Strict.visible(e.path), 120),
+    ...(e.taskId !== undefined ? { taskId: Strict.clip(Strict.visible(e.taskId), 80) } : {}),
+    message: Strict.clip(Strict.visible(e.message), 400),
+    fix: Strict.clip(Strict.visible(e.fix), 300),
   }))
   if (omitted > 0)
     out.push({

@@ -250,7 +250,9 @@ export class Interpreter {
       await this.baselineSettled()
       const wt = await worktrees.create(root, taskId, this.integration())
       if (wt.recovered) inbox.push(`Task ${taskId}: ${wt.recovered}.`)
-      const prompt = ContextPack.worker(root, role, task, this.runtimeOf(taskId), wt, attempt)
+      // A session that died mid-edit left its changes uncommitted: kept as a patch, never built upon.
+      const setAside = await worktrees.setAside(wt.path, join(this.evidenceDir(taskId), `uncommitted-before-attempt-${attempt}.patch`))
+      const prompt = ContextPack.worker(root, role, task, this.runtimeOf(taskId), wt, attempt, setAside)
       await this.supervisor.spawn(
         { kind: "worker", taskId, role, nudged: false, attempt },
         { agent: role, directory: root, worktree: wt.path, title: `${role} ${taskId}`, prompt, taskId },

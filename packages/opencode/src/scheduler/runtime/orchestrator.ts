@@ -17,7 +17,8 @@ import { realPorts, type Applied, type EventInput, type Ports } from "./ports"
 import type { SchedulerState } from "../core/state"
 import { Store } from "./store/store"
 import { SCHEMA_VERSION, type TaskNode } from "../core/task.schema"
-import { validateDelta, validateGraph } from "../core/validate"
+import { boundErrors, validateDelta, validateGraph } from "../core/validate"
+import { PlanPaths } from "./plan-paths"
 import { Preflight } from "./preflight"
 import { writeFileAtomic } from "./store/atomic"
 import { Worktrees } from "./git/worktree"
@@ -290,6 +291,8 @@ class OrchestratorImpl {
         : `Refused: the run is in stage "${store.state.stage}"; a new graph is not accepted now (use air_delta for changes).`
     const checked = validateGraph({ schemaVersion: SCHEMA_VERSION, requirement: args.requirement, tasks: args.tasks })
     if (!checked.ok) return formatErrors("The task graph was refused; nothing changed.", checked.errors)
+    const outside = PlanPaths.writeSetProblems(this.root, checked.graph.tasks, (i) => `tasks[${i}]`)
+    if (outside.length > 0) return formatErrors("The task graph was refused; nothing changed.", boundErrors(outside))
     const r = await this.apply({ type: "graph.accepted", graph: checked.graph })
     if (!r.ok) return `The task graph was refused: ${r.reason}`
     this.supervisor.architectSessionID = sessionID
@@ -303,6 +306,8 @@ class OrchestratorImpl {
     const statusOf = (id: string) => store.state.tasks.find((t) => t.id === id)?.status
     const checked = validateDelta(graph, delta, statusOf)
     if (!checked.ok) return formatErrors("The plan delta was refused; nothing changed.", checked.errors)
+    const outside = PlanPaths.deltaProblems(this.root, checked.delta)
+    if (outside.length > 0) return formatErrors("The plan delta was refused; nothing changed.", boundErrors(outside))
     // The Architect consulted on a task (a worker's plan issue, a reviewer's block-release) answers with this delta.
     const purpose = this.supervisor.purposes.get(sessionID)
     const consulted = purpose?.kind === "consult" && purpose.agent === "architect" ? purpose.taskId : null

@@ -48,6 +48,7 @@ export type WorktreesPort = {
   remove: typeof Worktrees.remove
   pathFor: typeof Worktrees.pathFor
   diff: typeof Worktrees.diff
+  setAside: typeof Worktrees.setAside
 }
 export type FinalCheckPort = { run: typeof FinalCheck.run; read: typeof FinalCheck.read }
 export type BaselinePort = { run: typeof Baseline.run }
@@ -94,7 +95,7 @@ export function realPorts(root: string, client: Client, inbox: Inbox, log: LogPo
     sessions: rateLimitedSessions(client, runLimiter(root, log)),
     gates: { run: Gates.run },
     merge: { mergeBatch: MergeQueue.mergeBatch, revert: MergeQueue.revert },
-    worktrees: { create: Worktrees.create, remove: Worktrees.remove, pathFor: Worktrees.pathFor, diff: Worktrees.diff },
+    worktrees: { create: Worktrees.create, remove: Worktrees.remove, pathFor: Worktrees.pathFor, diff: Worktrees.diff, setAside: Worktrees.setAside },
     finalCheck: { run: FinalCheck.run, read: FinalCheck.read },
     baseline: { run: Baseline.run },
     git: (cwd, args) => git(cwd, args),

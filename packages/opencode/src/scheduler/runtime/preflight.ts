@@ -9,12 +9,12 @@ import { Toolchain } from "./toolchain/index"
 
 /**
  * What must hold before a run starts, checked before anything is dispatched (issue 12 item 5, issue 15
- * item 6): the project is a git repository with a commit, on a branch, its tracked files unchanged, its
+ * item 6): the project is a git repository with a commit, on a branch, its
  * AirCoding files readable, no live process holding its locks. Each problem comes with the exact fix.
  * A missing git identity is not a problem: commits then use AirCoding's own, as the Scheduler's merges do.
  */
 export namespace Preflight {
-  export type Code = "config" | "toolchain" | "not-a-repo" | "no-commit" | "detached-head" | "dirty" | "lock-held" | "run-open"
+  export type Code = "config" | "toolchain" | "not-a-repo" | "no-commit" | "detached-head" | "lock-held" | "run-open"
 
   export interface Problem {
     code: Code
@@ -53,6 +53,7 @@ export namespace Preflight {
         `no git identity: commits in this run are made as ${FALLBACK_NAME} <${FALLBACK_EMAIL}>; to use yours: git config --global user.name "Your Name" && git config --global user.email you@example.com`,
       )
     notes.push(...(await submoduleNotes(dir)))
+    notes.push(...(await dirtyNotes(dir)))
     return { ok: problems.length === 0, problems, notes }
   }
 
@@ -81,7 +82,18 @@ export namespace Preflight {
     return problems
   }
 
-  /** A repository, with a commit, on a branch, with no uncommitted change to a tracked file. */
+  /**
+   * The user's uncommitted changes to tracked files are theirs, and no reason to refuse a run: the merge queue
+   * holds back only a task whose files meet them (its question names the file). Said once, before the work.
+   */
+  export async function dirtyNotes(dir: string): Promise<string[]> {
+    const dirty = await dirtyTracked(dir).catch(() => [])
+    if (dirty.length === 0) return []
+    const listed = dirty.slice(0, MAX_LISTED).join(", ") + (dirty.length > MAX_LISTED ? ` and ${dirty.length - MAX_LISTED} more` : "")
+    return [`${dirty.length} tracked file(s) have uncommitted changes: ${listed}; they stay as they are, and a task that must change one of them waits to merge until you commit or stash it`]
+  }
+
+  /** A repository, with a commit, on a branch. (Uncommitted changes are the user's: see `dirtyNotes`.) */
   export async function repository(dir: string): Promise<Problem[]> {
     const inside = await gitTry(dir, ["rev-parse", "--is-inside-work-tree"])
     if (inside.code !== 0 || inside.stdout.trim() !== "true")
@@ -97,15 +109,6 @@ export namespace Preflight {
         code: "detached-head",
         message: `HEAD is detached (at ${at}): the run needs a branch to merge its work into`,
         fix: "git switch <your-branch>, or make one here: git switch -c aircoding",
-      })
-    }
-    const dirty = await dirtyTracked(dir)
-    if (dirty.length > 0) {
-      const listed = dirty.slice(0, MAX_LISTED).join(", ") + (dirty.length > MAX_LISTED ? ` and ${dirty.length - MAX_LISTED} more` : "")
-      problems.push({
-        code: "dirty",
-        message: `${dirty.length} tracked file(s) have uncommitted changes: ${listed}; a merge into your checkout would overwrite them`,
-        fix: "git stash (and git stash pop after the run), or commit them first",
       })
     }
     return problems

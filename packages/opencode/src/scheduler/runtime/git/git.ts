@@ -103,6 +103,12 @@ export async function git(dir: string, args: string[], options: GitOptions = {})
   return result.stdout
 }
 
+/** The object `rev` names in the repository at `dir` (`refs/tags/x^{commit}`, `HEAD`), or undefined when it names none. */
+export async function revParse(dir: string, rev: string): Promise<string | undefined> {
+  const result = await gitTry(dir, ["rev-parse", "--verify", "--quiet", rev])
+  return result.code === 0 ? result.stdout.trim() : undefined
+}
+
 /** True when git exits 0: for questions like `merge-base --is-ancestor a b`. */
 export async function gitYes(dir: string, args: string[]): Promise<boolean> {
   const result = await gitTry(dir, args)

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs"
 import { mkdir, readFile, readdir, realpath, rm, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { Serial } from "../store/serial.ts"
-import { git, gitTry, gitYes } from "./git.ts"
+import { git, gitTry, gitYes, revParse } from "./git.ts"
 import { idProblem } from "../../core/names.ts"
 import { Submodules } from "../toolchain/submodules.ts"
 import { SandboxShell } from "../sandbox/shell.ts"
@@ -312,6 +312,33 @@ export namespace Worktrees {
     return files
   }
 
+  /** What `setAside` found and did: the files a dead session left uncommitted, the patch that holds them, the commit kept. */
+  export interface SetAside {
+    files: string[]
+    patch: string
+    commit: string
+  }
+
+  /**
+   * A session killed between two edits leaves its changes uncommitted in the worktree; the next session would
+   * build on them (an edit applied twice). Before a new session starts there, every uncommitted change
+   * (tracked, staged, or untracked and not ignored) is saved as a binary patch at `patchFile` and the
+   * worktree is reset to its branch's last commit. Ignored files (build directories) stay. Undefined when
+   * the worktree was clean: nothing is written.
+   */
+  export async function setAside(dir: string, patchFile: string): Promise<SetAside | undefined> {
+    const files = await uncommittedFiles(dir, { untracked: true })
+    if (files.length === 0) return undefined
+    // Staged as a whole, the patch holds new files too; the index is reset with the working tree below.
+    await git(dir, ["add", "-A"])
+    const patch = await git(dir, ["diff", "--cached", "--binary", "--no-color", "--no-ext-diff", "HEAD"])
+    await mkdir(path.dirname(patchFile), { recursive: true })
+    await writeFile(patchFile, patch)
+    await git(dir, ["reset", "--hard", "--quiet", "HEAD"])
+    await git(dir, ["clean", "-fd", "--quiet"])
+    return { files, patch: patchFile, commit: (await git(dir, ["rev-parse", "HEAD"])).trim() }
+  }
+
   /** The branch checked out in the working tree at `dir` (`air/T-1`), or undefined on a detached HEAD. */
   export async function headBranch(dir: string): Promise<string | undefined> {
     const result = await gitTry(dir, ["symbolic-ref", "--quiet", "--short", "HEAD"])
@@ -446,11 +473,6 @@ export namespace Worktrees {
 
   async function mergeBase(root: string, a: string, b: string): Promise<string> {
     return (await git(root, ["merge-base", a, b])).trim()
-  }
-
-  async function revParse(root: string, rev: string): Promise<string | undefined> {
-    const result = await gitTry(root, ["rev-parse", "--verify", "--quiet", rev])
-    return result.code === 0 ? result.stdout.trim() : undefined
   }
 
   async function refExists(root: string, ref: string): Promise<boolean> {

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs"
 import { mkdir, rm, writeFile } from "node:fs/promises"
 import path from "node:path"
-import { git, gitTry } from "../git/git.ts"
+import { git, gitTry, revParse } from "../git/git.ts"
 import { Toolchain } from "../toolchain/index.ts"
 import { Sandbox } from "../sandbox/sandbox.ts"
 import { SandboxExec } from "../sandbox/exec.ts"
@@ -84,8 +84,7 @@ export namespace MergeBuild {
 
   /** The tree the task's gates last passed on, if recorded. */
   export async function gatedTree(top: string, taskId: string): Promise<string | undefined> {
-    const r = await gitTry(top, ["rev-parse", "--verify", "--quiet", `${gatedRef(taskId)}^{tree}`])
-    return r.code === 0 ? r.stdout.trim() : undefined
+    return revParse(top, `${gatedRef(taskId)}^{tree}`)
   }
 
   export async function forgetGated(top: string, taskId: string): Promise<void> {

@@ -50,6 +50,8 @@ export namespace ContextPack {
     rt: TaskRuntime | undefined,
     worktree: { path: string; branch: string },
     attempt: number,
+    /** Uncommitted changes an earlier session left in the worktree, saved as a patch before this one starts. */
+    setAside?: { files: string[]; patch: string; commit: string },
   ): string {
     const intro =
       role === "executor" && task.kind === "verify"
@@ -74,7 +76,10 @@ export namespace ContextPack {
           ]
     // A Debugger hears of repairs that fixed the same failure before (this project's, and the user's when shared).
     const patterns = role === "debugger" ? RepairPatterns.contextLines(root, task.id) : []
-    return [...taskBlock(root, task), ...history(rt), "", ...intro, ...patterns].join("\n")
+    const leftover = setAside
+      ? [`An earlier session of this task stopped with uncommitted changes to ${setAside.files.length} file(s); they are saved in ${setAside.patch} and the worktree was reset to ${worktree.branch} at ${setAside.commit.slice(0, 12)}: start from the committed work.`]
+      : []
+    return [...taskBlock(root, task), ...history(rt), "", ...intro, ...leftover, ...patterns].join("\n")
   }
 
   export function reviewer(root: string, task: TaskNode, worktree: string, rt?: TaskRuntime): string {

@@ -1,6 +1,5 @@
-import { appendFileSync, mkdirSync } from "node:fs"
-import { dirname, join } from "node:path"
-import { readJsonLines } from "../store/jsonl"
+import { join } from "node:path"
+import { JsonLines } from "../store/jsonl"
 import type { Ports } from "../ports"
 import { Queue } from "../store/serial"
 
@@ -15,14 +14,13 @@ export namespace Usage {
   }
 
   export function record(root: string, agent: string, sessionID: string, at = new Date().toISOString()): void {
-    const path = file(root)
-    mkdirSync(dirname(path), { recursive: true })
-    appendFileSync(path, JSON.stringify({ at, agent, sessionID }) + "\n")
+    // Counted for invariant 5 and the views, never acted on: no need to wait for the disk.
+    JsonLines.append(file(root), { at, agent, sessionID }, { fsync: false })
   }
 
   /** Every request recorded, in order (a torn last line is skipped). */
   export function entries(root: string): { at: string; agent: string; sessionID: string }[] {
-    return readJsonLines(file(root))
+    return JsonLines.read(file(root))
   }
 
   export function byAgent(root: string): Record<string, number> {

@@ -1,19 +1,80 @@
-import { existsSync, readFileSync } from "node:fs"
+import * as fs from "node:fs"
+import { dirname } from "node:path"
 
 /**
- * The records of a JSON-lines file that AirCoding appends to (requests.jsonl, events.jsonl), in order.
- * A missing file has none; a torn last line — a process killed mid-append — is skipped, never fatal.
+ * JSON lines as AirCoding keeps them (events.jsonl, requests.jsonl, guard.jsonl): one reader and one writer.
+ * A record is one line, written with a single write so two writers never interleave within a line; a line
+ * without its newline at the end of a file is one a killed process was writing (torn), never fatal.
  */
-export function readJsonLines<T>(file: string): T[] {
-  if (!existsSync(file)) return []
-  const out: T[] = []
-  for (const line of readFileSync(file, "utf8").split("\n")) {
-    if (!line.trim()) continue
-    try {
-      out.push(JSON.parse(line) as T)
-    } catch {
-      // a torn line
+export namespace JsonLines {
+  /** One line of a buffer: its text, its bytes [start, end) without the newline, and whether a newline ends it. */
+  export interface Line {
+    text: string
+    start: number
+    end: number
+    complete: boolean
+  }
+
+  /** The lines of `buffer` from byte `from`, blank ones included (a caller may need their bytes). */
+  export function* lines(buffer: Buffer, from = 0): Generator<Line> {
+    let offset = from
+    while (offset < buffer.length) {
+      const newline = buffer.indexOf(10, offset)
+      const end = newline === -1 ? buffer.length : newline
+      yield { text: buffer.toString("utf8", offset, end), start: offset, end, complete: newline !== -1 }
+      offset = end + 1
     }
   }
-  return out
+
+  /** The records of a file, in order. A missing file has none; a torn or damaged line is skipped. */
+  export function read<T>(file: string): T[] {
+    let buffer: Buffer
+    try {
+      buffer = fs.readFileSync(file)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return []
+      throw error
+    }
+    const out: T[] = []
+    for (const line of lines(buffer)) {
+      if (!line.text.trim()) continue
+      try {
+        out.push(JSON.parse(line.text) as T)
+      } catch {
+        // a torn line
+      }
+    }
+    return out
+  }
+
+  /** The bytes of `record` as one line. */
+  export function encode(record: unknown): Buffer {
+    return Buffer.from(`${JSON.stringify(record)}\n`)
+  }
+
+  /**
+   * Appends `record` as one line to an open descriptor or to a file (created with its directory), in one
+   * write. `fsync`: on disk before this returns, for a log others act on (events.jsonl: no side effect may run
+   * for an event a crash could lose); records kept for reading only need not wait for the disk. Returns the bytes.
+   */
+  export function append(target: number | string, record: unknown, options: { fsync: boolean }): Buffer {
+    const line = encode(record)
+    if (typeof target === "number") {
+      writeAll(target, line, options.fsync)
+      return line
+    }
+    fs.mkdirSync(dirname(target), { recursive: true })
+    const fd = fs.openSync(target, "a")
+    try {
+      writeAll(fd, line, options.fsync)
+    } finally {
+      fs.closeSync(fd)
+    }
+    return line
+  }
+
+  function writeAll(fd: number, line: Buffer, fsync: boolean): void {
+    fs.writeSync(fd, line)
+    if (fsync) fs.fsyncSync(fd)
+  }
 }

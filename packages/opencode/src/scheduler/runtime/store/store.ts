@@ -9,6 +9,9 @@ import { Folder, transition } from "../../core/machine"
 import { initialState, SchedulerState } from "../../core/state"
 import { SCHEMA_VERSION } from "../../core/task.schema"
 import { formatPath } from "../../core/validate"
+import { Strict } from "../../core/strict"
+import { RulesFingerprint } from "./rules-fingerprint"
+import { JsonLines } from "./jsonl"
 
 export type AppendResult = { state: SchedulerState; commands: Command[]; seq: number } | { refused: string }
 
@@ -66,6 +69,7 @@ export class Store {
   static async open(airRoot: string, options: StoreOptions = {}): Promise<Store> {
     const dir = join(airRoot, "local", "state")
     fs.mkdirSync(dir, { recursive: true })
+    ignoreLocal(join(airRoot, "local"))
     const settings = { snapshotEvery: options.snapshotEvery ?? 200, lockTimeoutMs: options.lockTimeoutMs ?? 5_000, verify: options.verify ?? "envelope" }
     const lock = await acquireLock(join(dir, "lock"), { timeoutMs: settings.lockTimeoutMs })
     try {
@@ -108,14 +112,14 @@ export class Store {
     if (this.fd === null) throw new Error("the store is closed")
     const parsed = Event.safeParse(input)
     if (!parsed.success)
-      return { refused: `malformed event: ${parsed.error.issues.map((i) => `${formatPath(i.path) || "(event)"}: ${i.message}`).join("; ")}` }
+      return { refused: Strict.visible(`malformed event: ${parsed.error.issues.map((i) => `${formatPath(i.path) || "(event)"}: ${i.message}`).join("; ")}`) }
     const result = transition(this.current, parsed.data)
-    if ("refused" in result) return result
+    // A refusal quotes what it was sent: nothing in it may hide (a BOM in an id, a zero-width space).
+    if ("refused" in result) return { refused: Strict.visible(result.refused) }
     const seq = this.lastSeq + 1
-    const line = Buffer.from(`${JSON.stringify({ seq, ...parsed.data })}\n`)
+    let line: Buffer
     try {
-      fs.writeSync(this.fd, line)
-      fs.fsyncSync(this.fd)
+      line = JsonLines.append(this.fd, { seq, ...parsed.data }, { fsync: true })
     } catch (error) {
       // Never leave half a line behind for the next event to be glued to.
       try {
@@ -132,7 +136,7 @@ export class Store {
   }
 
   snapshot(): void {
-    writeFileAtomicSync(this.snapshotPath, snapshotText(this.lastSeq, this.logHash.copy().digest("hex"), this.current))
+    writeFileAtomicSync(this.snapshotPath, snapshotText(this.lastSeq, this.logHash.copy().digest("hex"), this.current, this.size))
     this.sinceSnapshot = 0
   }
 
@@ -199,36 +203,38 @@ function loadWith(dir: string, fast: boolean, verify: Verify): Loaded | null {
     buffer = Buffer.alloc(0)
   }
 
-  const folder = fast ? new Folder(initialState()) : null
-  let state = initialState()
-  let seq = 0
-  let matched: boolean | null = null
-  let offset = 0
-  let goodEnd = 0
+  // A snapshot this version's rules wrote, of exactly this log's first bytes (same digest), is that prefix's
+  // fold: every event in it was checked when it was appended and again when the snapshot was made. The replay
+  // starts there and folds only the events after it; anything else folds the whole log.
+  const start = fast ? resumeFrom(snapshot, buffer, verify) : undefined
+  const folder = fast ? new Folder(start?.state ?? initialState()) : null
+  let state = start?.state ?? initialState()
+  let seq = start?.seq ?? 0
+  let matched = (start ? true : null) as boolean | null
+  let offset = start?.bytes ?? 0
+  let goodEnd = offset
   const checkSnapshot = () => {
     if (!snapshot || matched !== null || seq !== snapshot.seq) return
     matched = snapshot.log === null || sha1(buffer.subarray(0, offset)) === snapshot.log
     if (matched && (snapshot.log === null || verify === "full")) matched = sameState(state, upgraded(parseSnapshot(snapshot.text).state))
   }
   checkSnapshot()
-  while (offset < buffer.length) {
-    const newline = buffer.indexOf(10, offset)
-    const end = newline === -1 ? buffer.length : newline
-    const text = buffer.toString("utf8", offset, end)
-    const lineStart = offset
+  for (const line of JsonLines.lines(buffer, offset)) {
+    const { text, end, complete } = line
+    const lineStart = line.start
     offset = end + 1
     if (text.trim() === "") {
-      if (newline !== -1) goodEnd = offset
+      if (complete) goodEnd = offset
       continue
     }
     let record: { seq?: unknown } & Record<string, unknown>
     let event: Event
     try {
-      if (newline === -1) throw new Error("the line has no end")
+      if (!complete) throw new Error("the line has no end")
       record = JSON.parse(text)
       event = verify === "full" ? parseEvent(record) : checkEventShape(record)
     } catch (error) {
-      if (newline === -1 || offset >= buffer.length) {
+      if (!complete || offset >= buffer.length) {
         warnings.push(`events.jsonl: the last line (${end - lineStart} bytes after seq ${seq}) was cut off by a crash and is dropped: ${describe(error)}`)
         break
       }
@@ -265,7 +271,7 @@ function loadWith(dir: string, fast: boolean, verify: Verify): Loaded | null {
     // Cut the torn tail off, so the next event starts on a line of its own.
     fs.truncateSync(eventsPath, goodEnd)
   }
-  const logHash = createHash("sha1").update(buffer.subarray(0, goodEnd))
+  const logHash = start ? start.hash.update(buffer.subarray(start.bytes, goodEnd)) : createHash("sha1").update(buffer.subarray(0, goodEnd))
 
   if (snapshot) {
     if (snapshot.seq > seq)
@@ -278,19 +284,24 @@ function loadWith(dir: string, fast: boolean, verify: Verify): Loaded | null {
   return { state, seq, size: goodEnd, snapshotSeq: snapshot && matched && verdict === "good" ? snapshot.seq : -1, snapshot: verdict, warnings, logHash }
 }
 
-/** The snapshot file's text, built around the state's JSON so that it is serialised once. */
-function snapshotText(seq: number, log: string, state: SchedulerState): string {
+/**
+ * The snapshot file's text, built around the state's JSON so that it is serialised once. `bytes` (the log's
+ * length at `seq`) and `rules` (which rules folded it) let this version start a replay from it.
+ */
+function snapshotText(seq: number, log: string, state: SchedulerState, bytes: number): string {
   const stateText = JSON.stringify(state)
-  return `{"schemaVersion":${SCHEMA_VERSION},"seq":${seq},"log":"${log}","digest":"${sha1(stateText)}","state":${stateText}}`
+  const rules = RulesFingerprint.get()
+  const resumable = rules ? `"bytes":${bytes},"rules":"${rules}",` : ""
+  return `{"schemaVersion":${SCHEMA_VERSION},"seq":${seq},"log":"${log}",${resumable}"digest":"${sha1(stateText)}","state":${stateText}}`
 }
 
-const SNAPSHOT_HEAD = /^\{"schemaVersion":(\d+),"seq":(\d+),"log":"([0-9a-f]{40})","digest":"([0-9a-f]{40})","state":/
+const SNAPSHOT_HEAD = /^\{"schemaVersion":(\d+),"seq":(\d+),"log":"([0-9a-f]{40})",(?:"bytes":(\d+),"rules":"([0-9a-f]{40})",)?"digest":"([0-9a-f]{40})","state":/
 
 /**
  * Reads a snapshot's envelope and checks its state against its digest, without parsing the state. A plain
  * `{ schemaVersion, seq, state }` (written by hand or by a tool) is accepted too, and compared in full.
  */
-function peekSnapshot(text: string): { seq: number; log: string | null } {
+function peekSnapshot(text: string): { seq: number; log: string | null; resume?: { bytes: number; rules: string; stateAt: number } } {
   const head = SNAPSHOT_HEAD.exec(text)
   if (!head) {
     const plain = parseSnapshot(text)
@@ -298,8 +309,8 @@ function peekSnapshot(text: string): { seq: number; log: string | null } {
   }
   if (!text.endsWith("}")) throw new Error("it is cut short")
   if (Number(head[1]) !== SCHEMA_VERSION) throw new Error(`schemaVersion ${head[1]} is not ${SCHEMA_VERSION}`)
-  if (sha1(text.slice(head[0].length, -1)) !== head[4]) throw new Error("its state does not match its digest")
-  return { seq: Number(head[2]), log: head[3]! }
+  if (sha1(text.slice(head[0].length, -1)) !== head[6]) throw new Error("its state does not match its digest")
+  return { seq: Number(head[2]), log: head[3]!, ...(head[4] && head[5] ? { resume: { bytes: Number(head[4]), rules: head[5], stateAt: head[0].length } } : {}) }
 }
 
 function sha1(data: string | Uint8Array): string {
@@ -330,3 +341,42 @@ export function sameState(a: SchedulerState, b: SchedulerState): boolean {
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
+
+/**
+ * `.air/local/` (the log, evidence, worktrees) is never the user's to commit: a `.gitignore` inside it that
+ * ignores everything, itself included, hides it from `git status` and `git add -A` from the first run,
+ * in every clone and worktree, whatever `.git/info/exclude` holds.
+ */
+function ignoreLocal(local: string): void {
+  const file = join(local, ".gitignore")
+  if (fs.existsSync(file)) return
+  try {
+    writeFileAtomicSync(file, "# AirCoding's run state: never committed\n*\n")
+  } catch {
+    // Only a convenience for `git status`: the exclude entries still hide it (worktree.ts).
+  }
+}
+
+/**
+ * The snapshot's state and position, when a replay may start from it: it records where it stands in the log
+ * (`bytes`), the log's first `bytes` are the ones it was made from (their SHA-1 is its `log`), and it was
+ * folded by these very rules (`rules`). Undefined otherwise: the whole log is folded.
+ */
+function resumeFrom(
+  snapshot: { seq: number; log: string | null; resume?: { bytes: number; rules: string; stateAt: number }; text: string } | null,
+  buffer: Buffer,
+  verify: Verify,
+): { state: SchedulerState; seq: number; bytes: number; hash: Hash } | undefined {
+  const resume = snapshot?.resume
+  if (!snapshot || !resume || verify === "full" || snapshot.log === null) return undefined
+  if (resume.rules !== RulesFingerprint.get() || resume.bytes > buffer.length) return undefined
+  if (resume.bytes > 0 && buffer[resume.bytes - 1] !== 10) return undefined
+  const hash = createHash("sha1").update(buffer.subarray(0, resume.bytes))
+  if (hash.copy().digest("hex") !== snapshot.log) return undefined
+  try {
+    return { state: JSON.parse(snapshot.text.slice(resume.stateAt, -1)) as SchedulerState, seq: snapshot.seq, bytes: resume.bytes, hash }
+  } catch {
+    return undefined
+  }
+}
+
