@@ -44,7 +44,7 @@ describe("loadScenario", () => {
       ],
     })
     expect(message).toContain("$.scripts[0].steps[1]: a step needs exactly one of")
-    expect(message).toContain('$.scripts[0].steps[2]: a step has exactly one of "tool", "tools" or "text", this one has "tool" and "text"')
+    expect(message).toContain('$.scripts[0].steps[2]: a step has exactly one of "tool", "tools", "text" or "httpError", this one has "tool" and "text"')
     expect(message).toContain('$.scripts[1].steps[0]: unknown key(s) "untill"')
   })
 

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs"
+import { questionText } from "./question-text"
 import { join, relative } from "node:path"
-import type { SchedulerState } from "../scheduler/core/state"
+import type { Question, SchedulerState } from "../scheduler/core/state"
 import { FinalCheck } from "../scheduler/runtime/integration/final-check"
 import { Usage } from "../scheduler/runtime/sessions/usage"
 import { Budget } from "../scheduler/runtime/sessions/budget"
@@ -15,7 +16,8 @@ export namespace RunReport {
     runId: string | null
     stage: string
     tasks: { id: string; title: string; state: string; attempts: number; repairs: number; evidence: string[] }[]
-    questions: { questionId: string; text: string }[]
+    /** `cause` and `answers`: set on a question asked because a session failed (worded per language by questionText). */
+    questions: { questionId: string; text: string; cause?: Question["cause"]; answers?: string[] }[]
     modelRequests: Record<string, number>
     evidenceRoot: string
     /** The Scheduler's own build and test run of the integration branch after the last merge. */
@@ -55,7 +57,7 @@ export namespace RunReport {
         repairs: t.repairs,
         evidence: evidenceOf(root, t.id),
       })),
-      questions: state.questions.map((q) => ({ questionId: q.questionId, text: q.text })),
+      questions: state.questions.map((q) => ({ questionId: q.questionId, text: q.text, ...(q.cause ? { cause: q.cause, answers: q.answers } : {}) })),
       modelRequests: Usage.byAgent(root),
       spent: spentOf(state),
       evidenceRoot: ".air/local/evidence",
@@ -94,7 +96,7 @@ export namespace RunReport {
       if (s.final) lines.push("  " + (s.final.passed ? t(lang, "end.final.passed") : t(lang, "end.final.failed", { path: s.final.evidenceDir })))
       lines.push("  " + t(lang, "end.evidence", { path: `${s.evidenceRoot}/<task-id>/` }))
     }
-    for (const q of s.questions) lines.push(t(lang, "summary.question", { questionId: q.questionId, text: q.text }))
+    for (const q of s.questions) lines.push(t(lang, "summary.question", { questionId: q.questionId, text: questionText(q, lang) }))
     return lines.join("\n")
   }
 

@@ -559,6 +559,8 @@ export namespace RunView {
         return L("ev.session.lost", { sessionId: e.sessionId })
       case "timer.fired":
         return L("ev.timer.fired", { kind: L(`ev.timer.${e.kind}`) })
+      case "step.failed":
+        return L("ev.step.failed", { step: L(`step.${e.step}`), outcome: e.fault ? L(`fault.${e.fault.class}`) : e.outcome, message: oneLine(e.fault?.message ?? e.message, 100) })
       case "run.paused":
         return L("ev.run.paused")
       case "run.resumed":

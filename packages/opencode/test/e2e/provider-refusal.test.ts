@@ -33,32 +33,35 @@ const scenario = {
 let sandbox: Sandbox
 let events: any[]
 let modelLog: any[]
+let stderr = ""
 
 beforeAll(async () => {
   sandbox = makeSandbox("air-refusal-")
   const project = trivialProject(sandbox, { "README.md": "# Notes\n" })
   const log = join(sandbox.root, "model.jsonl")
   // The deadline: a run that waits for ever is killed here, and the assertions below fail on its log.
-  await aircoding(["run", project, "--yes", "--json", "--scripted", writeScenario(sandbox, scenario)], {
+  const out = await aircoding(["run", project, "--yes", "--json", "--scripted", writeScenario(sandbox, scenario)], {
     cwd: project,
     input: requirement,
-    timeoutMs: 150_000,
+    timeoutMs: 600_000,
     env: { ...sandbox.env, AIRCODING_SCRIPTED_LOG: log, AIRCODING_INACTIVITY_MS: "20000", AIRCODING_LISTEN_MS: "600000" },
   })
+  stderr = out.stderr.slice(-3000)
+  if (process.env.AIR_TEST_DUMP) console.log(out.code, out.stdout.slice(-3000), stderr)
   events = readJsonl(join(project, ".air/local/state/events.jsonl"))
   modelLog = readJsonl(log)
-}, 200_000)
+}, 660_000)
 
 afterAll(() => sandbox?.cleanup())
 
 describe("the provider refuses the Architect's planning request", () => {
   test("the Architect was asked once: a refusal that waiting cannot cure gets no fresh session", () => {
-    expect(modelLog.filter((l) => l.agent === "architect").map((l) => l.reply.kind)).toEqual(["error"])
+    expect(modelLog.filter((l) => l.agent === "architect").map((l) => l.reply.kind), JSON.stringify(modelLog.map((l) => [l.agent, l.reply])) + stderr).toEqual(["error"])
   })
 
   test("step.failed names the step and the provider's class; the state waits on one question with its answers", () => {
     const failed = events.filter((e) => e.type === "step.failed")
-    expect(failed).toEqual([expect.objectContaining({ step: "plan", outcome: "errored", fault: expect.objectContaining({ class: "context-too-long", retryable: false }) })])
+    expect(failed, JSON.stringify(events.map((e) => e.type))).toEqual([expect.objectContaining({ step: "plan", outcome: "errored", fault: expect.objectContaining({ class: "context-too-long", retryable: false }) })])
     const { state, refused } = foldEvents(events)
     expect(refused).toEqual([])
     expect(state.stage).toBe("planning")
@@ -66,7 +69,7 @@ describe("the provider refuses the Architect's planning request", () => {
     const q = state.questions[0]!
     expect(q.step).toBe("plan")
     expect(q.answers).toEqual(["retry", "stop"])
-    expect(q.text).toBe(`The model provider refused the Architect's request (planning): the conversation is longer than the model's context (${providerMessage}). Answer 'retry' or 'stop'.`)
+    expect(q.text).toBe(`The model provider refused the Architect's request (planning): the conversation is longer than the model's context (${providerMessage.replace(/\.$/, "")}). Answer 'retry' or 'stop'.`)
     expect(q.text).not.toMatch(/\{"|\\"/)
   })
 })

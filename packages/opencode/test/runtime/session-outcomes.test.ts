@@ -143,6 +143,18 @@ describe("supervisor: every purpose × outcome becomes one accepted event, never
     expect(w.accepted.filter((e) => e.type === "timer.fired")).toHaveLength(1)
   })
 
+  it("a confirmation no Architect can take (the engine refuses the session) is the plan step's spawn failure", async () => {
+    const state = apply(initialState(), { type: "run.started", runId: "r1", requirement: "req", config: TEST_CONFIG }, { type: "plan.proposed", summary: "p" }, { type: "plan.confirmed" }).state
+    const w = new FakeWorld(state)
+    worlds.push(w)
+    w.ports.sessions.create = async () => {
+      throw new Error("engine refused: 500")
+    }
+    await w.supervisor.toArchitect("confirmed", "fresh architect")
+    expect(w.accepted.map((e) => e.type)).toEqual(["step.failed"])
+    expect(w.take("plan").length).toBeGreaterThan(0)
+  })
+
   it("the Architect's planning session that cannot start is step.failed, and the machine starts a fresh one", async () => {
     const setup = SETUPS.architect()
     const w = new FakeWorld(setup.state)

@@ -5,8 +5,8 @@ import type { SchedulerState } from "./state"
 /**
  * The commands a state still waits on. After a restart the runtime carries these out again; their ids are
  * the ids first issued, so it can recognise work already done (a tag that exists, a session that runs).
- * Sessions that were running are not listed: the runtime checks them and reports worker.failed when they
- * are gone. Reverts ordered and not reported done (`revert.done`) come first.
+ * Sessions that were running are not listed: the runtime reports each of them `session.lost` (recovery.ts),
+ * and the same step starts again in a fresh session. Reverts ordered and not reported done (`revert.done`) come first.
  */
 export function outstanding(state: SchedulerState): Command[] {
   // Reverts first: a dispatch carried out after them branches off the integration branch without the undone work.

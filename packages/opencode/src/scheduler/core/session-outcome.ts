@@ -190,7 +190,10 @@ export function listAnswers(answers: readonly string[]): string {
   return quoted.length < 2 ? quoted.join("") : `${quoted.slice(0, -1).join(", ")} or ${quoted[quoted.length - 1]}`
 }
 
-/** The English question for a cause (the machine's words; views render the cause in the person's language). */
+/**
+ * The English question for a cause (the machine's words; views render the cause in the person's language
+ * through read/question-text.ts, whose English equals this — a test holds them together).
+ */
 export function causeQuestion(cause: QuestionCause, answers: readonly string[]): string {
   const [agent, doing] = AGENT[cause.who]
   const what = cause.who === "milestone" ? (cause.final ? "final review" : `review of phase ${cause.phase ?? "?"}`) : doing
@@ -198,12 +201,16 @@ export function causeQuestion(cause: QuestionCause, answers: readonly string[]):
   const tries = cause.tries ? ` (${cause.tries} fresh session${cause.tries === 1 ? "" : "s"} tried)` : ""
   let said: string
   if (cause.fault)
-    said = `The model provider refused the ${agent}'s request${cause.taskId ? ` for ${cause.taskId}` : what ? ` (${what})` : ""}: ${CLASS_WORDS[cause.fault.class]} (${cause.fault.message})${tries}.`
-  else if (cause.outcome === "no-report") said = `${capital(session)} ended without its report${tries}: ${cause.detail}.`
+    said = `The model provider refused the ${agent}'s request${cause.taskId ? ` for ${cause.taskId}` : what ? ` (${what})` : ""}: ${CLASS_WORDS[cause.fault.class]} (${trimStop(cause.fault.message)})${tries}.`
+  else if (cause.outcome === "no-report") said = `${capital(session)} ended without its report${tries}: ${trimStop(cause.detail)}.`
   else if (cause.outcome === "stalled") said = `${capital(session)} stalled: no output within the time allowed${tries}.`
-  else if (cause.outcome === "spawn-failed") said = `${capital(session)} could not start${tries}: ${cause.detail}.`
-  else said = `${capital(session)} failed${tries}: ${cause.detail}.`
+  else if (cause.outcome === "spawn-failed") said = `${capital(session)} could not start${tries}: ${trimStop(cause.detail)}.`
+  else said = `${capital(session)} failed${tries}: ${trimStop(cause.detail)}.`
   return `${said} Answer ${listAnswers(answers)}.`
+}
+
+function trimStop(text: string): string {
+  return text.replace(/[.。]+$/, "")
 }
 
 function capital(text: string): string {

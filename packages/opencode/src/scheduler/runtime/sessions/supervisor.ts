@@ -85,7 +85,14 @@ export class Supervisor {
         inbox.push(`The Architect's session could not be prompted (${(err as Error).message}); a new Architect takes over.`)
       }
     }
-    this.architectSessionID = await this.spawn({ kind: "architect", nudged: false }, { agent: "architect", directory: root, title: "Architect: plan", prompt: fresh })
+    const purpose = { kind: "architect" as const, nudged: false }
+    try {
+      this.architectSessionID = await this.spawn(purpose, { agent: "architect", directory: root, title: "Architect: plan", prompt: fresh })
+    } catch (err) {
+      // No Architect could take the answer: the machine hears it as the plan step's spawn failure.
+      const r = await this.fail(purpose, "", "spawn-failed", { message: (err as Error).message })
+      if (!r.ok) throw err
+    }
   }
 
   /** Ends a session the state no longer waits on. */
