@@ -1,5 +1,5 @@
 /**
- * bun run chaos --seeds N [--from S] [--faults a,b] [--scenario demo|four|both] [--rate P] [--parallel K] [--json]
+ * bun run chaos --seeds N [--from S] [--faults a,b] [--scenario demo|four|both] [--rate P] [--parallel K] [--bound SECONDS] [--keep] [--json]
  * Runs the demo and/or the 4-task, 2-phase scenario headless under the scripted model's seeded faults, one
  * real `aircoding run` per seed (questions answered with --resume --answer up to a bound), and checks the
  * invariant for each (test/support/chaos.ts). Prints one line per seed and a summary grouped by cause;
@@ -17,6 +17,7 @@ const { values } = parseArgs({
     scenario: { type: "string", default: "both" },
     rate: { type: "string" },
     parallel: { type: "string", default: "2" },
+    bound: { type: "string", default: "300" },
     keep: { type: "boolean", default: false },
     json: { type: "boolean", default: false },
   },
@@ -35,7 +36,7 @@ if (!scenarios.every((s) => s in Chaos.SCENARIOS)) {
 const n = Number(values.seeds)
 const from = Number(values.from)
 const runs: Chaos.Options[] = []
-for (let i = 0; i < n; i++) runs.push({ seed: from + i, scenario: scenarios[i % scenarios.length]!, faults, rate: values.rate ? Number(values.rate) : undefined, keep: values.keep })
+for (let i = 0; i < n; i++) runs.push({ seed: from + i, scenario: scenarios[i % scenarios.length]!, faults, rate: values.rate ? Number(values.rate) : undefined, keep: values.keep, processMs: Number(values.bound) * 1000 })
 const verdicts = await Chaos.runMany(runs, Number(values.parallel), (v) => {
   if (!values.json) process.stdout.write(`${Chaos.describe(v)}\n`)
 })

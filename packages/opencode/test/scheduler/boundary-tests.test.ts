@@ -80,3 +80,17 @@ describe("boundary tests: validateDelta", () => {
     expect(validateDelta(legacy, delta({ add: [task("T-9")] })).ok).toBe(true)
   })
 })
+
+describe("the chaos check's 4-task scenario", () => {
+  it("its graph (two phases) and its replan's delta (T-4 with its own test file) validate", () => {
+    const scenario = JSON.parse(readFileSync(new URL("../../scenarios/chaos-four.json", import.meta.url), "utf8")) as { scripts: { steps: { tool?: string; args?: { tasks?: unknown[]; delta?: unknown } }[] }[] }
+    const steps = scenario.scripts.flatMap((s) => s.steps)
+    const plan = steps.find((step) => step.tool === "air_plan")!
+    const graph = { schemaVersion: 1, tasks: plan.args!.tasks } as Parameters<typeof validateGraph>[0]
+    const result = validateGraph(graph)
+    expect(result.ok ? [] : result.errors).toEqual([])
+    expect((plan.args!.tasks as { phase: number }[]).map((t) => t.phase)).toEqual([1, 1, 2])
+    const replan = validateDelta(graphOf(...(plan.args!.tasks as Parameters<typeof graphOf>)), steps.find((step) => step.tool === "air_delta")!.args!.delta as Parameters<typeof validateDelta>[1])
+    expect(replan.ok ? [] : replan.errors).toEqual([])
+  })
+})
