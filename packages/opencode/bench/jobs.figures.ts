@@ -17,14 +17,14 @@ import { parallelProject } from "../test/support/parallel-project.ts"
 import { registerFigure } from "./figures"
 
 const TASKS = 4
-const SOURCES = 8
+const SOURCES = 6
 const cores = os.availableParallelism()
 
 type Measured = { budgetedS: number; fullS: number; peakJobs: number; peakLoad: number }
 let measured: Promise<Measured> | undefined
 
 async function once(budgeted: boolean, dir: string, root: string): Promise<{ s: number; peak: number; load: number }> {
-  const project = await parallelProject(dir, { sources: SOURCES, work: 6 })
+  const project = await parallelProject(dir, { sources: SOURCES, work: 3 })
   // Full -j: a budget too large to hold anything back, so each gate runs as it asks.
   RunJobs.use(root, new JobBudget(budgeted ? { size: cores } : { size: 10_000, limits: { minFreeMb: 0, loadFactor: 1e9 } }))
   const worktrees = await project.worktrees(TASKS)
