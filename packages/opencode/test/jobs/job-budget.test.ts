@@ -67,7 +67,7 @@ describe("the job budget", () => {
   test("while ours run, a free slot waits while memory is short, and starts once it is back", async () => {
     let availableMb = 100
     const budget = new JobBudget({ size: 2, probe: () => ({ availableMb, load1: 0, cores: 2 }), pollMs: 10 })
-    const first = await budget.acquire(2, "first")
+    const first = await budget.acquire(1, "first")
     expect(first.jobs).toBe(1)
     let started = false
     const pending = budget.acquire(1, "x").then((lease) => ((started = true), lease))
@@ -79,9 +79,9 @@ describe("the job budget", () => {
     first.release()
   })
 
-  test("a load far above the cores: with none of ours running one job starts at once, with a share of one", async () => {
+  test("a load far above the cores: with none of ours running the next command starts at once, the one after waits for it", async () => {
     const budget = new JobBudget({ size: 2, probe: () => ({ availableMb: 4_000, load1: 9, cores: 2 }), pollMs: 10 })
-    const lease = await budget.acquire(8, "x")
+    const lease = await budget.acquire(1, "x")
     expect(lease.jobs).toBe(1)
     let second = false
     const next = budget.acquire(1, "y").then((l) => ((second = true), l))

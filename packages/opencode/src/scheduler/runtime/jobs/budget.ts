@@ -7,7 +7,8 @@ import { Pressure } from "./pressure.ts"
  * cores run two compile jobs, not eight. A share is what is free (at least one job, at most what the command
  * asked for); requests are served in order, so a command waiting for the whole budget (a retry alone) is not
  * overtaken. A free slot still waits while memory is short or the load is far above the cores and some of
- * ours run (up to `maxPressureWaitMs`); with none of ours running, one job starts at once with a share of one.
+ * ours run (up to `maxPressureWaitMs`); with none of ours running, the next command starts at once (waiting would
+ * not lower someone else's load), so under outside load the run's commands go one at a time, each with its share.
  */
 export class JobBudget {
   readonly size: number
@@ -93,14 +94,14 @@ export class JobBudget {
       this.peakLoad = Math.max(this.peakLoad, reading.load1)
       const pressed = Pressure.reason(reading, this.limits)
       // Under pressure, a job waits while ours run (one of them ending relieves it); with none of ours running,
-      // waiting would not lower someone else's load or memory, so one job starts at once — and only one.
+      // waiting would not lower someone else's load or memory, so the next command starts at once.
       if (pressed && this.inUse > 0 && Date.now() - head.since < this.maxPressureWaitMs) {
         this.timer = setTimeout(() => this.pump(), this.pollMs)
         this.timer.unref?.()
         break
       }
       this.queue.shift()
-      const jobs = head.want === "all" ? this.size : pressed ? 1 : Math.max(1, Math.min(head.want, free))
+      const jobs = head.want === "all" ? this.size : Math.max(1, Math.min(head.want, free))
       const id = this.nextId++
       this.inUse += jobs
       this.peakInUse = Math.max(this.peakInUse, this.inUse)
