@@ -13,6 +13,7 @@ import { processExec } from "../gates/pipeline.ts"
 import type { Exec, GateContext, TestBaseline } from "../gates/registry.ts"
 import { TOOL_MISSING } from "../gates/schema.ts"
 import { indent, lastLines } from "../gates/text.ts"
+import { Results } from "../results/index.ts"
 
 /**
  * The merge build: what lands on the integration branch is what was built and tested. Before the merge
@@ -130,11 +131,21 @@ export namespace MergeBuild {
     const mode = options.sandbox ?? SandboxExec.modeOf(top)
     const inner = options.exec ?? processExec
     let exec = inner
+    let sandboxed = false
     if (mode !== "off") {
       const check = Sandbox.check()
       if (check.ok) exec = SandboxExec.wrap(inner, { root: top, worktree, network: resolved.rules.network })
       else if (mode === "on")
         throw new Error(`the OS sandbox cannot start (${check.message})`)
+      sandboxed = check.ok
+    }
+    // The candidate's build inputs passed before (a task's gates on the same tree, another machine): nothing to build.
+    const where = { root: top, dir: worktree, rules: resolved.rules, sandboxed, env: options.env ?? process.env, commit }
+    const looked = options.exec ? undefined : await Results.lookup(where, `merge build, task ${taskId}`)
+    if (looked?.hit) {
+      const reused = await Results.reused(where, looked.hit, `merge build, task ${taskId}`)
+      await writeFile(path.join(evidenceDir, BUILD_LOG), `# ${Results.describe(reused)}\n`)
+      return { passed: true, summary: `merge build of ${commit.slice(0, 12)} on ${base.slice(0, 12)}: ${Results.describe(reused)}` }
     }
     const batch = candidate.taskIds && candidate.taskIds.length > 1 ? candidate.taskIds : undefined
     const label = batch ? `tasks ${batch.join(", ")} together on ${candidate.integration}` : `task ${taskId} on ${candidate.integration}`
@@ -157,6 +168,7 @@ export namespace MergeBuild {
       findings: [],
       inheritedTests: [],
       ...(options.baseline ? { baseline: options.baseline } : {}),
+      ...(options.exec ? {} : { sandboxed }),
       exec,
       async write(name, data) {
         const file = path.join(evidenceDir, name)

@@ -71,7 +71,7 @@ export namespace Readiness {
             ? {
                 name: "baseline",
                 ok: false,
-                detail: `not green on ${baseline.commit.slice(0, 12)} (build ${baseline.build.passed ? "ok" : "failed"}, tests ${baseline.test.passed ? "ok" : "failed"}, analysis ${baseline.analysis.passed ? "ok" : "failed"}); logs in .air/local/evidence/_init/`,
+                detail: `not green on ${baseline.commit.slice(0, 12)} (build ${baseline.build.passed ? "ok" : "failed"}, tests ${baseline.test.passed ? "ok" : "failed"}; analysis findings are inherited, never the reason); logs in .air/local/evidence/_init/`,
                 fix: `fix the failure (or the configure options in ${Toolchain.RULES_PATH}), then aircoding init ${root}`,
               }
             : {
