@@ -9,6 +9,7 @@ import { commandEvidenceMissing, runCommands } from "./command.ts"
 import { indent, lastLines, listSome } from "./text.ts"
 import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 import { Results } from "../results/index.ts"
+import { Selection } from "../results/selection.ts"
 
 export const TEST_LOG = "test.log"
 
@@ -36,11 +37,36 @@ ${tests.join("\n")}
       return { ran: true, summary: Results.describe(reused), logPath, reused }
     }
     const started = Date.now()
+    const buildMs = ctx.results.find((r) => r.gate === "build")?.ms ?? 0
+    // Otherwise only the tests whose binaries and data differ from the base's passing run (selection.ts).
+    const selected = where && looked?.key ? await Selection.forGate(ctx, where) : undefined
+    const command = selected && selected.plan.run.length > 0 ? Selection.restricted(ctx.rules.test[0]!, selected.plan.run) : undefined
+    if (where && looked?.key && selected && (selected.plan.run.length === 0 || command)) {
+      const { plan } = selected
+      const reusedTests = Object.fromEntries(plan.reuse.map((name) => [name, "passed" as const]))
+      const savedMs = Math.round((plan.base.test.ms * plan.reuse.length) / Math.max(1, Object.keys(plan.base.test.tests).length))
+      const reused: Results.Reused = { commit: plan.base.commit, at: plan.base.at, key: plan.base.key, savedMs, tests: plan.reuse.length, source: "selection" }
+      const note = `reused ${plan.reuse.length} test(s) whose binaries, libraries, command lines and data are identical to the passing run on ${plan.base.commit.slice(0, 12)} (key ${plan.base.key.slice(0, 16)})`
+      if (plan.run.length === 0) {
+        const logPath = await ctx.write(TEST_LOG, `# ${note}; no test ran:\n${plan.reuse.map((name) => `#   ${name}: passed (reused)`).join("\n")}\n`)
+        await Results.record(where, looked.key, { buildMs, testMs: savedMs, source: plan.base.test.source, tests: reusedTests, prints: plan.prints }, `test gate, ${ctx.label}`)
+        await Results.reused(where, { entry: plan.base, source: "selection" }, `test gate selection, ${ctx.label}`)
+        return { ran: true, summary: `${note}; no test ran`, logPath, reused }
+      }
+      const narrowed = { ...ctx, rules: { ...ctx.rules, test: [command!] } }
+      const outcome = await judgeTests(narrowed)
+      if (outcome.failure || !outcome.ran) return outcome
+      if (ctx.inheritedTests.length === 0) {
+        const { tests } = await passedResults(narrowed)
+        await Results.record(where, looked.key, { buildMs, testMs: Date.now() - started + savedMs, source: "junit", tests: { ...reusedTests, ...tests }, prints: plan.prints }, `test gate, ${ctx.label}`)
+      }
+      return { ...outcome, summary: `ran ${plan.run.length} test(s) whose binaries or data changed (${listSome(plan.run, 5)}): ${outcome.summary}; ${note}`, ...(plan.reuse.length > 0 ? { reused } : {}) }
+    }
     const outcome = await judgeTests(ctx)
     if (where && looked?.key && outcome.ran && !outcome.failure && ctx.inheritedTests.length === 0) {
       const { tests, source } = await passedResults(ctx)
-      const buildMs = ctx.results.find((r) => r.gate === "build")?.ms ?? 0
-      await Results.record(where, looked.key, { buildMs, testMs: Date.now() - started, source, tests }, `test gate, ${ctx.label}`)
+      const prints = Toolchain.resultsRules(ctx.rules).selection ? await Selection.prints(ctx.exec, ctx.worktree, ctx.rules, ctx.env) : undefined
+      await Results.record(where, looked.key, { buildMs, testMs: Date.now() - started, source, tests, ...(prints ? { prints } : {}) }, `test gate, ${ctx.label}`)
     }
     return outcome
   },

@@ -16,6 +16,7 @@ import { SandboxExec } from "../sandbox/exec"
 import { Toolchain } from "../toolchain/index"
 import { Worktrees } from "../git/worktree"
 import { Results } from "../results/index.ts"
+import { Selection } from "../results/selection.ts"
 
 /**
  * The run's baseline (`runBaseline`): the integration head built and tested once per commit in a detached
@@ -142,7 +143,11 @@ export namespace Baseline {
         : !test.step.passed
           ? `\`${test.step.command}\` failed${failingTests.length > 0 ? `: ${failingTests.join(", ")}` : ""}`
           : ""
-      if (looked?.key && status === "passed") await Results.record(where, looked.key, { buildMs: build.ms, testMs: test.step.ms, source: test.step.source, tests: test.tests }, "baseline")
+      if (looked?.key && status === "passed") {
+        // Each test's print, for selecting the tests a task's change reaches (results/selection.ts).
+        const prints = Toolchain.resultsRules(rules).selection ? await Selection.prints(inner.exec, worktree, rules, env) : undefined
+        await Results.record(where, looked.key, { buildMs: build.ms, testMs: test.step.ms, source: test.step.source, tests: test.tests, ...(prints ? { prints } : {}) }, "baseline")
+      }
       return save(dir, { commit, status, build, test: test.step, tests: test.tests, failingTests, message, at: now().toISOString() })
     } finally {
       await Worktrees.dropDetached(top, worktree)

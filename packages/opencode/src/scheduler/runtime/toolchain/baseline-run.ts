@@ -10,6 +10,7 @@ import { JUnit } from "../gates/junit.ts"
 import { processExec } from "../gates/pipeline.ts"
 import type { Exec } from "../gates/registry.ts"
 import { Results } from "../results/index.ts"
+import { Selection } from "../results/selection.ts"
 import { Sandbox } from "../sandbox/sandbox.ts"
 import { SandboxExec } from "../sandbox/exec.ts"
 
@@ -74,7 +75,8 @@ export namespace BaselineRun {
       if (build.passed && test.passed) {
         const where = { root: top, dir, rules, sandboxed, env: baseEnv, commit }
         const key = await Results.keyOf(where).catch(() => ({ key: undefined }))
-        if (key.key) await Results.record(where, key.key, { buildMs: build.ms, testMs: test.ms, source: Object.keys(tests).length > 0 ? "junit" : "none", tests }, "aircoding init")
+        const prints = key.key && Toolchain.resultsRules(rules).selection ? await Selection.prints(exec, dir, rules, baseEnv) : undefined
+        if (key.key) await Results.record(where, key.key, { buildMs: build.ms, testMs: test.ms, source: Object.keys(tests).length > 0 ? "junit" : "none", tests, ...(prints ? { prints } : {}) }, "aircoding init")
       }
       return {
         commit,
