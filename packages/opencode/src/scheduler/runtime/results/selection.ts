@@ -175,9 +175,7 @@ export namespace Selection {
     const regex = `^(${names.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})$`
     return `${command} -R '${regex}'`
   }
-}
 
-export namespace Selection {
   /**
    * The test gate's plan: the task's base (its merge-base with the integration branch) must have a passing
    * run recorded with prints under the same rules and tools, and the same test data; else undefined.
