@@ -102,6 +102,8 @@ ensure_system_tools() {
   # The engine's grep and glob tools need ripgrep; offline they cannot download it.
   command -v rg >/dev/null 2>&1 || optional+=(ripgrep)
   if [ "$(uname -s)" = Linux ]; then command -v bwrap >/dev/null 2>&1 || optional+=(bubblewrap); fi
+  # A results store a team shares may be Redis (toolchain.json cache.results.remote = redis://…).
+  if [ "$(uname -s)" = Linux ]; then command -v redis-server >/dev/null 2>&1 || optional+=(redis-server); fi
   # (the ${a[@]+…} form: bash 3.2 on macOS treats an empty array as unset under set -u)
   local all=(${required[@]+"${required[@]}"} ${optional[@]+"${optional[@]}"})
   [ ${#all[@]} -eq 0 ] && return 0

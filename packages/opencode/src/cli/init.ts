@@ -121,9 +121,12 @@ export namespace Init {
       )
       lines.push(`  tests    ${baseline.test.passed ? "passed" : "FAILED"} in ${s(baseline.test.ms)}`)
       lines.push(
-        `  analysis ${baseline.analysis.passed ? "passed" : "FAILED"} in ${s(baseline.analysis.ms)}` +
-          ` (${baseline.analysis.findings} finding(s), ${baseline.analysis.errors} error(s))`,
+        baseline.analysis.passed
+          ? `  analysis ran in ${s(baseline.analysis.ms)}: ${baseline.analysis.findings} finding(s), ${baseline.analysis.errors} error(s)` +
+              (baseline.analysis.findings > 0 ? ", recorded as inherited: a task is judged only on findings it adds" : "")
+          : `  analysis could not run in ${s(baseline.analysis.ms)}`,
       )
+      if (baseline.analysis.inherited) lines.push(baseline.analysis.inherited.split("\n").map((l) => `    (inherited) ${l}`).join("\n"))
       for (const step of [baseline.build, baseline.test, baseline.analysis]) {
         if (!step.passed && step.failure) lines.push(step.failure.split("\n").map((l) => `    ${l}`).join("\n"))
       }
@@ -131,7 +134,7 @@ export namespace Init {
       lines.push(
         baseline.passed
           ? "The project is ready: tasks are judged by these rules."
-          : `The baseline is not green: fix it first, or edit ${Toolchain.RULES_PATH} (e.g. the configure options) and run aircoding init again.`,
+          : `The baseline is not green (the ${baseline.build.passed ? "tests" : "build"} failed): fix it first, or edit ${Toolchain.RULES_PATH} (e.g. the configure options) and run aircoding init again.`,
       )
     }
     return lines.join("\n") + "\n"

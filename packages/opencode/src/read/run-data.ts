@@ -158,7 +158,7 @@ export namespace RunData {
 
   // ── evidence ──────────────────────────────────────────────────────────────────────────────────
 
-  export type GateLine = { gate: string; passed: boolean; ran?: boolean; ms?: number; summary?: string }
+  export type GateLine = { gate: string; passed: boolean; ran?: boolean; ms?: number; summary?: string; reused?: { tests: number; savedMs: number } }
   export type GateReportFile = {
     taskId: string
     attempt: number

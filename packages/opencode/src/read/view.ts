@@ -13,7 +13,7 @@ import { list, t, tOr, type Key, type Lang } from "./words"
  */
 export namespace RunView {
   /** `ran: false`: a tool gate with nothing to run (cppcheck disabled, no .clang-tidy, no C++ file changed). */
-  export type GateLine = { gate: string; passed: boolean; ran?: boolean; ms?: number; summary?: string }
+  export type GateLine = { gate: string; passed: boolean; ran?: boolean; ms?: number; summary?: string; reused?: { tests: number; savedMs: number } }
   export type Session = { sessionId: string; role: "executor" | "debugger" | "reviewer"; attempt: number | null; at: string; requests: number | null }
 
   export type Task = {
@@ -112,7 +112,7 @@ export namespace RunView {
         attempts: rt.attempts,
         repairs: rt.repairs,
         stalls: rt.stalls,
-        gates: report ? report.gates.map((g) => ({ gate: g.gate, passed: g.passed, ...(g.ran === false ? { ran: false } : {}), ms: g.ms, summary: g.summary })) : gatesFromState(rt),
+        gates: report ? report.gates.map((g) => ({ gate: g.gate, passed: g.passed, ...(g.ran === false ? { ran: false } : {}), ms: g.ms, summary: g.summary, ...(g.reused ? { reused: { tests: g.reused.tests, savedMs: g.reused.savedMs } } : {}) })) : gatesFromState(rt),
         gateRun: report?.attempt ?? rt.gateRuns,
         lastFailure: rt.lastFailure
           ? {
@@ -318,7 +318,13 @@ export namespace RunView {
     // to run is no ✓ (a project without .clang-tidy, cppcheck disabled).
     const shown = gates.filter((g) => !g.passed || (g.ran !== false && !isBookkeepingGate(g.gate)))
     if (!shown.length) return t(lang, "gates.none")
-    return shown.map((g) => `${gateLabel(g.gate, lang)} ${g.passed ? "✓" : "✗"}`).join(" ")
+    return shown
+      .map((g) =>
+        g.passed && g.reused
+          ? t(lang, "gates.reused", { gate: gateLabel(g.gate, lang), tests: g.reused.tests, saved: duration(g.reused.savedMs) })
+          : `${gateLabel(g.gate, lang)} ${g.passed ? "✓" : "✗"}`,
+      )
+      .join(" ")
   }
 
   export function duration(ms: number | null): string {

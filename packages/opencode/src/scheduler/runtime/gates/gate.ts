@@ -1,6 +1,7 @@
 import type { GateDescriptor } from "../../core/gate-descriptors.ts"
 import type { Worktrees } from "../git/worktree.ts"
 import type { Proc } from "../process.ts"
+import type { Results } from "../results/index.ts"
 import type { Toolchain } from "../toolchain/index.ts"
 import type { Finding, GateResult, Requirement } from "./schema.ts"
 
@@ -44,6 +45,8 @@ export interface GateOutcome {
   summary: string
   logPath?: string
   failure?: Failure
+  /** The recorded result this gate reused instead of running (runtime/results/). */
+  reused?: Results.Reused
 }
 
 export interface Failure {
@@ -93,6 +96,8 @@ export interface GateContext {
   readonly writeSet?: readonly WriteSetEntry[]
   /** Runs a program (the process runner, or a sandbox around it). */
   exec: Exec
+  /** Whether `exec` runs commands in the OS sandbox: part of the results key; absent, results are neither reused nor recorded. */
+  readonly sandboxed?: boolean
   /** Writes `name` in the evidence directory and returns its path; a failure is `EvidenceWriteFailed`. */
   write(name: string, data: string): Promise<string>
 }

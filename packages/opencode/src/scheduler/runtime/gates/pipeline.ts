@@ -124,6 +124,8 @@ export async function runGates(input: RunInput): Promise<GateReport> {
     ...(input.writeSet ? { writeSet: input.writeSet } : {}),
     ...(input.baseline ? { baseline: input.baseline } : {}),
     inheritedTests: [],
+    // A caller's own exec (a test's fake) makes results that are not the project's: they are neither reused nor recorded.
+    ...(input.exec ? {} : { sandboxed }),
     // The run's one job budget around everything the gates run (the sandbox inside it).
     exec: BudgetExec.wrap(
       sandboxed ? SandboxExec.wrap(input.exec ?? processExec, { root: input.root, worktree: input.worktree, network: resolved.rules.network }) : (input.exec ?? processExec),
@@ -193,6 +195,7 @@ export async function runGates(input: RunInput): Promise<GateReport> {
       ...(outcome.logPath ? { logPath: outcome.logPath } : {}),
       summary: outcome.summary,
       ...(failure?.missingTool ? { missingTool: failure.missingTool } : {}),
+      ...(outcome.reused ? { reused: outcome.reused } : {}),
     })
     if (failure) return finish({ ...failure, gate: failure.gate ?? gate.id })
   }

@@ -37,6 +37,11 @@ export const GateResult = z.object({
   summary: z.string(),
   /** Set when the gate could not run because this tool is not installed. */
   missingTool: z.string().optional(),
+  /** Set when the gate ran nothing and reused a recorded result for the same build inputs (runtime/results/). */
+  reused: z
+    .object({ commit: z.string(), at: z.string(), key: z.string(), savedMs: z.number().int().nonnegative(), tests: z.number().int().nonnegative(), source: z.string() })
+    .strict()
+    .optional(),
 })
 export type GateResult = z.infer<typeof GateResult>
 

@@ -8,6 +8,8 @@ import { TOOL_MISSING } from "./schema.ts"
 import { commandEvidenceMissing, runCommands } from "./command.ts"
 import { indent, lastLines, listSome } from "./text.ts"
 import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
+import { Results } from "../results/index.ts"
+import { Selection } from "../results/selection.ts"
 
 export const TEST_LOG = "test.log"
 
@@ -22,7 +24,51 @@ export const testGate = {
   words: { en: "test", "zh-CN": "测试" },
   logs: [TEST_LOG],
   async run(ctx: GateContext) {
-    return judgeTests(ctx)
+    // The same build inputs passed before (this task's earlier attempt, another task, the baseline, another machine): reuse.
+    const where = resultsWhere(ctx)
+    const looked = where ? await Results.lookup(where, `test gate, ${ctx.label}`) : undefined
+    if (where && looked?.hit) {
+      const reused = await Results.reused(where, looked.hit, `test gate, ${ctx.label}`)
+      const tests = Object.entries(looked.hit.entry.test.tests).map(([name, outcome]) => `#   ${name}: ${outcome}`)
+      const logPath = await ctx.write(TEST_LOG, `# ${Results.describe(reused)}
+# no test ran; the recorded results:
+${tests.join("\n")}
+`)
+      return { ran: true, summary: Results.describe(reused), logPath, reused }
+    }
+    const started = Date.now()
+    const buildMs = ctx.results.find((r) => r.gate === "build")?.ms ?? 0
+    // Otherwise only the tests whose binaries and data differ from the base's passing run (selection.ts).
+    const selected = where && looked?.key ? await Selection.forGate(ctx, where) : undefined
+    const command = selected && selected.plan.run.length > 0 ? Selection.restricted(ctx.rules.test[0]!, selected.plan.run) : undefined
+    if (where && looked?.key && selected && (selected.plan.run.length === 0 || command)) {
+      const { plan } = selected
+      const reusedTests = Object.fromEntries(plan.reuse.map((name) => [name, "passed" as const]))
+      const savedMs = Math.round((plan.base.test.ms * plan.reuse.length) / Math.max(1, Object.keys(plan.base.test.tests).length))
+      const reused: Results.Reused = { commit: plan.base.commit, at: plan.base.at, key: plan.base.key, savedMs, tests: plan.reuse.length, source: "selection" }
+      const note = `reused ${plan.reuse.length} test(s) whose binaries, libraries, command lines and data are identical to the passing run on ${plan.base.commit.slice(0, 12)} (key ${plan.base.key.slice(0, 16)})`
+      if (plan.run.length === 0) {
+        const logPath = await ctx.write(TEST_LOG, `# ${note}; no test ran:\n${plan.reuse.map((name) => `#   ${name}: passed (reused)`).join("\n")}\n`)
+        await Results.record(where, looked.key, { buildMs, testMs: savedMs, source: plan.base.test.source, tests: reusedTests, prints: plan.prints }, `test gate, ${ctx.label}`)
+        await Results.reused(where, { entry: plan.base, source: "selection" }, `test gate selection, ${ctx.label}`)
+        return { ran: true, summary: `${note}; no test ran`, logPath, reused }
+      }
+      const narrowed = { ...ctx, rules: { ...ctx.rules, test: [command!] } }
+      const outcome = await judgeTests(narrowed)
+      if (outcome.failure || !outcome.ran) return outcome
+      if (ctx.inheritedTests.length === 0) {
+        const { tests } = await passedResults(narrowed)
+        await Results.record(where, looked.key, { buildMs, testMs: Date.now() - started + savedMs, source: "junit", tests: { ...reusedTests, ...tests }, prints: plan.prints }, `test gate, ${ctx.label}`)
+      }
+      return { ...outcome, summary: `ran ${plan.run.length} test(s) whose binaries or data changed (${listSome(plan.run, 5)}): ${outcome.summary}; ${note}`, ...(plan.reuse.length > 0 ? { reused } : {}) }
+    }
+    const outcome = await judgeTests(ctx)
+    if (where && looked?.key && outcome.ran && !outcome.failure && ctx.inheritedTests.length === 0) {
+      const { tests, source } = await passedResults(ctx)
+      const prints = Toolchain.resultsRules(ctx.rules).selection ? await Selection.prints(ctx.exec, ctx.worktree, ctx.rules, ctx.env) : undefined
+      await Results.record(where, looked.key, { buildMs, testMs: Date.now() - started, source, tests, ...(prints ? { prints } : {}) }, `test gate, ${ctx.label}`)
+    }
+    return outcome
   },
   missingEvidence: (ctx, result) => commandEvidenceMissing(ctx, "test", result),
 } as const satisfies Gate
@@ -101,6 +147,32 @@ async function judgeTests(ctx: GateContext): Promise<GateOutcome> {
   }
   const { output: _, ...rest } = outcome
   return rest.failure ? rest : { ...rest, summary: `${rest.summary}${reportNote}${inheritedNote}` }
+}
+
+/** Where the results store looks for this gate's tree; none when the sandbox state is unknown (a caller's own context). */
+function resultsWhere(ctx: GateContext): Results.Where | undefined {
+  if (ctx.sandboxed === undefined) return undefined
+  return { root: ctx.root, dir: ctx.worktree, rules: ctx.rules, sandboxed: ctx.sandboxed, env: ctx.env }
+}
+
+/** Per-test results of a run that passed: CTest's JUnit files and the project's own reports. */
+async function passedResults(ctx: GateContext): Promise<{ tests: JUnit.Results; source: "junit" | "none" }> {
+  let tests: JUnit.Results = {}
+  let found = false
+  for (const i of ctx.rules.test.keys()) {
+    const xml = await readFile(path.join(ctx.worktree, Toolchain.BUILD_DIR, `${i}-${JUnit.CTEST_FILE}`), "utf8").catch(() => undefined)
+    const cases = xml === undefined ? undefined : JUnit.parse(xml)
+    if (cases) {
+      tests = { ...tests, ...JUnit.results(cases) }
+      found = true
+    }
+  }
+  const reported = JUnitFiles.results(await JUnitFiles.read(ctx.worktree, ctx.rules.junit))
+  if (reported) {
+    tests = { ...tests, ...reported }
+    found = true
+  }
+  return { tests, source: found ? "junit" : "none" }
 }
 
 /** The project's own JUnit reports (toolchain.json `junit`), kept in the evidence; undefined when none is JUnit. */

@@ -17,6 +17,8 @@ import { Toolchain } from "../toolchain/index"
 import { Worktrees } from "../git/worktree"
 import { BudgetExec } from "../jobs/exec"
 import { RunJobs } from "../jobs/run-jobs"
+import { Results } from "../results/index.ts"
+import { Selection } from "../results/selection.ts"
 
 /**
  * The run's baseline (`runBaseline`): the integration head built and tested once per commit in a detached
@@ -54,6 +56,8 @@ export namespace Baseline {
       /** One line for the question and the notice: the failing command and the first error. */
       message: z.string(),
       at: z.string(),
+      /** Set when nothing ran: a passing result recorded for the same build inputs was reused (runtime/results/). */
+      reused: z.object({ commit: z.string(), at: z.string(), key: z.string(), savedMs: z.number().int().nonnegative(), tests: z.number().int().nonnegative(), source: z.string() }).strict().optional(),
     })
     .strict()
   export type Record = z.infer<typeof Record>
@@ -104,6 +108,26 @@ export namespace Baseline {
       return save(dir, { commit, status: "skipped", build: skipped, test: { ...skipped, source: "none" }, tests: {}, failingTests: [], message: "no build or test command in the toolchain", at: now().toISOString() })
     }
     const exec = sandboxed(top, rules, options)
+    // `aircoding init`'s baseline, a task's gates or another machine may have passed these very build inputs.
+    const mode = options.sandbox ?? SandboxExec.modeOf(top)
+    const where = { root: top, dir: top, rules, sandboxed: mode !== "off" && Sandbox.check().ok, env: options.env ?? process.env, commit }
+    const looked = options.exec ? undefined : await Results.lookup(where, "baseline")
+    if (looked?.hit) {
+      const reused = await Results.reused(where, looked.hit, "baseline")
+      const { entry } = looked.hit
+      await writeFile(path.join(dir, "test.log"), `# ${Results.describe(reused)}\n`)
+      return save(dir, {
+        commit,
+        status: "passed",
+        build: { ran: true, passed: true, ms: 0 },
+        test: { ran: true, passed: true, ms: 0, source: entry.test.source },
+        tests: entry.test.tests,
+        failingTests: [],
+        message: Results.describe(reused),
+        at: now().toISOString(),
+        reused,
+      })
+    }
     await Worktrees.ensureExcluded(top)
     const worktree = path.join(top, ".air", "local", "baseline", `run-${commit.slice(0, 12)}`)
     await Worktrees.dropDetached(top, worktree)
@@ -128,6 +152,11 @@ export namespace Baseline {
           : ""
       // Gates scale their timeout from what the project takes to build and test here.
       RunJobs.recordBaseline(top, rules, build.ms + test.step.ms)
+      if (looked?.key && status === "passed") {
+        // Each test's print, for selecting the tests a task's change reaches (results/selection.ts).
+        const prints = Toolchain.resultsRules(rules).selection ? await Selection.prints(inner.exec, worktree, rules, env) : undefined
+        await Results.record(where, looked.key, { buildMs: build.ms, testMs: test.step.ms, source: test.step.source, tests: test.tests, ...(prints ? { prints } : {}) }, "baseline")
+      }
       return save(dir, { commit, status, build, test: test.step, tests: test.tests, failingTests, message, at: now().toISOString() })
     } finally {
       await Worktrees.dropDetached(top, worktree)

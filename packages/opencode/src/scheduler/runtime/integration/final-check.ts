@@ -10,6 +10,7 @@ import { Sandbox } from "../sandbox/sandbox"
 import { SandboxExec } from "../sandbox/exec"
 import { BudgetExec } from "../jobs/exec"
 import { RunJobs } from "../jobs/run-jobs"
+import { Results } from "../results/index.ts"
 
 /**
  * After the last merge, the Scheduler builds and tests the integration branch itself: each task passed
@@ -17,7 +18,7 @@ import { RunJobs } from "../jobs/run-jobs"
  * Evidence goes to .air/local/evidence/_final/.
  */
 export namespace FinalCheck {
-  export type Result = { passed: boolean; summary: string; evidenceDir: string; commands: { command: string; code: number }[] }
+  export type Result = { passed: boolean; summary: string; evidenceDir: string; commands: { command: string; code: number }[]; reused?: Results.Reused }
 
   export function dir(root: string): string {
     return join(root, ".air", "local", "evidence", "_final")
@@ -73,14 +74,30 @@ export namespace FinalCheck {
     // The run's one job budget around the final check's commands.
     const exec: Exec = BudgetExec.wrap(sandboxedExec, RunJobs.of(root), "final check")
     if (check && !check.ok) log += `# without the OS sandbox (allowed by sandboxFallback): ${check.message}\n`
+    // After a fast-forward merge the integration head is the tree a task's gates just passed: reused, nothing runs.
+    const where = { root, dir: root, rules, sandboxed: check?.ok === true, env: process.env }
+    const looked = await Results.lookup(where, "final check")
+    if (looked.hit) {
+      const reused = await Results.reused(where, looked.hit, "final check")
+      const result: Result = { passed: true, summary: `integration branch builds and its tests pass: ${Results.describe(reused)}`, evidenceDir: out, commands: [], reused }
+      await writeFileAtomic(join(out, "final.log"), `${log}# ${Results.describe(reused)}\n`)
+      await writeFileAtomic(join(out, "result.json"), JSON.stringify(result, null, 2))
+      return result
+    }
+    if (looked.reason) log += `# results store: ${looked.reason}\n`
+    const started = Date.now()
+    let buildMs = 0
+    const tests: JUnit.Results = {}
     const junit = join(root, Toolchain.BUILD_DIR, `final-${JUnit.CTEST_FILE}`)
     // The project's own JUnit reports name the failing tests too: stale ones from an earlier build must not.
-    if (known.size > 0 && rules.test.length > 0) await JUnitFiles.clear(root, rules.junit)
+    if ((known.size > 0 || looked.key) && rules.test.length > 0) await JUnitFiles.clear(root, rules.junit)
     for (const command of [...rules.build, ...rules.test]) {
-      const isTest = known.size > 0 && rules.test.includes(command) && !rules.build.includes(command)
+      const isTest = (known.size > 0 || looked.key !== undefined) && rules.test.includes(command) && !rules.build.includes(command)
+      if (isTest && buildMs === 0) buildMs = Date.now() - started
       const run = (isTest && JUnit.withCtestJunit(command, junit)) || command
       if (run !== command) await rm(junit, { force: true })
       const r = await sh(exec, run, root, rules.timeoutMs, env)
+      if (isTest && run !== command) Object.assign(tests, JUnit.results(JUnit.parse(await readFile(junit, "utf8").catch(() => "")) ?? []))
       // Only tests that already failed on the baseline failing: inherited, the check goes on.
       const failing = isTest && r.code !== 0 ? await failingTests(run !== command ? junit : undefined, root, rules.junit) : []
       const onlyKnown = failing.length > 0 && failing.every((name) => known.has(name))
@@ -97,6 +114,11 @@ export namespace FinalCheck {
         ? `integration branch builds and its tests pass (${commands.length} command(s))${inherited.length > 0 ? `, but for tests failing before the run (inherited): ${inherited.join(", ")}` : ""}`
         : `integration branch FAILS: \`${commands.at(-1)!.command}\` ${lastHow}; see ${join(out, "final.log")}`
     const result: Result = { passed, summary, evidenceDir: out, commands }
+    if (passed && looked.key && inherited.length === 0) {
+      Object.assign(tests, JUnitFiles.results(await JUnitFiles.read(root, rules.junit)) ?? {})
+      const source = Object.keys(tests).length > 0 ? "junit" : "none"
+      await Results.record(where, looked.key, { buildMs, testMs: Date.now() - started - buildMs, source, tests }, "final check")
+    }
     await writeFileAtomic(join(out, "final.log"), log)
     await writeFileAtomic(join(out, "result.json"), JSON.stringify(result, null, 2))
     return result

@@ -15,6 +15,7 @@ import { processExec } from "../gates/pipeline.ts"
 import type { Exec, GateContext, TestBaseline } from "../gates/gate.ts"
 import { TOOL_MISSING } from "../gates/schema.ts"
 import { indent, lastLines } from "../gates/text.ts"
+import { Results } from "../results/index.ts"
 
 /**
  * The merge build: what lands on the integration branch is what was built and tested. Before the merge
@@ -131,11 +132,21 @@ export namespace MergeBuild {
     const mode = options.sandbox ?? SandboxExec.modeOf(top)
     const inner = options.exec ?? processExec
     let exec = inner
+    let sandboxed = false
     if (mode !== "off") {
       const check = Sandbox.check()
       if (check.ok) exec = SandboxExec.wrap(inner, { root: top, worktree, network: resolved.rules.network })
       else if (mode === "on")
         throw new Error(`the OS sandbox cannot start (${check.message})`)
+      sandboxed = check.ok
+    }
+    // The candidate's build inputs passed before (a task's gates on the same tree, another machine): nothing to build.
+    const where = { root: top, dir: worktree, rules: resolved.rules, sandboxed, env: options.env ?? process.env, commit }
+    const looked = options.exec ? undefined : await Results.lookup(where, `merge build, task ${taskId}`)
+    if (looked?.hit) {
+      const reused = await Results.reused(where, looked.hit, `merge build, task ${taskId}`)
+      await writeFile(path.join(evidenceDir, BUILD_LOG), `# ${Results.describe(reused)}\n`)
+      return { passed: true, summary: `merge build of ${commit.slice(0, 12)} on ${base.slice(0, 12)}: ${Results.describe(reused)}` }
     }
     const batch = candidate.taskIds && candidate.taskIds.length > 1 ? candidate.taskIds : undefined
     const label = batch ? `tasks ${batch.join(", ")} together on ${candidate.integration}` : `task ${taskId} on ${candidate.integration}`
@@ -158,6 +169,7 @@ export namespace MergeBuild {
       findings: [],
       inheritedTests: [],
       ...(options.baseline ? { baseline: options.baseline } : {}),
+      ...(options.exec ? {} : { sandboxed }),
       // The run's one job budget around the merge build's commands.
       exec: BudgetExec.wrap(exec, RunJobs.of(top), label),
       async write(name, data) {

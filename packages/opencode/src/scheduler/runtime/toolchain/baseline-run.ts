@@ -1,4 +1,4 @@
-import { mkdir, rm, writeFile } from "node:fs/promises"
+import { copyFile, mkdir, readFile, rm, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { Proc } from "../process.ts"
 import { Gates } from "../gates/index.ts"
@@ -6,6 +6,13 @@ import { git, gitTry } from "../git/git.ts"
 import { Toolchain } from "./index.ts"
 import { Worktrees } from "../git/worktree.ts"
 import { CompilerCache } from "./cache.ts"
+import { JUnit } from "../gates/junit.ts"
+import { processExec } from "../gates/pipeline.ts"
+import type { Exec } from "../gates/gate.ts"
+import { Results } from "../results/index.ts"
+import { Selection } from "../results/selection.ts"
+import { Sandbox } from "../sandbox/sandbox.ts"
+import { SandboxExec } from "../sandbox/exec.ts"
 
 /**
  * The baseline `aircoding init` runs once: the project's HEAD in a detached worktree of its own (submodules
@@ -24,7 +31,9 @@ export namespace BaselineRun {
     commit: string
     build: Step & { cache?: CompilerCache.Stats }
     test: Step
-    analysis: Step & { findings: number; errors: number }
+    /** The analysis of the whole project: its findings are the project's as it is (inherited), never a reason the baseline is not green. */
+    analysis: Step & { findings: number; errors: number; inherited?: string }
+    /** The build and the tests passed (the analysis is recorded, not judged). */
     passed: boolean
     /** Where the logs are: `<root>/.air/local/evidence/_init/`. */
     evidenceDir: string
@@ -44,20 +53,37 @@ export namespace BaselineRun {
     await git(top, ["worktree", "add", "--detach", dir, commit])
     try {
       const submodules = await Worktrees.checkoutSubmodules(top, dir)
-      const statsLog = path.join(evidenceDir, CompilerCache.STATS_LOG)
-      const env = Toolchain.commandEnv(rules, { root: top, worktree: dir, statsLog }, options.env ?? process.env)
-      const build = await steps(rules.build, dir, env, rules.timeoutMs, path.join(evidenceDir, "build.log"))
+      // As the run's baseline does: the project's own commands in the OS sandbox when it can start (the key
+      // records which, so this result serves the run's baseline), else as before, unsandboxed.
+      const sandboxed = Sandbox.check().ok
+      const exec: Exec = sandboxed ? SandboxExec.wrap(processExec, { root: top, worktree: dir, network: rules.network }) : processExec
+      // ccache's stats log inside the cache dir, the one place outside the worktree a sandboxed build may write.
+      const statsLog = path.join(path.resolve(top, rules.cache.dir), "stats", "_init.log")
+      await mkdir(path.dirname(statsLog), { recursive: true })
+      await rm(statsLog, { force: true })
+      const baseEnv = options.env ?? process.env
+      const env = Toolchain.commandEnv(rules, { root: top, worktree: dir, statsLog }, baseEnv)
+      const build = await steps(exec, rules.build, dir, env, rules.timeoutMs, path.join(evidenceDir, "build.log"))
       const cache = await CompilerCache.readStats(statsLog)
+      await copyFile(statsLog, path.join(evidenceDir, CompilerCache.STATS_LOG)).catch(() => undefined)
+      const tests: JUnit.Results = {}
       const test: Step = build.passed
-        ? await steps(rules.test, dir, env, rules.timeoutMs, path.join(evidenceDir, "test.log"))
+        ? await steps(exec, rules.test, dir, env, rules.timeoutMs, path.join(evidenceDir, "test.log"), tests)
         : { passed: false, ms: 0, failure: "not run: the build failed" }
       const analysis = await analyse(rules, dir, env, path.join(evidenceDir, "cppcheck.log"))
+      // A green build and test run serves the run's baseline and the first gates on the same build inputs.
+      if (build.passed && test.passed) {
+        const where = { root: top, dir, rules, sandboxed, env: baseEnv, commit }
+        const key = await Results.keyOf(where).catch(() => ({ key: undefined }))
+        const prints = key.key && Toolchain.resultsRules(rules).selection ? await Selection.prints(exec, dir, rules, baseEnv) : undefined
+        if (key.key) await Results.record(where, key.key, { buildMs: build.ms, testMs: test.ms, source: Object.keys(tests).length > 0 ? "junit" : "none", tests, ...(prints ? { prints } : {}) }, "aircoding init")
+      }
       return {
         commit,
         build: { ...build, ...(cache ? { cache } : {}) },
         test,
         analysis,
-        passed: build.passed && test.passed && analysis.passed,
+        passed: build.passed && test.passed,
         evidenceDir,
         submodules,
       }
@@ -68,15 +94,20 @@ export namespace BaselineRun {
     }
   }
 
-  async function steps(commands: string[], cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number, logPath: string): Promise<Step> {
+  /** The commands in order; with `tests`, CTest is asked for its JUnit file and the per-test results go there. */
+  async function steps(exec: Exec, commands: string[], cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number, logPath: string, tests?: JUnit.Results): Promise<Step> {
     const started = Date.now()
     let log = ""
-    for (const command of commands) {
+    for (const [i, command] of commands.entries()) {
+      const junit = path.join(cwd, Toolchain.BUILD_DIR, `init-${i}-${JUnit.CTEST_FILE}`)
+      const run = (tests && JUnit.withCtestJunit(command, junit)) || command
+      if (run !== command) await mkdir(path.dirname(junit), { recursive: true })
       // The process runner kills the whole tree at the timeout (a hung ctest with it).
-      const result = await Proc.run(command, [], { cwd, env, shell: true, timeoutMs })
+      const result = await exec(run, [], { cwd, env, shell: true, timeoutMs })
+      if (tests && run !== command) Object.assign(tests, JUnit.results(JUnit.parse(await readFile(junit, "utf8").catch(() => "")) ?? []))
       const output = result.output.split(cwd + "/").join("")
       const how = Proc.describe(result, timeoutMs)
-      log += `$ ${command}\n${output}\n# ${how}\n\n`
+      log += `$ ${run}\n${output}\n# ${how}\n\n`
       if (!result.ok) {
         await writeFile(logPath, log)
         const tail = output.trimEnd().split("\n").slice(-8).join("\n")
@@ -87,13 +118,13 @@ export namespace BaselineRun {
     return { passed: true, ms: Date.now() - started }
   }
 
-  /** cppcheck over the whole project (its compile_commands.json when the build wrote one); errors fail it. */
+  /** cppcheck over the whole project (its compile_commands.json when the build wrote one); errors are recorded as inherited (cppcheck not starting fails it). */
   async function analyse(
     rules: Toolchain.Rules,
     dir: string,
     env: NodeJS.ProcessEnv,
     logPath: string,
-  ): Promise<Step & { findings: number; errors: number }> {
+  ): Promise<Step & { findings: number; errors: number; inherited?: string }> {
     const cppcheck = rules.analysis.cppcheck
     if (!cppcheck.enabled) return { passed: true, ms: 0, findings: 0, errors: 0, failure: "cppcheck disabled" }
     const started = Date.now()
@@ -116,15 +147,16 @@ export namespace BaselineRun {
     await writeFile(logPath, log)
     const findings = Gates.parseCppcheck(output.split(dir + "/").join(""))
     const errors = findings.filter((f) => f.severity === "error")
+    // Findings on the project as it stands are inherited: recorded here, judged only when a task adds one.
     return {
-      passed: !spawnFailed && errors.length === 0,
+      passed: !spawnFailed,
       ms: Date.now() - started,
       findings: findings.length,
       errors: errors.length,
       ...(spawnFailed
         ? { failure: spawnFailed }
         : errors.length > 0
-          ? { failure: errors.slice(0, 5).map((f) => `${f.file}:${f.line}: ${f.id}: ${f.message}`).join("\n") }
+          ? { inherited: errors.slice(0, 5).map((f) => `${f.file}:${f.line}: ${f.id}: ${f.message}`).join("\n") }
           : {}),
     }
   }

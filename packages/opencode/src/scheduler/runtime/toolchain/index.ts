@@ -76,9 +76,44 @@ export namespace Toolchain {
         .min(1)
         .optional()
         .describe("shared storage for a team: ccache remote_storage (http://host/cache, redis://host) or sccache's SCCACHE_* via env"),
+      results: z
+        .lazy(() => ResultsRules)
+        .optional()
+        .describe("the build and test results store (results/README.md): reused when the build inputs are the same"),
     })
     .strict()
   export type CacheRules = z.infer<typeof CacheRules>
+
+  /**
+   * The results store: build and test outcomes recorded under a key of everything that can change them
+   * (runtime/results/). Defaults are filled by `resultsRules`, not here (a nested zod default is not parsed).
+   */
+  export const ResultsRules = z
+    .object({
+      enabled: z.boolean().default(true).describe("false: every build and test runs, nothing is recorded"),
+      dir: z.string().min(1).default(".air/local/results").describe("the local store, relative to the project root"),
+      maxSize: z.string().regex(/^\d+(\.\d+)?[KMGT]?i?B?$/i).default("1G").describe("size limit of the local store; the oldest entries go first"),
+      remote: z
+        .string()
+        .regex(/^(https?|redis):\/\//, "http(s)://host[:port]/path or redis://host[:port]")
+        .optional()
+        .describe("a store the team shares: an HTTP cache with GET/PUT (bazel-remote, nginx WebDAV) or Redis"),
+      remoteMode: z
+        .enum(["read-write", "read-only"])
+        .default("read-write")
+        .describe("read-only: this machine reuses, never claims; AIRCODING_RESULTS_REMOTE_MODE overrides it per machine"),
+      notInputs: z.array(z.string().min(1)).default([]).describe("globs of tracked paths that change no build or test result (docs/**)"),
+      env: z.array(z.string().min(1)).default([]).describe("environment variables the build or tests read: their values are part of the key"),
+      testData: z.array(z.string().min(1)).default([]).describe("globs of data files tests read, for test selection: a changed one re-runs every test"),
+      selection: z.boolean().default(true).describe("false: a build that changed anything re-runs every test"),
+    })
+    .strict()
+  export type ResultsRules = z.infer<typeof ResultsRules>
+
+  /** The results rules with their defaults. */
+  export function resultsRules(rules: Rules): ResultsRules {
+    return ResultsRules.parse(rules.cache.results ?? {})
+  }
 
   /** What detection (or `aircoding init`) found, kept so people can see why the commands are what they are. */
   export const Detected = z

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs"
 import path from "node:path"
 import { gitTry } from "../git/git.ts"
+import { ResultStore } from "../results/store.ts"
 import { Toolchain } from "./index.ts"
 import { CompilerCache } from "./cache.ts"
 import { Submodules } from "./submodules.ts"
@@ -71,7 +72,7 @@ export namespace Readiness {
             ? {
                 name: "baseline",
                 ok: false,
-                detail: `not green on ${baseline.commit.slice(0, 12)} (build ${baseline.build.passed ? "ok" : "failed"}, tests ${baseline.test.passed ? "ok" : "failed"}, analysis ${baseline.analysis.passed ? "ok" : "failed"}); logs in .air/local/evidence/_init/`,
+                detail: `not green on ${baseline.commit.slice(0, 12)} (build ${baseline.build.passed ? "ok" : "failed"}, tests ${baseline.test.passed ? "ok" : "failed"}; analysis findings are inherited, never the reason); logs in .air/local/evidence/_init/`,
                 fix: `fix the failure (or the configure options in ${Toolchain.RULES_PATH}), then aircoding init ${root}`,
               }
             : {
@@ -82,8 +83,25 @@ export namespace Readiness {
                   `build ${(baseline.build.ms / 1000).toFixed(1)} s, tests ${(baseline.test.ms / 1000).toFixed(1)} s, analysis ${(baseline.analysis.ms / 1000).toFixed(1)} s`,
               },
       )
+      result.push(await resultsCheck(root, rules, env))
     }
     return result
+  }
+
+  /** The results store: where it lives, its size against the limit, the hit rate and time saved so far. */
+  export async function resultsCheck(root: string, rules: Toolchain.Rules, env: NodeJS.ProcessEnv = process.env): Promise<Check> {
+    const settings = Toolchain.resultsRules(rules)
+    if (!settings.enabled) return { name: "results store", ok: true, detail: `off (cache.results.enabled is false in ${Toolchain.RULES_PATH}): every build and test runs` }
+    const s = await ResultStore.summary(root, rules, env)
+    const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
+    const rate = s.lookups > 0 ? `${Math.round((100 * s.hits) / s.lookups)}% hits (${s.hits} of ${s.lookups} lookups)` : "no lookup yet"
+    return {
+      name: "results store",
+      ok: true,
+      detail:
+        `${path.relative(root, s.dir) || s.dir}: ${s.entries} result(s), ${mb(s.bytes)} of ${settings.maxSize}; ${rate}, about ${(s.savedMs / 1000).toFixed(0)} s saved` +
+        (s.remote ? `; shared at ${s.remote.where} (${s.remote.writable ? "read-write" : "read-only"})` : "; this machine only"),
+    }
   }
 
   /**

@@ -1,0 +1,58 @@
+import { z } from "zod"
+import { JUnit } from "../gates/junit.ts"
+import { ResultKey } from "./key.ts"
+
+/**
+ * One recorded result: the build and the tests of one key, passed. Only passes are recorded, so only
+ * passes are ever reused: a failure (a real one, or a flaky test's bad run) always runs again, and a
+ * flaky test gets a recorded pass only from a run where it passed.
+ */
+export namespace ResultEntry {
+  /** What a test's binaries were when it passed (test selection compares them; `selection.ts`). */
+  export const TestPrint = z.object({ name: z.string().min(1), print: z.string().min(1) }).strict()
+
+  export const Body = z
+    .object({
+      version: z.literal(1),
+      key: z.string().regex(/^[0-9a-f]{64}$/),
+      /** The commit whose tree was built (any commit with the same build inputs has the same key). */
+      commit: z.string().min(1),
+      at: z.string(),
+      /** Who produced it: the run's place (a gate, the baseline, the final check) and the tools' versions. */
+      producer: z.object({ by: z.string(), host: z.string(), tools: z.record(z.string(), z.string()) }).strict(),
+      build: z.object({ ms: z.number().int().nonnegative() }).strict(),
+      test: z.object({ ms: z.number().int().nonnegative(), source: z.enum(["junit", "ctest-output", "none"]), tests: JUnit.Results }).strict(),
+      /** Per CTest test, the hash of what it ran (for selection on later keys); absent when not computed. */
+      prints: z.array(TestPrint).optional(),
+    })
+    .strict()
+  export type Body = z.infer<typeof Body>
+
+  export const Entry = Body.extend({ checksum: z.string().regex(/^[0-9a-f]{64}$/) }).strict()
+  export type Entry = z.infer<typeof Entry>
+
+  export function seal(body: Body): Entry {
+    const checked = Body.parse(body)
+    return { ...checked, checksum: ResultKey.hash(ResultKey.canonical(checked)) }
+  }
+
+  /**
+   * An entry read from a store, checked: the schema, the checksum over its body (a torn write, a bit flip,
+   * a hand edit), the key it was asked for, and no failed test. Undefined with the reason otherwise.
+   */
+  export function open(text: string, key: string): { entry?: Entry; problem?: string } {
+    let json: unknown
+    try {
+      json = JSON.parse(text)
+    } catch {
+      return { problem: "not JSON" }
+    }
+    const parsed = Entry.safeParse(json)
+    if (!parsed.success) return { problem: "not a results entry" }
+    const { checksum, ...body } = parsed.data
+    if (ResultKey.hash(ResultKey.canonical(body)) !== checksum) return { problem: "checksum mismatch" }
+    if (body.key !== key) return { problem: `recorded for another key (${body.key.slice(0, 12)})` }
+    if (JUnit.failed(body.test.tests).length > 0) return { problem: "records a failing test" }
+    return { entry: parsed.data }
+  }
+}
