@@ -89,6 +89,8 @@ ensure_system_tools() {
   # The engine's grep and glob tools need ripgrep; offline they cannot download it.
   command -v rg >/dev/null 2>&1 || optional+=(ripgrep)
   if [ "$(uname -s)" = Linux ]; then command -v bwrap >/dev/null 2>&1 || optional+=(bubblewrap); fi
+  # Deploy targets are reached with ssh/scp; the deploy tests start a local sshd.
+  if [ "$(uname -s)" = Linux ]; then [ -x /usr/sbin/sshd ] || optional+=(openssh-server); fi
   # (the ${a[@]+…} form: bash 3.2 on macOS treats an empty array as unset under set -u)
   local all=(${required[@]+"${required[@]}"} ${optional[@]+"${optional[@]}"})
   [ ${#all[@]} -eq 0 ] && return 0

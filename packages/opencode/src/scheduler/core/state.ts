@@ -4,8 +4,9 @@ import { FINAL_CHECK_STATUSES, RunConfig, WORKER_ROLES } from "./event.schema"
 import { SCHEMA_VERSION, TASK_STATUSES, TaskGraph } from "./task.schema"
 import { emptyUsage, UsageState } from "./usage"
 import { BaselineState } from "./baseline"
+import { DeployState } from "./deploy"
 
-export const STAGES = ["idle", "planning", "confirming", "confirmed", "running", "milestone", "finished"] as const
+export const STAGES = ["idle", "planning", "confirming", "confirmed", "running", "milestone", "finished", "deploying"] as const
 export type Stage = (typeof STAGES)[number]
 
 const HistoryEntry = z.object({
@@ -84,6 +85,8 @@ export const Question = z.object({
   text: z.string(),
   /** Set on the question a milestone review that keeps failing asks: the phase whose review waits for the answer. */
   milestone: z.number().int().optional(),
+  /** Set on the question a deploy asks (the target unreachable, the key refused): the target it names. */
+  deploy: z.string().optional(),
 })
 export type Question = z.infer<typeof Question>
 
@@ -146,6 +149,8 @@ export const SchedulerState = z.object({
   reverts: z.array(z.object({ taskId: z.string(), round: z.number().int().min(1), commandId: z.string() })).default([]),
   /** The integration head built and tested before the first dispatch (null when the run has none). */
   baseline: BaselineState.nullable().default(null),
+  /** The deploy of a deployable run, per target (null: none started). */
+  deploy: DeployState.nullable().default(null),
 })
 export type SchedulerState = z.infer<typeof SchedulerState>
 
@@ -183,6 +188,7 @@ export function initialState(): SchedulerState {
     usage: emptyUsage(null),
     reverts: [],
     baseline: null,
+    deploy: null,
   }
 }
 

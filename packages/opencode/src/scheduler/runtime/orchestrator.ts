@@ -1,3 +1,4 @@
+import { DeployRules } from "./deploy/rules"
 import { join, relative, resolve, sep } from "node:path"
 import type { PluginInput } from "@opencode-ai/plugin"
 import { Language } from "../../agent/language"
@@ -176,7 +177,7 @@ class OrchestratorImpl {
       join(this.root, ".air", "local", "state", "run.json"),
       JSON.stringify({ runId, integration: this.integration, mainSessionID }, null, 2),
     )
-    const started = await this.apply({ type: "run.started", runId, requirement, config: { ...Settings.runConfig(settings), baseline: await this.wantsBaseline() }, integration: this.integration })
+    const started = await this.apply({ type: "run.started", runId, requirement, config: { ...Settings.runConfig(settings), baseline: await this.wantsBaseline(), ...DeployRules.runConfig(this.root) }, integration: this.integration })
     if (!started.ok) return `The Scheduler refused the requirement: ${started.reason}`
     // The machine's plan command starts the Architect.
     this.clock.start(settings.inactivityMs)
