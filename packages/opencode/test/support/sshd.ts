@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process"
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -69,6 +69,8 @@ export async function startSshd(): Promise<Sshd> {
       "StrictModes no",
       "MaxStartups 50",
       "MaxSessions 50",
+      // scp speaks SFTP by default (OpenSSH ≥ 9).
+      "Subsystem sftp /usr/lib/openssh/sftp-server",
       "",
     ].join("\n"),
   )
@@ -76,7 +78,13 @@ export async function startSshd(): Promise<Sshd> {
   mkdirSync("/run/sshd", { recursive: true, mode: 0o755 })
   const targetDir = join(dir, "target")
   mkdirSync(targetDir)
-  const child: ChildProcess = spawn(SSHD, ["-D", "-e", "-f", config], { stdio: ["ignore", "ignore", "pipe"] })
+  // The target stands for a plain machine: the login user's ~/.bashrc (which bash sources for ssh commands)
+  // is masked in a mount namespace of sshd's own, where unshare is allowed (a shared dev box's may take seconds).
+  const bashrc = join(process.env.HOME && process.getuid?.() !== 0 ? process.env.HOME : "/root", ".bashrc")
+  const masked = existsSync(bashrc) && spawnSync("unshare", ["--mount", "--propagation", "private", "true"]).status === 0
+  const child: ChildProcess = masked
+    ? spawn("unshare", ["--mount", "--propagation", "private", "sh", "-c", `mount --bind /dev/null ${bashrc}; exec ${SSHD} -D -e -f ${config}`], { stdio: ["ignore", "ignore", "pipe"] })
+    : spawn(SSHD, ["-D", "-e", "-f", config], { stdio: ["ignore", "ignore", "pipe"] })
   let log = ""
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`sshd did not start in 15 s: ${log}`)), 15_000)

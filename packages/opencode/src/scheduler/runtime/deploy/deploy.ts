@@ -82,19 +82,25 @@ export namespace Deploy {
       await writeFileAtomic(join(dir, "hashes.local.json"), JSON.stringify(local.hashes, null, 2) + "\n")
 
       // 2. Reach the target; the live release before this deploy is the one a rollback restores.
-      const probe = await DeploySsh.run(session, "connect", `mkdir -p ${q(`${base}/releases`)} && test -w ${q(`${base}/releases`)} && { readlink ${q(`${base}/current`)} || true; }`, steps)
-      if (probe.code !== 0) throw new StepFailed("transfer", `${target.remoteDir} on ${target.host} is not writable: ${tail(probe.output)}`)
+      await DeploySsh.connect(session, steps)
+      // One round trip: the dir writable, the live release, whether ours is already whole (after a crash), no half copy left.
+      const probe = await DeploySsh.run(
+        session,
+        "probe",
+        `mkdir -p ${q(`${base}/releases`)} && test -w ${q(`${base}/releases`)} || exit 3; echo "live=$(readlink ${q(`${base}/current`)})"; ` +
+          `if test -d ${q(releasePath)}; then echo present=1; else rm -rf ${q(`${releasePath}.partial`)}; fi`,
+        steps,
+      )
+      if (probe.code !== 0) throw new StepFailed("transfer", `${target.remoteDir} on ${target.host} is not writable by ${target.user}: ${tail(probe.output)}`)
       if (!progress) {
-        const live = probe.output.trim().split("\n").pop()?.trim() ?? ""
+        const live = /^live=(.*)$/m.exec(probe.output)?.[1]?.trim() ?? ""
         outcome.previous = live ? live.replace(/^.*\//, "") : null
         if (outcome.previous === release) outcome.previous = null
       }
       await saveProgress(progressFile, { release, previous: outcome.previous, switched })
 
-      // 3. A fresh release dir (a complete one from before a crash is kept: `.partial` is renamed only when whole).
-      const present = await DeploySsh.run(session, "check-release", `test -d ${q(releasePath)}`, steps)
-      if (present.code !== 0) {
-        await DeploySsh.run(session, "prepare", `rm -rf ${q(`${releasePath}.partial`)}`, steps)
+      // 3. A fresh release dir (a whole one from before a crash is kept: `.partial` is renamed only when complete).
+      if (!/^present=1$/m.test(probe.output)) {
         const copy = await DeploySsh.copyDir(session, local.dir, `${releasePath}.partial`, steps)
         if (copy.code !== 0) throw new StepFailed("transfer", `the copy to ${target.host} failed: ${tail(copy.output)}`)
         const done = await DeploySsh.run(session, "transfer", `mv ${q(`${releasePath}.partial`)} ${q(releasePath)}`, steps)

@@ -34,6 +34,7 @@ export namespace DeployDoctor {
         "command -v sha256sum >/dev/null 2>&1 || { echo \"AIR:missing sha256sum\"; exit 4; }",
         "echo AIR:ok",
       ].join("; ")
+      await DeploySsh.connect(session, steps)
       const r = await DeploySsh.run(session, "doctor", script, steps)
       if (r.output.includes("AIR:not-writable"))
         return { name, ok: false, detail: `${where}: ${t.remoteDir} is not writable by ${t.user}`, fix: `on the target: sudo mkdir -p ${t.remoteDir} && sudo chown ${t.user} ${t.remoteDir}` }

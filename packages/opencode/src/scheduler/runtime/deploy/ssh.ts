@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto"
+import { existsSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Proc } from "../process"
@@ -31,12 +32,41 @@ export namespace DeploySsh {
     root: string
     env: NodeJS.ProcessEnv
     controlPath: string
+    /** The master connection while it runs: aborted by close(). */
+    master?: { stop: AbortController; done: Promise<Proc.Result> }
   }
 
   export function open(root: string, target: DeployRules.Target, env: NodeJS.ProcessEnv = process.env): Session {
     // Socket paths are short (sun_path ≤ 104 bytes): a hash in the system's temp dir.
-    const key = createHash("sha256").update(`${root}\0${target.name}\0${process.pid}`).digest("hex").slice(0, 16)
+    const key = createHash("sha256").update(`${root}\0${target.name}\0${process.pid}\0${Date.now()}`).digest("hex").slice(0, 16)
     return { target, root, env, controlPath: join(tmpdir(), `air-ssh-${key}`) }
+  }
+
+  /**
+   * The master connection: one handshake for the whole deploy (each step's ssh then rides on it). Ready when
+   * its control socket appears; a master that ends first failed to connect or authenticate, and says why.
+   */
+  export async function connect(s: Session, log: Step[]): Promise<void> {
+    const t = s.target
+    const stop = new AbortController()
+    const args = [...options(s), "-M", "-N", "-o", "ControlPersist=no", "-p", String(t.port), `${t.user}@${t.host}`]
+    const started = performance.now()
+    let ended: Proc.Result | undefined
+    const done = Proc.run("ssh", args, { cwd: s.root, env: s.env, signal: stop.signal, timeoutMs: 24 * 60 * 60_000 }).then((r) => (ended = r))
+    s.master = { stop, done }
+    const until = started + t.stepTimeoutMs
+    while (!existsSync(s.controlPath)) {
+      if (ended || performance.now() > until) {
+        if (!ended) stop.abort()
+        const r = ended ?? (await done)
+        const output = r.spawnError ?? r.output
+        log.push({ step: "connect", command: shown(s, "ssh", args), code: r.code ?? 124, ms: Math.round(performance.now() - started), timedOut: !ended, output })
+        s.master = undefined
+        throw new ConnectError(ended ? classify(output) : "unreachable", `ssh to ${t.user}@${t.host}:${t.port} failed (connect): ${lastLine(output) || (ended ? `exit ${r.code}` : "no answer in time")}`)
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    log.push({ step: "connect", command: shown(s, "ssh", args), code: 0, ms: Math.round(performance.now() - started), timedOut: false, output: "" })
   }
 
   /** Options shared by ssh and scp; the identity file appears only here, and evidence shows it as <identity>. */
@@ -47,9 +77,7 @@ export namespace DeploySsh {
       "-o", "BatchMode=yes",
       "-o", `ConnectTimeout=${seconds}`,
       "-o", `StrictHostKeyChecking=${t.knownHosts === "strict" ? "yes" : t.knownHosts === "accept-new" ? "accept-new" : "no"}`,
-      "-o", "ControlMaster=auto",
       "-o", `ControlPath=${s.controlPath}`,
-      "-o", "ControlPersist=60",
       "-o", "LogLevel=ERROR",
     ]
     if (t.knownHostsFile) out.push("-o", `UserKnownHostsFile=${DeployRules.localPath(s.root, t.knownHostsFile)}`)
@@ -103,9 +131,12 @@ export namespace DeploySsh {
     return exec(s, "transfer", "scp", [...options(s), "-q", "-r", "-p", "-P", String(t.port), from, `${t.user}@${t.host}:${to}`], t.stepTimeoutMs, log)
   }
 
-  /** Ends the master connection (best effort). */
+  /** Ends the master connection (released on every path by the deploy's finally). */
   export async function close(s: Session): Promise<void> {
-    const t = s.target
-    await Proc.run("ssh", [...options(s), "-O", "exit", "-p", String(t.port), `${t.user}@${t.host}`], { cwd: s.root, env: s.env, timeoutMs: 5_000 }).catch(() => undefined)
+    if (!s.master) return
+    s.master.stop.abort()
+    await s.master.done.catch(() => undefined)
+    s.master = undefined
+    rmSync(s.controlPath, { force: true })
   }
 }
