@@ -80,7 +80,7 @@ const rows: TableRow[] = [
     given: () => finished({ deploy: TWO }),
     event: { type: "finalCheck.done", status: "passed", message: "" },
     commands: ["notify"],
-    check: (s) => expect([s.stage, s.finished?.status, s.deploy]).toEqual(["finished", "done", null]),
+    check: (s) => expect([s.stage, s.finished?.status, s.deploy]).toEqual(["finished", "done", undefined]),
   },
   {
     rule: "a failed final check deploys nothing",

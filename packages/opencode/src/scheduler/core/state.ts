@@ -149,8 +149,8 @@ export const SchedulerState = z.object({
   reverts: z.array(z.object({ taskId: z.string(), round: z.number().int().min(1), commandId: z.string() })).default([]),
   /** The integration head built and tested before the first dispatch (null when the run has none). */
   baseline: BaselineState.nullable().default(null),
-  /** The deploy of a deployable run, per target (null: none started). */
-  deploy: DeployState.nullable().default(null),
+  /** The deploy of a deployable run, per target (absent: none started; states and snapshots without it read the same). */
+  deploy: DeployState.optional(),
 })
 export type SchedulerState = z.infer<typeof SchedulerState>
 
@@ -188,7 +188,6 @@ export function initialState(): SchedulerState {
     usage: emptyUsage(null),
     reverts: [],
     baseline: null,
-    deploy: null,
   }
 }
 
