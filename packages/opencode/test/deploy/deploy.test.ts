@@ -7,6 +7,11 @@ import { Deploy } from "../../src/scheduler/runtime/deploy/deploy"
 import { DeployDoctor } from "../../src/scheduler/runtime/deploy/doctor"
 import { DeployRules } from "../../src/scheduler/runtime/deploy/rules"
 import { findBun } from "../scheduler/crash-harness"
+import { DeployStep } from "../../src/scheduler/runtime/deploy/step"
+import { transition } from "../../src/scheduler/core/machine"
+import type { SchedulerState } from "../../src/scheduler/core/state"
+import type { EventInput } from "../../src/scheduler/runtime/ports"
+import { apply, complete, graphOf, passFinalReview, started, task } from "../scheduler/fixtures"
 import { freePort, pidfileService, startSshd, type Sshd } from "../support/sshd"
 
 /**
@@ -171,4 +176,44 @@ describe.skipIf(!asRoot)("deploy over ssh", () => {
     expect(o).toMatchObject({ status: "failed", cause: "smoke", rolledBack: true, previous: before.replace("releases/", "") })
     expect(live()).toBe(before)
   }, 90_000)
+
+  /** The runtime's deploy step against the real machine rules: events in the log, then the task or the question. */
+  async function step(over: Partial<DeployRules.Target>, hooks?: Deploy.Hooks) {
+    writeFileSync(join(root, ".air", "shared", "rules", "deploy.json"), JSON.stringify({ schemaVersion: 1, targets: [{ ...target(over), name: "box" }] }))
+    let { state } = started({ ...graphOf(task("T-1")), deployable: true }, { finalReview: true, deploy: { targets: ["box"], everyRun: false } })
+    state = passFinalReview(complete(state, "T-1").state).state
+    let current: SchedulerState = apply(state, { type: "finalCheck.done", status: "passed", message: "" }).state
+    const events: string[] = []
+    const log = {
+      async apply(event: EventInput) {
+        const r = transition(current, { ...event, at: new Date().toISOString() } as never)
+        if ("refused" in r) return { ok: false as const, reason: r.refused }
+        current = r.state
+        events.push(event.type === "deploy.failed" ? `deploy.failed:${event.cause}` : event.type)
+        return { ok: true as const }
+      },
+      state: () => current,
+      opened: async () => current,
+    }
+    const inbox: string[] = []
+    const n = current.deploy!.targets[0]!.n
+    await DeployStep.run({ root, log, git: async () => "c-T-1\n", inbox: { push: (text: string) => inbox.push(text) } as never }, { target: "box", n }, hooks)
+    return { state: current, events }
+  }
+
+  it("through the Scheduler: a corrupted copy goes to the Debugger with the deploy evidence; an unreachable target asks the user", async () => {
+    mkdirSync(join(root, ".air", "shared", "rules"), { recursive: true })
+    build("v10")
+    const before = live()
+    const bad = await step({}, { afterTransfer: (release) => appendFileSync(join(release, "VERSION"), "x") })
+    expect(bad.events).toEqual(["deploy.started", "deploy.failed:hash"])
+    const t1 = bad.state.tasks[0]!
+    expect([t1.status, t1.lastFailure?.source, t1.lastFailure?.evidencePath]).toEqual(["debugging", "deploy", ".air/local/evidence/_deploy/box/1"])
+    expect(live()).toBe(before)
+    const down = await step({ port: await freePort() })
+    expect(down.events).toEqual(["deploy.started", "deploy.failed:unreachable"])
+    expect(down.state.questions.map((q) => q.questionId)).toEqual(["deploy:box:1"])
+    expect(down.state.stage).toBe("deploying")
+    expect(live()).toBe(before)
+  }, 60_000)
 })
