@@ -7,7 +7,7 @@ export interface Figure {
   name: string
   /** One line: what is measured, on what. */
   description: string
-  unit: "ms" | "x" | "count" | "ratio"
+  unit: "ms" | "s" | "x" | "count" | "ratio"
   /** The figure passes when `value op target`. */
   target?: { op: "<" | "<=" | ">" | ">="; value: number }
   /** Measures and returns the figure; may be slow, is never run in parallel with another. */
