@@ -177,6 +177,16 @@ describe.skipIf(!asRoot)("deploy over ssh", () => {
     expect(live()).toBe(before)
   }, 90_000)
 
+  it("a later run deploying the release that already runs: another run's progress is not resumed, and a rollback keeps that release", async () => {
+    build("v8")
+    expect(live()).toBe("releases/8-888888888888")
+    const o = await Deploy.run({ root, target: target({ smoke: "exit 5" }), n: 8, commit: "888888888888", runId: "a-later-run" })
+    expect(o).toMatchObject({ status: "failed", cause: "smoke", rolledBack: true, previous: "8-888888888888" })
+    expect(live()).toBe("releases/8-888888888888")
+    expect(releases()).toContain("8-888888888888")
+    expect(running()).toBe("v8")
+  }, 60_000)
+
   /** The runtime's deploy step against the real machine rules: events in the log, then the task or the question. */
   async function step(over: Partial<DeployRules.Target>, hooks?: Deploy.Hooks) {
     writeFileSync(join(root, ".air", "shared", "rules", "deploy.json"), JSON.stringify({ schemaVersion: 1, targets: [{ ...target(over), name: "box" }] }))

@@ -37,9 +37,10 @@ export namespace Deploy {
   /** Points where a test interrupts or damages a deploy (a crash, a corrupted copy). */
   export type Hooks = { afterTransfer?: (release: string) => Promise<void> | void; afterSwitch?: () => Promise<void> | void }
 
-  export type Options = { root: string; target: DeployRules.Target; n: number; commit: string; env?: NodeJS.ProcessEnv; hooks?: Hooks }
+  /** `runId`: deploy numbers start at 1 in every run; progress left by another run's deploy is not this one's. */
+  export type Options = { root: string; target: DeployRules.Target; n: number; commit: string; runId?: string; env?: NodeJS.ProcessEnv; hooks?: Hooks }
 
-  type Progress = { release: string; previous: string | null; switched: boolean }
+  type Progress = { release: string; previous: string | null; switched: boolean; runId?: string }
 
   export function evidenceDir(root: string, target: string, n: number): string {
     return join(root, ".air", "local", "evidence", "_deploy", target, String(n))
@@ -71,7 +72,9 @@ export namespace Deploy {
     const q = DeploySsh.quote
     const restart = DeployRestart.commands(target.restart)
     const progressFile = join(dir, "progress.json")
-    const progress: Progress | undefined = existsSync(progressFile) ? JSON.parse(readFileSync(progressFile, "utf8")) : undefined
+    const found: Progress | undefined = existsSync(progressFile) ? JSON.parse(readFileSync(progressFile, "utf8")) : undefined
+    // Only this deploy's own progress resumes it: the same release (commit) of the same run.
+    const progress = found && found.release === release && found.runId === o.runId ? found : undefined
     const outcome: Outcome = { status: "failed", message: "", release, previous: progress?.previous ?? null, hashMatch: null, service: "unknown", smoke: "not-run", rolledBack: false, evidencePath: rel, ms: 0, projectMs: 0 }
     const session = DeploySsh.open(root, target, o.env ?? process.env)
     const inRelease = (script: string) => `cd ${q(`${base}/current`)} && ${script}`
@@ -95,9 +98,9 @@ export namespace Deploy {
       if (!progress) {
         const live = /^live=(.*)$/m.exec(probe.output)?.[1]?.trim() ?? ""
         outcome.previous = live ? live.replace(/^.*\//, "") : null
-        if (outcome.previous === release) outcome.previous = null
+        // Deploying what already runs: a rollback restarts it as it was (and never removes it).
       }
-      await saveProgress(progressFile, { release, previous: outcome.previous, switched })
+      await saveProgress(progressFile, { release, previous: outcome.previous, switched, ...(o.runId ? { runId: o.runId } : {}) })
 
       // 3. A fresh release dir (a whole one from before a crash is kept: `.partial` is renamed only when complete).
       if (!/^present=1$/m.test(probe.output)) {
@@ -119,7 +122,7 @@ export namespace Deploy {
 
       // 5. The switch: recorded first, so a crash after it is rolled back to the right release.
       switched = true
-      await saveProgress(progressFile, { release, previous: outcome.previous, switched })
+      await saveProgress(progressFile, { release, previous: outcome.previous, switched, ...(o.runId ? { runId: o.runId } : {}) })
       const flip = await DeploySsh.run(session, "switch", `ln -sfn ${q(`releases/${release}`)} ${q(`${base}/.current.tmp`)} && mv -Tf ${q(`${base}/.current.tmp`)} ${q(`${base}/current`)}`, steps)
       if (flip.code !== 0) throw new StepFailed("transfer", `could not switch ${base}/current: ${tail(flip.output)}`)
       await o.hooks?.afterSwitch?.()
@@ -203,9 +206,9 @@ export namespace Deploy {
           outcome.service = "stopped (no previous release)"
         }
       }
-      await DeploySsh.run(session, "rollback-remove", `rm -rf ${q(c.releasePath)} ${q(`${c.releasePath}.partial`)}`, c.steps)
+      if (outcome.previous !== outcome.release) await DeploySsh.run(session, "rollback-remove", `rm -rf ${q(c.releasePath)} ${q(`${c.releasePath}.partial`)}`, c.steps)
       outcome.rolledBack = true
-      await saveProgress(join(c.dir, "progress.json"), { release: outcome.release, previous: outcome.previous, switched: false })
+      await saveProgress(join(c.dir, "progress.json"), { release: outcome.release, previous: outcome.previous, switched: false, ...(o.runId ? { runId: o.runId } : {}) })
     } catch (err) {
       outcome.message += `; the rollback failed too: ${(err as Error).message}`
     }

@@ -26,7 +26,7 @@ export namespace DeployStep {
       if (!rules) return void (await failed(`${DeployRules.RULES_PATH} is gone; the run was started with target ${cmd.target}`))
       const target = DeployRules.target(rules, cmd.target)
       ports.inbox.push(`DEPLOY ${cmd.target}: ${commit.slice(0, 12)} to ${target.user}@${target.host}:${target.remoteDir}`)
-      const o = await Deploy.run({ root, target, n: cmd.n, commit, ...(hooks ? { hooks } : {}) })
+      const o = await Deploy.run({ root, target, n: cmd.n, commit, ...(state.runId ? { runId: state.runId } : {}), ...(hooks ? { hooks } : {}) })
       if (o.status === "passed")
         await log.apply({ type: "deploy.passed", target: cmd.target, n: cmd.n, commit, message: o.message, evidencePath: o.evidencePath, service: o.service })
       else
