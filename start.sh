@@ -104,6 +104,8 @@ ensure_system_tools() {
   if [ "$(uname -s)" = Linux ]; then command -v bwrap >/dev/null 2>&1 || optional+=(bubblewrap); fi
   # A results store a team shares may be Redis (toolchain.json cache.results.remote = redis://…).
   if [ "$(uname -s)" = Linux ]; then command -v redis-server >/dev/null 2>&1 || optional+=(redis-server); fi
+  # Deploy targets are reached with ssh/scp; the deploy tests start a local sshd.
+  if [ "$(uname -s)" = Linux ]; then [ -x /usr/sbin/sshd ] || optional+=(openssh-server); fi
   # (the ${a[@]+…} form: bash 3.2 on macOS treats an empty array as unset under set -u)
   local all=(${required[@]+"${required[@]}"} ${optional[@]+"${optional[@]}"})
   [ ${#all[@]} -eq 0 ] && return 0

@@ -8,6 +8,7 @@ import { Launch } from "./launch"
 import { Args } from "./args"
 import { Ui } from "./ui"
 import { Readiness } from "../scheduler/runtime/toolchain/readiness.ts"
+import { DeployDoctor } from "../scheduler/runtime/deploy/doctor"
 
 type Check = { name: string; ok: boolean; detail: string; fix?: string }
 
@@ -109,6 +110,7 @@ export async function doctor(dirArg: string | undefined, opts: { json: boolean }
       tool("cppcheck", "sudo apt-get install cppcheck"),
       tool("ccache", "sudo apt-get install ccache (macOS: brew install ccache)"),
       Readiness.checks(dir),
+      DeployDoctor.checks(dir),
     ])).flat(),
     sandbox(),
   ]

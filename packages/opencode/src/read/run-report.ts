@@ -7,6 +7,7 @@ import { Usage } from "../scheduler/runtime/sessions/usage"
 import { Budget } from "../scheduler/runtime/sessions/budget"
 import { runWord, type RunWord } from "./run-status"
 import { list, t, tOr, type Lang } from "./words"
+import { DeployLines } from "./deploy-lines"
 
 /** How a run looks to people and to CI: status lines, the end-of-run text, the JSON summary. */
 export namespace RunReport {
@@ -24,6 +25,8 @@ export namespace RunReport {
     final: FinalCheck.Result | null
     /** What the run spent against its budgets: requests, tokens (where the provider reports them), minutes; requests by task. */
     spent?: { requests: number; tokens: number; minutes: number; byTask: Record<string, number> }
+    /** Per deploy target of a deployable run: deployed commit, hash match, service state, smoke, rolled back. */
+    deploy?: DeployLines.Target[]
   }
 
   export function runInfo(root: string): { runId: string; integration: string; mainSessionID: string } | undefined {
@@ -62,6 +65,7 @@ export namespace RunReport {
       spent: spentOf(state),
       evidenceRoot: ".air/local/evidence",
       final: FinalCheck.read(root) ?? null,
+      ...(state.deploy ? { deploy: DeployLines.of(state) } : {}),
     }
   }
 
@@ -94,6 +98,7 @@ export namespace RunReport {
       const requests = Object.entries(s.modelRequests).map(([a, n]) => `${tOr(lang, `role.${a}`, a)} ${n}`)
       if (requests.length) lines.push("  " + t(lang, "summary.requests", { list: list(lang, requests) }))
       if (s.final) lines.push("  " + (s.final.passed ? t(lang, "end.final.passed") : t(lang, "end.final.failed", { path: s.final.evidenceDir })))
+      for (const line of DeployLines.section(lang, s.deploy)) lines.push(`  ${line}`)
       lines.push("  " + t(lang, "end.evidence", { path: `${s.evidenceRoot}/<task-id>/` }))
     }
     for (const q of s.questions) lines.push(t(lang, "summary.question", { questionId: q.questionId, text: questionText(q, lang) }))
@@ -110,6 +115,7 @@ export namespace RunReport {
     for (const task of s.tasks)
       lines.push(t(lang, "end.task", { id: task.id, title: task.title, state: tOr(lang, `state.${task.state}`, task.state), attempts: task.attempts }))
     if (s.final) lines.push(s.final.passed ? t(lang, "end.final.passed") : t(lang, "end.final.failed", { path: relative(root, s.final.evidenceDir) || s.final.evidenceDir }))
+    lines.push(...DeployLines.section(lang, s.deploy))
     lines.push(t(lang, "end.evidence", { path: `${s.evidenceRoot}/<task-id>/` }))
     return lines.join("\n")
   }

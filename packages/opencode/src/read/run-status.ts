@@ -25,6 +25,7 @@ export type Waiting =
   | { kind: "gates" | "review" | "consult" | "merging"; taskId: string }
   | { kind: "mergeQueue"; taskIds: string[] }
   | { kind: "ready"; taskIds: string[] }
+  | { kind: "deploy"; targets: string[] }
 
 export type RunStatus = {
   word: RunWord
@@ -136,5 +137,7 @@ export function waitingFor(state: SchedulerState): Waiting[] {
   if (state.mergeQueue.length) out.push({ kind: "mergeQueue", taskIds: [...state.mergeQueue] })
   // Ready tasks held by the baseline (running, or failed and waiting for the answer) wait for it, not a slot.
   if (state.ready.length && !state.paused && !state.frozen && !baselineHolds(state)) out.push({ kind: "ready", taskIds: [...state.ready] })
+  const deploying = state.stage === "deploying" ? (state.deploy?.targets ?? []).filter((d) => d.status === "running").map((d) => d.name) : []
+  if (deploying.length) out.push({ kind: "deploy", targets: deploying })
   return out
 }

@@ -1,4 +1,5 @@
 import type { RunReport } from "./run-report"
+import { DeployLines } from "./deploy-lines"
 import type { SchedulerState, TaskRuntime } from "../scheduler/core/state"
 import { isBookkeepingGate, isShippedGate, SHIPPED_GATE_IDS } from "../scheduler/core/gate-descriptors"
 import type { RunData } from "./run-data"
@@ -71,6 +72,8 @@ export namespace RunView {
     }
     waitingFor: Waiting[]
     questions: { questionId: string; taskId: string | null; text: string }[]
+    /** Per deploy target of a deployable run (absent when it deployed nothing). */
+    deploy?: DeployLines.Target[]
   }
 
   export type Input = {
@@ -155,6 +158,7 @@ export namespace RunView {
       },
       waitingFor: run.waitingFor,
       questions: state.questions.map((q) => ({ questionId: q.questionId, taskId: q.taskId, text: q.text })),
+      ...(state.deploy ? { deploy: DeployLines.of(state) } : {}),
     }
   }
 
@@ -204,6 +208,7 @@ export namespace RunView {
       },
       waitingFor: s.status === "done" ? [{ kind: "nothing" }] : s.questions.map((q) => ({ kind: "question" as const, questionId: q.questionId, taskId: null, text: q.text })),
       questions: s.questions.map((q) => ({ ...q, taskId: null })),
+      ...(s.deploy ? { deploy: s.deploy } : {}),
     }
   }
 
@@ -279,6 +284,8 @@ export namespace RunView {
       case "consult":
       case "merging":
         return t(lang, `waiting.${w.kind}`, { id: w.taskId })
+      case "deploy":
+        return t(lang, "waiting.deploy", { targets: w.targets.join(", ") })
       case "mergeQueue":
         return t(lang, "waiting.mergeQueue", { ids: w.taskIds.join(", ") })
       case "ready":
@@ -449,6 +456,8 @@ export namespace RunView {
         if (task.waitingOn) lines.push(`  ${task.id}: ${t(lang, "tasks.waitsOn", { what: task.waitingOn })}`)
       }
     }
+    const deploy = DeployLines.section(lang, v.deploy)
+    if (deploy.length) lines.push("", ...deploy)
     lines.push("", t(lang, "budgets.heading"))
     for (const line of budgetLines(lang, v)) lines.push("- " + line)
     lines.push("", t(lang, "waiting.heading"))

@@ -364,6 +364,19 @@ const en = {
   "step.plan": "planning",
   "step.change": "replanning",
   "step.milestone": "milestone review",
+  // Deploy (runtime/deploy): one line per target in status, the summary and the end-of-run text.
+  "deploy.heading": "Deploy",
+  "deploy.line": "{target} #{n}: {status} · commit {commit} · hashes {hash} · service {service} · smoke {smoke}{rolled}",
+  "deploy.status.running": "deploying",
+  "deploy.status.passed": "deployed and verified",
+  "deploy.status.failed": "failed ({cause})",
+  "deploy.status.asked": "waiting for the user ({cause})",
+  "deploy.hash.match": "match",
+  "deploy.hash.mismatch": "MISMATCH",
+  "deploy.unknown": "—",
+  "deploy.rolledBack": " · rolled back to the previous release",
+  "deploy.evidence": "deploy evidence: {path}",
+  "waiting.deploy": "the deploy to {targets}: transfer, hash check, restart, smoke test",
 } as const
 
 export type Key = keyof typeof en
@@ -716,6 +729,18 @@ const zhCN: Record<Key, string> = {
   "step.plan": "规划",
   "step.change": "重新规划",
   "step.milestone": "阶段评审",
+  "deploy.heading": "部署",
+  "deploy.line": "{target} #{n}：{status} · 提交 {commit} · 哈希 {hash} · 服务 {service} · 冒烟测试 {smoke}{rolled}",
+  "deploy.status.running": "部署中",
+  "deploy.status.passed": "已部署并验证",
+  "deploy.status.failed": "失败（{cause}）",
+  "deploy.status.asked": "等待用户（{cause}）",
+  "deploy.hash.match": "一致",
+  "deploy.hash.mismatch": "不一致",
+  "deploy.unknown": "无",
+  "deploy.rolledBack": " · 已回滚到上一个版本",
+  "deploy.evidence": "部署证据：{path}",
+  "waiting.deploy": "部署到 {targets}：传输、哈希校验、重启、冒烟测试",
 }
 
 const CATALOG: Record<Lang, Record<Key, string>> = { en, "zh-CN": zhCN }

@@ -108,6 +108,10 @@ export namespace CoordinatorTools {
           // nearest known key and a bounded list; the engine's own refusal would name neither.
           tasks: z.array(TaskNode.loose()).describe("every task of the plan; see the description for the fields"),
           requirement: z.string().optional().describe("one-line restatement of the requirement"),
+          deployable: z
+            .boolean()
+            .optional()
+            .describe("true when the run is done only once the merged build is deployed and verified on every target of .air/shared/rules/deploy.json"),
         },
         execute: (args, ctx) => guarded(() => orchestratorFor(ctx).plan(ctx.sessionID, args)),
       }),

@@ -398,6 +398,13 @@ export class Simulator {
         // Reported done unless a later revert of the same landing took its place.
         if (this.state.reverts.some((r) => r.commandId === command.id)) this.apply({ type: "revert.done", at, taskId: command.taskId, round: command.round, status: "reverted" })
         return true
+      case "deploy": {
+        // Deploys are tested by the table and the SSH tests; here each one starts and passes.
+        const commit = this.state.tasks.find((t) => t.merged)?.merged?.commit ?? "c0"
+        this.apply({ type: "deploy.started", at, target: command.target, n: command.n, commit })
+        this.apply({ type: "deploy.passed", at, target: command.target, n: command.n, commit, message: "ok", evidencePath: `.air/local/evidence/_deploy/${command.target}/${command.n}`, service: "active" })
+        return true
+      }
       case "abort":
       case "notify":
       case "plan":

@@ -29,6 +29,8 @@ export type Command =
   | { type: "finish"; id: string; status: "done" | "blocked" }
   /** Build and test the integration head (or `commit`) in a baseline worktree; answered by baseline.done. */
   | { type: "runBaseline"; id: string; commit?: string }
+  /** Deploy the merged build to one target (the `n`th deploy of it in this run); answered by deploy.passed or deploy.failed. */
+  | { type: "deploy"; id: string; target: string; n: number }
 
 export type CommandType = Command["type"]
 
@@ -50,4 +52,5 @@ export const commandId = {
   classifyAdr: (adr: string, eventCount: number) => `adr:${adr}:${eventCount}`,
   plan: (runId: string) => `plan:${runId}`,
   finish: (status: string, eventCount: number) => `finish:${status}:${eventCount}`,
+  deploy: (target: string, n: number) => `deploy:${target}:${n}`,
 }

@@ -1,4 +1,5 @@
 import { z } from "zod"
+import { DEPLOY_CAUSES, DeployConfig } from "./deploy"
 import { PlanDelta } from "./delta.schema"
 import { ReviewReport, WorkerResult } from "./report.schema"
 import { TaskGraph, TaskNode } from "./task.schema"
@@ -31,6 +32,8 @@ export const RunConfig = z.object({
    * before batches: one at a time, as they ran.
    */
   mergeBatch: z.number().int().min(1).optional(),
+  /** The deploy targets of `.air/shared/rules/deploy.json` when the run started (absent: no deploy). */
+  deploy: DeployConfig.optional(),
 })
 export type RunConfig = z.infer<typeof RunConfig>
 
@@ -201,6 +204,30 @@ export const Event = z.discriminatedUnion("type", [
   event("rate.limited", { until: z.string().min(1), cap: z.number().int().min(1), sessionId: z.string().min(1), message: z.string() }),
   /** Calls succeed again after a rate limit: `cap` tasks may work (one step up; the configured concurrency ends the limit). */
   event("rate.eased", { cap: z.number().int().min(1) }),
+  /** A deploy of one target began, for this merged commit (recorded before anything reaches the target). */
+  event("deploy.started", { target: z.string().min(1), n: z.number().int().min(1), commit: z.string().min(1) }),
+  /** Every artefact's SHA-256 on the target matched the local build, the service is active, the smoke test passed. */
+  event("deploy.passed", {
+    target: z.string().min(1),
+    n: z.number().int().min(1),
+    commit: z.string().min(1),
+    message: z.string(),
+    evidencePath: z.string().min(1),
+    service: z.string(),
+  }),
+  /** The deploy failed; `rolledBack`: the previous release runs again (or nothing had changed on the target). */
+  event("deploy.failed", {
+    target: z.string().min(1),
+    n: z.number().int().min(1),
+    commit: z.string().min(1),
+    cause: z.enum(DEPLOY_CAUSES),
+    message: z.string(),
+    evidencePath: z.string(),
+    rolledBack: z.boolean(),
+    hashMatch: z.boolean().nullable(),
+    service: z.string().nullable(),
+    smoke: z.enum(["passed", "failed", "not-run"]).nullable(),
+  }),
 ])
 export type Event = z.infer<typeof Event>
 export type EventType = Event["type"]

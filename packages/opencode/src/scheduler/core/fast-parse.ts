@@ -18,7 +18,10 @@ export function parseTaskGraphFast(input: unknown): TaskGraph | null {
     if (!task) return null
     tasks[i] = task
   }
-  return requirement === undefined ? { schemaVersion: SCHEMA_VERSION, tasks } : { schemaVersion: SCHEMA_VERSION, requirement, tasks }
+  const deployable = input.deployable
+  if (deployable !== undefined && typeof deployable !== "boolean") return null
+  const graph = requirement === undefined ? { schemaVersion: SCHEMA_VERSION, tasks } : { schemaVersion: SCHEMA_VERSION, requirement, tasks }
+  return deployable === undefined ? graph : { ...graph, deployable }
 }
 
 const KINDS: ReadonlySet<unknown> = new Set(TASK_KINDS)

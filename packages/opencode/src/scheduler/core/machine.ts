@@ -12,6 +12,7 @@ import { addUsage, emptyUsage, overruns, resetTask } from "./usage"
 import { validateDelta, validateGraph, type ValidationError } from "./validate"
 import { answerStep, answerTaskChoice, blockOnFault, isHopeless, isStepQuestion, passMilestone, stepFailed, stepTimer } from "./step-rules"
 import { stepEnded, stepStarted } from "./steps"
+import { answerDeploy, deployFailed, deployPassed, deployStarted, startDeploy } from "./deploy"
 
 export type TransitionResult = { state: SchedulerState; commands: Command[] } | { refused: string }
 
@@ -243,6 +244,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
     if (d.s.finalCheck) return `the final check of this run is already recorded (${d.s.finalCheck.status})`
     d.s.finalCheck = { status: e.status, message: e.message }
     d.notify(`final check of the integration branch: ${e.status}${e.message ? ` — ${e.message}` : ""}`)
+    startDeploy(d, e)
   },
 
   "timer.fired": (d, e) => {
@@ -432,6 +434,11 @@ const RULES: { [T in EventType]: Handler<T> } = {
     d.schedule()
   },
 
+  // Deploy (core/deploy.ts): the rules of a deployable run's last mile.
+  "deploy.started": (d, e) => deployStarted(d, e),
+  "deploy.passed": (d, e) => deployPassed(d, e),
+  "deploy.failed": (d, e) => deployFailed(d, e),
+
   // The batch stopped before this task's outcome (its merge was blocked on another task's account): nothing of it landed; it is merged again first.
   "merge.deferred": (d, e) => mergeFailed(d, e.taskId, (t) => d.requeueFirst([t.id], "its batch went on without it: merged next, on its own")),
 
@@ -551,6 +558,10 @@ const RULES: { [T in EventType]: Handler<T> } = {
     if (!question) return `no open question ${e.questionId}; open: ${d.s.questions.map((q) => q.questionId).join(", ") || "none"}`
     if (isBaselineQuestion(d.s, question)) {
       answerBaseline(d, question, e.answer)
+      return
+    }
+    if (question.deploy !== undefined) {
+      answerDeploy(d, question, e.answer)
       return
     }
     if (isStepQuestion(question)) return answerStep(d, question, e.answer)

@@ -1,6 +1,7 @@
 import { commandId, type Command } from "./command"
 import { adrImpact } from "./graph"
 import type { SchedulerState } from "./state"
+import { outstandingDeploys } from "./deploy"
 
 /**
  * The commands a state still waits on. After a restart the runtime carries these out again; their ids are
@@ -47,6 +48,8 @@ export function outstanding(state: SchedulerState): Command[] {
   if (state.baseline?.status === "running") commands.push({ type: "runBaseline", id: state.baseline.commandId })
   // The run ended but its final check was never recorded (the process died first).
   if (state.finished && state.finalCheck === null) commands.push({ type: "finish", id: commandId.finish(state.finished.status, state.eventCount), status: state.finished.status })
+  // Deploys in flight when the process died: each resumes from its progress on disk (completes or rolls back).
+  commands.push(...outstandingDeploys(state))
   return commands
 }
 

@@ -5,8 +5,9 @@ import { emptyUsage, UsageState } from "./usage"
 import { BaselineState, CONSULTANTS, CONSULT_OPTIONS, FINAL_CHECK_STATUSES, WORKER_ROLES } from "./vocabulary"
 import { emptySteps, STEPS, StepRuns } from "./steps"
 import { QuestionCause } from "./session-outcome"
+import { DeployState } from "./deploy"
 
-export const STAGES = ["idle", "planning", "confirming", "confirmed", "running", "milestone", "finished"] as const
+export const STAGES = ["idle", "planning", "confirming", "confirmed", "running", "milestone", "finished", "deploying"] as const
 export type Stage = (typeof STAGES)[number]
 
 const HistoryEntry = z.object({
@@ -91,6 +92,8 @@ export const Question = z.object({
   cause: QuestionCause.optional(),
   /** The answers the machine honours for this question; any other is refused with this list. */
   answers: z.array(z.string()).optional(),
+  /** Set on the question a deploy asks (the target unreachable, the key refused): the target it names. */
+  deploy: z.string().optional(),
 })
 export type Question = z.infer<typeof Question>
 
@@ -157,6 +160,8 @@ export const SchedulerState = z.object({
   steps: StepRuns.default(emptySteps()),
   /** A provider rate limit in force (rate.limited, until rate.eased back to the configured concurrency): views show "paused until". */
   rateLimit: z.object({ until: z.string(), cap: z.number().int().min(1) }).nullable().default(null),
+  /** The deploy of a deployable run, per target (absent: none started; states and snapshots without it read the same). */
+  deploy: DeployState.optional(),
 })
 export type SchedulerState = z.infer<typeof SchedulerState>
 

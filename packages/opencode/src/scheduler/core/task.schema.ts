@@ -79,6 +79,8 @@ export const TaskGraph = z
     schemaVersion: z.literal(SCHEMA_VERSION),
     requirement: z.string().optional(),
     tasks: z.array(TaskNode),
+    /** The Architect's mark: the run is done only once the merged build is deployed and verified on every target (deploy.json). */
+    deployable: z.boolean().optional(),
   })
   .strict()
 export type TaskGraph = z.infer<typeof TaskGraph>

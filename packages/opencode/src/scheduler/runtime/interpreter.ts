@@ -17,6 +17,7 @@ import { MergeBuild } from "./integration/merge-build"
 import { BaseFindings } from "./gates/base-findings"
 import { RepairPatterns } from "../../knowledge/patterns"
 import type { MergeQueue } from "./integration/merge"
+import { DeployStep } from "./deploy/step"
 
 /**
  * Carries out the machine's commands. Each command's outcome goes back to the machine as an event; the
@@ -81,6 +82,11 @@ export class Interpreter {
         return this.finish()
       case "runBaseline":
         return this.runBaseline()
+      case "deploy":
+        await DeployStep.run(this.ports, cmd)
+        // A failed verification sent a task to the Debugger: the run goes on, its sessions timed again.
+        if (this.ports.log.state()?.stage === "running") this.clock.start(this.ports.settings().inactivityMs)
+        return
     }
   }
 

@@ -1,3 +1,4 @@
+import { DeployRules } from "./deploy/rules"
 import { join, relative, resolve, sep } from "node:path"
 import type { PluginInput } from "@opencode-ai/plugin"
 import { Language } from "../../agent/language"
@@ -179,7 +180,7 @@ class OrchestratorImpl {
       join(this.root, ".air", "local", "state", "run.json"),
       JSON.stringify({ runId, integration: this.integration, mainSessionID }, null, 2),
     )
-    const started = await this.apply({ type: "run.started", runId, requirement, config: { ...Settings.runConfig(settings), baseline: await this.wantsBaseline() }, integration: this.integration })
+    const started = await this.apply({ type: "run.started", runId, requirement, config: { ...Settings.runConfig(settings), baseline: await this.wantsBaseline(), ...DeployRules.runConfig(this.root) }, integration: this.integration })
     if (!started.ok) return `The Scheduler refused the requirement: ${started.reason}`
     // The machine's plan command starts the Architect.
     this.clock.start(settings.inactivityMs)
@@ -283,13 +284,13 @@ class OrchestratorImpl {
     return "Proposal sent to the user through Main. End your turn now; you will be prompted again once they confirm or ask for changes."
   }
 
-  async plan(sessionID: string, args: { tasks: unknown[]; requirement?: string }): Promise<string> {
+  async plan(sessionID: string, args: { tasks: unknown[]; requirement?: string; deployable?: boolean }): Promise<string> {
     const store = await this.open()
     if (store.state.stage !== "confirmed")
       return store.state.stage === "confirming" || store.state.stage === "planning"
         ? "Refused: the user has not confirmed a plan yet. Propose with air_propose and wait for the confirmation."
         : `Refused: the run is in stage "${store.state.stage}"; a new graph is not accepted now (use air_delta for changes).`
-    const checked = validateGraph({ schemaVersion: SCHEMA_VERSION, requirement: args.requirement, tasks: args.tasks })
+    const checked = validateGraph({ schemaVersion: SCHEMA_VERSION, requirement: args.requirement, tasks: args.tasks, ...(args.deployable !== undefined ? { deployable: args.deployable } : {}) })
     if (!checked.ok) return formatErrors("The task graph was refused; nothing changed.", checked.errors)
     const outside = PlanPaths.writeSetProblems(this.root, checked.graph.tasks, (i) => `tasks[${i}]`)
     if (outside.length > 0) return formatErrors("The task graph was refused; nothing changed.", boundErrors(outside))

@@ -9,7 +9,20 @@ import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 export namespace WriteSetGate {
   export type Action = WriteSetEntry["action"]
   export type Entry = WriteSetEntry
-  export type Why = "outside" | "kept" | "deleted"
+  export type Why = "outside" | "kept" | "deleted" | "deploy-rules"
+
+  /**
+   * The deploy targets decide what reaches the user's machines: a task may change them only when its
+   * write-set names the file itself (not a folder or a pattern that happens to cover it), in a plan the
+   * user confirmed.
+   */
+  export const DEPLOY_RULES = ".air/shared/rules/deploy.json"
+
+  export function deployRulesViolations(changed: readonly string[], writeSet: readonly Entry[] | undefined): Violation[] {
+    if (!changed.map(normal).includes(DEPLOY_RULES)) return []
+    const declared = (writeSet ?? []).some((e) => normal(e.path) === DEPLOY_RULES && e.action !== "keep")
+    return declared ? [] : [{ path: DEPLOY_RULES, why: "deploy-rules" }]
+  }
   export type Violation = { path: string; why: Why }
 
   function normal(p: string): string {
@@ -47,13 +60,18 @@ export namespace WriteSetGate {
       else if (entries.every((e) => e.action === "keep")) out.push({ path, why: "kept" })
     }
     for (const path of deleted) if (!entriesFor(writeSet, path).some((e) => e.action === "delete")) out.push({ path, why: "deleted" })
+    for (const v of deployRulesViolations([...changedFiles, ...deletedFiles], writeSet)) {
+      const at = out.findIndex((o) => o.path === v.path)
+      if (at >= 0) out.splice(at, 1)
+      out.push(v)
+    }
     return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
   }
 
   /** The gate's message for the worker: the list, and the way to a wider write-set. */
   export function message(label: string, found: readonly Violation[], limit = 20): string {
     const line = (v: Violation) =>
-      `- ${v.path}: ${v.why === "outside" ? "not in the write-set" : v.why === "kept" ? "the write-set says keep" : "deleted, and the write-set does not delete it"}`
+      `- ${v.path}: ${v.why === "outside" ? "not in the write-set" : v.why === "kept" ? "the write-set says keep" : v.why === "deploy-rules" ? "the deploy rules change only in a task whose write-set names this file itself, in a plan the user confirmed" : "deleted, and the write-set does not delete it"}`
     const shown = found.slice(0, limit).map(line)
     if (found.length > limit) shown.push(`- … and ${found.length - limit} more`)
     return (
@@ -74,11 +92,19 @@ export const writeSetGate = {
   route: "executor",
   words: { en: "write-set", "zh-CN": "写入集" },
   async run(ctx: GateContext): Promise<GateOutcome> {
-    if (!ctx.writeSet) return { ran: false, summary: "skipped: no write-set given" }
     const changed = ctx.changed.filter((c) => c.status !== "deleted").map((c) => c.path)
     const deleted = ctx.changed.filter((c) => c.status === "deleted").map((c) => c.path)
+    if (!ctx.writeSet) {
+      // Even without a write-set, the deploy targets are not a worker's to change.
+      const rules = WriteSetGate.deployRulesViolations([...changed, ...deleted], undefined)
+      if (rules.length === 0) return { ran: false, summary: "skipped: no write-set given" }
+      const summary = `${WriteSetGate.DEPLOY_RULES} changed without being declared`
+      return { ran: true, summary, failure: { summary, message: WriteSetGate.message(ctx.label, rules) } }
+    }
     const found = WriteSetGate.violations(changed, deleted, ctx.writeSet)
-    if (found.length === 0) return { ran: true, summary: `${ctx.changed.length} change(s), all inside the write-set` }
+    const declaredRules = changed.concat(deleted).some((p) => p.replace(/^\.\//, "") === WriteSetGate.DEPLOY_RULES)
+    if (found.length === 0)
+      return { ran: true, summary: `${ctx.changed.length} change(s), all inside the write-set${declaredRules ? `; it changes the deploy targets (${WriteSetGate.DEPLOY_RULES}), as its write-set declares — the user should look` : ""}` }
     const summary = `${found.length} file(s) outside the write-set: ${found
       .slice(0, 5)
       .map((v) => v.path)

@@ -1,3 +1,4 @@
+import { DeployRules } from "../deploy/rules"
 import { type Dirent, existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, statSync, writeFileSync } from "node:fs"
 import { homedir, tmpdir } from "node:os"
 import { isAbsolute, join, resolve } from "node:path"
@@ -164,6 +165,8 @@ export namespace Sandbox {
       }
     }
     for (const rel of SandboxEnvironment.HOME_SECRETS) hide(join(home, rel))
+    // The deploy targets' identity files, wherever they are (~/.ssh is hidden above anyway).
+    for (const key of DeployRules.secretPaths(project ?? worktree, home)) hide(key)
     for (const abs of SandboxEnvironment.xdgSecrets(source)) hide(abs)
     for (const root of new Set([project, worktree].filter((p): p is string => !!p))) for (const f of envFiles(root)) hide(f)
 
