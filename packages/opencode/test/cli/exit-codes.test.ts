@@ -25,7 +25,7 @@ describe("usage errors exit 1 with the message and the usage hint", () => {
     ["a mistyped command", ["stauts"], "unknown command 'stauts'; did you mean status?", "aircoding --help"],
     ["an unknown flag", ["run", "--bogus"], "unknown option --bogus", "aircoding run --help"],
     ["a misspelt flag", ["run", "--yse"], "unknown option --yse; did you mean --yes?", "aircoding run --help"],
-    ["a missing directory", ["run", "/no/such/dir"], "directory not found: /no/such/dir", "aircoding --help"],
+    ["a missing directory", ["run", "/no/such/dir"], "directory not found: /no/such/dir", "aircoding run --help"],
     ["a word that is neither", ["frobnicate"], "'frobnicate' is neither a command nor a directory", "aircoding --help"],
     ["--init-git with --resume", ["run", ".", "--init-git", "--resume"], "--init-git starts a new run", "aircoding run --help"],
     ["an unknown flag of a view", ["status", "--bogus"], "unknown option --bogus", "aircoding status --help"],
