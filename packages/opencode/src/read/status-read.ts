@@ -2,6 +2,7 @@ import { Usage } from "../scheduler/runtime/sessions/usage"
 import type { SchedulerState } from "../scheduler/core/state"
 import { RunData } from "./run-data"
 import { RunView } from "./view"
+import { GateProgress } from "./gate-progress"
 
 /** The status view of a run on disk: the fold of its log plus what evidence/ and requests.jsonl hold. */
 export function readStatus(
@@ -20,5 +21,6 @@ export function readStatus(
     modelRequests: Usage.byAgent(root),
     requestsBySession: Usage.bySession(root),
     now,
+    progress: GateProgress.readAll(root),
   })
 }

@@ -315,6 +315,7 @@ const en = {
   "tui.reopen.question": "It waits for your answer: {question}",
   "tui.reopen.paused": "It is paused: /air-resume goes on.",
   "tui.reopen.running": "It goes on by itself; ask Main for news.",
+  "waiting.workerTitled": "the {role} on {id} ({title})",
 } as const
 
 export type Key = keyof typeof en
@@ -618,6 +619,7 @@ const zhCN: Record<Key, string> = {
   "tui.reopen.question": "它在等你回答：{question}",
   "tui.reopen.paused": "运行已暂停：/air-resume 可继续。",
   "tui.reopen.running": "运行会自行继续；可以向 Main 询问进展。",
+  "waiting.workerTitled": "{id} 上的{role}（{title}）",
 }
 
 const CATALOG: Record<Lang, Record<Key, string>> = { en, "zh-CN": zhCN }
