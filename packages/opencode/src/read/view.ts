@@ -428,7 +428,7 @@ export namespace RunView {
   export function render(input: Status | SchedulerState | RunReport.Summary, lang: Lang, width = 80): string {
     const v: Status = isState(input) ? build({ state: input }) : isSummary(input) ? fromSummary(input) : input
     if (v.stage === "idle" && v.tasks.length === 0 && v.runId === null) return t(lang, "waiting.heading") + ": " + t(lang, "waiting.idle") + "\n"
-    const W = Math.max(60, width)
+    const W = Math.max(50, width)
     const lines: string[] = []
     const flags = [v.paused && v.status !== "paused" ? t(lang, "run.paused") : null, v.frozen ? t(lang, "run.frozen", { text: oneLine(v.frozen, 80) }) : null].filter(Boolean)
     lines.push(

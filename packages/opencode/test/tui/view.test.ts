@@ -5,6 +5,9 @@ import { RunData } from "../../src/read/run-data"
 import { isRefused, transition } from "../../src/scheduler/core/machine"
 import { initialState, type SchedulerState } from "../../src/scheduler/core/state"
 import { TuiView } from "../../src/tui/view"
+import { RunView } from "../../src/read/view"
+import { PlanView } from "../../src/read/plan-view"
+import { SCHEMA_VERSION, TaskGraph } from "../../src/scheduler/core/task.schema"
 import { copyFixture } from "../cli-view/helpers"
 import { golden } from "./golden"
 
@@ -55,7 +58,7 @@ describe("the sidebar", () => {
 })
 
 describe("the home screen", () => {
-  test("a run waiting for the plan's confirmation says so; a finished one says every task merged; no run, nothing", () => {
+  test("a run waiting for the plan's confirmation says so; a finished one says every task merged; no run, what AirCoding is and what to type", () => {
     const waiting = readStatus(fixture.root, stateAt(2), [])
     const lines = TuiView.home(waiting, "zh-CN")
     expect(lines[0]!.text).toBe("AirCoding · 等待中")
@@ -64,7 +67,13 @@ describe("the home screen", () => {
     const n = loaded.state.tasks.length
     expect(TuiView.home(done, "en")[0]!.text).toBe(`AirCoding · ${TuiView.statusWord("en", done)} · ${n} of ${n} tasks merged`)
     const empty = RunData.load("/nonexistent-air-project")
-    expect(TuiView.home(readStatus("/nonexistent-air-project", empty.state, []), "en")).toEqual([])
+    const intro = TuiView.home(readStatus("/nonexistent-air-project", empty.state, []), "en", 76)
+    expect(intro[0]!.text).toMatch(/^AirCoding is loaded/)
+    expect(intro.map((l) => l.text).join(" ")).toContain("/air-status")
+    for (const line of intro) expect(RunView.displayWidth(line.text)).toBeLessThanOrEqual(76)
+    const zh = TuiView.home(readStatus("/nonexistent-air-project", empty.state, []), "zh-CN", 40)
+    expect(zh[0]!.text).toMatch(/^AirCoding 已加载/)
+    for (const line of zh) expect(RunView.displayWidth(line.text)).toBeLessThanOrEqual(40)
   })
 })
 
@@ -115,4 +124,43 @@ test("the TUI's words are the one catalogue's tui.* keys, in both languages", ()
   const tuiKeys = KEYS.filter((k) => k.startsWith("tui."))
   expect(tuiKeys.length).toBeGreaterThan(30)
   for (const lang of LANGS) for (const key of tuiKeys) expect(catalog(lang)[key], `${lang} ${key}`).toBeTruthy()
+})
+
+describe("the plan a person confirms", () => {
+  const draft = TaskGraph.parse({
+    schemaVersion: SCHEMA_VERSION,
+    tasks: [
+      { id: "T-1", title: "Add calc::mul", kind: "code", doneWhen: "mul works", writeSet: [{ path: "include/calc.h", action: "modify", region: "multiplicative" }, { path: "src/calc.cpp", action: "modify" }] },
+      { id: "T-2", title: "Tests for mul", kind: "test", phase: 2, deps: ["T-1"], doneWhen: "tests pass", writeSet: [{ path: "tests/test_mul.cpp", action: "create" }, { path: "tests/old.cpp", action: "delete" }] },
+    ],
+  })
+
+  test("a proposal with drafted tasks is stored in the state and offered to the dialog; a later one without tasks drops them", () => {
+    let s = initialState()
+    s = transition(s, { type: "run.started", at: "2026-12-01T10:00:00.000Z", runId: "run-x", requirement: "mul", config: stateAt(2).config! }).state
+    s = transition(s, { type: "plan.proposed", at: "2026-12-01T10:00:01.000Z", summary: "Two tasks.", graph: draft }).state
+    expect(s.proposedGraph?.tasks.map((n) => n.id)).toEqual(["T-1", "T-2"])
+    const a = TuiView.ask(s)
+    expect(a).toMatchObject({ kind: "plan", summary: "Two tasks." })
+    expect(a?.kind === "plan" && a.graph?.tasks.length).toBe(2)
+  })
+
+  test("each task shows its kind, phase, dependencies and the files it creates, modifies or deletes; the ADRs by title", () => {
+    const en = PlanView.lines(draft, ["ADR-1 Integer arithmetic stays in namespace calc"], "en", 60).map((l) => l.text)
+    expect(en).toEqual([
+      "Tasks (2)",
+      "T-1  Add calc::mul",
+      "     code · phase 1 · no dependencies",
+      "     modifies include/calc.h (multiplicative), src/calc.cpp",
+      "T-2  Tests for mul",
+      "     test · phase 2 · after T-1",
+      "     creates tests/test_mul.cpp",
+      "     deletes tests/old.cpp",
+      "Decisions (ADRs)",
+      "  ADR-1 Integer arithmetic stays in namespace calc",
+    ])
+    const zh = PlanView.lines(draft, [], "zh-CN", 30).map((l) => l.text)
+    expect(zh).toContain("     test · 阶段 2 · 依赖 T-1")
+    for (const line of zh) expect(RunView.displayWidth(line)).toBeLessThanOrEqual(30)
+  })
 })

@@ -14,7 +14,7 @@ import { resume } from "./recovery"
 import { realPorts, type Applied, type EventInput, type Ports } from "./ports"
 import type { SchedulerState } from "../core/state"
 import { Store } from "./store/store"
-import { SCHEMA_VERSION, type TaskNode } from "../core/task.schema"
+import { SCHEMA_VERSION, type TaskGraph, type TaskNode } from "../core/task.schema"
 import { validateDelta, validateGraph } from "../core/validate"
 import { Preflight } from "./preflight"
 import { writeFileAtomic } from "./store/atomic"
@@ -270,8 +270,15 @@ class OrchestratorImpl {
 
   // ——— Architect ———
 
-  async propose(sessionID: string, summary: string): Promise<string> {
-    const r = await this.apply({ type: "plan.proposed", summary })
+  async propose(sessionID: string, summary: string, tasks?: unknown[]): Promise<string> {
+    // The draft tasks are checked as a graph is: the person confirms tasks that can be written as they read.
+    let graph: TaskGraph | undefined
+    if (tasks?.length) {
+      const checked = validateGraph({ schemaVersion: SCHEMA_VERSION, tasks })
+      if (!checked.ok) return formatErrors("The proposal's tasks were refused; nothing changed.", checked.errors)
+      graph = checked.graph
+    }
+    const r = await this.apply({ type: "plan.proposed", summary, ...(graph ? { graph } : {}) })
     if (!r.ok) return `Proposal refused: ${r.reason}`
     this.supervisor.architectSessionID = sessionID
     if ((await this.open()).state.stage === "confirmed")
