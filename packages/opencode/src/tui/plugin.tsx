@@ -175,10 +175,18 @@ const tui: TuiPlugin = async (api) => {
   // ── following the run ───────────────────────────────────────────────────────────────────────────
   const refresh = () => {
     const added = follower.poll()
+    // The language setting applies at once, even while the run is still (the first screen, a finished run).
+    const langNow = languageNow()
     if (added === "reset") {
       follower = new RunData.Follower(root)
       follower.poll()
-    } else if (!added.length) return
+    } else if (!added.length) {
+      if (langNow !== lang) {
+        lang = langNow
+        setView(runView(root, follower))
+      } else if (state.tasks.some((rt) => rt.status === "gating")) setView(runView(root, follower)) // a running gate's progress moves without events
+      return
+    }
     const prev = state
     state = follower.state
     lang = languageNow()

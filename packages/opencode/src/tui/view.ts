@@ -89,7 +89,8 @@ export namespace TuiView {
 
   /** Milestones, merges and blocks between two states of the same run: one toast each. */
   export function toasts(prev: SchedulerState, next: SchedulerState, lang: Lang): Toast[] {
-    if (prev.runId !== next.runId) return []
+    // Only a newer state speaks: a re-read log (or a fold that is behind) never repeats a toast already shown.
+    if (prev.runId !== next.runId || next.eventCount <= prev.eventCount) return []
     const out: Toast[] = []
     if (!prev.graph && next.graph) out.push({ message: t(lang, "tui.toast.graph", { count: next.graph.tasks.length }), variant: "info" })
     const before = new Map(prev.tasks.map((rt) => [rt.id, rt]))

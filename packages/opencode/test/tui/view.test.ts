@@ -105,12 +105,15 @@ describe("toasts", () => {
     for (const rt of last.tasks) expect(toasts.some((m) => m.startsWith(`${rt.id} merged`))).toBe(true)
     expect(toasts).toContain("Run finished: every task merged")
     expect(TuiView.toasts(last, last, "en")).toEqual([])
+    // A fold that is behind the last one shown (a re-read log) never brings an old toast back.
+    expect(TuiView.toasts(last, first, "en")).toEqual([])
   })
 
   test("a blocked task and a pause are said in the user's language", () => {
     const s = stateAt(4)
     const blocked = {
       ...s,
+      eventCount: s.eventCount + 1,
       paused: true,
       tasks: s.tasks.map((rt, i) => (i === 0 ? { ...rt, status: "blocked" as const, lastFailure: { source: "build", message: "no such file", evidencePath: null } } : rt)),
     }
@@ -136,9 +139,13 @@ describe("the plan a person confirms", () => {
   })
 
   test("a proposal with drafted tasks is stored in the state and offered to the dialog; a later one without tasks drops them", () => {
-    let s = initialState()
-    s = transition(s, { type: "run.started", at: "2026-12-01T10:00:00.000Z", runId: "run-x", requirement: "mul", config: stateAt(2).config! }).state
-    s = transition(s, { type: "plan.proposed", at: "2026-12-01T10:00:01.000Z", summary: "Two tasks.", graph: draft }).state
+    const step = (s: SchedulerState, e: Parameters<typeof transition>[1]): SchedulerState => {
+      const r = transition(s, e)
+      if (isRefused(r)) throw new Error(r.refused)
+      return r.state
+    }
+    let s = step(initialState(), { type: "run.started", at: "2026-12-01T10:00:00.000Z", runId: "run-x", requirement: "mul", config: stateAt(2).config! })
+    s = step(s, { type: "plan.proposed", at: "2026-12-01T10:00:01.000Z", summary: "Two tasks.", graph: draft })
     expect(s.proposedGraph?.tasks.map((n) => n.id)).toEqual(["T-1", "T-2"])
     const a = TuiView.ask(s)
     expect(a).toMatchObject({ kind: "plan", summary: "Two tasks." })

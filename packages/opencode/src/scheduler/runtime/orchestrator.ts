@@ -189,8 +189,31 @@ class OrchestratorImpl {
     ].join(" ")
   }
 
+  /** What the user did in the TUI's dialogs, so Main never relays a proposal or question already answered there. */
+  private readonly doneInTui = new Set<string>()
+
+  heardFromTui(
+    request: { verb: "confirm" } | { verb: "change"; text: string } | { verb: "answer"; questionId: string; answer: string } | { verb: "pause" } | { verb: "resume" },
+  ): void {
+    if (request.verb === "confirm" || (request.verb === "change" && this.store?.state.stage === "planning")) {
+      this.inbox.drop((text) => text.startsWith("PLAN PROPOSED"))
+      this.doneInTui.add("plan")
+      this.inbox.push(
+        request.verb === "confirm"
+          ? "The user confirmed the plan in AirCoding's dialog (not in this chat): the Architect writes the task graph and the work starts. Do not call air_confirm."
+          : `The user asked for changes to the plan in AirCoding's dialog: "${request.text}". The Architect revises it; do not call air_change for it.`,
+      )
+    } else if (request.verb === "answer") {
+      this.inbox.drop((text) => text.startsWith(`QUESTION ${request.questionId} `))
+      this.doneInTui.add(`question:${request.questionId}`)
+      this.inbox.push(`The user answered ${request.questionId} in AirCoding's dialog: "${request.answer}". Do not call air_answer for it.`)
+    }
+  }
+
   async confirm(notes?: string): Promise<string> {
     const r = await this.apply({ type: "plan.confirmed" })
+    if (!r.ok && this.doneInTui.has("plan"))
+      return "The user already confirmed the plan in AirCoding's dialog; nothing to do. Tell them the work is under way and end your turn."
     if (!r.ok) return `Nothing to confirm: ${r.reason}`
     const state = (await this.open()).state
     await this.supervisor.toArchitect(ContextPack.confirmedText(notes), ContextPack.architectAgain(state.requirement, state.planSummary ?? "", { confirmed: true, notes }))
@@ -217,6 +240,8 @@ class OrchestratorImpl {
 
   async answer(questionId: string, answer: string): Promise<string> {
     const r = await this.apply({ type: "question.answered", questionId, answer })
+    if (!r.ok && this.doneInTui.has(`question:${questionId}`))
+      return `The user already answered ${questionId} in AirCoding's dialog; nothing to do. End your turn.`
     return r.ok ? "Answer recorded; the blocked work resumes. Call air_listen." : `Answer refused: ${r.reason}`
   }
 
