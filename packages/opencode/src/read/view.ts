@@ -75,7 +75,11 @@ export namespace RunView {
     }
     waitingFor: Waiting[]
     questions: { questionId: string; taskId: string | null; text: string }[]
+    /** Model calls waiting for a retry or a rate-limit pause, and when the next attempt is (from the log's retry/limit events, when it has any). */
+    retries?: Retry[]
   }
+
+  export type Retry = { type: string; taskId: string | null; role: string | null; nextAt: string }
 
   export type Input = {
     state: SchedulerState
@@ -157,7 +161,40 @@ export namespace RunView {
       },
       waitingFor: run.waitingFor,
       questions: state.questions.map((q) => ({ questionId: q.questionId, taskId: q.taskId, text: q.text })),
+      retries: retries(input.entries ?? [], nowMs),
     }
+  }
+
+  const RETRY_TYPE = /retry|rate|limit|throttl/i
+  const NEXT_FIELDS = ["nextAt", "next", "until", "retryAt", "resumeAt", "resumesAt"]
+
+  /**
+   * Retries and rate-limit pauses still in the future: read from whatever events of the log name one (a type
+   * with retry/rate/limit in it and a time field such as `until` or `nextAt`), the latest per task (or run).
+   * A log without such events gives none: the views then show nothing rather than guess.
+   */
+  function retries(entries: readonly RunData.Entry[], nowMs: number | null): Retry[] {
+    const latest = new Map<string, Retry | null>()
+    for (const { event, refused } of entries) {
+      if (refused) continue
+      const e = event as unknown as Record<string, unknown>
+      const key = typeof e.taskId === "string" ? e.taskId : "run"
+      if (!RETRY_TYPE.test(String(e.type))) {
+        // Work that moved on (a report, a dispatch, gates) ends a wait for that task.
+        if (key !== "run" && latest.has(key)) latest.set(key, null)
+        continue
+      }
+      const field = NEXT_FIELDS.find((f) => typeof e[f] === "string" && !Number.isNaN(Date.parse(e[f] as string)))
+      latest.set(key, field ? { type: String(e.type), taskId: key === "run" ? null : key, role: typeof e.role === "string" ? e.role : null, nextAt: e[field] as string } : null)
+    }
+    return [...latest.values()].filter((r): r is Retry => r !== null && (nowMs === null || Date.parse(r.nextAt) > nowMs))
+  }
+
+  /** "T-2: the executor's model call retries at 10:04:05" / "model calls paused until 10:04:05". */
+  export function retryText(lang: Lang, r: Retry): string {
+    return r.taskId
+      ? t(lang, "run.retry.task", { id: r.taskId, role: roleLabel(lang, r.role ?? "worker"), at: clock(r.nextAt) })
+      : t(lang, "run.retry.run", { at: clock(r.nextAt) })
   }
 
   /** A summary from RunReport has no sessions, times or gates: those columns stay empty. */
@@ -467,6 +504,7 @@ export namespace RunView {
     lines.push("", t(lang, "budgets.heading"))
     for (const line of budgetLines(lang, v)) lines.push(truncate("- " + line, W))
     lines.push("", t(lang, "waiting.heading"))
+    for (const r of v.retries ?? []) lines.push(truncate("- " + retryText(lang, r), W))
     const titles = new Map(v.tasks.map((task) => [task.id, task.title]))
     for (const w of v.waitingFor) lines.push(...wrap("- " + waitingText(lang, w, titles), W, "  ").slice(0, 4))
     return lines.join("\n") + "\n"

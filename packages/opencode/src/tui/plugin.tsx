@@ -93,10 +93,12 @@ const tui: TuiPlugin = async (api) => {
     if (a.kind === "plan") {
       // The whole plan a person confirms (tasks, phases, dependencies, files, ADRs), a window of it at a time:
       // PgUp/PgDn scroll while the answer field keeps the focus; ctrl+e opens plan.md in the user's editor.
-      const width = dialogWidth() - 4
+      const width = dialogWidth() - 8
       const all = [{ text: a.summary, tone: "normal" as const }, ...PlanView.lines(a.graph, PlanView.adrTitles(root), lang, width)]
       const body = all.flatMap((l) => RunView.wrap(l.text, width).map((text) => ({ text, tone: l.tone })))
-      const rows = Math.max(4, api.renderer.height - 16)
+      // What the terminal leaves once the title, the help, the answer field and the margins are placed.
+      const helpRows = [t(lang, "tui.plan.help"), t(lang, "tui.plan.keys")].flatMap((h) => h.split("\n")).reduce((n, h) => n + RunView.wrap(h, width).length, 0)
+      const rows = Math.max(3, api.renderer.height - 12 - helpRows)
       const [offset, setOffset] = createSignal(0)
       const scroll = (by: number) => setOffset((o) => Math.max(0, Math.min(o + by, Math.max(0, body.length - rows))))
       const keys = api.keymap.registerLayer({
@@ -215,7 +217,7 @@ const tui: TuiPlugin = async (api) => {
       // A reopened TUI starts on the home screen, which has no sidebar: where the run stands is said there.
       home_bottom: () => (
         <box flexDirection="column" alignItems="center">
-          <For each={TuiView.home(view(), lang, Math.min(100, api.renderer.width - 4))}>{(line) => <text fg={colour(line.tone)}>{line.text}</text>}</For>
+          <For each={TuiView.home(view(), lang, Math.min(70, api.renderer.width - 10))}>{(line) => <text fg={colour(line.tone)}>{line.text}</text>}</For>
         </box>
       ),
       sidebar_content: () => {

@@ -43,7 +43,9 @@ export namespace TuiView {
     })
     if (v.tasks.length > maxTasks) tasks.push({ text: t(lang, "tui.sidebar.more", { count: v.tasks.length - maxTasks }), tone: "muted" })
     const titles = new Map(v.tasks.map((task) => [task.id, task.title]))
-    const waiting = v.waitingFor.slice(0, 4).map((w) => ({ text: RunView.truncate(RunView.waitingText(lang, w, titles), width * 3), tone: "normal" as Tone }))
+    // Retries and rate-limit pauses first, with the time of the next attempt: the run is not stuck, it waits on purpose.
+    const retrying = (v.retries ?? []).map((r) => ({ text: RunView.truncate(RunView.retryText(lang, r), width * 2), tone: "warning" as Tone }))
+    const waiting = [...retrying, ...v.waitingFor.slice(0, 4).map((w) => ({ text: RunView.truncate(RunView.waitingText(lang, w, titles), width * 3), tone: "normal" as Tone }))]
     return { heading: { text: `${t(lang, "tui.sidebar.title")} · ${statusWord(lang, v)}`, tone: headingTone }, tasks, waitingHeading: t(lang, "tui.sidebar.waiting"), waiting }
   }
 

@@ -121,6 +121,17 @@ async function atEverySize(each: (lang: "en" | "zh-CN", size: string) => Promise
   setLanguage("en")
 }
 
+/** The screen once it stopped changing (a resize redraws in steps): the same twice, 600 ms apart. */
+async function settled(screen: string): Promise<string> {
+  for (let i = 0; i < 20; i++) {
+    await new Promise((r) => setTimeout(r, 600))
+    const next = tui.screen()
+    if (steady(next) === steady(screen)) return next
+    screen = next
+  }
+  return screen
+}
+
 /** Opens a plugin command through the slash menu. */
 async function slash(name: string, title: string): Promise<void> {
   tui.type(`/${name}`)
@@ -157,7 +168,7 @@ describe("the TUI's screens at 80×24 and 160×48, in English and Chinese", () =
     await atEverySize(async (lang, size) => {
       const first = lang === "en" ? "AirCoding is loaded" : "AirCoding 已加载"
       const last = lang === "en" ? "ctrl+p lists every command" : "ctrl+p 列出全部命令"
-      const screen = await tui.waitFor((s) => s.includes(first) && s.includes(last) && s.includes("Ask anything"), 30_000, `the first screen (${lang} ${size})`)
+      const screen = await settled(await tui.waitFor((s) => s.includes(first) && s.includes(last) && s.includes("Ask anything"), 30_000, `the first screen (${lang} ${size})`))
       expect(screen).not.toMatch(/tab\s+agents/)
       golden(`first-screen.${size}.${lang}.txt`, rows(screen, first, last))
     })
@@ -171,7 +182,7 @@ describe("the TUI's screens at 80×24 and 160×48, in English and Chinese", () =
       await new Promise((r) => setTimeout(r, 1200)) // the plugin reads the language setting once a second
       await slash("air-answer", "AirCoding: answer the plan")
       const title = lang === "en" ? "The Architect proposes a plan" : "架构师提出了计划"
-      const screen = await tui.waitFor((s) => s.includes(title) && /T-1/.test(s), 30_000, `the plan dialog (${lang} ${size})`)
+      const screen = await settled(await tui.waitFor((s) => s.includes(title) && /T-1/.test(s) && s.includes("PgUp/PgDn"), 30_000, `the plan dialog (${lang} ${size})`))
       expect(screen).toMatch(lang === "en" ? /Tasks \(5\)/ : /任务（5 个）/)
       golden(`plan-dialog.${size}.${lang}.txt`, dialog(screen, title, "PgUp/PgDn"))
     })
@@ -185,7 +196,7 @@ describe("the TUI's screens at 80×24 and 160×48, in English and Chinese", () =
       await new Promise((r) => setTimeout(r, 1200))
       await slash("air-answer", "AirCoding: answer the plan")
       const title = lang === "en" ? "AirCoding asks" : "AirCoding 提问"
-      const screen = await tui.waitFor((s) => s.includes(title) && s.includes("calc_legacy"), 30_000, `the question (${lang} ${size})`)
+      const screen = await settled(await tui.waitFor((s) => s.includes(title) && s.includes("enter submit"), 30_000, `the question (${lang} ${size})`))
       golden(`question.${size}.${lang}.txt`, dialog(screen, title, "enter submit"))
     })
     rmSync(failBaseline())
@@ -198,12 +209,12 @@ describe("the TUI's screens at 80×24 and 160×48, in English and Chinese", () =
       await new Promise((r) => setTimeout(r, 1200))
       if (size === "160x48") {
         const heading = lang === "en" ? "AirCoding · running" : "AirCoding · 运行中"
-        const screen = await tui.waitFor((s) => s.includes(heading) && (s.match(/#3 calc_slow/g) ?? []).length >= 2, 30_000, `the sidebar (${lang})`)
+        const screen = await settled(await tui.waitFor((s) => s.includes(heading) && (s.match(/#3 calc_slow/g) ?? []).length >= 2, 30_000, `the sidebar (${lang})`))
         golden(`run-sidebar.${size}.${lang}.txt`, steady(sidebar(screen)))
       }
       await slash("air-status", "AirCoding: show the run")
       const title = lang === "en" ? "AirCoding run" : "AirCoding 运行"
-      const screen = await tui.waitFor((s) => s.includes(title) && /T-1: (test|测试) \[2\/3\]/.test(s), 30_000, `the run view (${lang} ${size})`)
+      const screen = await settled(await tui.waitFor((s) => s.includes(title) && /T-1: (test|测试) \[2\/3\]/.test(s), 30_000, `the run view (${lang} ${size})`))
       golden(`run-view.${size}.${lang}.txt`, steady(dialog(screen, title, lang === "en" ? "Tasks" : "任务")) + steady(rows(screen, "T-1: ", "T-2: ")))
       tui.press("Enter")
       await tui.waitFor((s) => !s.includes(title), 30_000, "the run view to close")
@@ -215,12 +226,12 @@ describe("the TUI's screens at 80×24 and 160×48, in English and Chinese", () =
     await atEverySize(async (lang, size) => {
       await new Promise((r) => setTimeout(r, 1200))
       if (size === "160x48") {
-        const screen = await tui.waitFor(lang === "en" ? "AirCoding · done" : "AirCoding · 已完成", 60_000, `the finished sidebar (${lang})`)
+        const screen = await settled(await tui.waitFor(lang === "en" ? "AirCoding · done" : "AirCoding · 已完成", 60_000, `the finished sidebar (${lang})`))
         golden(`done-sidebar.${size}.${lang}.txt`, sidebar(screen))
       }
       await slash("air-status", "AirCoding: show the run")
       const title = lang === "en" ? "AirCoding run" : "AirCoding 运行"
-      const screen = await tui.waitFor((s) => s.includes(title) && /T-5/.test(s), 30_000, `the finished run view (${lang} ${size})`)
+      const screen = await settled(await tui.waitFor((s) => s.includes(title) && /T-5/.test(s), 30_000, `the finished run view (${lang} ${size})`))
       golden(`done-view.${size}.${lang}.txt`, rows(screen, "T-1 ", "T-5 "))
       tui.press("Enter")
       await tui.waitFor((s) => !s.includes(title), 30_000, "the run view to close")

@@ -171,3 +171,24 @@ describe("the plan a person confirms", () => {
     for (const line of zh) expect(RunView.displayWidth(line)).toBeLessThanOrEqual(30)
   })
 })
+
+describe("retries and rate-limit pauses", () => {
+  test("a retry or pause in the log shows in the sidebar with the time of the next attempt, until the work moves on", () => {
+    const s = stateAt(6)
+    const at = s.lastAt!
+    const later = new Date(Date.parse(at) + 30_000).toISOString()
+    const taskId = s.tasks[0]!.id
+    const entries = [
+      { event: { type: "limiter.paused", at, seq: 1, until: later } },
+      { event: { type: "session.retrying", at, seq: 2, taskId, role: "executor", nextAt: later } },
+    ] as unknown as RunData.Entry[]
+    const view = RunView.build({ state: s, entries, now: at })
+    const side = TuiView.sidebar(view, "en")
+    const clock = later.slice(11, 19)
+    expect(side.waiting.map((w) => w.text)).toEqual(expect.arrayContaining([`model calls paused until ${clock} (rate limit)`, `${taskId}: the executor's model call retries at ${clock}`]))
+    // The task reported (work moved on) and the pause is over: nothing is said any more.
+    const moved = [...entries, { event: { type: "worker.reported", at, seq: 3, taskId } }] as unknown as RunData.Entry[]
+    expect(RunView.build({ state: s, entries: moved, now: new Date(Date.parse(later) + 1000).toISOString() }).retries).toEqual([])
+    expect(RunView.build({ state: s, entries: moved, now: at }).retries?.map((r) => r.taskId)).toEqual([null])
+  })
+})
