@@ -217,7 +217,14 @@ const tui: TuiPlugin = async (api) => {
       // A reopened TUI starts on the home screen, which has no sidebar: where the run stands is said there.
       home_bottom: () => (
         <box flexDirection="column" alignItems="center">
-          <For each={TuiView.home(view(), lang, Math.min(70, api.renderer.width - 10))}>{(line) => <text fg={colour(line.tone)}>{line.text}</text>}</For>
+          {/* Wrapped here, to a width the home column always has: a line the renderer re-wraps itself (CJK above all) overlaps the next. */}
+          <For each={TuiView.home(view(), lang, Math.min(64, api.renderer.width - 16), api.renderer.height < 30 ? 3 : 12)}>
+            {(line) => (
+              <text fg={colour(line.tone)} wrapMode="none">
+                {line.text}
+              </text>
+            )}
+          </For>
         </box>
       ),
       sidebar_content: () => {

@@ -54,16 +54,18 @@ export namespace TuiView {
    * waits for, so a person coming back sees where the run stands before typing anything. Nothing when
    * there is no run: the prompt is the way to start one.
    */
-  export function home(v: RunView.Status, lang: Lang, width = 76): Line[] {
-    // No run yet: say what AirCoding is and what to type, below OpenCode's own prompt and hints.
-    if (v.stage === "idle" && v.runId === null)
-      return (
-        [
-          { text: t(lang, "tui.intro.what"), tone: "accent" },
-          { text: t(lang, "tui.intro.type"), tone: "normal" },
-          { text: t(lang, "tui.intro.commands"), tone: "muted" },
-        ] as Line[]
-      ).flatMap((l) => RunView.wrap(l.text, width).map((text) => ({ text, tone: l.tone })))
+  export function home(v: RunView.Status, lang: Lang, width = 76, maxLines = 12): Line[] {
+    // No run yet: say what AirCoding is and what to type, below OpenCode's own prompt and hints; a short
+    // terminal gets one line per sentence (the home screen has no room to grow: more lines would overlap).
+    if (v.stage === "idle" && v.runId === null) {
+      const intro: Line[] = [
+        { text: t(lang, "tui.intro.what"), tone: "accent" },
+        { text: t(lang, "tui.intro.type"), tone: "normal" },
+        { text: t(lang, "tui.intro.commands"), tone: "muted" },
+      ]
+      const wrapped = intro.flatMap((l) => RunView.wrap(l.text, width).map((text) => ({ text, tone: l.tone })))
+      return wrapped.length <= maxLines ? wrapped : intro.slice(0, maxLines).map((l) => ({ ...l, text: RunView.truncate(l.text, width) }))
+    }
     const side = sidebar(v, lang, 0, width)
     const merged = v.tasks.filter((task) => task.state === "merged").length
     const progress = v.tasks.length ? ` · ${t(lang, "tui.home.merged", { merged, total: v.tasks.length })}` : ""
