@@ -42,6 +42,12 @@ const tui: TuiPlugin = async (api) => {
   let state: SchedulerState = follower.state
   const [view, setView] = createSignal<RunView.Status>(runView(root, follower))
 
+  // The terminal's size as a signal: the first screen and the dialogs are laid out for it, again after a resize.
+  const [size, setSize] = createSignal({ width: api.renderer.width, height: api.renderer.height })
+  const onResize = () => setSize({ width: api.renderer.width, height: api.renderer.height })
+  api.renderer.on("resize", onResize)
+  api.lifecycle.onDispose(() => void api.renderer.off("resize", onResize))
+
   const toast = (message: string, variant: TuiView.Toast["variant"] = "info") => api.ui.toast({ message, variant, duration: 5000 })
 
   const send = async (request: TuiBridge.Request, sent: Key) => {
@@ -218,7 +224,7 @@ const tui: TuiPlugin = async (api) => {
       home_bottom: () => (
         <box flexDirection="column" alignItems="center">
           {/* Wrapped here, to a width the home column always has: a line the renderer re-wraps itself (CJK above all) overlaps the next. */}
-          <For each={TuiView.home(view(), lang, Math.min(64, api.renderer.width - 16), api.renderer.height < 30 ? 3 : 12)}>
+          <For each={TuiView.home(view(), lang, Math.min(64, size().width - 16), size().height < 30 ? 3 : 12)}>
             {(line) => (
               <text fg={colour(line.tone)} wrapMode="none">
                 {line.text}
