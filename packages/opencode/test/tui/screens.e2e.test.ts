@@ -252,5 +252,5 @@ describe("the TUI's screens at 80×24 and 160×48, in English and Chinese", () =
       tui.press("Enter")
       await tui.waitFor((s) => !s.includes(title), 30_000, "the run view to close")
     })
-  }, 900_000)
+  }, 1_800_000)
 })
