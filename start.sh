@@ -90,13 +90,25 @@ ensure_packages() {
 # The system tools the gates drive (git, cmake/ctest, a C++ compiler, cppcheck) and those that make them fast
 # or safe (ccache, bubblewrap), and clang-tidy for projects with a .clang-tidy. What is missing is installed: apt-get as root, `sudo -n` when allowed without a
 # password, brew on macOS. Otherwise the run stops here, before anything starts, with the one command to type.
-# AIRCODING_NO_INSTALL=1 only reports.
+# AIRCODING_NO_INSTALL=1 only reports. `ensure_system_tools test` also requires what the test suite drives: every
+# optional gate tool (their tests assert them), tmux (the TUI tests) and Chromium (the dashboard's browser test).
 ensure_system_tools() {
   local required=() optional=()
+  local testing=0; [ "${1:-}" = test ] && testing=1
   command -v git >/dev/null 2>&1 || required+=(git)
   { command -v cmake >/dev/null 2>&1 && command -v ctest >/dev/null 2>&1; } || required+=(cmake)
   command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || command -v clang++ >/dev/null 2>&1 || required+=(g++)
   command -v cppcheck >/dev/null 2>&1 || required+=(cppcheck)
+  if [ $testing = 1 ]; then
+    command -v ccache >/dev/null 2>&1 || required+=(ccache)
+    command -v clang-tidy >/dev/null 2>&1 || required+=(clang-tidy)
+    command -v rg >/dev/null 2>&1 || required+=(ripgrep)
+    command -v tmux >/dev/null 2>&1 || required+=(tmux)
+    if [ "$(uname -s)" = Linux ]; then
+      command -v bwrap >/dev/null 2>&1 || required+=(bubblewrap)
+      command -v chromium >/dev/null 2>&1 || required+=(chromium)
+    fi
+  fi
   command -v ccache >/dev/null 2>&1 || optional+=(ccache)
   command -v clang-tidy >/dev/null 2>&1 || optional+=(clang-tidy)
   # The engine's grep and glob tools need ripgrep; offline they cannot download it.
@@ -116,7 +128,7 @@ ensure_system_tools() {
   local install="" hint=""
   if [ "$(uname -s)" = Darwin ]; then
     local brew_pkgs=() xcode=0
-    for p in ${all[@]+"${all[@]}"}; do case "$p" in g++) xcode=1 ;; bubblewrap) ;; clang-tidy) brew_pkgs+=(llvm) ;; *) brew_pkgs+=("$p") ;; esac; done
+    for p in ${all[@]+"${all[@]}"}; do case "$p" in g++) xcode=1 ;; bubblewrap|chromium) ;; clang-tidy) brew_pkgs+=(llvm) ;; *) brew_pkgs+=("$p") ;; esac; done
     hint="$([ $xcode = 1 ] && printf 'xcode-select --install && ')brew install ${brew_pkgs[*]:-}"
     if command -v brew >/dev/null 2>&1 && [ $xcode = 0 ] && [ ${#brew_pkgs[@]} -gt 0 ]; then install="brew install ${brew_pkgs[*]}"; fi
   elif command -v apt-get >/dev/null 2>&1; then
@@ -129,7 +141,7 @@ ensure_system_tools() {
   fi
 
   if [ -n "$install" ] && [ -z "${AIRCODING_NO_INSTALL:-}" ]; then
-    say "installing what the gates need: ${all[*]}"
+    say "installing what the $([ $testing = 1 ] && echo tests || echo gates) need: ${all[*]}"
     if [ "$(uname -s)" = Darwin ]; then
       $install >&2 || true
     else
@@ -141,9 +153,13 @@ ensure_system_tools() {
     command -v cmake >/dev/null 2>&1 || required+=(cmake)
     command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || command -v clang++ >/dev/null 2>&1 || required+=(g++)
     command -v cppcheck >/dev/null 2>&1 || required+=(cppcheck)
+    if [ $testing = 1 ]; then
+      for t in ccache clang-tidy rg tmux; do command -v $t >/dev/null 2>&1 || required+=($t); done
+      if [ "$(uname -s)" = Linux ]; then for t in bwrap chromium; do command -v $t >/dev/null 2>&1 || required+=($t); done; fi
+    fi
   fi
   if [ ${#required[@]} -gt 0 ]; then
-    echo "AirCoding's gates need ${required[*]}, which $([ ${#required[@]} = 1 ] && echo is || echo are) not installed; nothing was started." >&2
+    echo "AirCoding's $([ $testing = 1 ] && echo tests || echo gates) need ${required[*]}, which $([ ${#required[@]} = 1 ] && echo is || echo are) not installed; nothing was started." >&2
     echo "Install with:" >&2
     echo "  $hint" >&2
     echo "then run ./start.sh ${1:-} again." >&2
@@ -165,7 +181,7 @@ ensure_bun
 ensure_packages
 case "${1:-}" in
   setup) ensure_system_tools setup; say "ready: bun $(bun --version)"; exit 0 ;;
-  test) shift; cd "$ROOT"; exec bun run test "$@" ;;
+  test) ensure_system_tools test; shift; cd "$ROOT"; exec bun run test "$@" ;;
   bench) shift; cd "$ROOT"; exec bun run bench "$@" ;;
   doctor|init|status|events|dashboard) aircoding "$@" ;;
   demo|run) ensure_system_tools "$1"; aircoding "$@" ;;

@@ -53,6 +53,6 @@ async function status(argv: string[]): Promise<number> {
   const now = loaded.state.finished ? undefined : new Date().toISOString()
   const view = readStatus(root, loaded.state, loaded.entries, now)
   if (values.json) process.stdout.write(JSON.stringify(view, null, 2) + "\n")
-  else process.stdout.write(RunView.render(view, lang))
+  else process.stdout.write(RunView.render(view, lang, process.stdout.isTTY ? Math.max(80, process.stdout.columns ?? 80) : 80))
   return 0
 }

@@ -17,11 +17,13 @@ export type FullPayload = {
   /** What the run waits for and its budgets, as lines in the page's language. */
   waiting: string[]
   budgets: string[]
+  /** A running gate's progress per task, as one line in the page's language ("test [7/40] 17% · 1m05s · #8 …"). */
+  progress: Record<string, string>
   warnings: string[]
   torn: boolean
 }
 /** What changed since the last message: the new events, and the view and graph as they are now. */
-export type UpdatePayload = Pick<FullPayload, "view" | "graph" | "warnings" | "torn" | "waiting" | "budgets"> & { events: PageEvent[] }
+export type UpdatePayload = Pick<FullPayload, "view" | "graph" | "warnings" | "torn" | "waiting" | "budgets" | "progress"> & { events: PageEvent[] }
 
 export type HubMessage = { kind: "full"; data: FullPayload } | { kind: "update"; data: UpdatePayload } | { kind: "close" }
 
@@ -35,6 +37,7 @@ export class RunHub {
   private subscribers = new Set<(message: HubMessage) => void>()
   private timer?: ReturnType<typeof setInterval>
   private snapshot?: ReturnType<typeof RunData.readSnapshot>
+  private quiet = 0
 
   constructor(
     readonly root: string,
@@ -76,6 +79,7 @@ export class RunHub {
       graph: RunView.graph(state),
       waiting: view.waitingFor.map((w) => RunView.waitingText(this.lang, w)),
       budgets: RunView.budgetLines(this.lang, view),
+      progress: Object.fromEntries(view.tasks.flatMap((t) => (t.progress ? [[t.id, RunView.progressText(this.lang, t.progress)]] : []))),
       warnings: [...this.follower.warnings],
       torn: this.follower.tornTail(),
     }
@@ -115,7 +119,11 @@ export class RunHub {
       this.broadcast({ kind: "full", data: this.full() })
       return
     }
-    if (added.length === 0) return
+    // A running gate moves without events: its progress is sent about once a second while a task is in its gates.
+    if (added.length === 0) {
+      if (!this.state().tasks.some((t) => t.status === "gating") || ++this.quiet * this.pollMs < 1000) return
+      this.quiet = 0
+    }
     this.broadcast({ kind: "update", data: { ...this.current(), events: added.map((entry) => this.pageEvent(entry)) } })
   }
 

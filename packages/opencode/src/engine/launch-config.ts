@@ -96,7 +96,10 @@ export namespace LaunchConfig {
     const file = join(dir, "aircoding-tui.json")
     // The home screen's tips suggest `opencode upgrade`, which would break the engine pin: turned off.
     const pluginEnabled = { ...(user.plugin_enabled ?? {}), "internal:home-tips": false }
-    writeFileSync(file, JSON.stringify({ ...user, plugin: plugins, plugin_enabled: pluginEnabled }, null, 2) + "\n")
+    // Tab cycles the primary agents, and AirCoding has one (Main; OpenCode's build and plan are removed):
+    // the footer's "tab agents" would offer a key that does nothing, so the binding (and with it the hint) goes.
+    const keybinds = { agent_cycle: "none", agent_cycle_reverse: "none", ...(user.keybinds ?? {}) }
+    writeFileSync(file, JSON.stringify({ ...user, plugin: plugins, plugin_enabled: pluginEnabled, keybinds }, null, 2) + "\n")
     const out: Record<string, string> = { OPENCODE_TUI_CONFIG: file }
     if (base.OPENCODE_CONFIG_CONTENT) {
       const cfg = JSON.parse(base.OPENCODE_CONFIG_CONTENT)

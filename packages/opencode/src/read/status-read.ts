@@ -3,6 +3,7 @@ import { JobsFile } from "../scheduler/runtime/jobs/file"
 import type { SchedulerState } from "../scheduler/core/state"
 import { RunData } from "./run-data"
 import { RunView } from "./view"
+import { GateProgress } from "./gate-progress"
 
 /** The status view of a run on disk: the fold of its log plus what evidence/ and requests.jsonl hold. */
 export function readStatus(
@@ -22,6 +23,7 @@ export function readStatus(
     requestsBySession: Usage.bySession(root),
     now,
     ...jobsOf(root),
+    progress: GateProgress.readAll(root),
   })
 }
 

@@ -10,9 +10,9 @@ import { resolveLang, type Lang } from "./words"
  * live state when you hold one (the runtime's Store), so the text is never behind it; otherwise the
  * log is folded.
  */
-export function statusText(root: string, lang: Lang = resolveLang(root), state?: SchedulerState): string {
+export function statusText(root: string, lang: Lang = resolveLang(root), state?: SchedulerState, width?: number): string {
   const loaded = RunData.load(root)
   const current = state ?? loaded.state
-  if (current.stage === "idle" && loaded.source === "none") return RunView.render(current, lang)
-  return RunView.render(readStatus(root, current, loaded.entries, current.finished ? undefined : new Date().toISOString()), lang)
+  if (current.stage === "idle" && loaded.source === "none") return RunView.render(current, lang, width)
+  return RunView.render(readStatus(root, current, loaded.entries, current.finished ? undefined : new Date().toISOString()), lang, width)
 }

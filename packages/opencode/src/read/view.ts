@@ -6,6 +6,7 @@ import type { RunData } from "./run-data"
 import { runStatus, waitingFor as waitingForState, type RunWord, type Waiting as RunWaiting } from "./run-status"
 import { failureText, faultText, gateFacts, gateLabel as gateWord, gateRunOf, type GateFacts } from "./gate-words"
 import { list, t, tOr, type Key, type Lang } from "./words"
+import type { GateProgress } from "./gate-progress"
 
 /**
  * What a person needs to know about a run, as data (`aircoding status --json`, the dashboard) and as
@@ -40,7 +41,12 @@ export namespace RunView {
     lastFailure: { source: string; message: string; facts: GateFacts | null } | null
     merged: { commit: string; tag: string } | null
     waitingOn: string | null
+    /** The gate command running now and how far it got (runtime/gates/progress.ts); absent when none runs. */
+    progress?: Progress | null
   }
+
+  /** A running build or test: its step, the tool's count or percentage, and the time since it started. */
+  export type Progress = { gate: string; command: string; step: string; done: number | null; total: number | null; percent: number | null; elapsedMs: number; updatedAt: string }
 
   export type Waiting = RunWaiting
 
@@ -74,7 +80,11 @@ export namespace RunView {
     questions: { questionId: string; taskId: string | null; text: string }[]
     /** Per deploy target of a deployable run (absent when it deployed nothing). */
     deploy?: DeployLines.Target[]
+    /** Model calls waiting for a retry or a rate-limit pause, and when the next attempt is (from the log's retry/limit events, when it has any). */
+    retries?: Retry[]
   }
+
+  export type Retry = { type: string; taskId: string | null; role: string | null; nextAt: string }
 
   export type Input = {
     state: SchedulerState
@@ -88,6 +98,8 @@ export namespace RunView {
     now?: string
     /** The run's job budget (jobs.json). */
     jobs?: { size: number; inUse: number; waiting: number; peakInUse: number; timeout?: { ms: number } }
+    /** Progress files of running gates, by task (src/read/gate-progress.ts). */
+    progress?: Record<string, GateProgress.File>
   }
 
   const TERMINAL = new Set(["merged", "blocked", "invalidated"])
@@ -126,6 +138,7 @@ export namespace RunView {
           : null,
         merged: rt.merged,
         waitingOn: rt.waitingOn,
+        progress: rt.status === "gating" ? progressOf(input.progress?.[rt.id], input.now) : null,
       }
     })
     const byAgent = input.modelRequests ?? {}
@@ -159,7 +172,40 @@ export namespace RunView {
       waitingFor: run.waitingFor,
       questions: state.questions.map((q) => ({ questionId: q.questionId, taskId: q.taskId, text: q.text })),
       ...(state.deploy ? { deploy: DeployLines.of(state) } : {}),
+      retries: retries(input.entries ?? [], nowMs),
     }
+  }
+
+  const RETRY_TYPE = /retry|rate|limit|throttl/i
+  const NEXT_FIELDS = ["nextAt", "next", "until", "retryAt", "resumeAt", "resumesAt"]
+
+  /**
+   * Retries and rate-limit pauses still in the future: read from whatever events of the log name one (a type
+   * with retry/rate/limit in it and a time field such as `until` or `nextAt`), the latest per task (or run).
+   * A log without such events gives none: the views then show nothing rather than guess.
+   */
+  function retries(entries: readonly RunData.Entry[], nowMs: number | null): Retry[] {
+    const latest = new Map<string, Retry | null>()
+    for (const { event, refused } of entries) {
+      if (refused) continue
+      const e = event as unknown as Record<string, unknown>
+      const key = typeof e.taskId === "string" ? e.taskId : "run"
+      if (!RETRY_TYPE.test(String(e.type))) {
+        // Work that moved on (a report, a dispatch, gates) ends a wait for that task.
+        if (key !== "run" && latest.has(key)) latest.set(key, null)
+        continue
+      }
+      const field = NEXT_FIELDS.find((f) => typeof e[f] === "string" && !Number.isNaN(Date.parse(e[f] as string)))
+      latest.set(key, field ? { type: String(e.type), taskId: key === "run" ? null : key, role: typeof e.role === "string" ? e.role : null, nextAt: e[field] as string } : null)
+    }
+    return [...latest.values()].filter((r): r is Retry => r !== null && (nowMs === null || Date.parse(r.nextAt) > nowMs))
+  }
+
+  /** "T-2: the executor's model call retries at 10:04:05" / "model calls paused until 10:04:05". */
+  export function retryText(lang: Lang, r: Retry): string {
+    return r.taskId
+      ? t(lang, "run.retry.task", { id: r.taskId, role: roleLabel(lang, r.role ?? "worker"), at: clock(r.nextAt) })
+      : t(lang, "run.retry.run", { at: clock(r.nextAt) })
   }
 
   /** A summary from RunReport has no sessions, times or gates: those columns stay empty. */
@@ -212,6 +258,30 @@ export namespace RunView {
     }
   }
 
+  function progressOf(file: GateProgress.File | undefined, now: string | undefined): Progress | null {
+    if (!file) return null
+    const started = Date.parse(file.startedAt)
+    const at = Date.parse(now ?? file.updatedAt)
+    return {
+      gate: file.gate,
+      command: file.command,
+      step: file.step,
+      done: file.done,
+      total: file.total,
+      percent: file.percent,
+      elapsedMs: Number.isNaN(started) || Number.isNaN(at) ? 0 : Math.max(0, at - started),
+      updatedAt: file.updatedAt,
+    }
+  }
+
+  /** "build [12/40] 30% · 1m05s · Building CXX object src/calc.cpp.o": a running gate in one line. */
+  export function progressText(lang: Lang, p: Progress): string {
+    const count = p.done !== null && p.total !== null ? `[${p.done}/${p.total}] ` : ""
+    const percent = p.percent !== null ? `${p.percent}% ` : ""
+    const head = `${gateLabel(p.gate, lang)} ${count}${percent}`.trimEnd()
+    return [head, duration(p.elapsedMs), p.step].filter(Boolean).join(" · ")
+  }
+
   function elapsed(rt: TaskRuntime, nowMs: number | null): number | null {
     const start = rt.history.find((h) => h.from === "pending" && h.to !== "pending" && h.to !== "invalidated" && h.to !== "blocked")
     if (!start) return null
@@ -256,7 +326,7 @@ export namespace RunView {
     return t(lang, `state.${state}` as Key) || state
   }
 
-  export function waitingText(lang: Lang, w: Waiting): string {
+  export function waitingText(lang: Lang, w: Waiting, titles?: ReadonlyMap<string, string>): string {
     switch (w.kind) {
       case "nothing":
       case "idle":
@@ -276,6 +346,8 @@ export namespace RunView {
       case "adr":
         return t(lang, "waiting.adr", { adr: w.adr })
       case "worker":
+        // A person knows a task by its title; the session id stays in --json and the events.
+        if (w.sessionId && titles?.has(w.taskId)) return t(lang, "waiting.workerTitled", { role: roleLabel(lang, w.role), id: w.taskId, title: truncate(titles.get(w.taskId)!, 40) })
         return w.sessionId
           ? t(lang, "waiting.worker", { role: roleLabel(lang, w.role), id: w.taskId, session: w.sessionId })
           : t(lang, "waiting.workerStarting", { role: roleLabel(lang, w.role), id: w.taskId })
@@ -389,10 +461,7 @@ export namespace RunView {
     return text + " ".repeat(Math.max(0, width - displayWidth(text)))
   }
 
-  function table(rows: string[][]): string[] {
-    const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => displayWidth(r[c] ?? ""))))
-    return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : pad(cell, widths[c]!))).join("  ").trimEnd())
-  }
+
 
   /** "2026-11-29T09:00:05.000Z" → "2026-11-29 09:00:05Z" */
   export function stamp(at: string | null): string {
@@ -413,56 +482,74 @@ export namespace RunView {
    * The status as text. Takes a view built by `build`, a SchedulerState (pure: elapsed times up to
    * the last event, no files read) or a RunReport summary.
    */
-  export function render(input: Status | SchedulerState | RunReport.Summary, lang: Lang): string {
+  export function render(input: Status | SchedulerState | RunReport.Summary, lang: Lang, width = 80): string {
     const v: Status = isState(input) ? build({ state: input }) : isSummary(input) ? fromSummary(input) : input
     if (v.stage === "idle" && v.tasks.length === 0 && v.runId === null) return t(lang, "waiting.heading") + ": " + t(lang, "waiting.idle") + "\n"
+    const W = Math.max(50, width)
     const lines: string[] = []
     const flags = [v.paused && v.status !== "paused" ? t(lang, "run.paused") : null, v.frozen ? t(lang, "run.frozen", { text: oneLine(v.frozen, 80) }) : null].filter(Boolean)
     lines.push(
-      t(lang, "run.header", { runId: v.runId ?? "?", status: t(lang, `status.${v.status}`) }) +
-        (flags.length ? ` — ${flags.join("; ")}` : ""),
+      truncate(
+        t(lang, "run.header", { runId: v.runId ?? "?", status: t(lang, `status.${v.status}`) }) + (flags.length ? ` — ${flags.join("; ")}` : ""),
+        W,
+      ),
     )
-    if (v.requirement) lines.push(t(lang, "run.requirement", { text: oneLine(v.requirement, 100) }))
+    if (v.requirement) lines.push(t(lang, "run.requirement", { text: oneLine(v.requirement, W - 14) }))
     if (v.lastEventAt) lines.push(t(lang, "run.updated", { count: v.eventCount, at: stamp(v.lastEventAt) }))
     lines.push("", t(lang, "tasks.heading"))
     if (!v.tasks.length) lines.push(t(lang, "tasks.none"))
     else {
-      const rows = [["col.task", "col.title", "col.state", "col.session", "col.elapsed", "col.attempts", "col.gates"].map((k) => t(lang, k as Key))]
+      // TASK  TITLE…  STATE  ELAPSED  LAST GATES: the title takes what the terminal leaves; sessions are in --json and the events.
+      const cells = v.tasks.map((task) => [
+        task.id,
+        task.title,
+        // A second attempt or a repair is said beside the state; one attempt needs no column.
+        stateLabel(lang, task.state) + (task.attempts > 1 || task.repairs > 0 ? ` ×${task.attempts}${v.budgets.repairBudget !== null && task.repairs > 0 ? ` (${task.repairs}↻)` : ""}` : ""),
+        duration(task.elapsedMs),
+        W >= 100 && task.gates.length && task.gateRun ? `#${task.gateRun} ${gatesText(lang, task.gates)}` : gatesText(lang, task.gates),
+      ])
+      const header = ["col.task", "col.title", "col.state", "col.elapsed", "col.gates"].map((k) => t(lang, k as Key))
+      const rows = [header, ...cells]
+      const widths = header.map((_, c) => Math.max(...rows.map((r) => displayWidth(r[c]!))))
+      const fixed = widths.reduce((a, b, c) => a + (c === 1 ? 0 : b), 0) + 2 * (header.length - 1)
+      widths[1] = Math.max(12, Math.min(widths[1]!, W - fixed))
+      const lastAt = widths.slice(0, -1).reduce((a, b) => a + b + 2, 0)
+      for (const r of rows) lines.push(r.map((cell, c) => (c === r.length - 1 ? truncate(cell, Math.max(8, W - lastAt)) : pad(truncate(cell, widths[c]!), widths[c]!))).join("  ").trimEnd())
       for (const task of v.tasks) {
-        const workers = task.sessions.filter((s) => s.role !== "reviewer")
-        const last = workers[workers.length - 1] ?? task.sessions[task.sessions.length - 1]
-        const starting = !task.session && (task.state === "running" || task.state === "debugging") && task.role
-        const session = starting
-          ? `${roleLabel(lang, task.role!)} …`
-          : task.session
-          ? `${roleLabel(lang, task.sessions.find((s) => s.sessionId === task.session)?.role ?? task.role ?? "")} ${task.session}`.trim()
-          : last
-            ? `(${roleLabel(lang, last.role)} ${last.sessionId})`
-            : t(lang, "session.none")
-        rows.push([
-          task.id,
-          truncate(task.title, 36),
-          stateLabel(lang, task.state),
-          session,
-          duration(task.elapsedMs),
-          v.budgets.repairBudget !== null && task.repairs > 0 ? `${task.attempts} (${task.repairs}↻)` : String(task.attempts),
-          task.gates.length && task.gateRun ? `#${task.gateRun} ${gatesText(lang, task.gates)}` : gatesText(lang, task.gates),
-        ])
-      }
-      lines.push(...table(rows))
-      for (const task of v.tasks) {
-        if (task.lastFailure && task.state !== "merged")
-          lines.push(`  ${task.id}: ${oneLine(lastFailureText(lang, task.lastFailure), 160)}`)
-        if (task.waitingOn) lines.push(`  ${task.id}: ${t(lang, "tasks.waitsOn", { what: task.waitingOn })}`)
+        if (task.progress) lines.push(truncate(`  ${task.id}: ${progressText(lang, task.progress)}`, W))
+        if (task.lastFailure && task.state !== "merged") lines.push(truncate(`  ${task.id}: ${oneLine(lastFailureText(lang, task.lastFailure), 2 * W)}`, W))
+        if (task.waitingOn) lines.push(truncate(`  ${task.id}: ${t(lang, "tasks.waitsOn", { what: task.waitingOn })}`, W))
       }
     }
     const deploy = DeployLines.section(lang, v.deploy)
     if (deploy.length) lines.push("", ...deploy)
     lines.push("", t(lang, "budgets.heading"))
-    for (const line of budgetLines(lang, v)) lines.push("- " + line)
+    for (const line of budgetLines(lang, v)) lines.push(truncate("- " + line, W))
     lines.push("", t(lang, "waiting.heading"))
-    for (const w of v.waitingFor) lines.push("- " + waitingText(lang, w))
+    for (const r of v.retries ?? []) lines.push(truncate("- " + retryText(lang, r), W))
+    const titles = new Map(v.tasks.map((task) => [task.id, task.title]))
+    for (const w of v.waitingFor) lines.push(...wrap("- " + waitingText(lang, w, titles), W, "  ").slice(0, 4))
     return lines.join("\n") + "\n"
+  }
+
+  /** Word-wraps text to width columns (CJK characters break anywhere); later lines start with indent. */
+  export function wrap(text: string, width: number, indent = ""): string[] {
+    const out: string[] = []
+    let line = ""
+    for (const token of text.match(/[\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\uff00-\uffe6]|\s+|[^\s\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\uff00-\uffe6]+/g) ?? []) {
+      if (displayWidth(line + token) <= width) {
+        line += token
+        continue
+      }
+      if (line.trim()) out.push(line.trimEnd())
+      line = indent + (/^\s+$/.test(token) ? "" : token)
+      while (displayWidth(line) > width) {
+        out.push(truncate(line, width))
+        line = indent + line.slice(truncate(line, width).length - 1)
+      }
+    }
+    if (line.trim()) out.push(line.trimEnd())
+    return out
   }
 
   export function budgetLines(lang: Lang, v: Status): string[] {

@@ -98,8 +98,12 @@ export namespace CoordinatorTools {
       // Architect
       air_propose: tool({
         description: describe("air_propose"),
-        args: { summary: z.string().min(1).describe("the proposed plan: approach, tasks in order, what runs in parallel, risks") },
-        execute: (args, ctx) => guarded(() => orchestratorFor(ctx).propose(ctx.sessionID, args.summary)),
+        args: {
+          summary: z.string().min(1).describe("the proposed plan: approach, tasks in order, what runs in parallel, risks"),
+          // Loose for the same reason as air_plan's: validateGraph names a misspelt key.
+          tasks: z.array(TaskNode.loose()).optional().describe("the tasks as you would write them with air_plan, so the user sees what they confirm"),
+        },
+        execute: (args, ctx) => guarded(() => orchestratorFor(ctx).propose(ctx.sessionID, args.summary, args.tasks)),
       }),
       air_plan: tool({
         description: describe("air_plan"),

@@ -44,6 +44,8 @@ export namespace TuiBridge {
     answer(questionId: string, answer: string): Promise<string>
     pause(): Promise<string>
     resumeRun(): Promise<string>
+    /** The user acted in the TUI: Main's queued news about it is stale, and Main is told what the user did, in order. */
+    heardFromTui?(request: Request): void
   }
 
   export async function carryOut(scheduler: Scheduler, request: Request): Promise<string> {
@@ -84,5 +86,6 @@ export namespace TuiBridge {
     }
     // Success shows in the sidebar within a second; only a refusal needs words of its own.
     if (isRefusal(reply)) await toast(t(lang(), "tui.reply.refused", { reason: reply }), "error").catch(() => undefined)
+    else scheduler().heardFromTui?.(request)
   }
 }

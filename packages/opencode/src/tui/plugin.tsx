@@ -1,11 +1,14 @@
 /** @jsxImportSource @opentui/solid */
 import type { TuiPlugin, TuiPluginApi, TuiPluginModule } from "@opencode-ai/plugin/tui"
+import { spawnSync } from "node:child_process"
+import { join } from "node:path"
 import { createSignal, For, Show } from "solid-js"
+import { PlanView } from "../read/plan-view"
 import { statusText } from "../read/status-text"
 import { resolveLang, t, type Key, type Lang } from "../read/words"
 import { readStatus } from "../read/status-read"
 import { RunData } from "../read/run-data"
-import type { RunView } from "../read/view"
+import { RunView } from "../read/view"
 import type { SchedulerState } from "../scheduler/core/state"
 import { TuiBridge } from "./bridge"
 import { TuiView } from "./view"
@@ -39,6 +42,12 @@ const tui: TuiPlugin = async (api) => {
   let state: SchedulerState = follower.state
   const [view, setView] = createSignal<RunView.Status>(runView(root, follower))
 
+  // The terminal's size as a signal: the first screen and the dialogs are laid out for it, again after a resize.
+  const [size, setSize] = createSignal({ width: api.renderer.width, height: api.renderer.height })
+  const onResize = () => setSize({ width: api.renderer.width, height: api.renderer.height })
+  api.renderer.on("resize", onResize)
+  api.lifecycle.onDispose(() => void api.renderer.off("resize", onResize))
+
   const toast = (message: string, variant: TuiView.Toast["variant"] = "info") => api.ui.toast({ message, variant, duration: 5000 })
 
   const send = async (request: TuiBridge.Request, sent: Key) => {
@@ -52,6 +61,25 @@ const tui: TuiPlugin = async (api) => {
   }
 
   // ── the dialog for what waits on the user ────────────────────────────────────────────────────────
+  // The engine's dialogs are 60, 88 or 116 columns wide; the widest that fits the terminal is used.
+  const dialogSize = (): "medium" | "large" | "xlarge" => (api.renderer.width >= 128 ? "xlarge" : api.renderer.width >= 96 ? "large" : "medium")
+  const dialogWidth = () => Math.min(api.renderer.width - 2, { medium: 60, large: 88, xlarge: 116 }[dialogSize()])
+
+  /** plan.md in the editor OpenCode itself uses ($VISUAL, then $EDITOR), with the terminal handed over meanwhile. */
+  const openPlanInEditor = () => {
+    const file = join(root, ".air", "shared", "plan", "plan.md")
+    const editor = process.env.VISUAL || process.env.EDITOR
+    if (!editor) return toast(t(lang, "tui.plan.noEditor", { path: file }), "warning")
+    api.renderer.suspend()
+    try {
+      // The TUI's own process hands its terminal to the editor, as OpenCode's prompt editor does; no runtime process is involved.
+      const r = spawnSync(`${editor} "$AIRCODING_PLAN_FILE"`, { shell: true, stdio: "inherit", env: { ...process.env, AIRCODING_PLAN_FILE: file } })
+      if (r.error || r.status) toast(t(lang, "tui.plan.editorFailed", { path: file, reason: r.error?.message ?? `exit ${r.status}` }), "error")
+    } finally {
+      api.renderer.resume()
+    }
+  }
+
   let shownKey: string | null = null
   let dialogOpen: string | null = null
 
@@ -68,31 +96,63 @@ const tui: TuiPlugin = async (api) => {
       dialogOpen = null
       api.ui.dialog.clear()
     }
-    if (a.kind === "plan")
+    if (a.kind === "plan") {
+      // The whole plan a person confirms (tasks, phases, dependencies, files, ADRs), a window of it at a time:
+      // PgUp/PgDn scroll while the answer field keeps the focus; ctrl+e opens plan.md in the user's editor.
+      const width = dialogWidth() - 8
+      const all = [{ text: a.summary, tone: "normal" as const }, ...PlanView.lines(a.graph, PlanView.adrTitles(root), lang, width)]
+      const body = all.flatMap((l) => RunView.wrap(l.text, width).map((text) => ({ text, tone: l.tone })))
+      // What the terminal leaves once the title, the help, the answer field and the margins are placed.
+      const helpRows = [t(lang, "tui.plan.help"), t(lang, "tui.plan.keys")].flatMap((h) => h.split("\n")).reduce((n, h) => n + RunView.wrap(h, width).length, 0)
+      const rows = Math.max(3, api.renderer.height - 12 - helpRows)
+      const [offset, setOffset] = createSignal(0)
+      const scroll = (by: number) => setOffset((o) => Math.max(0, Math.min(o + by, Math.max(0, body.length - rows))))
+      const keys = api.keymap.registerLayer({
+        priority: 100,
+        bindings: [
+          { key: "pagedown", cmd: () => scroll(rows - 1) },
+          { key: "pageup", cmd: () => scroll(-(rows - 1)) },
+          { key: "ctrl+e", cmd: () => openPlanInEditor() },
+        ],
+      })
+      const tone = (x: "normal" | "muted" | "accent") => (x === "muted" ? api.theme.current.textMuted : x === "accent" ? api.theme.current.accent : api.theme.current.text)
       api.ui.dialog.replace(
         () => (
           <api.ui.DialogPrompt
             title={t(lang, "tui.plan.title")}
             placeholder={t(lang, "tui.plan.placeholder")}
             description={() => (
-              <box flexDirection="column" gap={1}>
-                <text wrapMode="word">{a.summary}</text>
+              <box flexDirection="column">
+                <For each={body.slice(offset(), offset() + rows)}>{(l) => <text fg={tone(l.tone)}>{l.text}</text>}</For>
+                <Show when={body.length > offset() + rows}>
+                  <text fg={api.theme.current.textMuted}>{t(lang, "tui.plan.more", { count: body.length - offset() - rows })}</text>
+                </Show>
+                <text> </text>
                 <text wrapMode="word" fg={api.theme.current.textMuted}>
                   {t(lang, "tui.plan.help")}
                 </text>
+                <text fg={api.theme.current.textMuted}>{t(lang, "tui.plan.keys")}</text>
               </box>
             )}
             onConfirm={(value) => {
+              keys()
               done()
               // Empty or a yes ("yes", "ok", "好", "确认" …) confirms; other words go to the Architect as changes.
               const answer = parsePlanAnswer(value)
               void (answer.kind === "change" ? send({ verb: "change", text: answer.text }, "tui.sent.revise") : send({ verb: "confirm" }, "tui.sent.confirm"))
             }}
-            onCancel={done}
+            onCancel={() => {
+              keys()
+              done()
+            }}
           />
         ),
-        () => (dialogOpen = null),
+        () => {
+          keys()
+          dialogOpen = null
+        },
       )
+    }
     else
       api.ui.dialog.replace(
         () => (
@@ -109,7 +169,7 @@ const tui: TuiPlugin = async (api) => {
         ),
         () => (dialogOpen = null),
       )
-    api.ui.dialog.setSize("large")
+    api.ui.dialog.setSize(dialogSize())
   }
 
   /** A new proposal or question opens its dialog once; one answered elsewhere (in chat) closes it. */
@@ -123,10 +183,18 @@ const tui: TuiPlugin = async (api) => {
   // ── following the run ───────────────────────────────────────────────────────────────────────────
   const refresh = () => {
     const added = follower.poll()
+    // The language setting applies at once, even while the run is still (the first screen, a finished run).
+    const langNow = languageNow()
     if (added === "reset") {
       follower = new RunData.Follower(root)
       follower.poll()
-    } else if (!added.length) return
+    } else if (!added.length) {
+      if (langNow !== lang) {
+        lang = langNow
+        setView(runView(root, follower))
+      } else if (state.tasks.some((rt) => rt.status === "gating")) setView(runView(root, follower)) // a running gate's progress moves without events
+      return
+    }
     const prev = state
     state = follower.state
     lang = languageNow()
@@ -155,7 +223,14 @@ const tui: TuiPlugin = async (api) => {
       // A reopened TUI starts on the home screen, which has no sidebar: where the run stands is said there.
       home_bottom: () => (
         <box flexDirection="column" alignItems="center">
-          <For each={TuiView.home(view(), lang)}>{(line) => <text fg={colour(line.tone)}>{line.text}</text>}</For>
+          {/* Wrapped here, to a width the home column always has: a line the renderer re-wraps itself (CJK above all) overlaps the next. */}
+          <For each={TuiView.home(view(), lang, Math.min(64, size().width - 16), size().height < 30 ? 3 : 12)}>
+            {(line) => (
+              <text fg={colour(line.tone)} wrapMode="none">
+                {line.text}
+              </text>
+            )}
+          </For>
         </box>
       ),
       sidebar_content: () => {
@@ -177,11 +252,24 @@ const tui: TuiPlugin = async (api) => {
   })
 
   // ── commands: they act at once, in code, whatever the model is doing ──────────────────────────
+  // The run view refreshes while it is open (each poll, and every second for elapsed times) and fits the dialog's width.
   const showStatus = () => {
-    api.ui.dialog.replace(() => (
-      <api.ui.DialogAlert title={t(lang, "tui.status.title")} message={statusText(root, lang)} onConfirm={() => api.ui.dialog.clear()} />
-    ))
-    api.ui.dialog.setSize("xlarge")
+    const [text, setText] = createSignal(statusText(root, lang, undefined, dialogWidth() - 4))
+    const tick = setInterval(() => setText(statusText(root, lang, undefined, dialogWidth() - 4)), POLL_MS)
+    api.ui.dialog.replace(
+      () => (
+        <api.ui.DialogAlert
+          title={t(lang, "tui.status.title")}
+          message={text()}
+          onConfirm={() => {
+            clearInterval(tick)
+            api.ui.dialog.clear()
+          }}
+        />
+      ),
+      () => clearInterval(tick),
+    )
+    api.ui.dialog.setSize(dialogSize())
   }
   const askChange = () => {
     api.ui.dialog.replace(() => (

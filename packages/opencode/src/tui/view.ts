@@ -1,6 +1,7 @@
 import { t, type Key, type Lang } from "../read/words"
 import { RunView } from "../read/view"
 import type { SchedulerState } from "../scheduler/core/state"
+import type { TaskGraph } from "../scheduler/core/task.schema"
 
 /**
  * What the TUI plugin shows, computed from the run's state alone: pure, so the sidebar, the dialogs and
@@ -32,12 +33,19 @@ export namespace TuiView {
     // One line per task, and its last gates below it when it has been through them: a 40-column sidebar fits both.
     const tasks: Line[] = v.tasks.slice(0, maxTasks).flatMap((task) => {
       const tone = TONE[task.state] ?? "normal"
-      const line = { text: RunView.truncate(`${task.id} ${RunView.stateLabel(lang, task.state)}`, width), tone }
+      const line = { text: RunView.truncate(`${task.id} ${RunView.stateLabel(lang, task.state)} · ${task.title}`, width), tone }
       const gates = task.gates.length ? RunView.gatesText(lang, task.gates) : ""
-      return gates && gates !== t(lang, "gates.none") ? [line, { text: RunView.truncate(`  ${gates}`, width), tone: "muted" as Tone }] : [line]
+      const out: Line[] = [line]
+      // A long build or test shows its step, count and elapsed time while it runs (runtime/gates/progress.ts).
+      if (task.progress) out.push({ text: RunView.truncate(`  ${RunView.progressText(lang, task.progress)}`, width), tone: "accent" })
+      else if (gates && gates !== t(lang, "gates.none")) out.push({ text: RunView.truncate(`  ${gates}`, width), tone: "muted" })
+      return out
     })
     if (v.tasks.length > maxTasks) tasks.push({ text: t(lang, "tui.sidebar.more", { count: v.tasks.length - maxTasks }), tone: "muted" })
-    const waiting = v.waitingFor.slice(0, 4).map((w) => ({ text: RunView.truncate(RunView.waitingText(lang, w), width * 3), tone: "normal" as Tone }))
+    const titles = new Map(v.tasks.map((task) => [task.id, task.title]))
+    // Retries and rate-limit pauses first, with the time of the next attempt: the run is not stuck, it waits on purpose.
+    const retrying = (v.retries ?? []).map((r) => ({ text: RunView.truncate(RunView.retryText(lang, r), width * 2), tone: "warning" as Tone }))
+    const waiting = [...retrying, ...v.waitingFor.slice(0, 4).map((w) => ({ text: RunView.truncate(RunView.waitingText(lang, w, titles), width * 3), tone: "normal" as Tone }))]
     return { heading: { text: `${t(lang, "tui.sidebar.title")} · ${statusWord(lang, v)}`, tone: headingTone }, tasks, waitingHeading: t(lang, "tui.sidebar.waiting"), waiting }
   }
 
@@ -46,8 +54,18 @@ export namespace TuiView {
    * waits for, so a person coming back sees where the run stands before typing anything. Nothing when
    * there is no run: the prompt is the way to start one.
    */
-  export function home(v: RunView.Status, lang: Lang, width = 76): Line[] {
-    if (v.stage === "idle" && v.runId === null) return []
+  export function home(v: RunView.Status, lang: Lang, width = 76, maxLines = 12): Line[] {
+    // No run yet: say what AirCoding is and what to type, below OpenCode's own prompt and hints; a short
+    // terminal gets one line per sentence (the home screen has no room to grow: more lines would overlap).
+    if (v.stage === "idle" && v.runId === null) {
+      const intro: Line[] = [
+        { text: t(lang, "tui.intro.what"), tone: "accent" },
+        { text: t(lang, "tui.intro.type"), tone: "normal" },
+        { text: t(lang, "tui.intro.commands"), tone: "muted" },
+      ]
+      const wrapped = intro.flatMap((l) => RunView.wrap(l.text, width).map((text) => ({ text, tone: l.tone })))
+      return wrapped.length <= maxLines ? wrapped : intro.slice(0, maxLines).map((l) => ({ ...l, text: RunView.truncate(l.text, width) }))
+    }
     const side = sidebar(v, lang, 0, width)
     const merged = v.tasks.filter((task) => task.state === "merged").length
     const progress = v.tasks.length ? ` · ${t(lang, "tui.home.merged", { merged, total: v.tasks.length })}` : ""
@@ -60,11 +78,12 @@ export namespace TuiView {
    * the next (a revised plan has another summary); other events while it waits leave it alone.
    */
   export type Ask =
-    | { kind: "plan"; key: string; summary: string }
+    | { kind: "plan"; key: string; summary: string; graph: TaskGraph | null }
     | { kind: "question"; key: string; questionId: string; text: string }
 
   export function ask(state: SchedulerState): Ask | null {
-    if (state.stage === "confirming") return { kind: "plan", key: `plan:${state.runId}:${state.planSummary ?? ""}`, summary: state.planSummary ?? "" }
+    if (state.stage === "confirming")
+      return { kind: "plan", key: `plan:${state.runId}:${state.planSummary ?? ""}:${state.proposedGraph?.tasks.length ?? 0}`, summary: state.planSummary ?? "", graph: state.proposedGraph ?? null }
     const q = state.questions[0]
     if (q) return { kind: "question", key: `question:${q.questionId}`, questionId: q.questionId, text: q.text }
     return null
@@ -74,7 +93,8 @@ export namespace TuiView {
 
   /** Milestones, merges and blocks between two states of the same run: one toast each. */
   export function toasts(prev: SchedulerState, next: SchedulerState, lang: Lang): Toast[] {
-    if (prev.runId !== next.runId) return []
+    // Only a newer state speaks: a re-read log (or a fold that is behind) never repeats a toast already shown.
+    if (prev.runId !== next.runId || next.eventCount <= prev.eventCount) return []
     const out: Toast[] = []
     if (!prev.graph && next.graph) out.push({ message: t(lang, "tui.toast.graph", { count: next.graph.tasks.length }), variant: "info" })
     const before = new Map(prev.tasks.map((rt) => [rt.id, rt]))

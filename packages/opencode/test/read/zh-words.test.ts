@@ -57,7 +57,7 @@ describe("a Chinese rendering of the recorded run", () => {
       RunReport.endText(FIXTURE, states[states.length - 1]!, "zh-CN"),
       ...states.map((s) => RunReport.progressLine(s, "zh-CN")),
     ]
-    for (const text of texts) expect(englishLeft(text)).toEqual([])
+    for (const text of texts) expect(englishLeft(text), text).toEqual([])
     expect(texts[1]).toContain("cppcheck 门禁失败：src/parser.cpp 中有 1 条发现，其中 1 个错误")
   })
 

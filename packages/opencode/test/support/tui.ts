@@ -90,6 +90,11 @@ export class TuiDriver {
     throw new Error(`timed out after ${timeoutMs} ms waiting for ${label}; the screen was:\n${last}`)
   }
 
+  /** Resizes the current window (the program sees SIGWINCH and redraws at the new size). */
+  resize(width: number, height: number): void {
+    this.tmux(["resize-window", "-t", this.target, "-x", String(width), "-y", String(height)])
+  }
+
   /** Types literal text (no key names interpreted), without Enter. */
   type(text: string): void {
     this.tmux(["send-keys", "-t", this.target, "-l", text])

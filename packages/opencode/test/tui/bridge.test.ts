@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest"
 import { TuiBridge } from "../../src/tui/bridge"
+import { Inbox } from "../../src/scheduler/runtime/sessions/inbox"
 
 /** The TUI → Scheduler channel: a bus command `aircoding:<json>` the server plugin carries out. */
 function recorder(reply = "ok") {
@@ -10,6 +11,7 @@ function recorder(reply = "ok") {
     answer: async (q, a) => (calls.push(`answer ${q} ${a}`), reply),
     pause: async () => (calls.push("pause"), reply),
     resumeRun: async () => (calls.push("resume"), reply),
+    heardFromTui: (r) => void calls.push(`heard ${r.verb}`),
   }
   return { calls, scheduler }
 }
@@ -42,7 +44,8 @@ describe("TuiBridge", () => {
       await TuiBridge.onBusEvent(bus(TuiBridge.encode(r)), () => scheduler, () => "en", async (m) => toasts.push(m))
     await TuiBridge.onBusEvent({ type: "session.idle", properties: {} }, () => scheduler, () => "en", async (m) => toasts.push(m))
     await TuiBridge.onBusEvent(bus("session.new"), () => scheduler, () => "en", async (m) => toasts.push(m))
-    expect(calls).toEqual(["pause", "answer Q-2 yes", "change add div"])
+    // After each success Main's news is brought in line with what the user did (heardFromTui).
+    expect(calls).toEqual(["pause", "heard pause", "answer Q-2 yes", "heard answer", "change add div", "heard change"])
     expect(toasts).toEqual([])
   })
 
@@ -58,5 +61,17 @@ describe("TuiBridge", () => {
       ["AirCoding 拒绝了请求：Cannot resume: the run is not paused", "error"],
       ["AirCoding refused: Error: no project", "error"],
     ])
+  })
+
+  test("a refused request tells Main nothing; Main's queued proposal goes once the user confirmed in the dialog", async () => {
+    const { calls, scheduler } = recorder("Nothing to confirm: no plan waits for confirmation (stage: running)")
+    await TuiBridge.onBusEvent(bus(TuiBridge.encode({ verb: "confirm" })), () => scheduler, () => "en", async () => undefined)
+    expect(calls).toEqual(["confirm"])
+    const inbox = new Inbox()
+    inbox.push("task T-1 merged")
+    inbox.push("PLAN PROPOSED — show the user this plan", true)
+    inbox.push("QUESTION Q-1 — ask the user", true)
+    expect(inbox.drop((text) => text.startsWith("PLAN PROPOSED"))).toBe(1)
+    expect(inbox.take()).toEqual(["task T-1 merged", "QUESTION Q-1 — ask the user"])
   })
 })

@@ -5,6 +5,9 @@ import { RunData } from "../../src/read/run-data"
 import { isRefused, transition } from "../../src/scheduler/core/machine"
 import { initialState, type SchedulerState } from "../../src/scheduler/core/state"
 import { TuiView } from "../../src/tui/view"
+import { RunView } from "../../src/read/view"
+import { PlanView } from "../../src/read/plan-view"
+import { SCHEMA_VERSION, TaskGraph } from "../../src/scheduler/core/task.schema"
 import { copyFixture } from "../cli-view/helpers"
 import { golden } from "./golden"
 
@@ -55,7 +58,7 @@ describe("the sidebar", () => {
 })
 
 describe("the home screen", () => {
-  test("a run waiting for the plan's confirmation says so; a finished one says every task merged; no run, nothing", () => {
+  test("a run waiting for the plan's confirmation says so; a finished one says every task merged; no run, what AirCoding is and what to type", () => {
     const waiting = readStatus(fixture.root, stateAt(2), [])
     const lines = TuiView.home(waiting, "zh-CN")
     expect(lines[0]!.text).toBe("AirCoding · 等待中")
@@ -64,7 +67,13 @@ describe("the home screen", () => {
     const n = loaded.state.tasks.length
     expect(TuiView.home(done, "en")[0]!.text).toBe(`AirCoding · ${TuiView.statusWord("en", done)} · ${n} of ${n} tasks merged`)
     const empty = RunData.load("/nonexistent-air-project")
-    expect(TuiView.home(readStatus("/nonexistent-air-project", empty.state, []), "en")).toEqual([])
+    const intro = TuiView.home(readStatus("/nonexistent-air-project", empty.state, []), "en", 76)
+    expect(intro[0]!.text).toMatch(/^AirCoding is loaded/)
+    expect(intro.map((l) => l.text).join(" ")).toContain("/air-status")
+    for (const line of intro) expect(RunView.displayWidth(line.text)).toBeLessThanOrEqual(76)
+    const zh = TuiView.home(readStatus("/nonexistent-air-project", empty.state, []), "zh-CN", 40)
+    expect(zh[0]!.text).toMatch(/^AirCoding 已加载/)
+    for (const line of zh) expect(RunView.displayWidth(line.text)).toBeLessThanOrEqual(40)
   })
 })
 
@@ -96,12 +105,15 @@ describe("toasts", () => {
     for (const rt of last.tasks) expect(toasts.some((m) => m.startsWith(`${rt.id} merged`))).toBe(true)
     expect(toasts).toContain("Run finished: every task merged")
     expect(TuiView.toasts(last, last, "en")).toEqual([])
+    // A fold that is behind the last one shown (a re-read log) never brings an old toast back.
+    expect(TuiView.toasts(last, first, "en")).toEqual([])
   })
 
   test("a blocked task and a pause are said in the user's language", () => {
     const s = stateAt(4)
     const blocked = {
       ...s,
+      eventCount: s.eventCount + 1,
       paused: true,
       tasks: s.tasks.map((rt, i) => (i === 0 ? { ...rt, status: "blocked" as const, lastFailure: { source: "build", message: "no such file", evidencePath: null } } : rt)),
     }
@@ -115,4 +127,68 @@ test("the TUI's words are the one catalogue's tui.* keys, in both languages", ()
   const tuiKeys = KEYS.filter((k) => k.startsWith("tui."))
   expect(tuiKeys.length).toBeGreaterThan(30)
   for (const lang of LANGS) for (const key of tuiKeys) expect(catalog(lang)[key], `${lang} ${key}`).toBeTruthy()
+})
+
+describe("the plan a person confirms", () => {
+  const draft = TaskGraph.parse({
+    schemaVersion: SCHEMA_VERSION,
+    tasks: [
+      { id: "T-1", title: "Add calc::mul", kind: "code", doneWhen: "mul works", writeSet: [{ path: "include/calc.h", action: "modify", region: "multiplicative" }, { path: "src/calc.cpp", action: "modify" }] },
+      { id: "T-2", title: "Tests for mul", kind: "test", phase: 2, deps: ["T-1"], doneWhen: "tests pass", writeSet: [{ path: "tests/test_mul.cpp", action: "create" }, { path: "tests/old.cpp", action: "delete" }] },
+    ],
+  })
+
+  test("a proposal with drafted tasks is stored in the state and offered to the dialog; a later one without tasks drops them", () => {
+    const step = (s: SchedulerState, e: Parameters<typeof transition>[1]): SchedulerState => {
+      const r = transition(s, e)
+      if (isRefused(r)) throw new Error(r.refused)
+      return r.state
+    }
+    let s = step(initialState(), { type: "run.started", at: "2026-12-01T10:00:00.000Z", runId: "run-x", requirement: "mul", config: stateAt(2).config! })
+    s = step(s, { type: "plan.proposed", at: "2026-12-01T10:00:01.000Z", summary: "Two tasks.", graph: draft })
+    expect(s.proposedGraph?.tasks.map((n) => n.id)).toEqual(["T-1", "T-2"])
+    const a = TuiView.ask(s)
+    expect(a).toMatchObject({ kind: "plan", summary: "Two tasks." })
+    expect(a?.kind === "plan" && a.graph?.tasks.length).toBe(2)
+  })
+
+  test("each task shows its kind, phase, dependencies and the files it creates, modifies or deletes; the ADRs by title", () => {
+    const en = PlanView.lines(draft, ["ADR-1 Integer arithmetic stays in namespace calc"], "en", 60).map((l) => l.text)
+    expect(en).toEqual([
+      "Tasks (2)",
+      "T-1  Add calc::mul",
+      "     code · phase 1 · no dependencies",
+      "     modifies include/calc.h (multiplicative), src/calc.cpp",
+      "T-2  Tests for mul",
+      "     test · phase 2 · after T-1",
+      "     creates tests/test_mul.cpp",
+      "     deletes tests/old.cpp",
+      "Decisions (ADRs)",
+      "  ADR-1 Integer arithmetic stays in namespace calc",
+    ])
+    const zh = PlanView.lines(draft, [], "zh-CN", 30).map((l) => l.text)
+    expect(zh).toContain("     test · 阶段 2 · 依赖 T-1")
+    for (const line of zh) expect(RunView.displayWidth(line)).toBeLessThanOrEqual(30)
+  })
+})
+
+describe("retries and rate-limit pauses", () => {
+  test("a retry or pause in the log shows in the sidebar with the time of the next attempt, until the work moves on", () => {
+    const s = stateAt(6)
+    const at = s.lastAt!
+    const later = new Date(Date.parse(at) + 30_000).toISOString()
+    const taskId = s.tasks[0]!.id
+    const entries = [
+      { event: { type: "limiter.paused", at, seq: 1, until: later } },
+      { event: { type: "session.retrying", at, seq: 2, taskId, role: "executor", nextAt: later } },
+    ] as unknown as RunData.Entry[]
+    const view = RunView.build({ state: s, entries, now: at })
+    const side = TuiView.sidebar(view, "en")
+    const clock = later.slice(11, 19)
+    expect(side.waiting.map((w) => w.text)).toEqual(expect.arrayContaining([`model calls paused until ${clock} (rate limit)`, `${taskId}: the executor's model call retries at ${clock}`]))
+    // The task reported (work moved on) and the pause is over: nothing is said any more.
+    const moved = [...entries, { event: { type: "worker.reported", at, seq: 3, taskId } }] as unknown as RunData.Entry[]
+    expect(RunView.build({ state: s, entries: moved, now: new Date(Date.parse(later) + 1000).toISOString() }).retries).toEqual([])
+    expect(RunView.build({ state: s, entries: moved, now: at }).retries?.map((r) => r.taskId)).toEqual([null])
+  })
 })

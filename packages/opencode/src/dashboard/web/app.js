@@ -64,7 +64,7 @@ function connect() {
   source.addEventListener("update", (message) => {
     const update = JSON.parse(message.data)
     batch(() => {
-      setRun({ ...run(), view: update.view, graph: update.graph, warnings: update.warnings, waiting: update.waiting, budgets: update.budgets, torn: update.torn })
+      setRun({ ...run(), view: update.view, graph: update.graph, warnings: update.warnings, waiting: update.waiting, budgets: update.budgets, progress: update.progress, torn: update.torn })
       setEvents([...events(), ...update.events])
     })
     refreshEvidence()
@@ -213,7 +213,7 @@ function Tasks() {
           <td class=${task.session ? "mono" : "mono muted"}>${task.session ?? lastWorker(task) ?? "—"}</td>
           <td>${duration(task.elapsedMs)}</td>
           <td>${task.repairs ? `${task.attempts} (${task.repairs}↻)` : String(task.attempts)}</td>
-          <td>${task.gates.filter((g) => !g.passed || !["commit", "diff", "evidence"].includes(g.gate)).map((g) => `${gateLabel(g.gate)} ${g.passed ? "✓" : "✗"}`).join(" ") || "—"}</td>
+          <td>${() => run()?.progress?.[task.id] ?? (task.gates.filter((g) => !g.passed || !["commit", "diff", "evidence"].includes(g.gate)).map((g) => `${gateLabel(g.gate)} ${g.passed ? "✓" : "✗"}`).join(" ") || "—")}</td>
         </tr>`}<//>
     </tbody>
   </table>`

@@ -76,7 +76,8 @@ function event<T extends string, S extends z.ZodRawShape>(type: T, shape: S) {
 export const Event = z.discriminatedUnion("type", [
   /** `integration`: the branch the run merges into (the checkout's branch when it started). */
   event("run.started", { runId: z.string().min(1), requirement: z.string(), config: RunConfig, integration: z.string().min(1).optional() }),
-  event("plan.proposed", { summary: z.string() }),
+  /** `graph`: the tasks as the Architect drafted them, shown to the person who confirms (written as the graph after the confirmation). */
+  event("plan.proposed", { summary: z.string(), graph: TaskGraph.optional() }),
   event("plan.confirmed", {}),
   /** The user asked, in their own words, for changes to the proposed plan: the Architect revises and proposes again. */
   event("plan.revision.requested", { text: z.string().min(1) }),

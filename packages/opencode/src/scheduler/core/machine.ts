@@ -111,6 +111,8 @@ const RULES: { [T in EventType]: Handler<T> } = {
     const refusal = needStage(d, ["planning", "confirming", "confirmed"], "a plan can be proposed only before the graph is accepted; later changes go through change.requested")
     if (refusal) return refusal
     d.s.planSummary = e.summary
+    if (e.graph) d.s.proposedGraph = e.graph
+    else delete d.s.proposedGraph
     delete d.s.planRevision
     d.s.stage = d.s.config!.autoConfirm ? "confirmed" : "confirming"
     // The Architect goes on to the graph (auto-confirmed), or waits for the user, untimed.

@@ -111,6 +111,8 @@ export const SchedulerState = z.object({
   planSummary: z.string().nullable(),
   /** What the user asked to change in the proposed plan, until the Architect proposes again (a restart re-prompts it). */
   planRevision: z.string().optional(),
+  /** The tasks the proposal drafted (plan.proposed's graph), for the person who confirms; absent when it drafted none. */
+  proposedGraph: TaskGraph.optional(),
   graph: TaskGraph.nullable(),
   /** Parallel to graph.tasks: tasks[i] is the runtime of graph.tasks[i]. */
   tasks: z.array(TaskRuntime),

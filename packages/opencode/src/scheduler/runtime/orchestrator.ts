@@ -17,7 +17,7 @@ import { resume } from "./recovery"
 import { realPorts, type Applied, type EventInput, type Ports } from "./ports"
 import type { SchedulerState } from "../core/state"
 import { Store } from "./store/store"
-import { SCHEMA_VERSION, type TaskNode } from "../core/task.schema"
+import { SCHEMA_VERSION, type TaskGraph, type TaskNode } from "../core/task.schema"
 import { boundErrors, validateDelta, validateGraph } from "../core/validate"
 import { PlanPaths } from "./plan-paths"
 import { Preflight } from "./preflight"
@@ -193,8 +193,31 @@ class OrchestratorImpl {
     ].join(" ")
   }
 
+  /** What the user did in the TUI's dialogs, so Main never relays a proposal or question already answered there. */
+  private readonly doneInTui = new Set<string>()
+
+  heardFromTui(
+    request: { verb: "confirm" } | { verb: "change"; text: string } | { verb: "answer"; questionId: string; answer: string } | { verb: "pause" } | { verb: "resume" },
+  ): void {
+    if (request.verb === "confirm" || (request.verb === "change" && this.store?.state.stage === "planning")) {
+      this.inbox.drop((text) => text.startsWith("PLAN PROPOSED"))
+      this.doneInTui.add("plan")
+      this.inbox.push(
+        request.verb === "confirm"
+          ? "The user confirmed the plan in AirCoding's dialog (not in this chat): the Architect writes the task graph and the work starts. Do not call air_confirm."
+          : `The user asked for changes to the plan in AirCoding's dialog: "${request.text}". The Architect revises it; do not call air_change for it.`,
+      )
+    } else if (request.verb === "answer") {
+      this.inbox.drop((text) => text.startsWith(`QUESTION ${request.questionId} `))
+      this.doneInTui.add(`question:${request.questionId}`)
+      this.inbox.push(`The user answered ${request.questionId} in AirCoding's dialog: "${request.answer}". Do not call air_answer for it.`)
+    }
+  }
+
   async confirm(notes?: string): Promise<string> {
     const r = await this.apply({ type: "plan.confirmed" })
+    if (!r.ok && this.doneInTui.has("plan"))
+      return "The user already confirmed the plan in AirCoding's dialog; nothing to do. Tell them the work is under way and end your turn."
     if (!r.ok) return `Nothing to confirm: ${r.reason}`
     const state = (await this.open()).state
     await this.supervisor.toArchitect(ContextPack.confirmedText(notes), ContextPack.architectAgain(state.requirement, state.planSummary ?? "", { confirmed: true, notes }))
@@ -221,6 +244,8 @@ class OrchestratorImpl {
 
   async answer(questionId: string, answer: string): Promise<string> {
     const r = await this.apply({ type: "question.answered", questionId, answer })
+    if (!r.ok && this.doneInTui.has(`question:${questionId}`))
+      return `The user already answered ${questionId} in AirCoding's dialog; nothing to do. End your turn.`
     return r.ok ? "Answer recorded; the blocked work resumes. Call air_listen." : `Answer refused: ${r.reason}`
   }
 
@@ -274,8 +299,15 @@ class OrchestratorImpl {
 
   // ——— Architect ———
 
-  async propose(sessionID: string, summary: string): Promise<string> {
-    const r = await this.apply({ type: "plan.proposed", summary })
+  async propose(sessionID: string, summary: string, tasks?: unknown[]): Promise<string> {
+    // The draft tasks are checked as a graph is: the person confirms tasks that can be written as they read.
+    let graph: TaskGraph | undefined
+    if (tasks?.length) {
+      const checked = validateGraph({ schemaVersion: SCHEMA_VERSION, tasks })
+      if (!checked.ok) return formatErrors("The proposal's tasks were refused; nothing changed.", checked.errors)
+      graph = checked.graph
+    }
+    const r = await this.apply({ type: "plan.proposed", summary, ...(graph ? { graph } : {}) })
     if (!r.ok) return `Proposal refused: ${r.reason}`
     this.supervisor.architectSessionID = sessionID
     if ((await this.open()).state.stage === "confirmed")

@@ -42,6 +42,8 @@ export namespace Proc {
      * timeout or abort then stops the child itself.
      */
     ownGroup?: boolean
+    /** Sees every chunk of stdout and stderr as it arrives (a running gate's progress file); the capture is unchanged. */
+    onOutput?: (chunk: Buffer) => void
   }
 
   export interface Result {
@@ -148,10 +150,12 @@ export namespace Proc {
       child.stdout?.on("data", (chunk: Buffer) => {
         out.push(chunk)
         all.push(chunk)
+        options.onOutput?.(chunk)
       })
       child.stderr?.on("data", (chunk: Buffer) => {
         err.push(chunk)
         all.push(chunk)
+        options.onOutput?.(chunk)
       })
       if (options.input !== undefined && child.stdin) {
         child.stdin.on("error", () => {}) // a child that exits without reading stdin: EPIPE is not our failure

@@ -8,6 +8,7 @@ import type { Failure, GateContext, GateOutcome } from "./gate.ts"
 import type { GateResult } from "./schema.ts"
 import { TOOL_MISSING } from "./schema.ts"
 import { formatRun, INSTALL_HINTS, stripPrefix } from "./text.ts"
+import { ProgressWriter } from "./progress.ts"
 
 /**
  * Where ccache logs this build's calls: inside the cache dir, the one place outside the worktree a
@@ -40,13 +41,18 @@ export async function runCommands(
   }
   const env = Toolchain.commandEnv(ctx.rules, { root: ctx.root, worktree: ctx.worktree, ...(statsLog ? { statsLog } : {}) }, ctx.env)
   for (const command of commands) {
-    const result = await ctx.exec(command, [], {
-      cwd: ctx.worktree,
-      env,
-      shell: true,
-      timeoutMs: ctx.rules.timeoutMs,
-      ...(ctx.signal ? { signal: ctx.signal } : {}),
-    })
+    // The views see a long build or test move (steps done, elapsed time) through a small file, not the log.
+    const progress = new ProgressWriter(ctx.root, ctx.taskId, which, command)
+    const result = await ctx
+      .exec(command, [], {
+        cwd: ctx.worktree,
+        env,
+        shell: true,
+        timeoutMs: ctx.rules.timeoutMs,
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+        onOutput: progress.onOutput,
+      })
+      .finally(() => progress.end())
     text += formatRun(command, ctx.worktree, result)
     logPath = await ctx.write(log, text)
     outputs += result.output

@@ -61,7 +61,7 @@ export interface Failure {
 export type Exec = (
   command: string,
   args: readonly string[],
-  options: { cwd: string; env: NodeJS.ProcessEnv; shell: boolean; timeoutMs: number; signal?: AbortSignal },
+  options: { cwd: string; env: NodeJS.ProcessEnv; shell: boolean; timeoutMs: number; signal?: AbortSignal; onOutput?: (chunk: Buffer) => void },
 ) => Promise<Proc.Result>
 
 export interface GateContext {

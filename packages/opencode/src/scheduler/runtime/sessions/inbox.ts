@@ -20,6 +20,13 @@ export class Inbox {
     this.waiters.clear()
   }
 
+  /** Drops queued items a newer state made stale (a proposal the user already confirmed in the TUI); returns how many. */
+  drop(stale: (text: string) => boolean): number {
+    const before = this.items.length
+    this.items = this.items.filter((text) => !stale(text))
+    return before - this.items.length
+  }
+
   /** Everything queued, now, without waiting. */
   take(): string[] {
     const out = this.items

@@ -3,6 +3,7 @@ import { join } from "node:path"
 import type { SchedulerState } from "../../core/state"
 import { Adrs } from "../adrs"
 import { writeFileAtomicSync } from "../store/atomic"
+import { PlanView } from "../../../read/plan-view"
 
 /** What Main is given to show the user when a plan waits for them: the proposal and the decisions recorded with it. */
 export namespace Proposal {
@@ -34,7 +35,7 @@ export namespace PlanFiles {
   export function expected(state: SchedulerState): { name: string; content: string }[] {
     if (state.runId === null) return []
     const files = [{ name: "requirements.md", content: `# Requirement\n\n${state.requirement}\n` }]
-    if (state.planSummary !== null) files.push({ name: "plan.md", content: `# Plan\n\n${state.planSummary}\n` })
+    if (state.planSummary !== null) files.push({ name: "plan.md", content: PlanView.markdown(state.planSummary, state.proposedGraph) })
     if (state.graph !== null) files.push({ name: "task-graph.json", content: JSON.stringify(state.graph, null, 2) })
     return files
   }
