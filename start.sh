@@ -107,6 +107,9 @@ ensure_system_tools() {
     if [ "$(uname -s)" = Linux ]; then
       command -v bwrap >/dev/null 2>&1 || required+=(bubblewrap)
       command -v chromium >/dev/null 2>&1 || required+=(chromium)
+      # The results store's tests start a real Redis; the deploy tests a real sshd, reached with ssh/scp.
+      command -v redis-server >/dev/null 2>&1 || required+=(redis-server)
+      { [ -x /usr/sbin/sshd ] && command -v ssh >/dev/null 2>&1; } || required+=(openssh-server openssh-client)
     fi
   fi
   command -v ccache >/dev/null 2>&1 || optional+=(ccache)
@@ -115,9 +118,9 @@ ensure_system_tools() {
   command -v rg >/dev/null 2>&1 || optional+=(ripgrep)
   if [ "$(uname -s)" = Linux ]; then command -v bwrap >/dev/null 2>&1 || optional+=(bubblewrap); fi
   # A results store a team shares may be Redis (toolchain.json cache.results.remote = redis://…).
-  if [ "$(uname -s)" = Linux ]; then command -v redis-server >/dev/null 2>&1 || optional+=(redis-server); fi
+  if [ "$(uname -s)" = Linux ] && [ $testing = 0 ]; then command -v redis-server >/dev/null 2>&1 || optional+=(redis-server); fi
   # Deploy targets are reached with ssh/scp; the deploy tests start a local sshd.
-  if [ "$(uname -s)" = Linux ]; then [ -x /usr/sbin/sshd ] || optional+=(openssh-server); fi
+  if [ "$(uname -s)" = Linux ] && [ $testing = 0 ]; then [ -x /usr/sbin/sshd ] || optional+=(openssh-server); fi
   # (the ${a[@]+…} form: bash 3.2 on macOS treats an empty array as unset under set -u)
   local all=(${required[@]+"${required[@]}"} ${optional[@]+"${optional[@]}"})
   [ ${#all[@]} -eq 0 ] && return 0
