@@ -3,6 +3,7 @@ import { commandId, type Command } from "./command"
 import type { Draft } from "./draft"
 import type { EventOf } from "./event.schema"
 import type { Question, SchedulerState } from "./state"
+import { DEPLOY_ASK_CAUSES, type DeployCause, type DeployTarget } from "./deploy.schema"
 
 /**
  * Done means where it runs (invariant 15): a deployable run — the plan says `deployable`, or the project's
@@ -12,37 +13,7 @@ import type { Question, SchedulerState } from "./state"
  * target or a refused key to the user as one question naming the target and the cause.
  */
 
-/** Why a deploy failed. The first three are the connection's (the user fixes them); the rest the build's. */
-export const DEPLOY_CAUSES = ["unreachable", "auth", "host-key", "build", "transfer", "hash", "restart", "smoke", "errored"] as const
-export type DeployCause = (typeof DEPLOY_CAUSES)[number]
-export const DEPLOY_ASK_CAUSES: readonly DeployCause[] = ["unreachable", "auth", "host-key"]
-
-export const DEPLOY_TARGET_STATUSES = ["running", "passed", "failed", "asked"] as const
-
-/** The run's deploy settings, fixed at its start from `.air/shared/rules/deploy.json`. */
-export const DeployConfig = z.object({ targets: z.array(z.string().min(1)), everyRun: z.boolean() })
-export type DeployConfig = z.infer<typeof DeployConfig>
-
-export const DeployTarget = z.object({
-  name: z.string(),
-  /** Deploys of this target so far in the run; the evidence of the current one is under _deploy/<name>/<n>. */
-  n: z.number().int(),
-  status: z.enum(DEPLOY_TARGET_STATUSES),
-  commandId: z.string(),
-  /** The merged commit this deploy carries (deploy.started). */
-  commit: z.string().nullable(),
-  cause: z.enum(DEPLOY_CAUSES).nullable(),
-  message: z.string(),
-  evidencePath: z.string().nullable(),
-  hashMatch: z.boolean().nullable(),
-  service: z.string().nullable(),
-  smoke: z.enum(["passed", "failed", "not-run"]).nullable(),
-  rolledBack: z.boolean(),
-})
-export type DeployTarget = z.infer<typeof DeployTarget>
-
-export const DeployState = z.object({ targets: z.array(DeployTarget) })
-export type DeployState = z.infer<typeof DeployState>
+export { DEPLOY_ASK_CAUSES, DEPLOY_CAUSES, DEPLOY_TARGET_STATUSES, DeployConfig, DeployState, DeployTarget, type DeployCause } from "./deploy.schema"
 
 export function deployable(s: SchedulerState): boolean {
   const config = s.config?.deploy

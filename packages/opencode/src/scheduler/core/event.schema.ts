@@ -1,12 +1,10 @@
 import { z } from "zod"
-import { DEPLOY_CAUSES, DeployConfig } from "./deploy"
+import { DEPLOY_CAUSES, DeployConfig } from "./deploy.schema"
 import { PlanDelta } from "./delta.schema"
 import { ReviewReport, WorkerResult } from "./report.schema"
 import { TaskGraph, TaskNode } from "./task.schema"
 import { ProviderFault } from "./provider-fault"
-import { FAILED_OUTCOMES } from "./session-outcome"
-import { STEPS } from "./steps"
-import { BASELINE_STATUSES, BudgetLimits, CONSULTANTS, FINAL_CHECK_STATUSES, WORKER_ROLES } from "./vocabulary"
+import { BASELINE_STATUSES, BudgetLimits, CONSULTANTS, FAILED_OUTCOMES, FINAL_CHECK_STATUSES, STEPS, WORKER_ROLES } from "./vocabulary"
 
 export { BudgetLimits, FINAL_CHECK_STATUSES, WORKER_ROLES, type WorkerRole } from "./vocabulary"
 

@@ -2,6 +2,7 @@ import { z } from "zod"
 import type { Consultant } from "./command"
 import type { Event, EventType } from "./event.schema"
 import { ProviderFault, type ProviderErrorClass } from "./provider-fault"
+import { FAILED_OUTCOMES, PURPOSE_KINDS, type FailedOutcome, type PurposeKind, type QuestionCause } from "./vocabulary"
 
 /**
  * Every session the Scheduler starts ends in an event the machine folds: this table says which, for each
@@ -10,18 +11,8 @@ import { ProviderFault, type ProviderErrorClass } from "./provider-fault"
  * session up to a bound, then one question to the user). A purpose added to PURPOSE_KINDS without a row,
  * or a row without every outcome, does not compile.
  */
-export const PURPOSE_KINDS = ["executor", "debugger", "reviewer", "architect", "change", "consult", "milestone", "adr"] as const
-export type PurposeKind = (typeof PURPOSE_KINDS)[number]
+export { FAILED_OUTCOMES, PURPOSE_KINDS, QuestionCause, SESSION_OUTCOMES, type FailedOutcome, type PurposeKind } from "./vocabulary"
 
-/**
- * How a session that did not report ended: `no-report` (it ended its turn without its report tool, was told
- * the exact tool once, and ended again), `errored` (the engine reported an error, with the provider's class
- * when it came from the model provider), `stalled` (no output past `inactivityMs`), `spawn-failed` (the
- * session could not be created or prompted).
- */
-export const FAILED_OUTCOMES = ["no-report", "errored", "stalled", "spawn-failed"] as const
-export type FailedOutcome = (typeof FAILED_OUTCOMES)[number]
-export const SESSION_OUTCOMES = ["reported", ...FAILED_OUTCOMES] as const
 
 type NoAt<E> = E extends unknown ? Omit<E, "at"> : never
 export type OutcomeEvent = NoAt<Event>
@@ -138,23 +129,6 @@ export function failureEvent<P extends PurposeKind>(kind: P, ref: PurposeRef[P],
   return SESSION_RULES[kind].failed[outcome](ref, failure)
 }
 
-/**
- * Why the user is asked, kept as data so each view words it in the person's language (read/question-text.ts);
- * the question's `text` is the English wording of the same.
- */
-export const QuestionCause = z.object({
-  who: z.enum(PURPOSE_KINDS),
-  taskId: z.string().optional(),
-  phase: z.number().int().optional(),
-  final: z.boolean().optional(),
-  outcome: z.enum(FAILED_OUTCOMES),
-  fault: ProviderFault.optional(),
-  /** The failure as the log has it (one line), when no provider class names it. */
-  detail: z.string(),
-  /** Fresh sessions tried before the user was asked. */
-  tries: z.number().int().min(0).optional(),
-})
-export type QuestionCause = z.infer<typeof QuestionCause>
 
 const CLASS_WORDS: Record<ProviderErrorClass, string> = {
   "rate-limit": "it kept hitting the rate limit",

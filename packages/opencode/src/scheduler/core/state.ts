@@ -2,10 +2,8 @@ import { z } from "zod"
 import { RunConfig } from "./event.schema"
 import { SCHEMA_VERSION, TASK_STATUSES, TaskGraph } from "./task.schema"
 import { emptyUsage, UsageState } from "./usage"
-import { BaselineState, CONSULTANTS, CONSULT_OPTIONS, FINAL_CHECK_STATUSES, WORKER_ROLES } from "./vocabulary"
-import { emptySteps, STEPS, StepRuns } from "./steps"
-import { QuestionCause } from "./session-outcome"
-import { DeployState } from "./deploy"
+import { BaselineState, CONSULTANTS, CONSULT_OPTIONS, emptySteps, FINAL_CHECK_STATUSES, QuestionCause, STEPS, StepRuns, WORKER_ROLES } from "./vocabulary"
+import { DeployState } from "./deploy.schema"
 
 export const STAGES = ["idle", "planning", "confirming", "confirmed", "running", "milestone", "finished", "deploying"] as const
 export type Stage = (typeof STAGES)[number]

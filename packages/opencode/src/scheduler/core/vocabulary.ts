@@ -1,4 +1,5 @@
 import { z } from "zod"
+import { ProviderFault } from "./provider-fault"
 
 /**
  * The core's vocabulary: the names and shapes every other file of the core speaks of, and nothing that
@@ -50,3 +51,62 @@ export const BaselineState = z.object({
   questionId: z.string().nullable(),
 })
 export type BaselineState = z.infer<typeof BaselineState>
+
+/**
+ * Steps of a run that belong to no task, each carried out by one Architect session at a time: the plan,
+ * a requirement change (replan) and a milestone review (the final one included). Like a task's worker,
+ * each has a deadline in the state (a restart keeps it) and a bounded number of fresh sessions after a
+ * failure before the user is asked.
+ */
+export const STEPS = ["plan", "change", "milestone"] as const
+export type Step = (typeof STEPS)[number]
+
+/** Fresh sessions a step gets after its session failed, before the user is asked (an answer "retry" gives them again). */
+export const MAX_FRESH_SESSIONS = 2
+
+export const StepRun = z.object({
+  /** Fresh sessions started after a failure since the step last succeeded (or the user answered "retry"). */
+  fresh: z.number().int().default(0),
+  /** When the current session's wall-clock cap runs out (its start plus the cap); null while none works. */
+  deadline: z.string().nullable().default(null),
+})
+export type StepRun = z.infer<typeof StepRun>
+
+export const StepRuns = z.object({ plan: StepRun, change: StepRun, milestone: StepRun })
+export type StepRuns = z.infer<typeof StepRuns>
+
+export function emptySteps(): StepRuns {
+  return { plan: { fresh: 0, deadline: null }, change: { fresh: 0, deadline: null }, milestone: { fresh: 0, deadline: null } }
+}
+
+/** What a session the Scheduler started is for (core/session-outcome.ts has a row of rules for each). */
+export const PURPOSE_KINDS = ["executor", "debugger", "reviewer", "architect", "change", "consult", "milestone", "adr"] as const
+export type PurposeKind = (typeof PURPOSE_KINDS)[number]
+
+/**
+ * How a session that did not report ended: `no-report` (it ended its turn without its report tool, was told
+ * the exact tool once, and ended again), `errored` (the engine reported an error, with the provider's class
+ * when it came from the model provider), `stalled` (no output past `inactivityMs`), `spawn-failed` (the
+ * session could not be created or prompted).
+ */
+export const FAILED_OUTCOMES = ["no-report", "errored", "stalled", "spawn-failed"] as const
+export type FailedOutcome = (typeof FAILED_OUTCOMES)[number]
+export const SESSION_OUTCOMES = ["reported", ...FAILED_OUTCOMES] as const
+
+/**
+ * Why the user is asked, kept as data so each view words it in the person's language (read/question-text.ts);
+ * the question's `text` is the English wording of the same.
+ */
+export const QuestionCause = z.object({
+  who: z.enum(PURPOSE_KINDS),
+  taskId: z.string().optional(),
+  phase: z.number().int().optional(),
+  final: z.boolean().optional(),
+  outcome: z.enum(FAILED_OUTCOMES),
+  fault: ProviderFault.optional(),
+  /** The failure as the log has it (one line), when no provider class names it. */
+  detail: z.string(),
+  /** Fresh sessions tried before the user was asked. */
+  tries: z.number().int().min(0).optional(),
+})
+export type QuestionCause = z.infer<typeof QuestionCause>
