@@ -87,7 +87,7 @@ describe("the run's rate limiter", () => {
     const { l, clock } = limiter(fakeClock(), { maxMs: 60_000 })
     expect(l.onRetry("s1", { attempt: 1, message: "HTTP 500 internal", next: 0 }).giveUp).toBe(false)
     await clock.advance(60_001)
-    expect(l.onRetry("s1", { attempt: 2, message: "HTTP 500 internal", next: 0 })).toMatchObject({ giveUp: true, cause: "server-error" })
+    expect(l.onRetry("s1", { attempt: 2, message: "HTTP 500 internal", next: 0 })).toMatchObject({ giveUp: true, cause: "server" })
   })
 
   test("a success starts the next call's count afresh", async () => {
@@ -111,9 +111,9 @@ describe("the run's rate limiter", () => {
       "rate-limit",
       "overloaded",
       "overloaded",
-      "server-error",
-      "server-error",
-      "network",
+      "server",
+      "server",
+      "connection",
     ])
   })
 

@@ -1,3 +1,5 @@
+import type { ProviderErrorClass } from "../../core/provider-fault"
+
 /**
  * One rate limiter per run. The engine retries a retryable provider error inside its session on its own
  * (see the runtime README, "The engine's retries, measured"); what it does not do is tell the other
@@ -12,14 +14,14 @@
 /** What the engine's `session.status` says while it waits to retry. */
 export type RetryStatus = { attempt: number; message: string; next: number }
 
-/** The kinds of retryable provider error, read from the engine's retry message. */
-export type RetryClass = "rate-limit" | "overloaded" | "server-error" | "network"
+/** The kinds of retryable provider error, read from the engine's retry message: the provider classes waiting can cure. */
+export type RetryClass = Extract<ProviderErrorClass, "rate-limit" | "overloaded" | "server" | "connection">
 
 export function retryClass(message: string): RetryClass {
   if (/\b429\b|rate.?limit|too many requests/i.test(message)) return "rate-limit"
   if (/\b529\b|overload/i.test(message)) return "overloaded"
-  if (/\b5\d\d\b|server|unavailable|internal/i.test(message)) return "server-error"
-  return "network"
+  if (/\b5\d\d\b|server|unavailable|internal/i.test(message)) return "server"
+  return "connection"
 }
 
 /** A change the limiter made, for the log (the runtime turns each into an event). */

@@ -118,8 +118,11 @@ export class Supervisor {
         await log.apply({ type: "session.lost", taskId: purpose.taskId, sessionId: sessionID })
       else if (outcome.kind === "aborted") await this.fail(purpose, sessionID, "errored", { message: `its session was aborted: ${ProviderError.oneLine(outcome.message)}` })
       else {
-        const fault = ProviderError.classify(outcome.error ?? outcome.message, this.ports.clock.now())
-        await this.fail(purpose, sessionID, "errored", { message: fault.message, fault: { class: fault.class, retryable: fault.retryable, message: fault.message, ...(fault.status !== undefined ? { status: fault.status } : {}) } })
+        // Given up after the engine's retries ran past the run's bound: the class is known, the message its own.
+        const fault = outcome.retryClass
+          ? { class: outcome.retryClass, retryable: true, message: ProviderError.oneLine(outcome.message) }
+          : ProviderError.classify(outcome.error ?? outcome.message, this.ports.clock.now())
+        await this.fail(purpose, sessionID, "errored", { message: fault.message, fault: { class: fault.class, retryable: fault.retryable, message: fault.message, ...("status" in fault && fault.status !== undefined ? { status: fault.status } : {}) } })
       }
       return
     }
