@@ -6,13 +6,15 @@ import { spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { bunBinary } from "../support/sandbox"
 import { Event } from "../../src/scheduler/core/event.schema"
 import { foldEvents } from "../../src/scheduler/core/fold"
 import { sameState, Store } from "../../src/scheduler/runtime/store/store"
 
 /** bun on PATH, else the one this workspace installs for development. */
 export function findBun(): string | null {
-  const candidates = [process.env.BUN_BIN, "bun", "/tmp/probe/node_modules/.bin/bun", join(process.env.HOME ?? "", ".bun/bin/bun")]
+  // The checkout's own bun (.tools, installed by ./start.sh) when none is on PATH.
+  const candidates = [process.env.BUN_BIN, "bun", bunBinary(), join(process.env.HOME ?? "", ".bun/bin/bun")]
   for (const candidate of candidates) {
     if (!candidate) continue
     const probe = spawnSync(candidate, ["--version"], { encoding: "utf8" })
