@@ -28,7 +28,8 @@ function rules(build: string[]): void {
 /** Everything outside the project root, plus its .git, its run state and its shared rules. */
 function hashOutside(): string {
   const h = createHash("sha256")
-  const skip = new Set([root])
+  // The run's job budget (jobs.json) is written by AirCoding itself, outside the sandbox, for the views.
+  const skip = new Set([root, join(root, ".air", "local", "state", "jobs.json")])
   const walk = (p: string) => {
     if (skip.has(p)) return
     const st = lstatSync(p)
@@ -37,7 +38,7 @@ function hashOutside(): string {
     else if (!st.isSymbolicLink()) h.update(readFileSync(p))
   }
   walk(dir)
-  skip.clear()
+  skip.delete(root)
   for (const p of [join(root, ".git"), join(root, ".air", "local", "state"), join(root, ".air", "shared")]) walk(p)
   return h.digest("hex")
 }
