@@ -12,8 +12,9 @@ import { passingReviewer, runScenario, trivialProject, writeAndReport, type RunR
  * question naming the cause — and the run ends (exit 2), never hangs.
  * 1. toolchain.json is made invalid by a person while T-1 is at work: its gates cannot run (gates.errored),
  *    and the final check of the blocked run cannot either (finalCheck.done errored).
- * 2. the model answers the reviewer with an error (no script for it: HTTP 400): the review session errors,
- *    is tried once more, then the task is blocked to resume at review (session.errored twice).
+ * 2. the model answers the reviewer with an error (no script for it: HTTP 400): a refusal waiting cannot cure,
+ *    so no fresh session repeats it — the task is blocked at once with one question that says it in words
+ *    and lists the answers (session.errored once, with the provider's class).
  * 3. one run, three faults in turn: the executor's model sends calls that do not match their tool's schema
  *    and a call to a tool its role does not have (each time the worker is told, the run goes on), then stops
  *    answering past the inactivity timeout (retried in a fresh session); then the merge lock is held by a
@@ -118,10 +119,15 @@ describe("toolchain.json made invalid mid-run", () => {
 })
 
 describe("the model answers the reviewer with an error", () => {
-  test("the review session errors, is tried once more, then T-1 is blocked to resume at review (exit 2)", () => {
+  test("the review session's 400 is not retried: T-1 is blocked at once, the question says it in words (exit 2)", () => {
     expect(reviewerRun.code, reviewerRun.stderr.slice(-3000)).toBe(2)
-    expect(reviewerRun.events.filter((e) => e.type === "session.errored").map((e) => e.taskId)).toEqual(["T-1", "T-1"])
-    expect(reviewerRun.summary.questions).toEqual([{ questionId: "T-1:blocked:1", text: expect.stringMatching(/reviewer's session errored again/) }])
+    const errored = reviewerRun.events.filter((e) => e.type === "session.errored")
+    expect(errored.map((e) => [e.taskId, e.fault?.class])).toEqual([["T-1", "bad-request"]])
+    expect(reviewerRun.summary.questions).toHaveLength(1)
+    const [question] = reviewerRun.summary.questions
+    expect(question.questionId).toMatch(/^T-1:/)
+    expect(question.text).toMatch(/^The model provider refused the Reviewer's request for T-1: it refused the request as invalid .*Answer 'retry'/)
+    expect(question.text).not.toMatch(/[{}]|\\"/)
   })
 
   test("the blocked run still gets its final check, which passes", () => {
