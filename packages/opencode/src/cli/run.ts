@@ -57,14 +57,14 @@ async function finalState(dir: string) {
 }
 
 /** What CI reads when the run waits for the user: what for, and the plan (its summary, file and graph) when a plan waits. */
-type Waits = { waitingFor: Waiting[]; plan?: { summary: string; file: string; graph: SchedulerState["graph"] } }
+type Waits = { waitingFor: Waiting[]; plan?: { summary: string; file: string; graph: SchedulerState["graph"] | SchedulerState["proposedGraph"] } }
 
 function waitsOf(state: SchedulerState | undefined): Waits | {} {
   if (!state || !runStatus(state).needsUser) return {}
   const waiting = runStatus(state).waitingFor.filter((w) => w.kind === "confirm" || w.kind === "question")
   return {
     waitingFor: waiting,
-    ...(state.stage === "confirming" ? { plan: { summary: state.planSummary ?? "", file: ".air/shared/plan/plan.md", graph: state.graph } } : {}),
+    ...(state.stage === "confirming" ? { plan: { summary: state.planSummary ?? "", file: ".air/shared/plan/plan.md", graph: state.graph ?? state.proposedGraph ?? null } } : {}),
   }
 }
 
