@@ -222,8 +222,9 @@ function snapshot(dir: string, skip: (rel: string) => boolean = () => false): Sn
  * request log, the Scheduler's state once a coordinator tool opened it). What a role tried to put there
  * is named `pwned*`, and `keep.json` was there before: both stay in the snapshot.
  */
+// The run's own files: its state, and the .gitignore that keeps .air/local out of git (written when the store opens).
 const projectSkip = (rel: string) =>
-  rel === ".git/opencode" || (rel.startsWith(".air/local/state/") && !rel.includes("pwned") && rel !== ".air/local/state/keep.json")
+  rel === ".git/opencode" || rel === ".air/local/.gitignore" || (rel.startsWith(".air/local/state/") && !rel.includes("pwned") && rel !== ".air/local/state/keep.json")
 
 function changed(before: Snapshot, after: Snapshot): string[] {
   const keys = new Set([...before.keys(), ...after.keys()])
