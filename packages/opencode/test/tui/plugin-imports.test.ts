@@ -52,8 +52,9 @@ describe("the TUI plugin's import graph", () => {
     const { files, packages } = graph(join(SRC, "tui/plugin.tsx"))
     expect(files).toContain("read/words.ts")
     expect(files).toContain("tui/view.ts")
-    // usage.ts reads the request log; jsonl.ts reads it, serial.ts orders its appends (no I/O of its own). Nothing else of the runtime.
-    expect(files.filter((f) => f.startsWith("scheduler/runtime/"))).toEqual(["scheduler/runtime/sessions/usage.ts", "scheduler/runtime/store/jsonl.ts", "scheduler/runtime/store/serial.ts"])
+    // usage.ts reads the request log; jsonl.ts reads it, serial.ts orders its appends (no I/O of its own); jobs/file.ts
+    // reads the job budget's jobs.json. Nothing else of the runtime.
+    expect(files.filter((f) => f.startsWith("scheduler/runtime/"))).toEqual(["scheduler/runtime/jobs/file.ts", "scheduler/runtime/sessions/usage.ts", "scheduler/runtime/store/jsonl.ts", "scheduler/runtime/store/serial.ts"])
     expect(files.filter((f) => !/^(scheduler\/core|read|tui|scheduler\/runtime)\//.test(f))).toEqual([])
     expect(packages.filter((p) => !p.startsWith("node:"))).toEqual(["solid-js", "zod"])
   })
