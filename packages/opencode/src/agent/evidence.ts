@@ -120,7 +120,7 @@ export namespace Evidence {
   }
 
   /** Words of a command for comparison: absolute paths under `root` made relative, parallelism and report files dropped. */
-  function comparable(segment: string, root?: string): string[] {
+  function comparable(segment: string, root?: string, gateSide = false): string[] {
     const ws = words(segment).map((w) => (root && w.startsWith(root + "/") ? w.slice(root.length + 1) : w)).map((w) => w.replace(/^\.\//, ""))
     const out: string[] = []
     for (let i = 0; i < ws.length; i++) {
@@ -130,8 +130,9 @@ export namespace Evidence {
         continue
       }
       if (/^(-j\d+|--parallel=\d+|-l\d+)$/.test(w)) continue
-      // A report file the test gate asks CTest for (its JUnit results): not part of reproducing the failure.
-      if (w === "--output-junit" || w === "--output-log") {
+      // A report file the test gate asks CTest for (its JUnit results), and on the gate's side the tests it
+      // selected by their changed binaries (`-R '^(a|b)$'`, runtime/results/selection.ts): the wider suite reproduces them too.
+      if (w === "--output-junit" || w === "--output-log" || (gateSide && (w === "-R" || w === "--tests-regex"))) {
         i++
         continue
       }
@@ -147,7 +148,7 @@ export namespace Evidence {
    * failure names.
    */
   export function reproduces(command: string, failure: Failure, root?: string): boolean {
-    const gate = failure.commands.flatMap((c) => segments(c)).map((s) => comparable(s, root))
+    const gate = failure.commands.flatMap((c) => segments(c)).map((s) => comparable(s, root, true))
     for (const segment of segments(command)) {
       const ws = comparable(segment, root)
       const p = program(ws)

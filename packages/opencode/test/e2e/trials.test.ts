@@ -119,7 +119,7 @@ beforeAll(async () => {
   modelLog = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l))
 }, 900_000)
 
-afterAll(() => sandbox?.cleanup())
+afterAll(() => { if (!process.env.AIR_KEEP) sandbox?.cleanup() })
 
 const report = (task: string, attempt: number) =>
   JSON.parse(readFileSync(join(project, `.air/local/evidence/${task}/attempt-${attempt}/report.json`), "utf8"))
