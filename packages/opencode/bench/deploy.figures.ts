@@ -12,7 +12,7 @@ import { join } from "node:path"
 import { Paths } from "../src/engine"
 import { Deploy } from "../src/scheduler/runtime/deploy/deploy"
 import { DeployRules } from "../src/scheduler/runtime/deploy/rules"
-import { pidfileService, startSshd } from "../test/support/sshd"
+import { connectionTo, pidfileService, startSshd } from "../test/support/sshd"
 import { registerFigure } from "./figures"
 
 let measured: Promise<{ seconds: number; share: number }> | undefined
@@ -31,11 +31,7 @@ function measure(): Promise<{ seconds: number; share: number }> {
       }
       const target = DeployRules.Target.parse({
         name: "local",
-        host: "127.0.0.1",
-        user: sshd.user,
-        port: sshd.port,
-        identityFile: sshd.identity,
-        knownHostsFile: sshd.knownHosts,
+        ...connectionTo(sshd),
         artefacts: { paths: [".air-build/test_calc", ".air-build/libcalc.a"] },
         remoteDir: join(sshd.targetDir, "calc"),
         restart: { ...service.restart, start: `(setsid sleep 600 </dev/null >/dev/null 2>&1 & echo $! > ${service.pid}; echo v > ${service.running})` },

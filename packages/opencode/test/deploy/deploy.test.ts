@@ -12,7 +12,7 @@ import { transition } from "../../src/scheduler/core/machine"
 import type { SchedulerState } from "../../src/scheduler/core/state"
 import type { EventInput } from "../../src/scheduler/runtime/ports"
 import { apply, complete, graphOf, passFinalReview, started, task } from "../scheduler/fixtures"
-import { freePort, pidfileService, startSshd, type Sshd } from "../support/sshd"
+import { connectionTo, freePort, pidfileService, startSshd, type Sshd } from "../support/sshd"
 
 /**
  * The deploy against a real OpenSSH server on 127.0.0.1 (a throwaway host key and user key), a target dir
@@ -50,11 +50,7 @@ describe.skipIf(!asRoot)("deploy over ssh", () => {
   function target(over: Partial<DeployRules.Target> = {}): DeployRules.Target {
     return DeployRules.Target.parse({
       name: "local",
-      host: "127.0.0.1",
-      user: sshd.user,
-      port: sshd.port,
-      identityFile: sshd.identity,
-      knownHostsFile: sshd.knownHosts,
+      ...connectionTo(sshd),
       artefacts: { paths: ["bin/app", "VERSION"] },
       remoteDir,
       restart: service.restart,

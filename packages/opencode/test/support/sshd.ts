@@ -24,6 +24,11 @@ export type Sshd = {
 
 export const SSHD = "/usr/sbin/sshd"
 
+/** The connection fields of a deploy target that reaches this server (its user, port, key and host key). */
+export function connectionTo(sshd: Sshd) {
+  return { host: "127.0.0.1", user: sshd.user, port: sshd.port, identityFile: sshd.identity, knownHostsFile: sshd.knownHosts }
+}
+
 export function sshdUsable(): boolean {
   return process.getuid?.() === 0 && spawnSync(SSHD, ["-V"]).status !== null && spawnSync("ssh", ["-V"]).status === 0
 }
