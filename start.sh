@@ -184,7 +184,8 @@ ensure_bun
 ensure_packages
 case "${1:-}" in
   setup) ensure_system_tools setup; say "ready: bun $(bun --version)"; exit 0 ;;
-  test) ensure_system_tools test; shift; cd "$ROOT"; exec bun run test "$@" ;;
+  # The suite asserts the hints of a product started as `aircoding`, whatever started the suite.
+  test) ensure_system_tools test; shift; cd "$ROOT"; unset AIRCODING_COMMAND; exec bun run test "$@" ;;
   bench) shift; cd "$ROOT"; exec bun run bench "$@" ;;
   doctor|init|status|events|dashboard) aircoding "$@" ;;
   demo|run) ensure_system_tools "$1"; aircoding "$@" ;;

@@ -12,6 +12,7 @@ import { Results } from "../results/index.ts"
 import { Selection } from "../results/selection.ts"
 
 export const TEST_LOG = "test.log"
+const NO_TESTS = "the test commands passed but found no tests (ctest: No tests were found)"
 
 /**
  * The toolchain's test commands pass in the worktree; a failure names the failing tests (CTest's JUnit file,
@@ -43,6 +44,8 @@ ${tests.join("\n")}
     const command = selected && selected.plan.run.length > 0 ? Selection.restricted(ctx.rules.test[0]!, selected.plan.run) : undefined
     if (where && looked?.key && selected && (selected.plan.run.length === 0 || command)) {
       const { plan } = selected
+      // Nothing to run and nothing to reuse: the project registers no test, which is not evidence (as CTest's "No tests were found").
+      if (plan.run.length === 0 && plan.reuse.length === 0) return { ran: false, summary: NO_TESTS }
       const reusedTests = Object.fromEntries(plan.reuse.map((name) => [name, "passed" as const]))
       const savedMs = Math.round((plan.base.test.ms * plan.reuse.length) / Math.max(1, Object.keys(plan.base.test.tests).length))
       const reused: Results.Reused = { commit: plan.base.commit, at: plan.base.at, key: plan.base.key, savedMs, tests: plan.reuse.length, source: "selection" }
@@ -143,7 +146,7 @@ async function judgeTests(ctx: GateContext): Promise<GateOutcome> {
   // CTest exits 0 when it finds no test at all: that is not evidence that tests pass.
   if (!outcome.failure && outcome.output !== undefined && /No tests were found/.test(outcome.output)) {
     const { output: _, ...rest } = outcome
-    return { ...rest, ran: false, summary: "the test commands passed but found no tests (ctest: No tests were found)" }
+    return { ...rest, ran: false, summary: NO_TESTS }
   }
   const { output: _, ...rest } = outcome
   return rest.failure ? rest : { ...rest, summary: `${rest.summary}${reportNote}${inheritedNote}` }
