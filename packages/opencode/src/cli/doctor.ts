@@ -73,7 +73,8 @@ function configDirs(dir: string): Check {
 
 /** One look at the engine serves two checks: AirCoding loaded, and a model configured. */
 async function pluginAndModel(dir: string, env: NodeJS.ProcessEnv): Promise<Check[]> {
-  const result = await Launch.verify(dir, env)
+  // The doctor asks the engine itself, never a remembered answer.
+  const result = await Launch.verify(dir, env, { fresh: true })
   const plugin: Check = result.ok
     ? { name: "plugin", ok: true, detail: `agents ${result.agents.join(", ")} registered; main offered ${Roles.coordinatorTools("main").join(", ")}` }
     : { name: "plugin", ok: false, detail: result.message.split("\n")[0]!, fix: result.message.split("\n").slice(1).join(" ") }

@@ -11,8 +11,8 @@ export namespace Launch {
   export type Prepared = { dir: string; env: NodeJS.ProcessEnv; model?: ScriptedModel; close(): Promise<void> }
 
   /** AirCoding as the engine must have resolved it: every role registered, Main offered its tools. */
-  export function verify(dir: string, env: NodeJS.ProcessEnv) {
-    return Verify.plugin(dir, env, Roles.names, Roles.coordinatorTools("main"))
+  export function verify(dir: string, env: NodeJS.ProcessEnv, opts: { fresh?: boolean } = {}) {
+    return Verify.plugin(dir, env, Roles.names, Roles.coordinatorTools("main"), opts)
   }
 
   /**

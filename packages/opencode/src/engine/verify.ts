@@ -1,9 +1,10 @@
-import { mkdirSync } from "node:fs"
+import { existsSync, mkdirSync } from "node:fs"
 import { homedir } from "node:os"
 import { join } from "node:path"
 import { acquireLock } from "../scheduler/runtime/store/lock"
 import { Paths } from "./paths"
 import { runProcess } from "./process"
+import { VerifyCache } from "./verify-cache"
 
 /**
  * OpenCode skips a plugin whose imports fail without a word, and the user would then be talking to a
@@ -42,6 +43,17 @@ export namespace Verify {
     return parsed?.tools ?? ((out.stdout + out.stderr).trim() || `exit code ${out.code}`)
   }
 
+  /** What a launch reads of the resolved config (the model), kept with a passing answer; never the providers' keys. */
+  function modelsOf(config: Record<string, any>): Pick<VerifyCache.Entry, "model" | "mainModel"> {
+    const model = typeof config.model === "string" ? config.model : undefined
+    const mainModel = typeof config.agent?.main?.model === "string" ? config.agent.main.model : undefined
+    return { ...(model ? { model } : {}), ...(mainModel ? { mainModel } : {}) }
+  }
+
+  function cachedConfig(entry: VerifyCache.Entry): Record<string, any> {
+    return { ...(entry.model ? { model: entry.model } : {}), agent: Object.fromEntries(entry.agents.map((a) => [a, a === "main" && entry.mainModel ? { model: entry.mainModel } : {}])) }
+  }
+
   /** Imports the plugin entry here to surface the error the engine swallowed. */
   export async function importError(entry = Paths.pluginEntry): Promise<string | undefined> {
     try {
@@ -54,18 +66,26 @@ export namespace Verify {
     }
   }
 
-  /** `agents`: every agent that must be registered; `mainTools`: what the engine must offer `main`. */
-  export async function plugin(cwd: string, env: NodeJS.ProcessEnv, agents: readonly string[], mainTools: readonly string[]): Promise<Result> {
+  /**
+   * `agents`: every agent that must be registered; `mainTools`: what the engine must offer `main`. A passing
+   * answer for the same inputs is reused (verify-cache.ts); `fresh` (doctor) always asks the engine.
+   */
+  export async function plugin(cwd: string, env: NodeJS.ProcessEnv, agents: readonly string[], mainTools: readonly string[], opts: { fresh?: boolean } = {}): Promise<Result> {
+    const data = engineDataDir(env)
+    const key = VerifyCache.key(cwd, env, agents, mainTools)
+    const cached = opts.fresh ? undefined : VerifyCache.lookup(key)
+    // The engine's database exists once an engine has started here: then nothing but the answer is needed.
+    if (cached && existsSync(join(data, "opencode.db"))) return { ok: true, agents: cached.agents, config: cachedConfig(cached) }
     // One after the other, and one AirCoding process at a time per data dir: two engines starting at once on
     // a fresh data dir race to create its database (two runs started together on a new machine met it).
-    const data = engineDataDir(env)
     mkdirSync(data, { recursive: true })
     const lock = await acquireLock(join(data, "aircoding-verify.lock"), { timeoutMs: 240_000, what: "a check of the engine's config" })
     let config: Record<string, any> | string
     let tools: Record<string, boolean> | string
     try {
       config = await resolvedConfig(cwd, env)
-      tools = await agentTools("main", cwd, env)
+      // A known answer on a fresh data dir: one engine start creates the database (and reads the model anew).
+      tools = cached && typeof config !== "string" ? Object.fromEntries(mainTools.map((t) => [t, true])) : await agentTools("main", cwd, env)
     } finally {
       lock.release()
     }
@@ -81,7 +101,10 @@ export namespace Verify {
       if (absent.length) problems.push(`agent "main" lacks tools: ${absent.join(", ")}`)
     }
     const resolved = typeof config === "string" ? undefined : config
-    if (problems.length === 0) return { ok: true, agents: [...agents], config: resolved! }
+    if (problems.length === 0) {
+      VerifyCache.remember({ key, at: new Date().toISOString(), agents: [...agents], ...modelsOf(resolved!) })
+      return { ok: true, agents: [...agents], config: resolved! }
+    }
     const cause = await importError()
     const message = [
       "AirCoding did not load into OpenCode: " + problems.join("; ") + ".",

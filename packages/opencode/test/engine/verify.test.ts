@@ -14,7 +14,7 @@ import { makeSandbox } from "../support/sandbox"
  * together): the check of the engine's config is made by one AirCoding process at a time per data dir.
  */
 describe("the engine check before a launch", () => {
-  const sandbox = makeSandbox("air-verify-")
+  const sandbox = makeSandbox("air-verify-", { freshEngine: true })
   afterAll(() => sandbox.cleanup())
 
   it("waits while another process checks the same data dir, then passes; two at once both pass", async () => {

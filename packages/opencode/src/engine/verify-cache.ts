@@ -1,0 +1,146 @@
+import { createHash } from "node:crypto"
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { z } from "zod"
+import { ConfigDirs } from "./config-dirs"
+import { Paths } from "./paths"
+
+/**
+ * The engine's answer to "is AirCoding loaded?" costs two engine start-ups (about 12 s of CPU on two cores,
+ * measured: `opencode debug config` 6.1 s, `debug agent main` 5.8 s) on every launch. The answer can only
+ * change with what the engine reads to reach it, so a passing answer is kept under a key of exactly that:
+ * the engine binary, the config AirCoding hands it (ports of a local model aside), every OPENCODE_* variable,
+ * the config files it finds (global, the project's `.opencode/`, any opencode.json from the project up to /),
+ * and the plugin's own sources, prompts and lock. Anything else — a new file, an edit, an upgrade — misses and
+ * asks the engine again. Only passing answers are kept: a failure is always re-checked.
+ */
+export namespace VerifyCache {
+  /** Beside the engine AirCoding pins (node_modules/.cache, as other tools keep theirs): one answer per checkout, not per HOME. */
+  export const DEFAULT_DIR = join(Paths.packageRoot, "node_modules", ".cache", "aircoding")
+  const FILE = "verified.json"
+  const KEEP = 16
+
+  const Entry = z.object({ key: z.string(), at: z.string(), agents: z.array(z.string()), model: z.string().optional(), mainModel: z.string().optional() })
+  export type Entry = z.infer<typeof Entry>
+  const Store = z.object({ entries: z.array(Entry) })
+
+  /** A file as the engine would read it: its content's hash (its path is the caller's to name), "-" when absent. */
+  function content(path: string): string {
+    try {
+      const s = statSync(path)
+      if (s.size > 1 << 20) return `${s.size}:${s.mtimeMs}`
+      return createHash("sha256").update(readFileSync(path)).digest("hex")
+    } catch {
+      return "-"
+    }
+  }
+
+  /** Every file under dir (node_modules and .git skipped) as `relative path:content`, sorted. */
+  function tree(dir: string, depth: number, at = ""): string[] {
+    if (depth < 0) return []
+    let names: string[]
+    try {
+      names = readdirSync(join(dir, at)).sort()
+    } catch {
+      return []
+    }
+    const out: string[] = []
+    for (const name of names) {
+      if (name === "node_modules" || name === ".git") continue
+      const rel = join(at, name)
+      try {
+        if (statSync(join(dir, rel)).isDirectory()) out.push(...tree(dir, depth - 1, rel))
+        else out.push(`${rel}:${content(join(dir, rel))}`)
+      } catch {
+        // Gone between the listing and the stat: not part of what the engine reads.
+      }
+    }
+    return out
+  }
+
+  function stamp(path: string): string {
+    try {
+      const s = statSync(path)
+      return `${path}:${s.size}:${s.mtimeMs}`
+    } catch {
+      return `${path}:-`
+    }
+  }
+
+  /** Size and modification time of AirCoding's own files: they stay where they are, and there are hundreds. */
+  function stamps(dir: string, depth: number): string[] {
+    let names: string[]
+    try {
+      names = readdirSync(dir).sort()
+    } catch {
+      return []
+    }
+    const out: string[] = []
+    for (const name of names) {
+      const full = join(dir, name)
+      try {
+        if (!statSync(full).isDirectory()) out.push(stamp(full))
+        else if (depth > 0 && name !== "node_modules") out.push(...stamps(full, depth - 1))
+      } catch {
+        // As above.
+      }
+    }
+    return out
+  }
+
+  /** The opencode.json(c) files that exist from dir up to the root (the engine looks for them on that path), by content. */
+  function ancestors(dir: string): string[] {
+    const out: string[] = []
+    for (let at = dir; ; at = dirname(at)) {
+      for (const name of ["opencode.json", "opencode.jsonc"]) if (existsSync(join(at, name))) out.push(`${name}:${content(join(at, name))}`)
+      if (dirname(at) === at) return out
+    }
+  }
+
+  /**
+   * Paths of the machine (HOME, the project) stay out of the key, so one answer serves every project and
+   * every test's throw-away HOME with the same config; what the files say is in it.
+   */
+  export function key(cwd: string, env: NodeJS.ProcessEnv, agents: readonly string[], mainTools: readonly string[]): string {
+    const hash = createHash("sha256")
+    const add = (part: string) => hash.update(part).update("\0")
+    add(stamp(Paths.opencodeBinary()))
+    // The scripted model listens on a new port each run: the port does not change what loads.
+    add((env.OPENCODE_CONFIG_CONTENT ?? "").replace(/(127\.0\.0\.1|localhost):\d+/g, "$1:PORT"))
+    // The TUI's own config file (a path in HOME) is not read by the server the check asks.
+    const skip = new Set(["OPENCODE_CONFIG_CONTENT", "OPENCODE_TUI_CONFIG"])
+    for (const name of Object.keys(env).filter((n) => n.startsWith("OPENCODE_") && !skip.has(n)).sort()) add(`${name}=${env[name]}`)
+    for (const part of [...tree(ConfigDirs.globalConfigDir(env), 3), "--", ...tree(join(cwd, ".opencode"), 4), "--", ...ancestors(cwd)]) add(part)
+    for (const part of [...stamps(join(Paths.packageRoot, "src"), 8), ...stamps(Paths.prompts, 2), ...stamps(dirname(Paths.pluginEntry), 0)]) add(part)
+    for (const path of [join(Paths.packageRoot, "package.json"), join(Paths.repoRoot, "bun.lock"), Paths.distributionConfig]) add(`${path}:${content(path)}`)
+    add(`${agents.join(",")}|${mainTools.join(",")}`)
+    return hash.digest("hex")
+  }
+
+  function read(dir: string): Entry[] {
+    try {
+      return Store.parse(JSON.parse(readFileSync(join(dir, FILE), "utf8"))).entries
+    } catch {
+      // Missing, torn or from another version: nothing cached, the engine is asked.
+      return []
+    }
+  }
+
+  export function lookup(key: string, dir = DEFAULT_DIR): Entry | undefined {
+    return read(dir).find((e) => e.key === key)
+  }
+
+  /** Kept atomically (a rename), newest first, the last KEEP answers; a checkout that cannot be written keeps none. */
+  export function remember(entry: Entry, dir = DEFAULT_DIR): void {
+    const entries = [entry, ...read(dir).filter((e) => e.key !== entry.key)].slice(0, KEEP)
+    const path = join(dir, FILE)
+    const tmp = `${path}.${process.pid}.tmp`
+    try {
+      mkdirSync(dir, { recursive: true })
+      writeFileSync(tmp, JSON.stringify({ entries }) + "\n")
+      renameSync(tmp, path)
+    } catch {
+      // Read-only install: every launch asks the engine, as before.
+    }
+  }
+}
