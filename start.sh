@@ -27,7 +27,8 @@ Usage: ./start.sh [dir]                 open the OpenCode TUI in dir (default: .
        ./start.sh doctor [dir]          check engine, plugin, toolchain and model
        ./start.sh init [dir]            detect the project's toolchain, run the baseline, write toolchain.json
        ./start.sh demo [--json]         run the whole flow offline on the bundled C++ sample
-       ./start.sh test                  run the test suite (what CI runs)
+       ./start.sh test                  run the test suite (what CI runs first; under 15 minutes)
+       ./start.sh soak                  the long checks CI runs after it: kill loops, 30 chaos seeds
        ./start.sh bench [--json]        run the benchmarks
        ./start.sh setup                 only install what is missing
        ./start.sh env                   print the line that puts `aircoding` on PATH in this shell:
@@ -186,6 +187,7 @@ case "${1:-}" in
   setup) ensure_system_tools setup; say "ready: bun $(bun --version)"; exit 0 ;;
   # The suite asserts the hints of a product started as `aircoding`, whatever started the suite.
   test) ensure_system_tools test; shift; cd "$ROOT"; unset AIRCODING_COMMAND; exec bun run test "$@" ;;
+  soak) ensure_system_tools test; shift; cd "$ROOT"; unset AIRCODING_COMMAND; exec bun run soak "$@" ;;
   bench) shift; cd "$ROOT"; exec bun run bench "$@" ;;
   doctor|init|status|events|dashboard) aircoding "$@" ;;
   demo|run) ensure_system_tools "$1"; aircoding "$@" ;;

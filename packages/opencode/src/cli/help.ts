@@ -35,13 +35,16 @@ Usage:
   aircoding run [dir] [--yes] [--json] [--scripted FILE] < requirement.txt
   aircoding run [dir] --resume [--json] [--scripted FILE]
   aircoding run [dir] --resume --answer "yes" | --answer "change: <what to change>"
+  aircoding run [dir] --resume --answer "<answer>" | --answer "<question id>: <answer>"
   aircoding run [dir] --init-git [--yes] [--json] < requirement.txt
   aircoding run [dir] --new [--yes] [--json] < requirement.txt
 
 Reads the requirement from stdin and gives it to the main agent in dir (default: .).
   --resume          continue the run in progress (after a crash or a kill) from its event log; no stdin
   --answer TEXT     with --resume: answer the plan a run stopped at; "yes" confirms it, "change: …" sends
-                    your change to the Architect, who proposes again (the run stops again with exit 2)
+                    your change to the Architect, who proposes again (the run stops again with exit 2).
+                    Else it answers an open question in your words ("retry", "skip T-2", "go on"): the
+                    oldest, or the one whose id starts the answer ("T-2:blocked:1: retry")
   --new             archive the run that waits or was interrupted here (its log and evidence go to
                     .air/local/archive/<run-id>/) and start this requirement as a new run
   --init-git        make dir a git repository first if it is none or has no commit:

@@ -55,9 +55,34 @@ describe("aircoding run --resume --answer", () => {
     expect([state.stage, state.planRevision]).toEqual(["planning", "use SQLite"])
   })
 
-  it("is refused when no plan waits for confirmation", async () => {
+  it("is refused when neither a plan nor a question waits", async () => {
     await runAt(proposed.slice(0, 1))
-    await expect(Answer.record(dir, "yes")).rejects.toThrow(/waits for no plan confirmation \(stage: planning\)/)
+    await expect(Answer.record(dir, "yes")).rejects.toThrow(/waits for no answer \(stage: planning\)/)
+  })
+
+  it("answers a blocked task's question in the user's words: the oldest open one, or the one named by its id", async () => {
+    const { graphOf, task, steps } = await import("../scheduler/fixtures")
+    const failed = (id: string) => ({ type: "worker.failed" as const, taskId: id, sessionId: `s-${id}-1`, reason: "aborted" as const, message: "" })
+    await runAt([
+      { type: "run.started", runId: "r1", requirement: "req", config: { ...TEST_CONFIG, autoConfirm: true } },
+      { type: "plan.proposed", summary: "two tasks" },
+      { type: "graph.accepted", graph: graphOf(task("T-1"), task("T-2")) },
+      steps.dispatched("T-1"),
+      steps.dispatched("T-2"),
+      failed("T-1"),
+      failed("T-2"),
+    ])
+    expect((await stateNow()).questions.map((q) => q.questionId)).toEqual(["T-1:blocked:1", "T-2:blocked:1"])
+    expect(await Answer.record(dir, "T-2:blocked:1: skip T-2")).toBe("answered T-2:blocked:1: skip T-2")
+    expect(await Answer.record(dir, "retry")).toBe("answered T-1:blocked:1: retry")
+    expect((await stateNow()).questions).toEqual([])
+  })
+
+  it("picks its question by id or age", () => {
+    const open = [{ questionId: "T-1:blocked:1" }, { questionId: "T-2:blocked:1" }]
+    expect(Answer.target(open, " T-2:blocked:1:  retry ")).toEqual({ questionId: "T-2:blocked:1", answer: "retry" })
+    expect(Answer.target(open, "T-3: retry")).toEqual({ questionId: "T-1:blocked:1", answer: "T-3: retry" })
+    expect(Answer.target([], "retry")).toBeUndefined()
   })
 
   it("answers a failed baseline's question in the user's words: 'go on' records the failures as known", async () => {
@@ -71,6 +96,6 @@ describe("aircoding run --resume --answer", () => {
     expect(await Answer.record(dir, "go on")).toMatch(/baseline's question: go on/)
     const state = await stateNow()
     expect([state.baseline?.accepted, state.questions]).toEqual([true, []])
-    await expect(Answer.record(dir, "go on")).rejects.toThrow(/neither "yes" nor/)
+    await expect(Answer.record(dir, "go on")).rejects.toThrow(/waits for no answer/)
   })
 })

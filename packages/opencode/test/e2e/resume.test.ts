@@ -9,7 +9,8 @@ import { killLoop, type LoopResult } from "../../scripts/kill-loop"
  * (one air/done tag, one squash commit with its Air-Task trailer, one merge.succeeded) and the integration
  * branch builds. More kills by hand: `bun packages/opencode/scripts/kill-loop.ts --kills 100`.
  */
-const KILLS = Number(process.env.AIR_RESUME_KILLS ?? 8)
+// 3 in the suite; the soak stage (`bun run soak`, run by CI after the suite) kills 8 times.
+const KILLS = Number(process.env.AIR_RESUME_KILLS ?? 3)
 const SEED = Number(process.env.AIR_RESUME_SEED ?? Date.now() % 100_000)
 
 let sandbox: Sandbox

@@ -81,7 +81,10 @@ export namespace Chaos {
   export function answerFor(summary: Summary): string {
     if (summary.stage === "confirming") return "yes"
     const text = summary.questions[0]?.text ?? ""
-    const quoted = [...text.matchAll(/['"“]([a-z][^'"”]{0,30})['"”]/gi)].map((m) => m[1]!)
+    // The suggested answers close the question ("Answer 'retry' or 'skip T-2'."); a cause quoted before them
+    // may hold an apostrophe ("the model's maximum context…") that is no answer.
+    const clause = text.slice(Math.max(0, text.lastIndexOf("Answer ")))
+    const quoted = [...clause.matchAll(/['"“]([a-z][^'"”]{0,30})['"”]/gi)].map((m) => m[1]!)
     return quoted.find((a) => !/^(stop|skip|abort|cancel)\b/i.test(a)) ?? "retry"
   }
 

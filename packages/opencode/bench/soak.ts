@@ -1,0 +1,32 @@
+/**
+ * bun run soak [--seeds N] [--parallel K]
+ * The long checks CI runs after the suite, each at full length: the store under 300 SIGKILLs, the whole
+ * process tree of a run under 8 SIGKILLs with resume, and the chaos property over 30 seeds of both scenarios
+ * with every fault of the list (bench/chaos.ts). The suite runs the same checks shorter (80 kills, 3 kills;
+ * the chaos seeds are here only: about 70 s each). Exits 1 when any of them fails.
+ */
+import { spawnSync } from "node:child_process"
+import { join } from "node:path"
+import { parseArgs } from "node:util"
+
+const { values } = parseArgs({ options: { seeds: { type: "string", default: "30" }, parallel: { type: "string", default: "2" } } })
+const root = join(import.meta.dir, "..", "..", "..")
+const steps: { what: string; command: string[]; env?: Record<string, string> }[] = [
+  {
+    what: "the store and a whole run under SIGKILL (300 and 8 kills)",
+    command: [join(root, "node_modules", ".bin", "vitest"), "run", "packages/opencode/test/scheduler/crash.test.ts", "packages/opencode/test/e2e/resume.test.ts"],
+    env: { AIR_CRASH_KILLS: "300", AIR_RESUME_KILLS: "8" },
+  },
+  { what: `the chaos property (${values.seeds} seeds)`, command: [process.execPath, "packages/opencode/bench/chaos.ts", "--seeds", values.seeds!, "--parallel", values.parallel!] },
+]
+const failed: string[] = []
+for (const step of steps) {
+  const started = Date.now()
+  process.stdout.write(`\n== soak: ${step.what}\n`)
+  const r = spawnSync(step.command[0]!, step.command.slice(1), { cwd: root, stdio: "inherit", env: { ...process.env, ...step.env } })
+  const s = Math.round((Date.now() - started) / 1000)
+  process.stdout.write(`== soak: ${step.what}: ${r.status === 0 ? "passed" : `FAILED (exit ${r.status ?? r.signal})`} in ${s} s\n`)
+  if (r.status !== 0) failed.push(step.what)
+}
+process.stdout.write(failed.length ? `\nsoak failed: ${failed.join("; ")}\n` : "\nsoak passed\n")
+process.exit(failed.length ? 1 : 0)
