@@ -5,7 +5,9 @@ import { MergeQueue } from "../../src/scheduler/runtime/integration/merge"
 import { Toolchain } from "../../src/scheduler/runtime/toolchain/index"
 import { GitCommandError } from "../../src/scheduler/runtime/git/git"
 import { resume } from "../../src/scheduler/runtime/recovery"
+import { initialState } from "../../src/scheduler/core/state"
 import { apply, complete, graphOf, passFinalReview, runtimeOf, started, statusOf, steps, task } from "../scheduler/fixtures"
+import { TEST_CONFIG } from "../scheduler/simulate"
 import { FakeWorld } from "./fake-ports"
 
 /** Every command ends in exactly one event, success or failure: here with every port but the machine faked. */
@@ -370,5 +372,27 @@ describe("interpreter: the baseline", () => {
     await w.interpreter.run(again!)
     await dispatching
     expect(w.types().slice(-2)).toEqual(["baseline.done", "task.dispatched"])
+  })
+})
+
+describe("interpreter: a command that throws where no code expected it", () => {
+  it("becomes the event of its own failure: runGates that throws outside the gates blocks the task with a question, and Main hears it", async () => {
+    const w = world(apply(started(graph, { concurrency: 2 }).state, steps.dispatched("T-1"), steps.reported("T-1")).state)
+    const [gates] = w.take("runGates")
+    vi.spyOn(w.interpreter, "run").mockRejectedValueOnce(new Error("EACCES: permission denied, open '.air/local/evidence'"))
+    w.interpreter.execute(gates!)
+    await vi.waitFor(() => expect(w.accepted.at(-1)).toMatchObject({ type: "gates.errored", taskId: "T-1", tag: "unexpected" }))
+    expect(statusOf(w.state, "T-1")).toBe("blocked")
+    expect(w.take("ask")).toHaveLength(1)
+    expect((await w.inbox.drain(0)).join("\n")).toMatch(/Scheduler error while carrying out runGates .*EACCES.*; recorded as gates.errored/)
+  })
+
+  it("the Architect's planning that throws is a step that failed: a fresh planning session follows", async () => {
+    const w = world(apply(initialState(), { type: "run.started", runId: "r1", requirement: "req", config: TEST_CONFIG }).state)
+    const [plan] = w.take("plan")
+    vi.spyOn(w.interpreter, "run").mockRejectedValueOnce(new Error("ENOSPC"))
+    w.interpreter.execute(plan!)
+    await vi.waitFor(() => expect(w.accepted.at(-1)).toMatchObject({ type: "step.failed", step: "plan", outcome: "spawn-failed" }))
+    expect(w.take("plan")).toHaveLength(1)
   })
 })

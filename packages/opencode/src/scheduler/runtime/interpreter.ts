@@ -1,6 +1,7 @@
 import { join } from "node:path"
 import { baselineHolds } from "../core/baseline"
 import type { Command, Consultant } from "../core/command"
+import { commandFailure } from "../core/command-failure"
 import { Adrs } from "./adrs"
 import { ContextPack } from "./sessions/context-pack"
 import { RunReport } from "../../read/run-report"
@@ -36,12 +37,21 @@ export class Interpreter {
     readonly integration: () => string,
   ) {}
 
-  /** Starts the command unless the same command is already being carried out; errors go to the inbox. */
+  /**
+   * Starts the command unless the same command is already being carried out. A command that throws becomes
+   * the event of its own failure (core/command-failure.ts), so the machine decides and nothing waits on it;
+   * Main hears of it too.
+   */
   execute(cmd: Command): void {
     if (this.inFlight.has(cmd.id)) return
     this.inFlight.add(cmd.id)
     this.run(cmd)
-      .catch((err) => this.ports.inbox.push(`Scheduler error while carrying out ${cmd.type} (${cmd.id}): ${(err as Error).message}`))
+      .catch(async (err) => {
+        const message = `Scheduler error while carrying out ${cmd.type} (${cmd.id}): ${err instanceof Error ? err.message : String(err)}`
+        const event = commandFailure(cmd, message)
+        const applied = event ? await this.ports.log.apply(event).catch(() => undefined) : undefined
+        this.ports.inbox.push(applied?.ok ? `${message}; recorded as ${event!.type}` : message)
+      })
       .finally(() => this.inFlight.delete(cmd.id))
   }
 
