@@ -197,3 +197,13 @@ test("answers match whatever the case, quotes or language", () => {
   expect(matchAnswer("skip T-3", ["retry", "skip T-2"])).toBeUndefined()
   expect(matchAnswer("try harder", ["retry", "stop"])).toBeUndefined()
 })
+
+describe("a Debugger's session that fails", () => {
+  test("its fresh session is still given the gate failure it was sent to fix, not only the session's end", () => {
+    const gated = apply(started(one).state, steps.dispatched("T-1"), steps.reported("T-1"), { type: "gates.started", taskId: "T-1" }, steps.gatesFailed("T-1", "analysis")).state
+    const debugging = apply(gated, steps.dispatched("T-1", 2, "debugger")).state
+    const { state, commands } = fold(debugging, { type: "timer.fired", taskId: "T-1", kind: "inactivity" })
+    expect(commands.filter((c) => c.type === "dispatch").map((c) => (c as Extract<Command, { type: "dispatch" }>).role)).toEqual(["debugger"])
+    expect(state.tasks.find((t) => t.id === "T-1")!.lastFailure).toMatchObject({ source: "analysis", message: "analysis broke" })
+  })
+})

@@ -851,7 +851,10 @@ function escalate(d: Draft, t: TaskRuntime, by: Consultant, why: string): void {
 /** Stalls, errors and timeouts get a fresh session, a limited number of times; then the user hears of it. */
 function retryOrBlock(d: Draft, t: TaskRuntime, reason: string): void {
   const role = t.role ?? "executor"
-  d.patch(t.id, { lastFailure: { source: "worker", message: reason, evidencePath: null } })
+  // A Debugger's fresh session is still sent to fix the gate failure it was given: a stalled or failed
+  // session does not replace it (a chaos seed's second Debugger got only "no activity" and never the cppcheck finding).
+  const repairing = role === "debugger" && t.lastFailure !== null && t.lastFailure !== undefined && t.lastFailure.source !== "worker"
+  if (!repairing) d.patch(t.id, { lastFailure: { source: "worker", message: reason, evidencePath: null } })
   if (t.stalls < d.s.config!.stallRetries) {
     d.patch(t.id, { stalls: t.stalls + 1 })
     d.dispatch(t.id, role, `retry after ${reason}`)
