@@ -29,6 +29,8 @@ export class FakeWorld {
   readonly refused: { event: EventInput; reason: string }[] = []
   readonly issued: Command[] = []
   readonly calls: string[] = []
+  /** The text of each session prompt, by session id. */
+  readonly prompts = new Map<string, string>()
   readonly outcomes = new Map<string, (o: ChildSessions.Outcome) => void>()
   readonly existing = new Set<string>()
   gates: Ports["gates"]["run"] = async () => {
@@ -86,8 +88,9 @@ export class FakeWorld {
           world.outcomes.set(id, onOutcome)
           return id
         },
-        async prompt(id) {
+        async prompt(id, text) {
           world.calls.push(`session.prompt ${id}`)
+          world.prompts.set(id, text)
         },
         async abort(id) {
           world.calls.push(`session.abort ${id}`)

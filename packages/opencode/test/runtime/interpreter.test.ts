@@ -146,6 +146,31 @@ describe("interpreter: the merge build", () => {
   })
 })
 
+describe("interpreter: dispatch", () => {
+  it("a later attempt's prompt lists the commits the task branch already holds; a first attempt's asks git nothing", async () => {
+    const w = world(apply(started(graph).state, steps.dispatched("T-1"), { type: "worker.failed", taskId: "T-1", sessionId: "s-T-1-1", reason: "aborted", message: "stop" }).state)
+    w.ports.git = async (_cwd, args) => {
+      w.calls.push(`git ${args.join(" ")}`)
+      if (args[0] === "log") return "1a2b3c4 Add calc::avg3\n5d6e7f8 Declare avg3 in calc.h\n"
+      throw new Error("no such ref")
+    }
+    await w.ports.log.apply({ type: "question.answered", questionId: w.state.questions[0]!.questionId, answer: "retry" })
+    const again = w.take("dispatch").find((c) => c.taskId === "T-1")!
+    expect(again.attempt).toBe(2)
+    await w.interpreter.run(again)
+    expect(w.calls).toContain("git log --format=%h %s --max-count=20 main..HEAD")
+    const prompt = [...w.prompts.values()].at(-1)!
+    expect(prompt).toContain("The branch already holds 2 commit(s) from earlier sessions of this task (newest first); build on them")
+    expect(prompt).toContain("- 1a2b3c4 Add calc::avg3")
+
+    const fresh = world()
+    const first = fresh.take("dispatch").find((c) => c.taskId === "T-1")!
+    await fresh.interpreter.run(first)
+    expect(fresh.calls.filter((c) => c.startsWith("git log"))).toEqual([])
+    expect([...fresh.prompts.values()].at(-1)).not.toContain("already holds")
+  })
+})
+
 describe("supervisor: sessions", () => {
   it("a reviewer session that errors ends in session.errored, and the review is asked again", async () => {
     const w = world(apply(started(graph).state, steps.dispatched("T-1"), steps.reported("T-1"), steps.gatesPassed("T-1")).state)

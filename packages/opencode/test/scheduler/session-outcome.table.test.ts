@@ -207,3 +207,31 @@ describe("a Debugger's session that fails", () => {
     expect(state.tasks.find((t) => t.id === "T-1")!.lastFailure).toMatchObject({ source: "analysis", message: "analysis broke" })
   })
 })
+
+describe("a Debugger's repair that blocks resumes as a Debugger", () => {
+  const dispatchedRoles = (commands: Command[]) => commands.filter((c) => c.type === "dispatch").map((c) => (c as Extract<Command, { type: "dispatch" }>).role)
+
+  // Answering "retry" used to start an Executor, which redid on top of its own earlier commits what the branch
+  // already held (a chaos seed ended with calc::avg3 defined twice).
+  test.each([
+    ["its fresh sessions all stalled", (s: SchedulerState) => fold(fold(s, { type: "timer.fired", taskId: "T-1", kind: "inactivity" }).state, { type: "timer.fired", taskId: "T-1", kind: "inactivity" }).state],
+    ["the provider refused it", (s: SchedulerState) => fold(s, failureEvent("debugger", SETUPS.debugger().ref, "errored", { message: "x", fault: NOT_FOUND })).state],
+  ])("when %s, 'retry' dispatches a Debugger given the build failure", (_, block) => {
+    const blocked = block(SETUPS.debugger().state)
+    const t = blocked.tasks.find((x) => x.id === "T-1")!
+    expect(t.status).toBe("blocked")
+    expect(t.resume).toBe("debugger")
+    expect(t.lastFailure).toMatchObject({ source: "build" })
+    const retried = fold(blocked, { type: "question.answered", questionId: blocked.questions[0]!.questionId, answer: "retry" })
+    expect(dispatchedRoles(retried.commands)).toEqual(["debugger"])
+    expect(retried.state.tasks.find((x) => x.id === "T-1")!.lastFailure).toMatchObject({ source: "build" })
+  })
+
+  test("an Executor that blocks still resumes as an Executor", () => {
+    const s = SETUPS.executor().state
+    const blocked = fold(fold(s, { type: "timer.fired", taskId: "T-1", kind: "inactivity" }).state, { type: "timer.fired", taskId: "T-1", kind: "inactivity" }).state
+    expect(blocked.tasks[0]!.resume).toBe("executor")
+    const retried = fold(blocked, { type: "question.answered", questionId: blocked.questions[0]!.questionId, answer: "retry" })
+    expect(dispatchedRoles(retried.commands)).toEqual(["executor"])
+  })
+})

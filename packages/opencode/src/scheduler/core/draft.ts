@@ -225,7 +225,7 @@ export class Draft {
     const run = this.task(id)!.reviewRuns + 1
     this.setStatus(id, "reviewing", note)
     this.patch(id, { reviewRuns: run, reviewSessionId: null, resume: null, nudges: 0 })
-    this.emit({ type: "review", id: commandId.review(id, run), taskId: id })
+    this.emit({ type: "review", id: commandId.review(id, run), taskId: id, run })
   }
 
   /** Repairs spend the task's budget; when it is spent a rule can no longer decide, so the model is consulted. */
@@ -390,6 +390,7 @@ export class Draft {
       this.enqueueMerge(id)
     } else if (task.resume === "gates") this.runGates(id, "resumed")
     else if (task.resume === "review") this.review(id, "resumed")
+    else if (task.resume === "debugger") this.dispatch(id, "debugger", "resume after the user's answer")
     else this.dispatch(id, "executor", task.attempts === 0 ? "start" : "resume after the user's answer")
   }
 

@@ -10,7 +10,7 @@ import { initialState, newTaskRuntime, type SchedulerState, type Stage, type Tas
 import { KIND_RULES, type TaskStatus } from "./task.schema"
 import { addUsage, emptyUsage, overruns, resetTask } from "./usage"
 import { validateDelta, validateGraph, type ValidationError } from "./validate"
-import { answerStep, answerTaskChoice, blockOnFault, isHopeless, isStepQuestion, passMilestone, stepFailed, stepTimer } from "./step-rules"
+import { answerStep, answerTaskChoice, blockOnFault, isHopeless, isRepairing, isStepQuestion, passMilestone, stepFailed, stepTimer, workerResume } from "./step-rules"
 import { stepEnded, stepStarted } from "./steps"
 import { answerDeploy, deployFailed, deployPassed, deployStarted, startDeploy } from "./deploy"
 
@@ -190,9 +190,9 @@ const RULES: { [T in EventType]: Handler<T> } = {
     const t = workerTask(d, e.taskId, e.sessionId)
     if (typeof t === "string") return t
     if (e.reason === "aborted") {
-      d.block(t.id, `the ${t.role}'s session was aborted: ${e.message}`, "executor")
+      d.block(t.id, `the ${t.role}'s session was aborted: ${e.message}`, workerResume(t))
     } else if (isHopeless(e.fault)) {
-      blockOnFault(d, t, t.role ?? "executor", e.fault, "executor")
+      blockOnFault(d, t, t.role ?? "executor", e.fault, workerResume(t))
     } else {
       retryOrBlock(d, t, `${e.reason}: ${e.message}`)
     }
@@ -227,7 +227,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
     if (WORKER_STATUSES.includes(t.status)) {
       if (t.sessionId !== e.sessionId) return `session ${e.sessionId} is not the current session of task ${t.id} (${t.sessionId ?? "none recorded"}); its error is stale`
       d.patch(t.id, { sessionId: null })
-      if (isHopeless(e.fault)) blockOnFault(d, t, t.role ?? "executor", e.fault, "executor")
+      if (isHopeless(e.fault)) blockOnFault(d, t, t.role ?? "executor", e.fault, workerResume(t))
       else retryOrBlock(d, t, `its session errored: ${e.cause}`)
     } else if (t.status === "reviewing") {
       if (t.reviewSessionId !== e.sessionId) return `session ${e.sessionId} is not the current review of task ${t.id} (${t.reviewSessionId ?? "none recorded"}); its error is stale`
@@ -853,17 +853,18 @@ function retryOrBlock(d: Draft, t: TaskRuntime, reason: string): void {
   const role = t.role ?? "executor"
   // A Debugger's fresh session is still sent to fix the gate failure it was given: a stalled or failed
   // session does not replace it (a chaos seed's second Debugger got only "no activity" and never the cppcheck finding).
-  const repairing = role === "debugger" && t.lastFailure !== null && t.lastFailure !== undefined && t.lastFailure.source !== "worker"
+  const repairing = isRepairing(t)
   if (!repairing) d.patch(t.id, { lastFailure: { source: "worker", message: reason, evidencePath: null } })
   if (t.stalls < d.s.config!.stallRetries) {
     d.patch(t.id, { stalls: t.stalls + 1 })
     d.dispatch(t.id, role, `retry after ${reason}`)
   } else {
-    d.block(t.id, `the ${role} failed again: ${reason}`, "executor")
+    d.block(t.id, `the ${role} failed again: ${reason}`, repairing ? "debugger" : "executor")
   }
 }
 
 function resumeFor(status: TaskStatus): NonNullable<TaskRuntime["resume"]> {
+  if (status === "debugging") return "debugger"
   if (status === "gating") return "gates"
   if (status === "reviewing") return "review"
   return "executor"

@@ -55,7 +55,7 @@ export const TaskRuntime = z.object({
   /** Who is being consulted now: the scheduler agent first, then the Architect; then the user is asked. */
   consultBy: z.enum(CONSULTANTS).nullable().default(null),
   /** Where a blocked task goes when the user's answer arrives. */
-  resume: z.enum(["executor", "gates", "review", "merge"]).nullable(),
+  resume: z.enum(["executor", "debugger", "gates", "review", "merge"]).nullable(),
   /** Set on a pending task parked as blocked at the end of a run because something it waits for is blocked. */
   waitingOn: z.string().nullable(),
   /** The task was invalidated or reset while its merge was in flight: revert it once the merge lands. */

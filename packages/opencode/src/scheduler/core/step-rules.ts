@@ -165,8 +165,23 @@ function stopRun(d: Draft, step: Step): void {
 export function blockOnFault(d: Draft, t: TaskRuntime, who: "executor" | "debugger" | "reviewer", fault: ProviderFault, resume: NonNullable<TaskRuntime["resume"]>): void {
   const cause: QuestionCause = { who, taskId: t.id, outcome: "errored", fault, detail: fault.message }
   const answers = ["retry", `skip ${t.id}`]
-  d.patch(t.id, { lastFailure: { source: who === "reviewer" ? "reviewer" : "worker", message: `${fault.class}: ${fault.message}`, evidencePath: null } })
+  // A Debugger's gate failure stays the task's failure: the session resumed by "retry" is sent to fix it.
+  if (!(who === "debugger" && isRepairing(t))) d.patch(t.id, { lastFailure: { source: who === "reviewer" ? "reviewer" : "worker", message: `${fault.class}: ${fault.message}`, evidencePath: null } })
   d.block(t.id, `the model provider refused the ${who}'s request (${fault.class}: ${fault.message})`, resume, { cause, answers, text: causeQuestion(cause, answers) })
+}
+
+/** A Debugger sent to fix a failure of the gates, the review or the merge (not one whose own session failed before it got that far). */
+export function isRepairing(t: TaskRuntime): boolean {
+  return t.role === "debugger" && t.lastFailure !== null && t.lastFailure !== undefined && t.lastFailure.source !== "worker"
+}
+
+/**
+ * The step a blocked worker task goes back to when the user answers: a Debugger's repair resumes as a
+ * Debugger with the same failure (an Executor started again would redo, on top of its own earlier commits,
+ * what the branch already holds); anything else starts an Executor.
+ */
+export function workerResume(t: TaskRuntime): "executor" | "debugger" {
+  return isRepairing(t) ? "debugger" : "executor"
 }
 
 /** A provider fault no fresh session would cure; an error of no known class is given its fresh sessions. */

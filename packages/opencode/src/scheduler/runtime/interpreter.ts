@@ -268,7 +268,9 @@ export class Interpreter {
       if (wt.recovered) inbox.push(`Task ${taskId}: ${wt.recovered}.`)
       // A session that died mid-edit left its changes uncommitted: kept as a patch, never built upon.
       const setAside = await worktrees.setAside(wt.path, join(this.evidenceDir(taskId), `uncommitted-before-attempt-${attempt}.patch`))
-      const prompt = ContextPack.worker(root, role, task, this.runtimeOf(taskId), wt, attempt, setAside)
+      // A later attempt is told what the branch already holds: it builds on those commits instead of adding their work again.
+      const earlier = attempt > 1 ? await this.commitsSinceBase(wt.path) : []
+      const prompt = ContextPack.worker(root, role, task, this.runtimeOf(taskId), wt, attempt, setAside, earlier)
       await this.supervisor.spawn(
         { kind: "worker", taskId, role, nudged: false, attempt },
         { agent: role, directory: root, worktree: wt.path, title: `${role} ${taskId}`, prompt, taskId },
@@ -277,6 +279,12 @@ export class Interpreter {
     } catch (err) {
       return this.dispatchFailed(taskId, role, attempt, err)
     }
+  }
+
+  /** The task branch's own commits, newest first, as "<short hash> <subject>" (none when git cannot say). */
+  private async commitsSinceBase(worktree: string): Promise<string[]> {
+    const out = await this.ports.git(worktree, ["log", "--format=%h %s", "--max-count=20", `${this.integration()}..HEAD`]).catch(() => "")
+    return out.split("\n").map((l) => l.trim()).filter(Boolean)
   }
 
   private async runGates(taskId: string): Promise<void> {

@@ -52,6 +52,8 @@ export namespace ContextPack {
     attempt: number,
     /** Uncommitted changes an earlier session left in the worktree, saved as a patch before this one starts. */
     setAside?: { files: string[]; patch: string; commit: string },
+    /** The branch's commits from earlier sessions of this task, newest first. */
+    earlier: string[] = [],
   ): string {
     const intro =
       role === "executor" && task.kind === "verify"
@@ -79,7 +81,10 @@ export namespace ContextPack {
     const leftover = setAside
       ? [`An earlier session of this task stopped with uncommitted changes to ${setAside.files.length} file(s); they are saved in ${setAside.patch} and the worktree was reset to ${worktree.branch} at ${setAside.commit.slice(0, 12)}: start from the committed work.`]
       : []
-    return [...taskBlock(root, task), ...history(rt), "", ...intro, ...leftover, ...patterns].join("\n")
+    const committed = earlier.length
+      ? [`The branch already holds ${earlier.length} commit(s) from earlier sessions of this task (newest first); build on them, do not add again what they added:`, ...earlier.map((c) => `- ${c}`)]
+      : []
+    return [...taskBlock(root, task), ...history(rt), "", ...intro, ...leftover, ...committed, ...patterns].join("\n")
   }
 
   export function reviewer(root: string, task: TaskNode, worktree: string, rt?: TaskRuntime): string {
