@@ -42,9 +42,9 @@ export namespace Answer {
     try {
       const at = new Date().toISOString()
       // A failed baseline's question comes first: "go on" (known failures) or "fixed" (run it again).
-      const baseline = store.state.baseline?.questionId
-      const open = baseline ? [...store.state.questions].sort((a, b) => Number(b.questionId === baseline) - Number(a.questionId === baseline)) : store.state.questions
-      if (store.state.stage === "confirming" && !open.some((q) => q.questionId === baseline)) {
+      const baseline = store.state.questions.filter((q) => q.questionId === store.state.baseline?.questionId)
+      const open = [...baseline, ...store.state.questions.filter((q) => !baseline.includes(q))]
+      if (store.state.stage === "confirming" && baseline.length === 0) {
         const answer = parse(text)
         const result = store.append(answer.kind === "confirm" ? { type: "plan.confirmed", at } : { type: "plan.revision.requested", text: answer.text, at })
         if ("refused" in result) throw new UsageError(`the answer was refused: ${result.refused}`)
@@ -55,7 +55,7 @@ export namespace Answer {
       if (!question.answer) throw new UsageError(`--answer "${text}" says nothing after the question's id`)
       const result = store.append({ type: "question.answered", questionId: question.questionId, answer: question.answer, at })
       if ("refused" in result) throw new UsageError(`the answer was refused: ${result.refused}`)
-      return question.questionId === baseline ? `answered the baseline's question: ${question.answer}` : `answered ${question.questionId}: ${question.answer}`
+      return baseline.some((q) => q.questionId === question.questionId) ? `answered the baseline's question: ${question.answer}` : `answered ${question.questionId}: ${question.answer}`
     } finally {
       await store.close()
     }

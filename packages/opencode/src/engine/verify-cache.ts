@@ -35,8 +35,8 @@ export namespace VerifyCache {
     }
   }
 
-  /** Every file under dir (node_modules and .git skipped) as `relative path:content`, sorted. */
-  function tree(dir: string, depth: number, at = ""): string[] {
+  /** Every file under dir down to `depth` levels (node_modules and .git skipped), sorted, each as `describe` tells. */
+  function walk(dir: string, depth: number, describe: (full: string, rel: string) => string, at = ""): string[] {
     if (depth < 0) return []
     let names: string[]
     try {
@@ -48,9 +48,10 @@ export namespace VerifyCache {
     for (const name of names) {
       if (name === "node_modules" || name === ".git") continue
       const rel = join(at, name)
+      const full = join(dir, rel)
       try {
-        if (statSync(join(dir, rel)).isDirectory()) out.push(...tree(dir, depth - 1, rel))
-        else out.push(`${rel}:${content(join(dir, rel))}`)
+        if (statSync(full).isDirectory()) out.push(...walk(dir, depth - 1, describe, rel))
+        else out.push(describe(full, rel))
       } catch {
         // Gone between the listing and the stat: not part of what the engine reads.
       }
@@ -58,34 +59,17 @@ export namespace VerifyCache {
     return out
   }
 
-  function stamp(path: string): string {
-    try {
-      const s = statSync(path)
-      return `${path}:${s.size}:${s.mtimeMs}`
-    } catch {
-      return `${path}:-`
-    }
-  }
+  /** Config files by content, named relative to their dir: a temporary HOME reads the same. */
+  const byContent = (full: string, rel: string) => `${rel}:${content(full)}`
 
-  /** Size and modification time of AirCoding's own files: they stay where they are, and there are hundreds. */
-  function stamps(dir: string, depth: number): string[] {
-    let names: string[]
+  /** AirCoding's own files by size and modification time: they stay where they are, and there are hundreds. */
+  function stamp(full: string): string {
     try {
-      names = readdirSync(dir).sort()
+      const s = statSync(full)
+      return `${full}:${s.size}:${s.mtimeMs}`
     } catch {
-      return []
+      return `${full}:-`
     }
-    const out: string[] = []
-    for (const name of names) {
-      const full = join(dir, name)
-      try {
-        if (!statSync(full).isDirectory()) out.push(stamp(full))
-        else if (depth > 0 && name !== "node_modules") out.push(...stamps(full, depth - 1))
-      } catch {
-        // As above.
-      }
-    }
-    return out
   }
 
   /** The opencode.json(c) files that exist from dir up to the root (the engine looks for them on that path), by content. */
@@ -110,8 +94,8 @@ export namespace VerifyCache {
     // The TUI's own config file (a path in HOME) is not read by the server the check asks.
     const skip = new Set(["OPENCODE_CONFIG_CONTENT", "OPENCODE_TUI_CONFIG"])
     for (const name of Object.keys(env).filter((n) => n.startsWith("OPENCODE_") && !skip.has(n)).sort()) add(`${name}=${env[name]}`)
-    for (const part of [...tree(ConfigDirs.globalConfigDir(env), 3), "--", ...tree(join(cwd, ".opencode"), 4), "--", ...ancestors(cwd)]) add(part)
-    for (const part of [...stamps(join(Paths.packageRoot, "src"), 8), ...stamps(Paths.prompts, 2), ...stamps(dirname(Paths.pluginEntry), 0)]) add(part)
+    for (const part of [...walk(ConfigDirs.globalConfigDir(env), 3, byContent), "--", ...walk(join(cwd, ".opencode"), 4, byContent), "--", ...ancestors(cwd)]) add(part)
+    for (const part of [...walk(join(Paths.packageRoot, "src"), 8, stamp), ...walk(Paths.prompts, 2, stamp), ...walk(dirname(Paths.pluginEntry), 0, stamp)]) add(part)
     for (const path of [join(Paths.packageRoot, "package.json"), join(Paths.repoRoot, "bun.lock"), Paths.distributionConfig]) add(`${path}:${content(path)}`)
     add(`${agents.join(",")}|${mainTools.join(",")}`)
     return hash.digest("hex")

@@ -14,7 +14,7 @@ export function commandFailure(cmd: Command, message: string): OutcomeEvent | un
     case "dispatch":
       return failureEvent(cmd.role, { taskId: cmd.taskId, sessionId: "", attempt: cmd.attempt }, "spawn-failed", failure)
     case "review":
-      return failureEvent("reviewer", { taskId: cmd.taskId, sessionId: "", run: runOf(cmd.id) }, "spawn-failed", failure)
+      return failureEvent("reviewer", { taskId: cmd.taskId, sessionId: "", run: cmd.run }, "spawn-failed", failure)
     case "plan":
       return failureEvent("architect", {}, "spawn-failed", failure)
     case "replan":
@@ -37,7 +37,7 @@ export function commandFailure(cmd: Command, message: string): OutcomeEvent | un
     case "runBaseline":
       return { type: "baseline.done", commit: cmd.commit ?? "unknown", status: "errored", failingTests: [], message }
     case "deploy":
-      return { type: "deploy.failed", target: cmd.target, n: cmd.n, commit: "unknown", cause: "errored", message, evidencePath: "", rolledBack: false, hashMatch: null, service: null, smoke: "not-run" }
+      return { type: "deploy.failed", target: cmd.target, n: cmd.n, commit: null, cause: "errored", message, evidencePath: "", rolledBack: false, hashMatch: null, service: null, smoke: "not-run" }
     case "abort":
     case "notify":
     case "ask":
@@ -45,8 +45,3 @@ export function commandFailure(cmd: Command, message: string): OutcomeEvent | un
   }
 }
 
-/** The review's run number, the last part of its id (`review:<task>:<run>`, command.ts). */
-function runOf(id: string): number {
-  const n = Number(id.split(":").at(-1))
-  return Number.isInteger(n) && n >= 1 ? n : 1
-}

@@ -8,7 +8,7 @@ export type Command =
   | { type: "dispatch"; id: string; taskId: string; role: WorkerRole; attempt: number; reason: string }
   | { type: "abort"; id: string; taskId: string; sessionId: string }
   | { type: "runGates"; id: string; taskId: string }
-  | { type: "review"; id: string; taskId: string }
+  | { type: "review"; id: string; taskId: string; run: number }
   /**
    * One batch: the tasks land together, in this order, after their combined tree is built and tested. `round`:
    * which landing of the task this is (1 unless a plan delta reverted an earlier one).

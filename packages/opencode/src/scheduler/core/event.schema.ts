@@ -218,7 +218,8 @@ export const Event = z.discriminatedUnion("type", [
   event("deploy.failed", {
     target: z.string().min(1),
     n: z.number().int().min(1),
-    commit: z.string().min(1),
+    /** null: the deploy failed before it knew which commit it carried (the rules or git failed). */
+    commit: z.string().min(1).nullable(),
     cause: z.enum(DEPLOY_CAUSES),
     message: z.string(),
     evidencePath: z.string(),

@@ -24,7 +24,7 @@ export function outstanding(state: SchedulerState): Command[] {
         commands.push({ type: "runGates", id: commandId.runGates(id, task.gateRuns), taskId: id })
         break
       case "reviewing":
-        if (task.reviewSessionId === null) commands.push({ type: "review", id: commandId.review(id, task.reviewRuns), taskId: id })
+        if (task.reviewSessionId === null) commands.push({ type: "review", id: commandId.review(id, task.reviewRuns), taskId: id, run: task.reviewRuns })
         break
       case "consulting":
         commands.push({ type: "consult", id: commandId.consult(id, task.consults), taskId: id, agent: task.consultBy ?? "scheduler", options: task.consultOptions ?? [], question: task.lastFailure?.message ?? `task ${id} needs a decision` })

@@ -14,7 +14,7 @@ export namespace DeployStep {
     const recorded = state.deploy?.targets.find((t) => t.name === cmd.target && t.n === cmd.n)?.commit ?? null
     let commit = recorded ?? ""
     const failed = (message: string) =>
-      log.apply({ type: "deploy.failed", target: cmd.target, n: cmd.n, commit: commit || "unknown", cause: "errored", message, evidencePath: "", rolledBack: false, hashMatch: null, service: null, smoke: null })
+      log.apply({ type: "deploy.failed", target: cmd.target, n: cmd.n, commit: commit || null, cause: "errored", message, evidencePath: "", rolledBack: false, hashMatch: null, service: null, smoke: null })
     try {
       // The final check built the integration branch at the project root: what is there is what is merged.
       if (!commit) commit = (await ports.git(root, ["rev-parse", "HEAD"])).trim()
