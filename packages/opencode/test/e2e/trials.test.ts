@@ -72,8 +72,13 @@ const scenario = {
         { text: "Fixed." },
       ],
     },
-    // T-3: the first executor goes silent; the second one does the work.
-    { agent: "executor", match: "^Task T-3:[\\s\\S]*\\(attempt 1\\)", steps: [{ tool: "read", args: { filePath: "README.md" }, delayMs: 180_000 }, { text: "never reached" }] },
+    // T-3: the first executor starts, then goes silent; the second one does the work. (It stalls after its first
+    // answer: a session whose model never answered gets the engine's start-up allowance of two minutes first.)
+    {
+      agent: "executor",
+      match: "^Task T-3:[\\s\\S]*\\(attempt 1\\)",
+      steps: [{ tool: "read", args: { filePath: "README.md" } }, { tool: "read", args: { filePath: "README.md" }, delayMs: 180_000 }, { text: "never reached" }],
+    },
     {
       agent: "executor",
       match: "^Task T-3:[\\s\\S]*\\(attempt 2\\)",
