@@ -4,6 +4,11 @@ import { join } from "node:path"
 import { FAULTS, type FaultName } from "@aircoding/scripted-model"
 import { Paths } from "../../src/engine"
 import { Proc } from "../../src/scheduler/runtime/process"
+import { JsonLines } from "../../src/scheduler/runtime/store/jsonl"
+import { transition } from "../../src/scheduler/core/machine"
+import type { Event } from "../../src/scheduler/core/event.schema"
+import { initialState } from "../../src/scheduler/core/state"
+import { headlessEnd } from "../../src/read/run-status"
 import { aircodingBin, bunBinary, makeSandbox } from "./sandbox"
 
 /**
@@ -63,7 +68,10 @@ export namespace Chaos {
     /** The faults the model injected, in request order: `fault@agent`. */
     faults: string[]
     ms: number
-    /** From the first question's cause (the fault's request) to the exit 2 that asked it, when there was one. */
+    /**
+     * From the moment the run began to wait for the user (the event that opened its question, plan or blocked
+     * task, in the log) to the exit 2 that asked it, when the first round ended so (issue 21 item 3: within 5 s).
+     */
     questionLatencyMs?: number
     dir: string
   }
@@ -135,7 +143,7 @@ export namespace Chaos {
     }
 
     let last = await exec(["run", dir, "--yes", "--json", "--scripted", scenarioFile], SCENARIOS[opts.scenario].requirement)
-    const firstQuestionAt = last.code === 2 ? started + last.ms : undefined
+    const questionLatencyMs = last.code === 2 ? Date.now() - (waitingSince(dir) ?? Date.now()) : undefined
     for (let i = 0; i < (opts.answers ?? 3) && last.code === 2 && last.summary && !last.timedOut; i++) {
       const answer = answerFor(last.summary)
       const next = await exec(["run", dir, "--resume", "--answer", answer, "--json", "--scripted", scenarioFile])
@@ -153,7 +161,6 @@ export namespace Chaos {
           .map((l) => JSON.parse(l) as { agent: string; fault?: string; ts: string })
       : []
     const faultLines = injected.filter((r) => r.fault).map((r) => `${r.fault}@${r.agent}`)
-    const firstFault = injected.find((r) => r.fault)
     const outcome = problems.length ? "violation" : last.code === 0 ? "merged" : "questions"
     const verdict: Verdict = {
       seed: opts.seed,
@@ -164,11 +171,25 @@ export namespace Chaos {
       rounds,
       faults: faultLines,
       ms: Date.now() - started,
-      questionLatencyMs: firstQuestionAt && firstFault ? Math.max(0, firstQuestionAt - Date.parse(firstFault.ts)) : undefined,
+      questionLatencyMs,
       dir,
     }
     if (!opts.keep && verdict.ok) sandbox.cleanup()
     return verdict
+  }
+
+  /** When the run last began to wait for the user and has waited since, by its log (undefined: it does not wait). */
+  function waitingSince(dir: string): number | undefined {
+    let state = initialState()
+    let since: number | undefined
+    for (const event of JsonLines.read<Event>(join(dir, ".air", "local", "state", "events.jsonl"))) {
+      const r = transition(state, event)
+      if ("refused" in r) continue
+      state = r.state
+      if (headlessEnd(state) !== "waits") since = undefined
+      else since ??= Date.parse(event.at)
+    }
+    return since
   }
 
   function judge(dir: string, rounds: Round[], last: Round, userCommit: string, git: (...a: string[]) => string): string[] {
