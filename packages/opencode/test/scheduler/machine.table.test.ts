@@ -373,6 +373,14 @@ const rows: TableRow[] = [
     statuses: { "T-1": "blocked", "T-5": "blocked" },
     commands: ["abort:T-1", "abort:T-5", "ask:run:budget:7", "finish:blocked", "notify"],
   },
+  {
+    rule: "the run's spent budget during a repair: the task resumes as a Debugger with its gate failure",
+    given: s.debugging,
+    event: { type: "budget.spent", kind: "cost" },
+    statuses: { "T-1": "blocked" },
+    commands: ["abort:T-5", "ask:run:budget:9", "finish:blocked", "notify"],
+    check: (st) => expect([runtimeOf(st, "T-1").resume, runtimeOf(st, "T-1").lastFailure?.source]).toEqual(["debugger", "build"]),
+  },
   // Usage as events: the machine decides the request and token budgets from the totals it folds.
   { rule: "a worker's usage within its budgets is counted, nothing else", given: () => apply(started(graph, { ...config, budgets: limits({ taskRequests: 2 }) }).state, steps.dispatched("T-1")).state, event: usage("s-T-1-1", "T-1", 2, 40), commands: [], check: (st) => expect([st.usage.run, st.usage.tasks["T-1"]]).toEqual([{ requests: 2, tokens: 40 }, { requests: 2, tokens: 40 }]) },
   { rule: "a worker's usage past its task's request budget aborts its session and blocks it; its next session starts afresh", given: () => apply(started(graph, { ...config, budgets: limits({ taskRequests: 2 }) }).state, steps.dispatched("T-1"), steps.dispatched("T-5"), usage("s-T-1-1", "T-1", 2, 40)).state, event: usage("s-T-1-1", "T-1", 3, 60), statuses: { "T-1": "blocked", "T-3": "running" }, commands: ["abort:T-1", "ask:T-1:blocked:1", "notify", "dispatch:T-3:executor:1"], check: (st) => expect([st.usage.run.requests, st.usage.tasks["T-1"], st.questions[0]!.text]).toEqual([3, undefined, expect.stringMatching(/requests budget is spent/)]) },

@@ -143,7 +143,8 @@ export namespace Chaos {
     }
 
     let last = await exec(["run", dir, "--yes", "--json", "--scripted", scenarioFile], SCENARIOS[opts.scenario].requirement)
-    const questionLatencyMs = last.code === 2 ? Date.now() - (waitingSince(dir) ?? Date.now()) : undefined
+    const waitedFrom = last.code === 2 ? waitingSince(dir) : undefined
+    const questionLatencyMs = waitedFrom === undefined ? undefined : Date.now() - waitedFrom
     for (let i = 0; i < (opts.answers ?? 3) && last.code === 2 && last.summary && !last.timedOut; i++) {
       const answer = answerFor(last.summary)
       const next = await exec(["run", dir, "--resume", "--answer", answer, "--json", "--scripted", scenarioFile])
