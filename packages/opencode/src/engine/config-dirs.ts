@@ -14,6 +14,9 @@ import { Proc } from "../scheduler/runtime/process"
 export namespace ConfigDirs {
   export type Outcome = { dir: string; action: "ready" | "linked" | "skipped"; note?: string }
 
+  /** The TUI config AirCoding writes beside OpenCode's global config (launch-config.ts); only the TUI reads it. */
+  export const TUI_CONFIG_FILE = "aircoding-tui.json"
+
   export function globalConfigDir(env: NodeJS.ProcessEnv = process.env): string {
     const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), ".config")
     return join(base, "opencode")

@@ -93,7 +93,7 @@ export namespace LaunchConfig {
     const plugins = [tuiPluginSpec, ...((user.plugin as unknown[]) ?? []).filter((p) => p !== tuiPluginSpec)]
     const dir = ConfigDirs.globalConfigDir(base)
     mkdirSync(dir, { recursive: true })
-    const file = join(dir, "aircoding-tui.json")
+    const file = join(dir, ConfigDirs.TUI_CONFIG_FILE)
     // The home screen's tips suggest `opencode upgrade`, which would break the engine pin: turned off.
     const pluginEnabled = { ...(user.plugin_enabled ?? {}), "internal:home-tips": false }
     // Tab cycles the primary agents, and AirCoding has one (Main; OpenCode's build and plan are removed):

@@ -4,6 +4,7 @@ import { dirname, join } from "node:path"
 import { z } from "zod"
 import { ConfigDirs } from "./config-dirs"
 import { Paths } from "./paths"
+import { acquireLock, type HeldLock } from "../scheduler/runtime/store/lock"
 
 /**
  * The engine's answer to "is AirCoding loaded?" costs two engine start-ups (about 12 s of CPU on two cores,
@@ -62,6 +63,29 @@ export namespace VerifyCache {
   /** Config files by content, named relative to their dir: a temporary HOME reads the same. */
   const byContent = (full: string, rel: string) => `${rel}:${content(full)}`
 
+  /**
+   * What the engine's global config dir holds that is not config the check reads: the files the engine writes
+   * there for itself on its first start (its own .gitignore lists them) and AirCoding's TUI file. Counting
+   * them made the second launch on a new machine miss and ask the engine again.
+   */
+  const NOT_CONFIG = new Set([".gitignore", "package.json", "package-lock.json", "bun.lock", ConfigDirs.TUI_CONFIG_FILE])
+
+  /** The config file the engine creates on its first start says nothing but its schema: the same as no file. */
+  const EMPTY_CONFIG = JSON.stringify({ $schema: "https://opencode.ai/config.json" })
+
+  function saysNothing(full: string): boolean {
+    try {
+      return readFileSync(full, "utf8").replace(/\s+/g, "") === EMPTY_CONFIG
+    } catch {
+      return false
+    }
+  }
+
+  /** The global config dir by content, without what is not config (above). */
+  function globalConfig(env: NodeJS.ProcessEnv): string[] {
+    return walk(ConfigDirs.globalConfigDir(env), 3, (full, rel) => (NOT_CONFIG.has(rel) || (/^opencode\.jsonc?$/.test(rel) && saysNothing(full)) ? "" : byContent(full, rel))).filter(Boolean)
+  }
+
   /** AirCoding's own files by size and modification time: they stay where they are, and there are hundreds. */
   function stamp(full: string): string {
     try {
@@ -94,7 +118,7 @@ export namespace VerifyCache {
     // The TUI's own config file (a path in HOME) is not read by the server the check asks.
     const skip = new Set(["OPENCODE_CONFIG_CONTENT", "OPENCODE_TUI_CONFIG"])
     for (const name of Object.keys(env).filter((n) => n.startsWith("OPENCODE_") && !skip.has(n)).sort()) add(`${name}=${env[name]}`)
-    for (const part of [...walk(ConfigDirs.globalConfigDir(env), 3, byContent), "--", ...walk(join(cwd, ".opencode"), 4, byContent), "--", ...ancestors(cwd)]) add(part)
+    for (const part of [...globalConfig(env), "--", ...walk(join(cwd, ".opencode"), 4, byContent), "--", ...ancestors(cwd)]) add(part)
     for (const part of [...walk(join(Paths.packageRoot, "src"), 8, stamp), ...walk(Paths.prompts, 2, stamp), ...walk(dirname(Paths.pluginEntry), 0, stamp)]) add(part)
     for (const path of [join(Paths.packageRoot, "package.json"), join(Paths.repoRoot, "bun.lock"), Paths.distributionConfig]) add(`${path}:${content(path)}`)
     add(`${agents.join(",")}|${mainTools.join(",")}`)
@@ -107,6 +131,19 @@ export namespace VerifyCache {
     } catch {
       // Missing, torn or from another version: nothing cached, the engine is asked.
       return []
+    }
+  }
+
+  /**
+   * Holds the check of one key across processes while it runs (released by the caller). A checkout that
+   * cannot be written, or a holder that takes longer than a check can, only costs the sharing: undefined.
+   */
+  export async function claim(key: string, dir = DEFAULT_DIR): Promise<HeldLock | undefined> {
+    try {
+      mkdirSync(dir, { recursive: true })
+      return await acquireLock(join(dir, `${key.slice(0, 24)}.lock`), { timeoutMs: 150_000, maxRetryMs: 500, what: "a check of the engine's config" })
+    } catch {
+      return undefined
     }
   }
 

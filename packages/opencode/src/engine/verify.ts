@@ -73,9 +73,30 @@ export namespace Verify {
   export async function plugin(cwd: string, env: NodeJS.ProcessEnv, agents: readonly string[], mainTools: readonly string[], opts: { fresh?: boolean } = {}): Promise<Result> {
     const data = engineDataDir(env)
     const key = VerifyCache.key(cwd, env, agents, mainTools)
-    const cached = opts.fresh ? undefined : VerifyCache.lookup(key)
+    let cached = opts.fresh ? undefined : VerifyCache.lookup(key)
     // The engine's database exists once an engine has started here: then nothing but the answer is needed.
     if (cached && existsSync(join(data, "opencode.db"))) return { ok: true, agents: cached.agents, config: cachedConfig(cached) }
+    // Launches at once with the same inputs (several terminals, a test suite) share one check: the first asks
+    // the engine, the others wait for its answer and read it.
+    const shared = opts.fresh || cached ? undefined : await VerifyCache.claim(key)
+    try {
+      if (shared) cached = VerifyCache.lookup(key)
+      if (cached && existsSync(join(data, "opencode.db"))) return { ok: true, agents: cached.agents, config: cachedConfig(cached) }
+      return await ask(cwd, env, agents, mainTools, data, key, cached)
+    } finally {
+      shared?.release()
+    }
+  }
+
+  async function ask(
+    cwd: string,
+    env: NodeJS.ProcessEnv,
+    agents: readonly string[],
+    mainTools: readonly string[],
+    data: string,
+    key: string,
+    cached: VerifyCache.Entry | undefined,
+  ): Promise<Result> {
     // One after the other, and one AirCoding process at a time per data dir: two engines starting at once on
     // a fresh data dir race to create its database (two runs started together on a new machine met it).
     mkdirSync(data, { recursive: true })

@@ -58,6 +58,46 @@ describe("the engine check's remembered answer", () => {
     expect(keys.size).toBe(6)
   })
 
+  it("stays the same after the engine's first start and the TUI write their own files into the global config dir", () => {
+    const dir = a.project("first-start")
+    const env = LaunchConfig.environment({ offline: true }, { ...a.env, XDG_CONFIG_HOME: join(a.root, "fresh-config") })
+    const before = VerifyCache.key(dir, env, agents, tools)
+    // What the pinned engine writes on its first start (measured): a config that says only its schema, and a .gitignore.
+    const global = ConfigDirs.globalConfigDir(env)
+    mkdirSync(global, { recursive: true })
+    writeFileSync(join(global, "opencode.jsonc"), '{\n  "$schema": "https://opencode.ai/config.json"\n}')
+    writeFileSync(join(global, ".gitignore"), "node_modules\npackage.json\npackage-lock.json\nbun.lock\n.gitignore")
+    writeFileSync(join(global, "package.json"), JSON.stringify({ dependencies: { "@opencode-ai/plugin": "1.18.33" } }))
+    LaunchConfig.tuiEnvironment(env)
+    expect(VerifyCache.key(dir, env, agents, tools)).toBe(before)
+    // The same file with something to say is config.
+    writeFileSync(join(global, "opencode.jsonc"), '{ "$schema": "https://opencode.ai/config.json", "share": "disabled" }')
+    expect(VerifyCache.key(dir, env, agents, tools)).not.toBe(before)
+  })
+
+  it("launches at once with the same inputs share one check: the engine is asked once", async () => {
+    const dir = b.project("together")
+    // A stand-in engine that answers as the real one does, slowly, and counts its starts: what is under test is the sharing.
+    const count = join(b.root, "together-starts")
+    const fake = join(b.root, "opencode-slow")
+    const config = JSON.stringify({ agent: Object.fromEntries(agents.map((name) => [name, {}])) })
+    const main = JSON.stringify({ tools: Object.fromEntries(tools.map((name) => [name, true])) })
+    writeFileSync(count, "")
+    writeFileSync(fake, `#!/bin/sh\necho x >> '${count}'\nsleep 1\nmkdir -p "$XDG_DATA_HOME/opencode" && touch "$XDG_DATA_HOME/opencode/opencode.db"\nif [ "$2" = config ]; then echo '${config}'; else echo '${main}'; fi\n`, { mode: 0o755 })
+    const saved = process.env.AIRCODING_OPENCODE_BIN
+    process.env.AIRCODING_OPENCODE_BIN = fake
+    try {
+      // A key of its own (a variable the engine ignores), so no earlier answer serves it.
+      const env = { ...LaunchConfig.environment({ offline: true }, b.env), OPENCODE_AIRCODING_TEST_NONCE: `${process.pid}-${Date.now()}` }
+      const results = await Promise.all([0, 1, 2].map(() => Verify.plugin(dir, env, agents, tools)))
+      expect(results.map((r) => r.ok)).toEqual([true, true, true])
+      expect(readFileSync(count, "utf8").split("\n").filter(Boolean).length).toBe(2)
+    } finally {
+      if (saved === undefined) delete process.env.AIRCODING_OPENCODE_BIN
+      else process.env.AIRCODING_OPENCODE_BIN = saved
+    }
+  }, 60_000)
+
   it("serves a passing answer without starting the engine once it has a database; doctor's fresh check starts it", async () => {
     const dir = b.project("served")
     const env = LaunchConfig.environment({ offline: true }, b.env)
