@@ -32,7 +32,6 @@ export const analysisGate = {
   ...GATE_DESCRIPTORS.analysis,
   provides: "analysis",
   route: "debugger",
-  words: { en: "static analysis", "zh-CN": "静态分析" },
   logs: [ANALYSIS_LOG],
   run: analyse,
   missingEvidence(ctx, result) {

@@ -11,8 +11,7 @@ export const BUILD_LOG = "build.log"
 export const buildGate = {
   ...GATE_DESCRIPTORS.build,
   provides: "build",
-  route: "debugger",
-  words: { en: "build", "zh-CN": "构建" },
+  route: "debugger-unless-baseline-build-failed",
   logs: [BUILD_LOG, CompilerCache.STATS_LOG, CompilerCache.STATS_FILE],
   async run(ctx: GateContext) {
     const { output: _, ...outcome } = await runCommands(ctx, "build", BUILD_LOG, (command, what, output, logPath) => {

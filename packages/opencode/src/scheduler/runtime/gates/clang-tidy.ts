@@ -31,7 +31,6 @@ const HEADER = /\.(h|hh|hpp|hxx)$/i
 export const clangTidyGate = {
   ...GATE_DESCRIPTORS["clang-tidy"],
   route: "debugger",
-  words: { en: "clang-tidy", "zh-CN": "clang-tidy 检查" },
   logs: [CLANG_TIDY_LOG],
   run: tidy,
 } as const satisfies Gate

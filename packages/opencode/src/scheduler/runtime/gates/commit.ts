@@ -12,7 +12,6 @@ import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 export const commitGate = {
   ...GATE_DESCRIPTORS.commit,
   route: "executor",
-  words: { en: "commit", "zh-CN": "提交" },
   async run(ctx: GateContext) {
     if (!ctx.requires.includes("diff")) return { ran: false, summary: `skipped: not required for a ${ctx.kind} task` }
     const failure = await check(ctx)

@@ -13,7 +13,6 @@ export const diffGate = {
   ...GATE_DESCRIPTORS.diff,
   provides: "diff",
   route: "executor",
-  words: { en: "diff", "zh-CN": "差异" },
   logs: [DIFF_LOG],
   async run(ctx: GateContext) {
     const required = ctx.requires.includes("diff")

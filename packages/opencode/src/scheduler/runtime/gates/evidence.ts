@@ -10,7 +10,6 @@ import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 export const evidenceGate = {
   ...GATE_DESCRIPTORS.evidence,
   route: "executor",
-  words: { en: "evidence", "zh-CN": "证据" },
   async run(ctx: GateContext) {
     const missing: string[] = []
     for (const requirement of ctx.requires) {

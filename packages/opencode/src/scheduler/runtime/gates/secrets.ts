@@ -15,7 +15,6 @@ export const SECRETS_LOG = "secrets.log"
 export const secretsGate = {
   ...GATE_DESCRIPTORS.secrets,
   route: "executor",
-  words: { en: "secret scan", "zh-CN": "密钥扫描" },
   logs: [SECRETS_LOG],
   async run(ctx: GateContext) {
     if (ctx.changed.length === 0) return { ran: false, summary: "skipped: no change to scan" }

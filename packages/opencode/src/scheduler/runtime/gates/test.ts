@@ -22,7 +22,6 @@ export const testGate = {
   ...GATE_DESCRIPTORS.test,
   provides: "test",
   route: "debugger",
-  words: { en: "test", "zh-CN": "测试" },
   logs: [TEST_LOG],
   async run(ctx: GateContext) {
     // The same build inputs passed before (this task's earlier attempt, another task, the baseline, another machine): reuse.

@@ -90,7 +90,6 @@ export namespace WriteSetGate {
 export const writeSetGate = {
   ...GATE_DESCRIPTORS["write-set"],
   route: "executor",
-  words: { en: "write-set", "zh-CN": "写入集" },
   async run(ctx: GateContext): Promise<GateOutcome> {
     const changed = ctx.changed.filter((c) => c.status !== "deleted").map((c) => c.path)
     const deleted = ctx.changed.filter((c) => c.status === "deleted").map((c) => c.path)
