@@ -1,7 +1,6 @@
 import { Worktrees } from "../git/worktree.ts"
 import type { Gate, GateContext } from "./gate.ts"
 import { listSome } from "./text.ts"
-import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 
 export const DIFF_LOG = "diff.patch"
 
@@ -10,7 +9,7 @@ export const DIFF_LOG = "diff.patch"
  * are read here for every task whose branch exists (the analysis needs them even when no diff is required).
  */
 export const diffGate = {
-  ...GATE_DESCRIPTORS.diff,
+  id: "diff",
   provides: "diff",
   route: "executor",
   logs: [DIFF_LOG],

@@ -1,4 +1,3 @@
-import type { GateDescriptor } from "../../core/gate-descriptors.ts"
 import type { FailureRoute } from "../../core/gate-route.ts"
 import type { Worktrees } from "../git/worktree.ts"
 import type { Proc } from "../process.ts"
@@ -19,8 +18,15 @@ export type Route = FailureRoute
 export type WriteSetEntry = { path: string; action: "create" | "modify" | "delete" | "keep" }
 
 
-/** A gate: its static facts (id, whether it runs a tool) and what it does. */
-export interface Gate<Id extends string = string> extends GateDescriptor<Id> {
+/** A gate: its static facts (id, whether it runs a tool, where its failure goes) and what it does. */
+export interface Gate<Id extends string = string> {
+  /** Spelled only here: the gate's name in report.json and events; its words for people are `gate.<id>` in read/words.ts (the id when absent). */
+  readonly id: Id
+  /**
+   * A gate that runs a tool (the build, the tests, an analyser). When it had nothing to run, the pass
+   * message says so. A gate without the flag is bookkeeping (commit, diff, the write-set, the secret scan, evidence).
+   */
+  readonly reportsNotRun?: boolean
   /** The evidence kind (`KIND_RULES`) this gate collects; a task whose kind requires it cannot pass without it. */
   readonly provides?: Requirement
   /** Where a failure of this gate goes: the pipeline writes it in the report, the runtime in `gates.failed`. */

@@ -1,7 +1,6 @@
 import { Worktrees } from "../git/worktree.ts"
 import { SecretScan } from "./secret-scan.ts"
 import type { Gate, GateContext } from "./gate.ts"
-import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 
 export const SECRETS_LOG = "secrets.log"
 
@@ -13,7 +12,7 @@ export const SECRETS_LOG = "secrets.log"
  * squash merge takes the branch's final tree, so a fix-up commit is enough).
  */
 export const secretsGate = {
-  ...GATE_DESCRIPTORS.secrets,
+  id: "secrets",
   route: "executor",
   logs: [SECRETS_LOG],
   async run(ctx: GateContext) {
