@@ -11,7 +11,7 @@ import * as text from "./text.ts"
 export type { EvidenceFs, RunInput } from "./pipeline.ts"
 export type { Exec, Failure, Gate, GateContext, GateOutcome, Route } from "./gate.ts"
 export type { GateId } from "./registry.ts"
-export { GATE_IDS, isToolGate, REGISTRY, routeOf, TOOL_MISSING } from "./registry.ts"
+export { GATE_IDS, REGISTRY, routeOf, TOOL_MISSING } from "./registry.ts"
 export { nodeEvidenceFs, processExec, REPORT_FILE, runGates } from "./pipeline.ts"
 export { gatesFailedEvent } from "./failed-event.ts"
 

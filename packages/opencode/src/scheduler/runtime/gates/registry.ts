@@ -20,6 +20,7 @@ export const REGISTRY = [commitGate, diffGate, writeSetGate, secretsGate, buildG
 
 export type GateId = (typeof REGISTRY)[number]["id"]
 export const GATE_IDS = REGISTRY.map((gate) => gate.id) as [GateId, ...GateId[]]
+
 /**
  * Where a failure with this id goes, as its gate declares (the pipeline writes it in the report, the runtime in
  * `gates.failed`); a missing tool blocks for a person, and an id no gate declares goes to a person (never to nothing).
@@ -28,10 +29,4 @@ export const GATE_IDS = REGISTRY.map((gate) => gate.id) as [GateId, ...GateId[]]
 export function routeOf(id: string, gates: readonly Gate[] = REGISTRY): Route {
   if (id === TOOL_MISSING) return "block-for-tool"
   return gates.find((gate) => gate.id === id)?.route ?? "user"
-}
-
-
-/** A gate that runs a tool (build, test, analysis): what views show in a one-line summary of a gate run. */
-export function isToolGate(id: string, gates: readonly Gate[] = REGISTRY): boolean {
-  return gates.find((gate) => gate.id === id)?.reportsNotRun === true
 }
