@@ -1,7 +1,7 @@
 import type { RunReport } from "./run-report"
 import { DeployLines } from "./deploy-lines"
 import type { SchedulerState, TaskRuntime } from "../scheduler/core/state"
-import { isBookkeepingGate, isShippedGate, SHIPPED_GATE_IDS } from "../scheduler/core/gate-descriptors"
+import { isBookkeepingGate, isShippedGate, SHIPPED_GATE_IDS } from "./gate-descriptors"
 import type { RunData } from "./run-data"
 import { runStatus, waitingFor as waitingForState, type RunWord, type Waiting as RunWaiting } from "./run-status"
 import { failureText, faultText, gateFacts, gateLabel as gateWord, gateRunOf, type GateFacts } from "./gate-words"
@@ -133,7 +133,8 @@ export namespace RunView {
           ? {
               source: rt.lastFailure.source,
               message: rt.lastFailure.message,
-              facts: isShippedGate(rt.lastFailure.source) ? gateFacts(rt.lastFailure.source, report?.failedGate === rt.lastFailure.source ? report : null) : null,
+              // A gate's failure: a shipped gate's, or one the project added that its last gate report names.
+              facts: isShippedGate(rt.lastFailure.source) || report?.failedGate === rt.lastFailure.source ? gateFacts(rt.lastFailure.source, report?.failedGate === rt.lastFailure.source ? report : null) : null,
             }
           : null,
         merged: rt.merged,
@@ -367,7 +368,7 @@ export namespace RunView {
 
   /** A task's last failure for people: "cppcheck gate failed: 1 finding(s), 1 error(s), in src/parser.cpp". */
   export function lastFailureText(lang: Lang, failure: NonNullable<Task["lastFailure"]>): string {
-    return isShippedGate(failure.source)
+    return isShippedGate(failure.source) || failure.facts
       ? t(lang, "ev.gates.failed", { gate: gateLabel(failure.source, lang), what: failureText(lang, failure) })
       : failureText(lang, failure)
   }

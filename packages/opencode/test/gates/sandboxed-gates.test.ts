@@ -50,7 +50,7 @@ describe.skipIf(!Sandbox.check().ok)("gates in the sandbox", () => {
     expect(report.failedGate).toBe("write-set")
     expect(report.message).toContain("src/extra.cpp: not in the write-set")
     expect(report.message).toContain("include/calc.h: deleted")
-    expect(Gates.eventGate(report.failedGate)).toBe("write-set")
+    expect(report.failedRoute).toBe("executor")
   })
 
   test("no sandbox: the run stops for a person, or runs as before when the user allowed it", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest"
-import { GATE_DESCRIPTORS, SHIPPED_GATE_IDS } from "../../src/scheduler/core/gate-descriptors"
+import { GATE_DESCRIPTORS, SHIPPED_GATE_IDS } from "../../src/read/gate-descriptors"
 import { t } from "../../src/read/words"
 import { RunView } from "../../src/read/view"
 

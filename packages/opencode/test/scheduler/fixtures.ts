@@ -1,6 +1,7 @@
 import type { Command } from "../../src/scheduler/core/command"
 import type { PlanDelta } from "../../src/scheduler/core/delta.schema"
-import type { Event, GATES, RunConfig } from "../../src/scheduler/core/event.schema"
+import type { Event, RunConfig } from "../../src/scheduler/core/event.schema"
+import type { FailureRoute } from "../../src/scheduler/core/gate-route"
 import { transition } from "../../src/scheduler/core/machine"
 import { initialState, type SchedulerState } from "../../src/scheduler/core/state"
 import type { TaskGraph, TaskNode, TaskNodeInput } from "../../src/scheduler/core/task.schema"
@@ -77,7 +78,8 @@ export const steps = {
   dispatched: (id: string, attempt = 1, role: "executor" | "debugger" = "executor", sessionId = `s-${id}-${attempt}`): EventInput => ({ type: "task.dispatched", taskId: id, role, sessionId, attempt }),
   reported: (id: string, attempt = 1, role: "executor" | "debugger" = "executor", sessionId = `s-${id}-${attempt}`): EventInput => ({ type: "worker.reported", taskId: id, sessionId, result: { taskId: id, role, summary: "done" } }),
   gatesPassed: (id: string): EventInput => ({ type: "gates.passed", taskId: id, evidence: { diff: "d", build: "b", test: "t", analysis: "a" } }),
-  gatesFailed: (id: string, gate: (typeof GATES)[number]): EventInput => ({ type: "gates.failed", taskId: id, gate, message: `${gate} broke`, evidencePath: `ev/${id}/${gate}` }),
+  /** Without `route`: an event as logs before routes were carried wrote it (the machine reads its route from the gate id). */
+  gatesFailed: (id: string, gate: string, route?: FailureRoute): EventInput => ({ type: "gates.failed", taskId: id, gate, ...(route ? { route } : {}), message: `${gate} broke`, evidencePath: `ev/${id}/${gate}` }),
   reviewStarted: (id: string): EventInput => ({ type: "review.started", taskId: id, sessionId: `rv-${id}` }),
   reviewPass: (id: string): EventInput => ({ type: "review.reported", taskId: id, report: { taskId: id, verdict: "pass", rows: [{ designRef: "R1", code: "f", status: "match", note: "" }], findings: [] } }),
   reviewFail: (id: string): EventInput => ({ type: "review.reported", taskId: id, report: { taskId: id, verdict: "fail", rows: [{ designRef: "R1", code: "f", status: "missing", note: "no tests" }], findings: ["add tests"] } }),

@@ -4,6 +4,7 @@ import { PlanDelta } from "./delta.schema"
 import { ReviewReport, WorkerResult } from "./report.schema"
 import { TaskGraph, TaskNode } from "./task.schema"
 import { ProviderFault } from "./provider-fault"
+import { FAILURE_ROUTES } from "./gate-route"
 import { BASELINE_STATUSES, BudgetLimits, CONSULTANTS, FAILED_OUTCOMES, FINAL_CHECK_STATUSES, STEPS, WORKER_ROLES } from "./vocabulary"
 
 export { BudgetLimits, FINAL_CHECK_STATUSES, WORKER_ROLES, type WorkerRole } from "./vocabulary"
@@ -46,9 +47,6 @@ export const DEFAULT_RUN_CONFIG: RunConfig = {
   mergeBatch: 4,
 }
 
-
-export const GATES = ["commit", "diff", "write-set", "secrets", "build", "test", "analysis", "evidence", "tool-missing", "clang-tidy"] as const
-export type Gate = (typeof GATES)[number]
 
 export const BUDGET_KINDS = ["requests", "tokens", "cost", "minutes"] as const
 
@@ -108,7 +106,11 @@ export const Event = z.discriminatedUnion("type", [
   event("dispatch.failed", { taskId, role: z.enum([...WORKER_ROLES, "reviewer"]), run: z.number().int().min(1), message: z.string() }),
   event("gates.started", { taskId }),
   event("gates.passed", { taskId, evidence: z.record(z.string(), z.string()) }),
-  event("gates.failed", { taskId, gate: z.enum(GATES), message: z.string(), evidencePath: z.string() }),
+  /**
+   * `gate`: the failed gate's id (any: the core lists none). `route`: where the failure goes, as the gate
+   * declared it (`gate-route.ts`); absent only in logs written before it was carried (`routeOfOldLogEvent`).
+   */
+  event("gates.failed", { taskId, gate: z.string().min(1), route: z.enum(FAILURE_ROUTES).optional(), message: z.string(), evidencePath: z.string() }),
   /** The gates could not run to a verdict (the toolchain file is invalid, git failed, writing evidence failed): not the worker's fault. */
   event("gates.errored", { taskId, tag: z.enum(FAULT_TAGS), message: z.string() }),
   event("review.started", { taskId, sessionId: z.string().min(1) }),

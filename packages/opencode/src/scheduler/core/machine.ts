@@ -3,6 +3,7 @@ import { commandId, type Command, type Consultant, type ConsultOption } from "./
 import { adrCascade } from "./adr-cascade"
 import { Draft, MILESTONE_FIX_ROUNDS } from "./draft"
 import { adrImpact } from "./graph"
+import { routeOfOldLogEvent } from "./gate-route"
 import type { Event, EventOf, EventType } from "./event.schema"
 import { graphIndex, isLive } from "./graph-index"
 import { checklistFindings, reviewPasses, type WorkerResult } from "./report.schema"
@@ -291,10 +292,12 @@ const RULES: { [T in EventType]: Handler<T> } = {
   "gates.failed": (d, e) => {
     const t = findTask(d, e.taskId, ["gating"])
     if (typeof t === "string") return t
+    const route = e.route ?? routeOfOldLogEvent(e.gate)
+    if (!route) return `the ${e.gate} gate's failure names no route (debugger, executor, user, …): the runtime writes the route its gate declares`
     const failure = { source: e.gate, message: e.message, evidencePath: e.evidencePath }
     const reason = `${e.gate} gate failed: ${e.message} (evidence: ${e.evidencePath})`
-    switch (e.gate) {
-      case "build":
+    switch (route) {
+      case "debugger-unless-baseline-build-failed":
         // The baseline's build failed too and the user went on: not the task's fault, so no Debugger.
         if (inheritedBuildFailure(d.s)) {
           d.patch(t.id, { lastFailure: failure })
@@ -303,19 +306,17 @@ const RULES: { [T in EventType]: Handler<T> } = {
         }
         d.repairOrConsult(t.id, "debugger", reason, failure, ["debug-again", "executor-again", "block"])
         break
-      case "test":
-      case "analysis":
-      case "clang-tidy":
+      case "debugger":
         d.repairOrConsult(t.id, "debugger", reason, failure, ["debug-again", "executor-again", "block"])
         break
-      case "commit":
-      case "diff":
-      case "write-set":
-      case "secrets":
-      case "evidence":
+      case "executor":
         d.repairOrConsult(t.id, "executor", reason, failure, ["executor-again", "block"])
         break
-      case "tool-missing":
+      case "user":
+        d.patch(t.id, { lastFailure: failure })
+        d.block(t.id, `its ${e.gate} gate failed, and only a person can decide: ${e.message}`, "gates")
+        break
+      case "block-for-tool":
         d.patch(t.id, { lastFailure: failure })
         d.block(t.id, `a tool the gates need is missing: ${e.message}`, "gates")
         break

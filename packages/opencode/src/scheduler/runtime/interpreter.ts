@@ -13,7 +13,7 @@ import type { EventInput, Ports } from "./ports"
 import { Baseline } from "./integration/baseline"
 import type { Supervisor } from "./sessions/supervisor"
 import { classifyFault } from "./fault"
-import { eventGateOf } from "./gates"
+import { gatesFailedEvent } from "./gates"
 import { MergeBuild } from "./integration/merge-build"
 import { BaseFindings } from "./gates/base-findings"
 import { RepairPatterns } from "../../knowledge/patterns"
@@ -325,13 +325,7 @@ export class Interpreter {
         RepairPatterns.learn(root, taskId)
       } catch {}
     } else {
-      await log.apply({
-        type: "gates.failed",
-        taskId,
-        gate: eventGateOf(report.failedGate),
-        message: report.message,
-        evidencePath: join(this.evidenceDir(taskId), `attempt-${attempt}`, "report.json"),
-      })
+      await log.apply(gatesFailedEvent(taskId, report, join(this.evidenceDir(taskId), `attempt-${attempt}`, "report.json")))
     }
   }
 

@@ -10,7 +10,6 @@ import { TOOL_MISSING } from "./schema.ts"
 import { Verdict } from "./verdict.ts"
 import type { Finding } from "./schema.ts"
 import { countBySeverity, formatRun, indent, INSTALL_HINTS, lastLines, listSome, stripPrefix } from "./text.ts"
-import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 
 export const ANALYSIS_LOG = "cppcheck.log"
 
@@ -29,10 +28,10 @@ export const CPPCHECK_ARGS = [
  * no verdict, and nothing the task's authors could repair.
  */
 export const analysisGate = {
-  ...GATE_DESCRIPTORS.analysis,
+  id: "analysis",
+  reportsNotRun: true,
   provides: "analysis",
   route: "debugger",
-  words: { en: "static analysis", "zh-CN": "静态分析" },
   logs: [ANALYSIS_LOG],
   run: analyse,
   missingEvidence(ctx, result) {

@@ -3,16 +3,15 @@ import { CompilerCache } from "../toolchain/cache.ts"
 import type { Gate, GateContext } from "./gate.ts"
 import { buildStatsLog, commandEvidenceMissing, runCommands } from "./command.ts"
 import { indent, lastLines } from "./text.ts"
-import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 
 export const BUILD_LOG = "build.log"
 
 /** The toolchain's build commands pass in the worktree; a failure quotes the compiler's first error. */
 export const buildGate = {
-  ...GATE_DESCRIPTORS.build,
+  id: "build",
+  reportsNotRun: true,
   provides: "build",
-  route: "debugger",
-  words: { en: "build", "zh-CN": "构建" },
+  route: "debugger-unless-baseline-build-failed",
   logs: [BUILD_LOG, CompilerCache.STATS_LOG, CompilerCache.STATS_FILE],
   async run(ctx: GateContext) {
     const { output: _, ...outcome } = await runCommands(ctx, "build", BUILD_LOG, (command, what, output, logPath) => {

@@ -8,7 +8,6 @@ import { isCppFile, isDir } from "./commit.ts"
 import type { Gate, GateContext, GateOutcome } from "./gate.ts"
 import { TOOL_MISSING, type Finding } from "./schema.ts"
 import { countBySeverity, formatRun, indent, INSTALL_HINTS, lastLines, listSome, stripPrefix } from "./text.ts"
-import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 
 export const CLANG_TIDY_LOG = "clang-tidy.log"
 
@@ -29,9 +28,9 @@ const HEADER = /\.(h|hh|hpp|hxx)$/i
  * clang-tidy not installed is "not run" unless toolchain.json requires it (then a tool missing).
  */
 export const clangTidyGate = {
-  ...GATE_DESCRIPTORS["clang-tidy"],
+  id: "clang-tidy",
+  reportsNotRun: true,
   route: "debugger",
-  words: { en: "clang-tidy", "zh-CN": "clang-tidy 检查" },
   logs: [CLANG_TIDY_LOG],
   run: tidy,
 } as const satisfies Gate

@@ -3,16 +3,14 @@ import path from "node:path"
 import { Worktrees } from "../git/worktree.ts"
 import type { Failure, Gate, GateContext } from "./gate.ts"
 import { listSome } from "./text.ts"
-import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 
 /**
  * The work is committed on the task branch, in the task's worktree, with nothing left uncommitted: what is
  * built and tested next is exactly what would be merged. Not required (skipped) for kinds without a diff.
  */
 export const commitGate = {
-  ...GATE_DESCRIPTORS.commit,
+  id: "commit",
   route: "executor",
-  words: { en: "commit", "zh-CN": "提交" },
   async run(ctx: GateContext) {
     if (!ctx.requires.includes("diff")) return { ran: false, summary: `skipped: not required for a ${ctx.kind} task` }
     const failure = await check(ctx)

@@ -1,7 +1,6 @@
 import { Worktrees } from "../git/worktree.ts"
 import type { Gate, GateContext } from "./gate.ts"
 import { listSome } from "./text.ts"
-import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 
 export const DIFF_LOG = "diff.patch"
 
@@ -10,10 +9,9 @@ export const DIFF_LOG = "diff.patch"
  * are read here for every task whose branch exists (the analysis needs them even when no diff is required).
  */
 export const diffGate = {
-  ...GATE_DESCRIPTORS.diff,
+  id: "diff",
   provides: "diff",
   route: "executor",
-  words: { en: "diff", "zh-CN": "差异" },
   logs: [DIFF_LOG],
   async run(ctx: GateContext) {
     const required = ctx.requires.includes("diff")

@@ -1,16 +1,14 @@
 import { Toolchain } from "../toolchain/index.ts"
 import type { Gate, GateContext } from "./gate.ts"
 import { indent } from "./text.ts"
-import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 
 /**
  * Every piece of evidence the task's kind requires (`KIND_RULES`) was collected and passed. Each requirement
  * is judged by the gate that `provides` it (its `missingEvidence`), so a new gate brings its own rule.
  */
 export const evidenceGate = {
-  ...GATE_DESCRIPTORS.evidence,
+  id: "evidence",
   route: "executor",
-  words: { en: "evidence", "zh-CN": "证据" },
   async run(ctx: GateContext) {
     const missing: string[] = []
     for (const requirement of ctx.requires) {

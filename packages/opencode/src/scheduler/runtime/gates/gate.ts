@@ -1,4 +1,4 @@
-import type { GateDescriptor } from "../../core/gate-descriptors.ts"
+import type { FailureRoute } from "../../core/gate-route.ts"
 import type { Worktrees } from "../git/worktree.ts"
 import type { Proc } from "../process.ts"
 import type { Results } from "../results/index.ts"
@@ -6,27 +6,31 @@ import type { Toolchain } from "../toolchain/index.ts"
 import type { Finding, GateResult, Requirement } from "./schema.ts"
 
 /** What a gate is and what it is given: the one shape every gate file implements (the registry lists them). */
-/** Where a failure goes: the Debugger (the code is wrong), the Executor (the work is not handed in right),
- * or a person (something only they can fix: a tool to install, a tool that crashed). */
-export type Route = "debugger" | "executor" | "user"
+
+/**
+ * Where a failure goes: the Debugger (the code is wrong), the Executor (the work is not handed in right),
+ * or a person (something only they can fix). The core's vocabulary (`core/gate-route.ts`): the runtime writes
+ * the failed gate's route in `gates.failed`, and the machine decides by it, knowing no gate ids.
+ */
+export type Route = FailureRoute
 
 /** A write-set entry as the write-set gate reads it. */
 export type WriteSetEntry = { path: string; action: "create" | "modify" | "delete" | "keep" }
 
 
-/** A gate's name for people, per language of the words catalogue. */
-export interface Words {
-  en: string
-  "zh-CN": string
-}
-
-/** A gate: its static facts (id, whether it runs a tool) and what it does. */
-export interface Gate<Id extends string = string> extends GateDescriptor<Id> {
+/** A gate: its static facts (id, whether it runs a tool, where its failure goes) and what it does. */
+export interface Gate<Id extends string = string> {
+  /** Spelled only here: the gate's name in report.json and events; its words for people are `gate.<id>` in read/words.ts (the id when absent). */
+  readonly id: Id
+  /**
+   * A gate that runs a tool (the build, the tests, an analyser). When it had nothing to run, the pass
+   * message says so. A gate without the flag is bookkeeping (commit, diff, the write-set, the secret scan, evidence).
+   */
+  readonly reportsNotRun?: boolean
   /** The evidence kind (`KIND_RULES`) this gate collects; a task whose kind requires it cannot pass without it. */
   readonly provides?: Requirement
-  /** Where a failure of this gate goes (`routeOf`). */
+  /** Where a failure of this gate goes: the pipeline writes it in the report, the runtime in `gates.failed`. */
   readonly route: Route
-  readonly words: Words
   /** Files this gate writes in the evidence directory; cleared before every run. */
   readonly logs?: readonly string[]
   /**

@@ -1,4 +1,3 @@
-import { GATES, type Gate as EventGate } from "../../core/event.schema.ts"
 import * as analysis from "./analysis.ts"
 import * as build from "./build.ts"
 import * as commit from "./commit.ts"
@@ -10,10 +9,11 @@ import * as S from "./schema.ts"
 import * as text from "./text.ts"
 
 export type { EvidenceFs, RunInput } from "./pipeline.ts"
-export type { Exec, Failure, Gate, GateContext, GateOutcome, Route, Words } from "./gate.ts"
+export type { Exec, Failure, Gate, GateContext, GateOutcome, Route } from "./gate.ts"
 export type { GateId } from "./registry.ts"
-export { FAILURE_IDS, GATE_IDS, isToolGate, REGISTRY, routeOf, TOOL_MISSING, wordsOf } from "./registry.ts"
+export { GATE_IDS, REGISTRY, routeOf, TOOL_MISSING } from "./registry.ts"
 export { nodeEvidenceFs, processExec, REPORT_FILE, runGates } from "./pipeline.ts"
+export { gatesFailedEvent } from "./failed-event.ts"
 
 /**
  * The evidence gates as one namespace (what runtime.ts and the views import): what the Scheduler's code
@@ -22,7 +22,6 @@ export { nodeEvidenceFs, processExec, REPORT_FILE, runGates } from "./pipeline.t
 export namespace Gates {
   export const GATE_NAMES = registry.GATE_IDS
   export type GateName = registry.GateId
-  export type FailedGate = (typeof registry.FAILURE_IDS)[number]
   export const Requirement = S.Requirement
   export type Requirement = S.Requirement
   export const Severity = S.Severity
@@ -48,15 +47,4 @@ export namespace Gates {
   export const parseCppcheck = analysis.parseCppcheck
   export const untrackedSources = commit.untrackedSources
   export const isCppFile = commit.isCppFile
-  export const eventGate = (failedGate: string | undefined) => eventGateOf(failedGate)
-}
-
-/**
- * The id a `gates.failed` event carries for a report's failed gate. The event schema still lists the ids
- * (`GATES` in event.schema.ts, checked against the registry by test/runtime/gate-registry.test.ts); an id
- * it does not know goes as `tool-missing`, which blocks the task with the message: a person decides.
- */
-export function eventGateOf(failedGate: string | undefined): EventGate {
-  const id = failedGate ?? "evidence"
-  return (GATES as readonly string[]).includes(id) ? (id as EventGate) : "tool-missing"
 }

@@ -10,7 +10,7 @@ import { Sandbox } from "../sandbox/sandbox.ts"
 import { SandboxExec } from "../sandbox/exec.ts"
 import type { WriteSetGate } from "./write-set.ts"
 import type { Exec, Failure, Gate, GateContext, TestBaseline } from "./gate.ts"
-import { REGISTRY, TOOL_MISSING } from "./registry.ts"
+import { REGISTRY, routeOf, TOOL_MISSING } from "./registry.ts"
 import { type Finding, type GateReport, type GateResult, Requirement } from "./schema.ts"
 import { countBySeverity, indent } from "./text.ts"
 import { BudgetExec } from "../jobs/exec.ts"
@@ -146,7 +146,8 @@ export async function runGates(input: RunInput): Promise<GateReport> {
       attempt: input.attempt,
       kind: input.kind,
       passed: !failure,
-      ...(failure ? { failedGate: failure.gate } : {}),
+      // The route travels with the failure: the gate that failed declared it, in the registry this run used.
+      ...(failure ? { failedGate: failure.gate, failedRoute: routeOf(failure.gate, gates) } : {}),
       message: failure ? failure.message : passMessage(ctx, gates),
       gates: results,
       changedFiles: ctx.changed.map((change) => change.path),

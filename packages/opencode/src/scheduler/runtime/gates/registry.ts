@@ -4,7 +4,7 @@ import { clangTidyGate } from "./clang-tidy.ts"
 import { commitGate } from "./commit.ts"
 import { diffGate } from "./diff.ts"
 import { evidenceGate } from "./evidence.ts"
-import type { Gate, Route, Words } from "./gate.ts"
+import type { Gate, Route } from "./gate.ts"
 import { TOOL_MISSING } from "./schema.ts"
 import { secretsGate } from "./secrets.ts"
 import { testGate } from "./test.ts"
@@ -20,23 +20,13 @@ export const REGISTRY = [commitGate, diffGate, writeSetGate, secretsGate, buildG
 
 export type GateId = (typeof REGISTRY)[number]["id"]
 export const GATE_IDS = REGISTRY.map((gate) => gate.id) as [GateId, ...GateId[]]
-/** Every id a `gates.failed` event may carry. */
-export const FAILURE_IDS = [...GATE_IDS, TOOL_MISSING] as const
 
-/** Where a failure with this id goes; an id no gate declares goes to a person (never to nothing). */
+/**
+ * Where a failure with this id goes, as its gate declares (the pipeline writes it in the report, the runtime in
+ * `gates.failed`); a missing tool blocks for a person, and an id no gate declares goes to a person (never to nothing).
+ * A gate's name for people is not here: it is the catalogue's (`read/words.ts`, `gate.<id>`).
+ */
 export function routeOf(id: string, gates: readonly Gate[] = REGISTRY): Route {
-  if (id === TOOL_MISSING) return "user"
+  if (id === TOOL_MISSING) return "block-for-tool"
   return gates.find((gate) => gate.id === id)?.route ?? "user"
-}
-
-/** The gate's name for people. */
-export function wordsOf(id: string, language: keyof Words = "en", gates: readonly Gate[] = REGISTRY): string {
-  if (id === TOOL_MISSING) return language === "zh-CN" ? "缺少工具" : "tool missing"
-  return gates.find((gate) => gate.id === id)?.words[language] ?? id
-}
-
-
-/** A gate that runs a tool (build, test, analysis): what views show in a one-line summary of a gate run. */
-export function isToolGate(id: string, gates: readonly Gate[] = REGISTRY): boolean {
-  return gates.find((gate) => gate.id === id)?.reportsNotRun === true
 }

@@ -1,4 +1,5 @@
 import { z } from "zod"
+import { FAILURE_ROUTES } from "../../core/gate-route.ts"
 import { EVIDENCE_KINDS } from "../../core/task.schema.ts"
 
 /**
@@ -52,6 +53,8 @@ export const GateReport = z.object({
   passed: z.boolean(),
   /** A gate id, or `tool-missing`. */
   failedGate: z.string().min(1).optional(),
+  /** Where the failure goes, as the failed gate declared it (`Gate.route`); absent in reports written before it was recorded. */
+  failedRoute: z.enum(FAILURE_ROUTES).optional(),
   /** For people (and the Debugger): what failed, where, the first relevant lines, what to do. */
   message: z.string(),
   gates: z.array(GateResult),

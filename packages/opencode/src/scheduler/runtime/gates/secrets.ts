@@ -1,7 +1,6 @@
 import { Worktrees } from "../git/worktree.ts"
 import { SecretScan } from "./secret-scan.ts"
 import type { Gate, GateContext } from "./gate.ts"
-import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 
 export const SECRETS_LOG = "secrets.log"
 
@@ -13,9 +12,8 @@ export const SECRETS_LOG = "secrets.log"
  * squash merge takes the branch's final tree, so a fix-up commit is enough).
  */
 export const secretsGate = {
-  ...GATE_DESCRIPTORS.secrets,
+  id: "secrets",
   route: "executor",
-  words: { en: "secret scan", "zh-CN": "密钥扫描" },
   logs: [SECRETS_LOG],
   async run(ctx: GateContext) {
     if (ctx.changed.length === 0) return { ran: false, summary: "skipped: no change to scan" }

@@ -7,7 +7,6 @@ import { JUnitFiles } from "./junit-files.ts"
 import { TOOL_MISSING } from "./schema.ts"
 import { commandEvidenceMissing, runCommands } from "./command.ts"
 import { indent, lastLines, listSome } from "./text.ts"
-import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 import { Results } from "../results/index.ts"
 import { Selection } from "../results/selection.ts"
 
@@ -19,10 +18,10 @@ const NO_TESTS = "the test commands passed but found no tests (ctest: No tests w
  * the project's own JUnit reports, CTest's summary) and quotes their output. Passing commands that found no test at all (CTest exits 0) are not evidence.
  */
 export const testGate = {
-  ...GATE_DESCRIPTORS.test,
+  id: "test",
+  reportsNotRun: true,
   provides: "test",
   route: "debugger",
-  words: { en: "test", "zh-CN": "测试" },
   logs: [TEST_LOG],
   async run(ctx: GateContext) {
     // The same build inputs passed before (this task's earlier attempt, another task, the baseline, another machine): reuse.

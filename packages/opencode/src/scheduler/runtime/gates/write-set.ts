@@ -1,5 +1,4 @@
 import type { Gate, GateContext, GateOutcome, WriteSetEntry } from "./gate.ts"
-import { GATE_DESCRIPTORS } from "../../core/gate-descriptors.ts"
 
 /**
  * The write-set gate, as a pure function: a task's diff may change only the files its write-set lets it
@@ -88,9 +87,8 @@ export namespace WriteSetGate {
  * executor: undo the stray changes, or ask for a wider write-set.
  */
 export const writeSetGate = {
-  ...GATE_DESCRIPTORS["write-set"],
+  id: "write-set",
   route: "executor",
-  words: { en: "write-set", "zh-CN": "写入集" },
   async run(ctx: GateContext): Promise<GateOutcome> {
     const changed = ctx.changed.filter((c) => c.status !== "deleted").map((c) => c.path)
     const deleted = ctx.changed.filter((c) => c.status === "deleted").map((c) => c.path)

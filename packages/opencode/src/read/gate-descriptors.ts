@@ -1,8 +1,10 @@
 /**
- * What any layer may know of the shipped gates without loading them: their ids, in the order they run,
- * and which of them run a tool. The runtime's gate objects (`runtime/gates/*.ts`) are built on these; the
- * views (`read/`) read them here, because the TUI plugin must not load the runtime's gates
- * (test/tui/plugin-imports.test.ts, test/read/layout.test.ts).
+ * What the views know of the shipped gates without loading them (the TUI plugin must not load the runtime's
+ * gates: test/tui/plugin-imports.test.ts, test/read/layout.test.ts): their ids in the order they run, and
+ * which of them run a tool. A copy of facts each gate file declares itself, kept equal to the registry by
+ * test/runtime/gate-registry.test.ts. Like a gate's words (`gate.<id>` in words.ts), an entry here is
+ * optional: a gate with none is shown as a gate the project added (when it ran or failed, by its words or its id).
+ * Neither the core nor the runtime reads this file.
  */
 
 export interface GateDescriptor<Id extends string = string> {

@@ -1,0 +1,76 @@
+import { readFile } from "node:fs/promises"
+import path from "node:path"
+import { afterAll, beforeAll, describe, expect, test } from "vitest"
+import { evidenceGate } from "../../src/scheduler/runtime/gates/evidence.ts"
+import { gatesFailedEvent, runGates, type Gate, type GateContext, type Route } from "../../src/scheduler/runtime/gates/index.ts"
+import { RunView } from "../../src/read/view.ts"
+import { apply, graphOf, runtimeOf, started, steps, task, type EventInput } from "../scheduler/fixtures.ts"
+import { createCppRepo, type CppRepo } from "./cpp-repo.ts"
+
+/**
+ * A new gate is its own file and a registry line, and nothing else: this test defines one that no shipped file
+ * knows (not the registry, not the core, not the words catalogue, not the views' gate list) and follows it from
+ * the pipeline through the machine to the views.
+ */
+function todoGate(route: Route): Gate {
+  return {
+    id: "no-todo",
+    route,
+    logs: ["no-todo.log"],
+    async run(ctx: GateContext) {
+      const text = await readFile(path.join(ctx.worktree, "notes.txt"), "utf8").catch(() => "")
+      const todos = text.split("\n").filter((line) => line.includes("TODO"))
+      const logPath = await ctx.write("no-todo.log", todos.join("\n"))
+      if (todos.length === 0) return { ran: true, summary: "no TODO left", logPath }
+      return { ran: true, summary: `${todos.length} TODO left`, logPath, failure: { summary: `${todos.length} TODO left`, message: `${ctx.label}: notes.txt still says: ${todos[0]}` } }
+    },
+  }
+}
+
+describe("a gate added in a temporary registry: runs, fails, routes and shows with no other file touched", () => {
+  let repo: CppRepo
+  beforeAll(async () => {
+    repo = await createCppRepo()
+    await repo.write("notes.txt", "TODO: handle overflow\n")
+    await repo.commitAll("a note")
+  })
+  afterAll(async () => {
+    await repo?.cleanup()
+  })
+
+  /** The gates run (a registry of the new gate and the evidence rule), and the failure goes to the machine as the runtime sends it. */
+  async function failAt(route: Route) {
+    const evidenceDir = path.join(repo.root, ".air", "local", "evidence", "T1", `attempt-${route}`)
+    const report = await runGates({ root: repo.root, worktree: repo.root, taskId: "T1", base: "main", kind: "docs", attempt: 1, evidenceDir, requires: [], toolchain: { schemaVersion: 1 }, sandbox: "off", gates: [todoGate(route), evidenceGate] })
+    const event = gatesFailedEvent("T1", report, path.join(evidenceDir, "report.json"))
+    const { state, commands } = apply(started(graphOf(task("T1"))).state, steps.dispatched("T1"), steps.reported("T1"), event as EventInput)
+    return { report, event, state, commands }
+  }
+
+  test("it fails under its own id, and the machine sends the failure where the gate declared", async () => {
+    const toDebugger = await failAt("debugger")
+    expect(toDebugger.report).toMatchObject({ passed: false, failedGate: "no-todo", failedRoute: "debugger" })
+    expect(toDebugger.report.message).toContain("TODO: handle overflow")
+    expect(toDebugger.event).toMatchObject({ type: "gates.failed", gate: "no-todo", route: "debugger" })
+    expect(runtimeOf(toDebugger.state, "T1")).toMatchObject({ status: "debugging", role: "debugger", lastFailure: { source: "no-todo" } })
+    expect(toDebugger.commands.map((c) => c.id)).toContain("dispatch:T1:debugger:2")
+
+    // The same gate declaring another route: the machine follows the route, not the id.
+    const toExecutor = await failAt("executor")
+    expect(runtimeOf(toExecutor.state, "T1")).toMatchObject({ status: "running", role: "executor" })
+    const toPerson = await failAt("user")
+    expect(runtimeOf(toPerson.state, "T1")).toMatchObject({ status: "blocked", resume: "gates" })
+  })
+
+  test("the views name it by its id (no words of its own) in every language", async () => {
+    const { report, event, state } = await failAt("debugger")
+    const view = RunView.build({ state, gateReports: { T1: report } })
+    const t1 = view.tasks.find((t) => t.id === "T1")!
+    for (const lang of ["en", "zh-CN"] as const) {
+      expect(RunView.gatesText(lang, t1.gates)).toBe("no-todo ✗")
+      expect(RunView.lastFailureText(lang, t1.lastFailure!)).toContain("no-todo")
+      expect(RunView.describeEvent({ ...event, at: "2026-01-01T00:00:00.000Z", seq: 1 }, lang)).toContain("no-todo")
+    }
+    expect(RunView.lastFailureText("en", t1.lastFailure!)).toBe("no-todo gate failed: see the evidence")
+  })
+})
