@@ -70,7 +70,9 @@ class OrchestratorImpl {
       () => this.inbox.take(),
       async (id, text) => {
         // Synthetic: Main reads the news, the TUI does not show it as if the user had typed it (Main relays it).
-        await client.session.promptAsync({ path: { id }, query: { directory: root }, body: { agent: "main", parts: [{ type: "text", text, synthetic: true }] } })
+        const res = await client.session.promptAsync({ path: { id }, query: { directory: root }, body: { agent: "main", parts: [{ type: "text", text, synthetic: true }] } })
+        // The client answers an HTTP error with `error`, not a throw: the wake must know the news did not go.
+        if (res.error) throw new Error(`the engine refused the wake of ${id}: ${JSON.stringify(res.error)}`)
       },
     )
     if (this.interactive) this.inbox.onAttention = () => this.wake.poke()
