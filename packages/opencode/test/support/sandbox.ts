@@ -62,7 +62,8 @@ export function makeSandbox(prefix = "air-test-", opts: SandboxOptions = {}): Sa
       return dir
     },
     cleanup() {
-      rmSync(root, { recursive: true, force: true })
+      // AIR_KEEP_SANDBOX=1 keeps the test's repositories, logs and engine data for a look after a failure.
+      if (process.env.AIR_KEEP_SANDBOX !== "1") rmSync(root, { recursive: true, force: true })
     },
   }
 }
