@@ -142,7 +142,8 @@ registerFigure({
   name: "replay_100k_ms",
   description: "Store.open on a log of 100,000 events and the snapshot written at its end (read, hash the log, check the snapshot, fold what follows it)",
   unit: "ms",
-  target: { op: "<", value: 2000 },
+  // Issue 24: a log of 100,000 events reopens in half a second, every check kept.
+  target: { op: "<=", value: 500 },
   run: async () => {
     // One long run on 10,000 tasks: every task dispatched, gated, reviewed and merged, with the usual trouble.
     const log = simulatedRun(graphOf(10_000), 100_000).accepted
