@@ -74,13 +74,12 @@ export namespace Verify {
     const data = engineDataDir(env)
     const key = VerifyCache.key(cwd, env, agents, mainTools)
     let cached = opts.fresh ? undefined : VerifyCache.lookup(key)
-    // The engine's database exists once an engine has started here: then nothing but the answer is needed.
-    if (cached && existsSync(join(data, "opencode.db"))) return { ok: true, agents: cached.agents, config: cachedConfig(cached) }
     // Launches at once with the same inputs (several terminals, a test suite) share one check: the first asks
     // the engine, the others wait for its answer and read it.
     const shared = opts.fresh || cached ? undefined : await VerifyCache.claim(key)
     try {
       if (shared) cached = VerifyCache.lookup(key)
+      // The engine's database exists once an engine has started here: then nothing but the answer is needed.
       if (cached && existsSync(join(data, "opencode.db"))) return { ok: true, agents: cached.agents, config: cachedConfig(cached) }
       return await ask(cwd, env, agents, mainTools, data, key, cached)
     } finally {

@@ -13,6 +13,12 @@ import type { GateProgress } from "./gate-progress"
  * text (`aircoding status`, the air_status tool). Building the view is pure: time is the `now` given,
  * or the time of the last event, never a clock.
  */
+/** A gate's failure has facts: a shipped gate's, or one the project added that its last gate report names. */
+function failureFacts(source: string, report: RunData.GateReportFile | null | undefined): GateFacts | null {
+  const named = report?.failedGate === source
+  return isShippedGate(source) || named ? gateFacts(source, named ? report : null) : null
+}
+
 export namespace RunView {
   /** `ran: false`: a tool gate with nothing to run (cppcheck disabled, no .clang-tidy, no C++ file changed). */
   export type GateLine = { gate: string; passed: boolean; ran?: boolean; ms?: number; summary?: string; reused?: { tests: number; savedMs: number } }
@@ -133,8 +139,7 @@ export namespace RunView {
           ? {
               source: rt.lastFailure.source,
               message: rt.lastFailure.message,
-              // A gate's failure: a shipped gate's, or one the project added that its last gate report names.
-              facts: isShippedGate(rt.lastFailure.source) || report?.failedGate === rt.lastFailure.source ? gateFacts(rt.lastFailure.source, report?.failedGate === rt.lastFailure.source ? report : null) : null,
+              facts: failureFacts(rt.lastFailure.source, report),
             }
           : null,
         merged: rt.merged,

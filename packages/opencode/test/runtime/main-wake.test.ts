@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest"
+import { describe, expect, it, vi } from "vitest"
 import { MainWake } from "../../src/scheduler/runtime/sessions/main-wake"
 import { Inbox } from "../../src/scheduler/runtime/sessions/inbox"
 
@@ -58,28 +58,34 @@ describe("waking Main in the TUI", () => {
     expect(sent).toEqual([])
   })
   it("never drops news the engine did not take: it goes again, first, after a pause or with the next wake", async () => {
-    const inbox = new Inbox()
-    const sent: string[] = []
-    let refuse = 2
-    const wake = new MainWake(
-      () => "main-1",
-      () => inbox.take(),
-      async (_id, text) => {
-        if (refuse-- > 0) throw new Error("busy")
-        sent.push(text)
-      },
-      5,
-    )
-    inbox.onAttention = () => wake.poke()
-    inbox.push("PLAN PROPOSED — v1", true)
-    await new Promise((r) => setTimeout(r, 0))
-    expect(wake.undelivered()).toEqual(["PLAN PROPOSED — v1"])
-    inbox.push("QUESTION q1", true) // refused too: both kept, in order
-    await new Promise((r) => setTimeout(r, 0))
-    expect(wake.undelivered()).toEqual(["PLAN PROPOSED — v1", "QUESTION q1"])
-    await new Promise((r) => setTimeout(r, 60))
-    expect(sent).toHaveLength(1)
-    expect(sent[0]).toMatch(/PLAN PROPOSED — v1[\s\S]*QUESTION q1/)
-    expect(wake.undelivered()).toEqual([])
+    vi.useFakeTimers()
+    try {
+      const inbox = new Inbox()
+      const sent: string[] = []
+      let refuse = 2
+      const wake = new MainWake(
+        () => "main-1",
+        () => inbox.take(),
+        async (_id, text) => {
+          if (refuse-- > 0) throw new Error("busy")
+          sent.push(text)
+        },
+        1_000,
+      )
+      inbox.onAttention = () => wake.poke()
+      inbox.push("PLAN PROPOSED — v1", true)
+      await vi.advanceTimersByTimeAsync(0)
+      expect(wake.undelivered()).toEqual(["PLAN PROPOSED — v1"])
+      inbox.push("QUESTION q1", true) // refused too: both kept, in order
+      await vi.advanceTimersByTimeAsync(0)
+      expect(wake.undelivered()).toEqual(["PLAN PROPOSED — v1", "QUESTION q1"])
+      expect(sent).toEqual([])
+      await vi.advanceTimersByTimeAsync(1_000) // the pause after the first refusal
+      expect(sent).toHaveLength(1)
+      expect(sent[0]).toMatch(/PLAN PROPOSED — v1[\s\S]*QUESTION q1/)
+      expect(wake.undelivered()).toEqual([])
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })

@@ -40,7 +40,7 @@ export class MainWake {
     }
   }
 
-  /** The news not yet delivered (for the views and tests). */
+  /** The news not yet delivered (held for the next wake). */
   undelivered(): readonly string[] {
     return this.held
   }
