@@ -1,7 +1,8 @@
 import { execFileSync } from "node:child_process"
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { basename, join } from "node:path"
+import { expect } from "vitest"
 import { ConfigDirs, Paths, Pin } from "../../src/engine"
 
 /**
@@ -19,7 +20,13 @@ export type SandboxOptions = {
   freshEngine?: boolean
 }
 
-export function makeSandbox(prefix = "air-test-", opts: SandboxOptions = {}): Sandbox {
+/** `air-<test file>-`: a kept sandbox (AIR_KEEP_SANDBOX=1) and the processes running in one say whose they are. */
+function defaultPrefix(): string {
+  const file = expect.getState().testPath
+  return file ? `air-${basename(file).replace(/\.test\.tsx?$/, "")}-` : "air-test-"
+}
+
+export function makeSandbox(prefix = defaultPrefix(), opts: SandboxOptions = {}): Sandbox {
   const root = mkdtempSync(join(tmpdir(), prefix))
   const dirs = { HOME: "home", XDG_CONFIG_HOME: "config", XDG_DATA_HOME: "data", XDG_CACHE_HOME: "cache", XDG_STATE_HOME: "state" }
   const env: NodeJS.ProcessEnv = {}
