@@ -6,7 +6,8 @@ import { passingReviewer, runScenario, shellStep, trivialProject, type RunResult
 /**
  * The plan is confirmed by the user, not by --yes: discuss → propose → change → propose again → confirm.
  * In conversation, Main relays the plan, passes the user's change in their words (air_change) and then
- * their yes (air_confirm); headless, the run stops at the plan with exit 2 and `--resume --answer` goes on.
+ * their yes (air_confirm). Headless, the run stops at the plan with exit 2 and `--resume --answer` goes on:
+ * headless-end.test.ts (c).
  */
 const requirement = "Document the app."
 const change = "Split the docs in two: usage apart from install."
@@ -73,24 +74,6 @@ const conversation = {
   ],
 }
 
-/** Headless without --yes: each run stops at the plan; the next is resumed with the user's answer. */
-const headless = {
-  name: "confirm-headless",
-  scripts: [
-    {
-      agent: "main",
-      match: "^Resume",
-      steps: [{ tool: "air_listen", args: {}, untilRegex: "PLAN PROPOSED|RUN ENDED" }, { text: "Over to you." }],
-    },
-    {
-      agent: "main",
-      steps: [{ tool: "air_submit", args: { requirement } }, { tool: "air_listen", args: {}, until: "PLAN PROPOSED" }, { text: "Shall I go ahead with this plan?" }],
-    },
-    ...architectScripts,
-    ...workers,
-  ],
-}
-
 let sandbox: Sandbox
 const env = { AIRCODING_LISTEN_MS: "3000" }
 const merges = (r: RunResult) => r.events.filter((e) => e.type === "merge.succeeded").map((e) => e.taskId)
@@ -124,35 +107,5 @@ describe("the plan confirmed in conversation", () => {
     const architect = r.modelLog.filter((l) => l.agent === "architect")
     expect(new Set(architect.map((l) => l.script))).toEqual(new Set([4, "final-review"]))
     expect(r.modelLog.filter((l) => l.failure)).toEqual([])
-  })
-})
-
-describe("the plan confirmed headless: exit 2, then --resume --answer", () => {
-  let project: string
-  const runs: RunResult[] = []
-  beforeAll(async () => {
-    project = trivialProject(sandbox, { "README.md": "# App\n" }, {}, "headless")
-    runs.push(await runScenario(sandbox, project, headless, { input: requirement, env, yes: false, name: "headless-1" }))
-    runs.push(await runScenario(sandbox, project, headless, { input: "", env, yes: false, name: "headless-2", args: ["--resume", "--answer", `change: ${change}`] }))
-    runs.push(await runScenario(sandbox, project, headless, { input: "", env, yes: false, name: "headless-3", args: ["--resume", "--answer", "yes"] }))
-  }, 900_000)
-
-  test("a run stopped at the plan waits for the user with exit 2", () => {
-    expect(runs[0]!.code, runs[0]!.stderr.slice(-3000)).toBe(2)
-    expect([runs[0]!.summary.status, runs[0]!.summary.stage, runs[0]!.summary.errors]).toEqual(["waiting", "confirming", []])
-  })
-
-  test('--answer "change: …" sends the change to a new Architect shown its proposal; the revised plan waits again', () => {
-    expect(runs[1]!.code, runs[1]!.stderr.slice(-3000)).toBe(2)
-    expect(runs[1]!.summary.stage).toBe("confirming")
-    expect(runs[1]!.events.filter((e) => e.type === "plan.proposed").map((e) => e.summary)).toEqual([planV1, planV2])
-  })
-
-  test('--answer "yes" confirms: the graph is written and every task merged once', () => {
-    const r = runs[2]!
-    expect(r.code, r.stderr.slice(-3000)).toBe(0)
-    expect(r.summary.status).toBe("done")
-    expect(merges(r)).toEqual(["T-1", "T-2"])
-    expect(runs.flatMap((x) => x.modelLog).filter((l) => l.failure)).toEqual([])
   })
 })

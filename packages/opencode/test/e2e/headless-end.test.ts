@@ -13,8 +13,9 @@ import { passingReviewer, planningArchitect, runScenario, shellStep, trivialProj
  * (a) a baseline that does not build: exit 2 with the baseline's question, within seconds;
  * (b) a new requirement on that repository: refused, exit 1, naming the run and both ways on; --new
  *     archives it and starts again;
- * (c) the plan waits (exit 2, the plan in --json), a change makes the Architect propose a second time
- *     (exit 2 again), "yes" merges everything: exit 0 although Main's last request failed with a 400.
+ * (c) the plan waits (exit 2, the plan in --json), a change makes a new Architect, shown its proposal and
+ *     the user's words, propose a second time (exit 2 again), "yes" merges everything: exit 0 although
+ *     Main's last request failed with a 400. (The same plan confirmed in conversation: confirm.test.ts.)
  */
 const requirement = "Document the app."
 const change = "Split the docs in two."
@@ -28,8 +29,17 @@ const listeningMain = [
   { agent: "main", steps: [{ tool: "air_submit", args: { requirement } }, { tool: "air_listen", args: {}, until: "RUN ENDED" }] },
 ]
 const architect = [
-  { agent: "architect", match: "Your proposed plan[\\s\\S]*asked for changes", steps: [{ tool: "air_propose", args: { summary: planV2 } }, { text: "Proposed again." }] },
-  { agent: "architect", match: "Your proposed plan[\\s\\S]*confirmed this plan", steps: [{ tool: "air_plan", args: { tasks } }, { text: "Planned." }] },
+  // A new Architect (each resume is a new process) is shown its proposal and the user's words.
+  {
+    agent: "architect",
+    match: "Your proposed plan[\\s\\S]*asked for changes",
+    steps: [{ tool: "air_propose", args: { summary: planV2 }, expect: { lastUserIncludes: [planV1, change] } }, { text: "Proposed again." }],
+  },
+  {
+    agent: "architect",
+    match: "Your proposed plan[\\s\\S]*confirmed this plan",
+    steps: [{ tool: "air_plan", args: { tasks }, expect: { lastUserIncludes: [planV2] } }, { text: "Planned." }],
+  },
   { agent: "architect", match: "^Requirement:", steps: [{ tool: "air_propose", args: { summary: planV1 } }, { tool: "air_plan", args: { tasks } }, { text: "Planned." }] },
 ]
 const executor = {
@@ -125,6 +135,7 @@ describe("(c) a plan to confirm, proposed twice, then confirmed", () => {
     expect(r.code, r.stderr.slice(-3000)).toBe(2)
     expect(r.events.filter((e) => e.type === "plan.proposed").map((e) => e.summary)).toEqual([planV1, planV2])
     expect(r.summary.plan.summary).toBe(planV2)
+    expect([r.summary.status, r.summary.stage, r.summary.errors]).toEqual(["waiting", "confirming", []])
     expect(r.after("plan.proposed")).toBeLessThan(15_000)
   })
 
@@ -137,5 +148,10 @@ describe("(c) a plan to confirm, proposed twice, then confirmed", () => {
     const mainFailures = r.modelLog.filter((l) => l.agent === "main" && l.failure)
     expect(mainFailures.length, JSON.stringify(r.modelLog.filter((l) => l.failure))).toBeGreaterThan(0)
     expect(mainFailures[0].failure).toContain("steps exhausted")
+    // Every other request of the three runs was answered: the new Architects were shown what their scripts expect.
+    expect(plan.flatMap((x) => x.modelLog).filter((l) => l.failure && l.agent !== "main")).toEqual([])
+    // The graph was written once, from the confirmed plan, and its task merged once.
+    expect(r.events.filter((e) => e.type === "graph.accepted")).toHaveLength(1)
+    expect(r.events.filter((e) => e.type === "merge.succeeded").map((e) => e.taskId)).toEqual(["T-1"])
   })
 })
