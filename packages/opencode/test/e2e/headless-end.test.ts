@@ -4,13 +4,15 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { aircoding } from "../support/engine"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
 import { passingReviewer, planningArchitect, runScenario, shellStep, trivialProject, type RunResult } from "../support/runs"
+import { CALC_CPP, legacyFailureFiles } from "../runtime/cpp-repo"
 
 /**
  * A headless run ends on the Scheduler's state, not on Main's turn (issue 21 item 3), with the real engine
  * and the scripted model. Main here never ends its turn on its own: it listens until "RUN ENDED", and its
  * script has no step after that, so its last request gets the scripted model's HTTP 400 ("steps
  * exhausted"). The product's window for Main to answer is used (AIRCODING_HEADLESS_ANSWER_MS unset).
- * (a) a baseline that does not build: exit 2 with the baseline's question, within seconds;
+ * (a) a baseline that does not build (real cmake): exit 2 with the baseline's question, naming the failed
+ *     command and the compiler's first error, within seconds, nothing dispatched;
  * (b) a new requirement on that repository: refused, exit 1, naming the run and both ways on; --new
  *     archives it and starts again;
  * (c) the plan waits (exit 2, the plan in --json), a change makes a new Architect, shown its proposal and
@@ -49,6 +51,7 @@ const executor = {
 }
 const scenario = { name: "headless-end", scripts: [...listeningMain, ...architect, executor, passingReviewer] }
 const env = { AIRCODING_HEADLESS_ANSWER_MS: "" }
+const cmake = { build: ["cmake -S . -B .air-build -G Ninja", "cmake --build .air-build"], test: ["ctest --test-dir .air-build --output-on-failure"] }
 
 let sandbox: Sandbox
 let broken: string
@@ -68,7 +71,8 @@ async function timed(project: string, opts: Parameters<typeof runScenario>[3]): 
 
 beforeAll(async () => {
   sandbox = makeSandbox("air-headless-end-")
-  broken = trivialProject(sandbox, { "README.md": "# App\n" }, { build: ["false"] }, "broken")
+  // A real CMake project whose calc.cpp does not compile: the question must carry cmake's command and first error.
+  broken = trivialProject(sandbox, legacyFailureFiles({ calc: CALC_CPP.replace("return a + b;", "return a + missing_b;") }), cmake, "broken")
   docs = trivialProject(sandbox, { "README.md": "# App\n" }, {}, "docs")
   await Promise.all([
     (async () => {
@@ -90,13 +94,22 @@ describe("(a) a baseline that does not build", () => {
   test("exit 2 with the baseline's question in --json, seconds after it was asked, while Main still listens", () => {
     const r = baseline[0]!
     expect(r.code, r.stderr.slice(-3000)).toBe(2)
-    expect(r.events.find((e) => e.type === "baseline.done")?.status).toBe("failed")
+    expect(r.events.find((e) => e.type === "baseline.done")).toMatchObject({ status: "failed", buildFailed: true, failingTests: [] })
     expect(r.summary.status).toBe("waiting")
     expect(r.summary.questions.map((q: any) => q.questionId)).toEqual(["baseline:1:question"])
     expect(r.summary.waitingFor).toEqual([expect.objectContaining({ kind: "question", questionId: "baseline:1:question" })])
     expect(r.summary.errors).toEqual([])
     // Main's listen lasts 10 minutes here: only the Scheduler's state could have ended the process.
     expect(r.after("baseline.done")).toBeLessThan(15_000)
+  })
+
+  test("nothing was dispatched; the one question names the command that failed and the compiler's first error", () => {
+    const r = baseline[0]!
+    expect(r.events.filter((e) => e.type === "task.dispatched")).toEqual([])
+    expect(r.summary.questions).toEqual([
+      { questionId: "baseline:1:question", text: expect.stringMatching(/does not build: `cmake --build \.air-build` failed: .*calc\.cpp:\d+:\d+: error: .*missing_b[\s\S]*"go on"/) },
+    ])
+    expect(r.modelLog.filter((l) => l.agent === "debugger" || l.agent === "executor")).toEqual([])
   })
 })
 
