@@ -6,12 +6,14 @@ import { Adrs } from "./adrs"
 import { ContextPack } from "./sessions/context-pack"
 import { RunReport } from "../../read/run-report"
 import type { TaskRuntime } from "../core/state"
+import type { WorkerRole } from "../core/vocabulary"
 import { KIND_RULES, type TaskNode } from "../core/task.schema"
 import { Worktrees } from "./git/worktree"
 import type { Clock } from "./sessions/clock"
 import type { EventInput, Ports } from "./ports"
 import { Baseline } from "./integration/baseline"
 import type { Supervisor } from "./sessions/supervisor"
+import { WorkerSession } from "./sessions/worker-session"
 import { classifyFault } from "./fault"
 import { gatesFailedEvent } from "./gates"
 import { MergeBuild } from "./integration/merge-build"
@@ -257,7 +259,7 @@ export class Interpreter {
     )
   }
 
-  private async dispatch(taskId: string, role: "executor" | "debugger", attempt: number): Promise<void> {
+  private async dispatch(taskId: string, role: WorkerRole, attempt: number): Promise<void> {
     const { root, worktrees, inbox, log } = this.ports
     try {
       const task = this.task(taskId)
@@ -270,10 +272,10 @@ export class Interpreter {
       const setAside = await worktrees.setAside(wt.path, join(this.evidenceDir(taskId), `uncommitted-before-attempt-${attempt}.patch`))
       // A later attempt is told what the branch already holds: it builds on those commits instead of adding their work again.
       const earlier = attempt > 1 ? await this.commitsSinceBase(wt.path) : []
-      const prompt = ContextPack.worker(root, role, task, this.runtimeOf(taskId), wt, attempt, setAside, earlier)
+      const spec = WorkerSession.spec(role, { root, task, rt: this.runtimeOf(taskId), worktree: wt, attempt, ...(setAside ? { setAside } : {}), earlier })
       await this.supervisor.spawn(
         { kind: "worker", taskId, role, nudged: false, attempt },
-        { agent: role, directory: root, worktree: wt.path, title: `${role} ${taskId}`, prompt, taskId },
+        spec,
         (sessionId) => log.apply({ type: "task.dispatched", taskId, role, sessionId, attempt }),
       )
     } catch (err) {
@@ -346,7 +348,7 @@ export class Interpreter {
   }
 
   /** A session that could not start goes to the machine, which retries or blocks: the task never waits on nothing. */
-  private async dispatchFailed(taskId: string, role: "executor" | "debugger" | "reviewer", run: number, err: unknown): Promise<void> {
+  private async dispatchFailed(taskId: string, role: WorkerRole | "reviewer", run: number, err: unknown): Promise<void> {
     const message = err instanceof Error ? err.message : String(err)
     const purpose = role === "reviewer" ? { kind: "reviewer" as const, taskId, nudged: false, run } : { kind: "worker" as const, taskId, role, nudged: false, attempt: run }
     const r = await this.supervisor.fail(purpose, "", "spawn-failed", { message })
