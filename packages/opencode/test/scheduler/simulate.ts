@@ -8,6 +8,7 @@ import type { RunConfig, Event } from "../../src/scheduler/core/event.schema"
 import { transition, type TransitionResult } from "../../src/scheduler/core/machine"
 import { initialState, type SchedulerState } from "../../src/scheduler/core/state"
 import { KIND_RULES, TASK_KINDS, type TaskGraph, type TaskNode, type WriteEntry } from "../../src/scheduler/core/task.schema"
+import type { WorkerRole } from "../../src/scheduler/core/vocabulary"
 
 export type Rng = () => number
 
@@ -81,7 +82,7 @@ export const TEST_CONFIG: RunConfig = {
 /** Something the simulated runtime still owes the machine: a command in progress, or a live session. */
 type Open =
   | { kind: "command"; command: Command; stage: number }
-  | { kind: "session"; taskId: string; sessionId: string; role: "executor" | "debugger" }
+  | { kind: "session"; taskId: string; sessionId: string; role: WorkerRole }
   | { kind: "reviewer"; taskId: string; sessionId: string }
   | { kind: "resume" }
 
