@@ -7,7 +7,7 @@ import { ContextPack } from "./sessions/context-pack"
 import { RunReport } from "../../read/run-report"
 import type { TaskRuntime } from "../core/state"
 import type { WorkerRole } from "../core/vocabulary"
-import { KIND_RULES, type TaskNode } from "../core/task.schema"
+import type { TaskNode } from "../core/task.schema"
 import { Worktrees } from "./git/worktree"
 import type { Clock } from "./sessions/clock"
 import type { EventInput, Ports } from "./ports"
@@ -304,7 +304,6 @@ export class Interpreter {
         base: this.integration(),
         kind: task.kind,
         attempt,
-        requires: [...KIND_RULES[task.kind].evidence],
         evidenceDir: join(this.evidenceDir(taskId), `attempt-${attempt}`),
         writeSet: task.writeSet,
         ...(baseline ? { baseline } : {}),
@@ -316,12 +315,14 @@ export class Interpreter {
       return
     }
     if (report.passed) {
+      // Each gate's log by its id, and by the evidence kind it provides (what the machine checks against `requires`).
       const evidence: Record<string, string> = {}
       for (const g of report.gates) if (g.logPath) evidence[g.gate] = g.logPath
+      Object.assign(evidence, report.evidence)
       evidence.report = join(this.evidenceDir(taskId), `attempt-${attempt}`, "report.json")
       // The tree the gates built: the merge builds only a candidate that differs from it (merge-build.ts).
       await this.ports.git(root, ["update-ref", MergeBuild.gatedRef(taskId), `refs/heads/${Worktrees.branchName(taskId)}^{commit}`]).catch(() => undefined)
-      await log.apply({ type: "gates.passed", taskId, evidence })
+      await log.apply({ type: "gates.passed", taskId, evidence, requires: report.requires })
       // A Debugger's repair that passed becomes a repair pattern (knowledge/patterns.ts); never in the way of the run.
       try {
         RepairPatterns.learn(root, taskId)
