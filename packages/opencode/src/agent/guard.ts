@@ -75,6 +75,8 @@ export namespace Guard {
     session: SessionView
     /** The language of the refusal text: a setting ("auto", "zh-CN", …) or a catalog. Default English. */
     language?: Language.Setting
+    /** The table the agent's row is read from (default: the shipped one; a test's `Roles.extend(…)`). */
+    roles?: Roles.Table
   }
 
   function refuse(reason: Reason, detail: string, message: string): Refuse {
@@ -82,8 +84,8 @@ export namespace Guard {
   }
 
   /** The refusal text for a tool outside the role's row. */
-  export function toolMessage(role: Roles.Name, tool: string, language: Language.Setting = "en"): string {
-    const owners = Roles.owners(tool)
+  export function toolMessage(role: string, tool: string, language: Language.Setting = "en", roles: Roles.Table = Roles.table): string {
+    const owners = Roles.owners(tool, roles)
     const extra =
       tool === "task"
         ? Language.t(language, "guard.tool.task") + " "
@@ -92,10 +94,12 @@ export namespace Guard {
           : Roles.ENGINE_BUILTIN.includes(tool as never) || Roles.WRITE_TOOLS.includes(tool)
             ? ""
             : Language.t(language, "guard.tool.foreign", { tool }) + " "
-    return Language.t(language, "guard.tool", { agent: role, tool, instead: extra + Language.t(language, `guard.instead.${role}`) })
+    // A role without words of its own (`guard.instead.<role>`) is told its row.
+    const instead = Language.tOr(language, `guard.instead.${role}`, Language.t(language, "guard.instead.row", { tools: Roles.rowOf(role, roles)?.tools.join(", ") ?? "" }))
+    return Language.t(language, "guard.tool", { agent: role, tool, instead: extra + instead })
   }
 
-  function pathRefusal(role: Roles.Name, tool: string, root: string, why: Paths.Why, path: string, language: Language.Setting): Refuse {
+  function pathRefusal(role: string, tool: string, root: string, why: Paths.Why, path: string, language: Language.Setting): Refuse {
     if (why === "air-local") return refuse("air-local", path, Language.t(language, "guard.airlocal", { agent: role, tool, path }))
     const whyText = Language.t(language, `guard.why.${why}`, { path })
     return refuse("path", path, Language.t(language, "guard.path", { agent: role, tool, root, why: whyText }))
@@ -120,14 +124,16 @@ export namespace Guard {
 
   /** The pure decision for one tool call. */
   export function evaluate(input: Input): Decision {
-    const role = Roles.of(input.agent)
+    const roles = input.roles ?? Roles.table
+    const spec = Roles.rowOf(input.agent, roles)
+    const role = spec?.name
     const { tool } = input
     const language = input.language ?? "en"
     let args: Record<string, unknown> = input.args && typeof input.args === "object" ? (input.args as Record<string, unknown>) : {}
-    if (!role) {
+    if (!spec || !role) {
       // Only the Scheduler's code starts AirCoding's roles: never another agent's `task` tool, whatever
       // its permissions say (a build agent with "*": "allow" would start an executor with no worktree).
-      if (tool === "task" && Roles.isRole(args.subagent_type))
+      if (tool === "task" && Roles.rowOf(args.subagent_type, roles))
         return refuse(
           "tool",
           "task",
@@ -136,7 +142,7 @@ export namespace Guard {
         )
       return { allow: true }
     }
-    if (!Roles.allows(role, tool)) return refuse("tool", tool, toolMessage(role, tool, language))
+    if (!Roles.allows(role, tool, roles)) return refuse("tool", tool, toolMessage(role, tool, language, roles))
     // No configuration re-opens what a row closes: .env files stay closed to every role.
     const secret = secretPath(tool, args)
     if (secret)
@@ -162,7 +168,6 @@ export namespace Guard {
       }
     }
 
-    const spec = Roles.table[role]
     // Defence in depth: whatever a row says, no role changes `.air/local` (only the Scheduler's code does).
     if (!spec.confined) {
       if (Roles.isWriteTool(tool) || tool === "bash") {
@@ -234,7 +239,7 @@ export namespace Guard {
 
   /** The debugger's failure, read from its task's evidence dir (nothing to compare for other roles). */
   function failureView(info: Sessions.Info): { failure?: Evidence.Failure } {
-    if (!Roles.table[Roles.of(info.agent) ?? "executor"]?.evidenceFirst || Sessions.priorEvidence(info).length > 0) return {}
+    if (!Roles.rowOf(info.agent)?.evidenceFirst || Sessions.priorEvidence(info).length > 0) return {}
     const project = info.worktree ? Paths.projectOfWorktree(info.worktree) : undefined
     const dir = info.evidenceDir ? info.evidenceDir : project ? join(project.root, ".air", "local", "evidence", info.taskId ?? project.task) : undefined
     const failure = dir ? Evidence.failureOf(dir) : undefined

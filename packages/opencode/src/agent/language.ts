@@ -1,4 +1,4 @@
-import { detectLang, KEYS, langOf, LANGS, t as word, type Key as WordKey, type Lang, type Params } from "../read/words"
+import { detectLang, KEYS, langOf, LANGS, t as word, tOr as wordOr, type Key as WordKey, type Lang, type Params } from "../read/words"
 
 /**
  * The language rule. The setting is "auto" (speak to the user in the language they write in) or a
@@ -76,5 +76,10 @@ export namespace Language {
   /** A text from the catalogue with `{param}`s filled; a language given as a setting is mapped first. */
   export function t(lang: Catalog | Setting, key: Key, params: Params = {}): string {
     return word(catalogOf(lang), key, params)
+  }
+
+  /** A text whose key is made at run time (`guard.instead.<role>`), or `fallback` when the catalogue has none. */
+  export function tOr(lang: Catalog | Setting, key: string, fallback: string, params: Params = {}): string {
+    return wordOr(catalogOf(lang), key, fallback, params)
   }
 }

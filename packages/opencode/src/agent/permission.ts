@@ -56,13 +56,15 @@ export namespace Permission {
     topLevel?: unknown
     /** The user's `cfg.agent[role].permission`: same, after the top-level ones. */
     agentLevel?: unknown
+    /** The table the role's row is read from (default: the shipped one; a test's `Roles.extend(…)`). */
+    roles?: Roles.Table
   }
 
   /** The permission config for one role. Key order matters: "*" first. */
-  export function rulesFor(role: Roles.Name, opts: Options = {}): Rules {
+  export function rulesFor(role: string, opts: Options = {}): Rules {
     const rules: Rules = { "*": "deny" }
     const keys: string[] = []
-    for (const tool of [...Roles.table[role].tools, ...Roles.ENGINE_INTERNAL]) {
+    for (const tool of [...rowOf(role, opts.roles).tools, ...Roles.ENGINE_INTERNAL]) {
       const k = key(tool)
       if (!keys.includes(k)) keys.push(k)
     }
@@ -82,6 +84,13 @@ export namespace Permission {
       for (const [pattern, action] of Object.entries(READ_RULES)) if (pattern !== "*") read[pattern] = action
     }
     return rules
+  }
+
+  /** The row of a role AirCoding registers; a name with no row is a programming error, said plainly. */
+  function rowOf(role: string, roles: Roles.Table = Roles.table): Roles.Row {
+    const row = Roles.rowOf(role, roles)
+    if (!row) throw new Error(`AirCoding: no role named ${JSON.stringify(role)} in the roles table (src/agent/roles.ts)`)
+    return row
   }
 
   function isAction(v: unknown): v is Action {
@@ -128,8 +137,8 @@ export namespace Permission {
    * `permission`, `mode`, `prompt`, `disable` of theirs are dropped (their permission rules can only
    * narrow, see rulesFor).
    */
-  export function agentConfig(role: Roles.Name, prompt: string, user?: unknown, opts: { topLevel?: unknown } = {}): AgentConfig {
-    const r = Roles.table[role]
+  export function agentConfig(role: string, prompt: string, user?: unknown, opts: { topLevel?: unknown; roles?: Roles.Table } = {}): AgentConfig {
+    const r = rowOf(role, opts.roles)
     const u = user && typeof user === "object" ? (user as Record<string, unknown>) : {}
     const kept: Record<string, unknown> = {}
     for (const k of USER_CHOICES) if (u[k] !== undefined) kept[k] = u[k]
@@ -138,24 +147,25 @@ export namespace Permission {
       mode: r.mode,
       description: r.description,
       prompt,
-      permission: rulesFor(role, { topLevel: opts.topLevel, agentLevel: u.permission }),
+      permission: rulesFor(role, { topLevel: opts.topLevel, agentLevel: u.permission, roles: opts.roles }),
       ...(r.hidden ? { hidden: true } : {}),
     }
   }
 
   /**
-   * Everything the `config` hook does for the agents, in one call: registers every role (keeping the
-   * user's model choices) and makes `main` the default agent.
+   * Everything the `config` hook does for the agents, in one call: registers every role of the table (keeping
+   * the user's model choices) and makes `main` the default agent. `roles`: the table (default: the shipped one).
    */
   export function apply(
     cfg: { agent?: Record<string, unknown>; permission?: unknown; default_agent?: string },
-    promptFor: (role: Roles.Name) => string,
-    opts: { hideFromTask?: boolean } = {},
+    promptFor: (role: string) => string,
+    opts: { hideFromTask?: boolean; roles?: Roles.Table } = {},
   ): void {
     const agents = (cfg.agent ??= {})
-    for (const role of Roles.names) agents[role] = agentConfig(role, promptFor(role), agents[role], { topLevel: cfg.permission })
-    cfg.default_agent = Roles.names.find((n) => Roles.table[n].default) ?? "main"
-    if (opts.hideFromTask !== false) hideFromTask(cfg)
+    const roles = opts.roles ?? Roles.table
+    for (const role of Object.keys(roles)) agents[role] = agentConfig(role, promptFor(role), agents[role], { topLevel: cfg.permission, roles })
+    cfg.default_agent = Object.values(roles).find((row) => row.default)?.name ?? "main"
+    if (opts.hideFromTask !== false) hideFromTask(cfg, roles)
     hideEnginePrimaries(agents)
   }
 
@@ -178,14 +188,14 @@ export namespace Permission {
    * plan, general, …) get `task: { <role>: "deny" }` appended to the top-level rules, which hides our
    * roles from their `task` tool's list and refuses such a call. Their other `task` rules stay as they are.
    */
-  export function hideFromTask(cfg: { permission?: unknown; agent?: Record<string, unknown> }): void {
+  export function hideFromTask(cfg: { permission?: unknown; agent?: Record<string, unknown> }, roles: Roles.Table = Roles.table): void {
     const raw = cfg.permission
     const top: Record<string, unknown> =
       typeof raw === "string" ? { "*": raw } : raw && typeof raw === "object" && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {}
     const current = top.task
     const task: Record<string, unknown> =
       typeof current === "string" ? { "*": current } : current && typeof current === "object" ? { ...(current as Record<string, unknown>) } : {}
-    for (const role of Roles.names) {
+    for (const role of Object.keys(roles)) {
       delete task[role]
       task[role] = "deny"
     }
@@ -195,7 +205,7 @@ export namespace Permission {
     // `task`): every agent that is not AirCoding's gets the same denials at the end of its own rules.
     const agents = (cfg as { agent?: Record<string, unknown> }).agent ?? {}
     for (const [name, value] of Object.entries(agents)) {
-      if (Roles.isRole(name) || !value || typeof value !== "object") continue
+      if (Roles.rowOf(name, roles) || !value || typeof value !== "object") continue
       const agent = value as { permission?: unknown }
       if (agent.permission === undefined) continue
       const own: Record<string, unknown> =
@@ -206,7 +216,7 @@ export namespace Permission {
             : {}
       const ownTask = own.task
       const t: Record<string, unknown> = typeof ownTask === "string" ? { "*": ownTask } : ownTask && typeof ownTask === "object" ? { ...(ownTask as Record<string, unknown>) } : {}
-      for (const role of Roles.names) {
+      for (const role of Object.keys(roles)) {
         delete t[role]
         t[role] = "deny"
       }
@@ -247,10 +257,10 @@ export namespace Permission {
    * What the engine offers `role` out of `engineTools` under our rules: its row, plus the MCP resource
    * tools for roles that may read (see MCP_RESOURCE_TOOLS). For end-to-end checks of the tool list.
    */
-  export function expectedOffer(role: Roles.Name, engineTools: Iterable<string>): string[] {
+  export function expectedOffer(role: string, engineTools: Iterable<string>, roles: Roles.Table = Roles.table): string[] {
     const tools = [...new Set(engineTools)]
-    const mcp = Roles.table[role].tools.includes("read") ? tools.filter((t) => (MCP_RESOURCE_TOOLS as readonly string[]).includes(t)) : []
-    return [...Roles.offered(role, tools), ...mcp].sort()
+    const mcp = rowOf(role, roles).tools.includes("read") ? tools.filter((t) => (MCP_RESOURCE_TOOLS as readonly string[]).includes(t)) : []
+    return [...Roles.offered(role, tools, roles), ...mcp].sort()
   }
 
   /** Which of `tools` the engine offers under `rules` (its `disabled` filter inverted). */

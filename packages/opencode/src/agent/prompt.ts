@@ -24,18 +24,19 @@ export namespace Prompt {
   export const PLACEHOLDER = "{{language_rule}}"
 
   /** The first line of every prompt: the scripted test model recognises agents by it. */
-  export function roleLine(role: Roles.Name): string {
+  export function roleLine(role: string): string {
     return `AirCoding role: ${role}`
   }
 
   export const dir: string = fileURLToPath(new URL("../../../../prompts/", import.meta.url))
 
-  export function file(role: Roles.Name, from: string = dir): string {
-    return join(from, Roles.table[role].prompt)
+  /** The prompt file of a role: its row's `prompt` under `from` (`<role>.md` for a name with no row). */
+  export function file(role: string, from: string = dir, roles: Roles.Table = Roles.table): string {
+    return join(from, Roles.rowOf(role, roles)?.prompt ?? `${role}.md`)
   }
 
   /** What is wrong with a prompt's text (missing role line, parts, placeholder), or [] when nothing. */
-  export function problems(role: Roles.Name, text: string, opts: { filled?: boolean } = {}): string[] {
+  export function problems(role: string, text: string, opts: { filled?: boolean } = {}): string[] {
     const out: string[] = []
     const first = text.split(/\r?\n/, 1)[0]?.trim()
     if (first !== roleLine(role)) out.push(`the first line must be "${roleLine(role)}", not "${first ?? ""}"`)
@@ -53,15 +54,15 @@ export namespace Prompt {
   }
 
   /** The raw prompt file. Throws a clear error when it is missing. */
-  export function raw(role: Roles.Name, from: string = dir): string {
-    const path = file(role, from)
+  export function raw(role: string, from: string = dir, roles: Roles.Table = Roles.table): string {
+    const path = file(role, from, roles)
     if (!existsSync(path)) throw new Error(`AirCoding: the prompt of the ${role} agent is missing: ${path}`)
     return readFileSync(path, "utf8")
   }
 
   /** The prompt for a role with the language rule filled in. */
-  export function load(role: Roles.Name, language: Language.Setting = "auto", from: string = dir): string {
-    return raw(role, from).replaceAll(PLACEHOLDER, Language.rule(Language.parse(language)))
+  export function load(role: string, language: Language.Setting = "auto", from: string = dir, roles: Roles.Table = Roles.table): string {
+    return raw(role, from, roles).replaceAll(PLACEHOLDER, Language.rule(Language.parse(language)))
   }
 }
 

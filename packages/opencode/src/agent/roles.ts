@@ -61,8 +61,12 @@ export namespace Roles {
     "plan_exit",
   ] as const
 
-  export type Role = {
-    name: Name
+  /**
+   * One row of the table. `name` is any string so that a test can lay a row of its own beside the shipped ones
+   * (`extend`); the shipped rows are `Role`s, named by `Name`.
+   */
+  export type Row = {
+    name: string
     mode: "primary" | "subagent"
     /** Hidden from the TUI's agent list and from `@` mentions. */
     hidden?: boolean
@@ -79,8 +83,11 @@ export namespace Roles {
     /** No edit or write before evidence has been collected (evidence.ts). */
     evidenceFirst: boolean
   }
+  export type Role = Row & { name: Name }
+  /** A table of roles: the shipped one, or the shipped rows with a test's own (`extend`). */
+  export type Table = Readonly<Record<string, Row>>
 
-  export const table: Readonly<Record<Name, Role>> = {
+  const rows = {
     main: {
       name: "main",
       mode: "primary",
@@ -143,6 +150,25 @@ export namespace Roles {
       confined: false,
       evidenceFirst: false,
     },
+  } satisfies Record<Name, Role>
+
+  export const table: Readonly<Record<Name, Role>> = rows
+
+  /**
+   * The roles that change files, confined to their task's worktree: the rows that say `confined: true`. Each has
+   * its context pack (`WORKER_PACKS` in scheduler/runtime/sessions/context-pack.ts); when the machine starts one
+   * is the core's business (`WORKER_ROLES` in scheduler/core/vocabulary.ts names the ones it dispatches).
+   */
+  export type Worker = { [N in Name]: (typeof rows)[N]["confined"] extends true ? N : never }[Name]
+
+  /** The shipped rows and `extra` ones (a row of the same name replaces the shipped one): a temporary table for a test. */
+  export function extend(...extra: Row[]): Table {
+    return { ...table, ...Object.fromEntries(extra.map((row) => [row.name, row])) }
+  }
+
+  /** The row an agent name stands for in `roles`, or undefined for any agent that is not AirCoding's. */
+  export function rowOf(agent: unknown, roles: Table = table): Row | undefined {
+    return typeof agent === "string" && Object.hasOwn(roles, agent) ? roles[agent] : undefined
   }
 
   export function isRole(name: unknown): name is Name {
@@ -154,8 +180,8 @@ export namespace Roles {
     return isRole(agent) ? agent : undefined
   }
 
-  export function allows(role: Name, tool: string): boolean {
-    return table[role].tools.includes(tool) || (ENGINE_INTERNAL as readonly string[]).includes(tool)
+  export function allows(role: string, tool: string, roles: Table = table): boolean {
+    return !!rowOf(role, roles)?.tools.includes(tool) || (ENGINE_INTERNAL as readonly string[]).includes(tool)
   }
 
   /** AirCoding's own tools a role must be offered (what the launcher checks the engine for). */
@@ -167,13 +193,15 @@ export namespace Roles {
   export const AIR_TOOLS: readonly string[] = [...new Set(Object.values(COORDINATOR).flat())]
 
   /** Roles that change files: confined to their task's worktree. */
-  export function isWorker(role: Name): role is "executor" | "debugger" {
+  export function isWorker(role: Name): role is Worker {
     return table[role].confined
   }
 
   /** The roles whose row contains `tool` (for "that tool belongs to …" hints). */
-  export function owners(tool: string): Name[] {
-    return names.filter((n) => table[n].tools.includes(tool))
+  export function owners(tool: string, roles: Table = table): string[] {
+    return Object.values(roles)
+      .filter((row) => row.tools.includes(tool))
+      .map((row) => row.name)
   }
 
   export function isWriteTool(tool: string): boolean {
@@ -184,8 +212,8 @@ export namespace Roles {
    * What the engine should offer `role` given the tools it has (e.g. the ids in a model request):
    * the row, intersected with what exists, sorted as the engine sends them. For end-to-end checks.
    */
-  export function offered(role: Name, engineTools: Iterable<string>): string[] {
-    const row = new Set(table[role].tools)
+  export function offered(role: string, engineTools: Iterable<string>, roles: Table = table): string[] {
+    const row = new Set(rowOf(role, roles)?.tools ?? [])
     return [...new Set(engineTools)].filter((t) => row.has(t)).sort()
   }
 }

@@ -19,11 +19,13 @@ export type FullPayload = {
   budgets: string[]
   /** A running gate's progress per task, as one line in the page's language ("test [7/40] 17% · 1m05s · #8 …"). */
   progress: Record<string, string>
+  /** Each task's gates as one line in the page's language (`RunView.gatesText`: bookkeeping gates only when they failed). */
+  gateLines: Record<string, string>
   warnings: string[]
   torn: boolean
 }
 /** What changed since the last message: the new events, and the view and graph as they are now. */
-export type UpdatePayload = Pick<FullPayload, "view" | "graph" | "warnings" | "torn" | "waiting" | "budgets" | "progress"> & { events: PageEvent[] }
+export type UpdatePayload = Pick<FullPayload, "view" | "graph" | "warnings" | "torn" | "waiting" | "budgets" | "progress" | "gateLines"> & { events: PageEvent[] }
 
 export type HubMessage = { kind: "full"; data: FullPayload } | { kind: "update"; data: UpdatePayload } | { kind: "close" }
 
@@ -80,6 +82,7 @@ export class RunHub {
       waiting: view.waitingFor.map((w) => RunView.waitingText(this.lang, w)),
       budgets: RunView.budgetLines(this.lang, view),
       progress: Object.fromEntries(view.tasks.flatMap((t) => (t.progress ? [[t.id, RunView.progressText(this.lang, t.progress)]] : []))),
+      gateLines: Object.fromEntries(view.tasks.map((t) => [t.id, RunView.gatesText(this.lang, t.gates)])),
       warnings: [...this.follower.warnings],
       torn: this.follower.tornTail(),
     }

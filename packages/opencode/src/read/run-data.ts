@@ -1,5 +1,5 @@
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs"
-import { join } from "node:path"
+import { basename, join } from "node:path"
 import { Event, type StoredEvent } from "../scheduler/core/event.schema"
 import { isRefused, transition } from "../scheduler/core/machine"
 import { initialState, SchedulerState } from "../scheduler/core/state"
@@ -158,7 +158,7 @@ export namespace RunData {
 
   // ── evidence ──────────────────────────────────────────────────────────────────────────────────
 
-  export type GateLine = { gate: string; passed: boolean; ran?: boolean; ms?: number; summary?: string; reused?: { tests: number; savedMs: number } }
+  export type GateLine = { gate: string; passed: boolean; ran?: boolean; ms?: number; summary?: string; logPath?: string; reused?: { tests: number; savedMs: number } }
   export type GateReportFile = {
     taskId: string
     attempt: number
@@ -177,8 +177,14 @@ export namespace RunData {
     report: GateReportFile | null
     /** Findings the task's base already had (recorded, not blamed): the dashboard shows "3 inherited". */
     inherited: number
-    logs: { build: string | null; test: string | null; cppcheck: string | null; clangTidy: string | null; diff: string | null }
+    /** The logs of the gates that ran, in their order (see `logsOf`). */
+    logs: GateLog[]
   }
+  /**
+   * One log of a gate run: `key` is its file's name without the extension (build, test, cppcheck, clang-tidy,
+   * diff), `gate` the gate that wrote it (null while the run has no report yet), `text` null when it is not on disk.
+   */
+  export type GateLog = { gate: string | null; key: string; text: string | null }
   export type ReviewFile = {
     taskId: string
     verdict: "pass" | "fail"
@@ -228,15 +234,23 @@ export namespace RunData {
         attempt: n,
         report,
         inherited: (report?.findings ?? []).filter((f) => f.inherited).length,
-        logs: {
-          build: readText(join(at, "build.log")),
-          test: readText(join(at, "test.log")),
-          cppcheck: readText(join(at, "cppcheck.log")),
-          clangTidy: readText(join(at, "clang-tidy.log")),
-          diff: readText(join(at, "diff.patch")),
-        },
+        logs: logsOf(at, report),
       }
     })
+  }
+
+  /**
+   * The logs of a gate run as its report names them (each gate's `logPath`, read from this directory): a gate
+   * added to the registry shows its log with no list here or in a view. A run still going has no report yet: the
+   * logs written so far, by file name.
+   */
+  function logsOf(at: string, report: GateReportFile | null): GateLog[] {
+    const log = (file: string, gate: string | null): GateLog => ({ gate, key: file.replace(/\.[^.]+$/, ""), text: readText(join(at, file)) })
+    if (report) return report.gates.flatMap((g) => (g.logPath ? [log(basename(g.logPath), g.gate)] : []))
+    return readdirSync(at)
+      .filter((f) => /\.(log|patch)$/.test(f))
+      .sort()
+      .map((f) => log(f, null))
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { RunReport } from "./run-report"
 import { DeployLines } from "./deploy-lines"
 import type { SchedulerState, TaskRuntime } from "../scheduler/core/state"
+import type { WorkerRole } from "../scheduler/core/vocabulary"
 import { isBookkeepingGate, isShippedGate, SHIPPED_GATE_IDS } from "./gate-descriptors"
 import type { RunData } from "./run-data"
 import { runStatus, waitingFor as waitingForState, type RunWord, type Waiting as RunWaiting } from "./run-status"
@@ -22,7 +23,7 @@ function failureFacts(source: string, report: RunData.GateReportFile | null | un
 export namespace RunView {
   /** `ran: false`: a tool gate with nothing to run (cppcheck disabled, no .clang-tidy, no C++ file changed). */
   export type GateLine = { gate: string; passed: boolean; ran?: boolean; ms?: number; summary?: string; reused?: { tests: number; savedMs: number } }
-  export type Session = { sessionId: string; role: "executor" | "debugger" | "reviewer"; attempt: number | null; at: string; requests: number | null }
+  export type Session = { sessionId: string; role: WorkerRole | "reviewer"; attempt: number | null; at: string; requests: number | null }
 
   export type Task = {
     id: string

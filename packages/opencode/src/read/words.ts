@@ -26,6 +26,7 @@ const en = {
   "guard.instead.debugger":
     "The debugger works with read, glob, grep, edit, write and bash inside the task's worktree, and reports with air_report (with `blocked` when something else is needed).",
   "guard.instead.scheduler": "The scheduler agent only chooses one of the options it was offered: answer with air_decide.",
+  "guard.instead.row": "It may use only: {tools}.",
   "guard.path":
     "AirCoding guard: the {agent} agent may only work inside its worktree {root}; `{tool}` was refused because {why}. Use a path inside the worktree (relative paths are resolved from it).",
   "guard.why.dotdot": "`{path}` climbs out of the worktree with `..`",
@@ -173,7 +174,6 @@ const en = {
   "ui.log.build": "Build",
   "ui.log.test": "Tests",
   "ui.log.cppcheck": "cppcheck",
-  "ui.log.clangTidy": "clang-tidy",
   "ui.inherited": "{count} inherited",
   "ui.log.diff": "Diff",
   "ui.log.empty": "(empty)",
@@ -415,6 +415,7 @@ const zhCN: Record<Key, string> = {
   "guard.instead.debugger":
     "调试者只在任务的 worktree 内用 read、glob、grep、edit、write 和 bash 工作，并用 air_report 报告（需要其他东西时附 `blocked`）。",
   "guard.instead.scheduler": "调度智能体只能在给出的选项中选择一个：用 air_decide 回答。",
+  "guard.instead.row": "它只能使用：{tools}。",
   "guard.path": "AirCoding 守卫：{agent} 角色只能在自己的 worktree {root} 内工作；`{tool}` 被拒绝，因为{why}。请使用 worktree 内的路径（相对路径从 worktree 解析）。",
   "guard.why.dotdot": "`{path}` 用 `..` 跳出了 worktree",
   "guard.why.absolute": "`{path}` 在 worktree 之外",
@@ -560,7 +561,6 @@ const zhCN: Record<Key, string> = {
   "ui.log.build": "构建",
   "ui.log.test": "测试",
   "ui.log.cppcheck": "cppcheck",
-  "ui.log.clangTidy": "clang-tidy",
   "ui.inherited": "{count} 条继承自基线",
   "ui.log.diff": "差异",
   "ui.log.empty": "（空）",

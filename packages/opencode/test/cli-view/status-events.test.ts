@@ -53,7 +53,7 @@ describe("the recorded run fixture", () => {
   test("T-2 failed cppcheck on its first gate run and passed after the debugger", () => {
     const [first, second] = RunData.attempts(FIXTURE, "T-2")
     expect(first!.report!.failedGate).toBe("analysis")
-    expect(first!.logs.cppcheck).toContain("uninitvar")
+    expect(first!.logs.find((log) => log.key === "cppcheck")).toMatchObject({ gate: "analysis", text: expect.stringContaining("uninitvar") })
     expect(second!.report!.passed).toBe(true)
   })
 })

@@ -141,10 +141,26 @@ describe("dashboard HTTP", () => {
     expect(run.events).toHaveLength(32)
     const ev = (await (await a.request("/api/tasks/T-2", { headers: LOCAL })).json()) as { attempts: RunData.Attempt[]; review: RunData.ReviewFile }
     expect(ev.attempts.map((x) => x.report?.passed)).toEqual([false, true])
-    expect(ev.attempts[0]!.logs.cppcheck).toContain("uninitvar")
+    expect(ev.attempts[0]!.logs.map((log) => [log.key, log.gate])).toEqual([["diff", "diff"], ["build", "build"], ["test", "test"], ["cppcheck", "analysis"]])
+    expect(ev.attempts[0]!.logs.find((log) => log.key === "cppcheck")!.text).toContain("uninitvar")
     expect(ev.review.verdict).toBe("pass")
     expect((await a.request("/api/tasks/T-9", { headers: LOCAL })).status).toBe(404)
     expect((await a.request("/api/tasks/..%2F..%2Fetc", { headers: LOCAL })).status).toBe(404)
+  })
+
+  test("a gate no shipped file knows shows in the page's gate line and with its log, from what its report says", async () => {
+    const root = fixture()
+    const at = `${root}/.air/local/evidence/T-2/attempt-2`
+    const report = JSON.parse(readFileSync(`${at}/report.json`, "utf8")) as RunData.GateReportFile
+    report.gates.push({ gate: "no-todo", passed: true, ran: true, ms: 3, summary: "no TODO left", logPath: `/elsewhere/attempt-2/no-todo.log` })
+    writeFileSync(`${at}/report.json`, JSON.stringify(report))
+    writeFileSync(`${at}/no-todo.log`, "notes.txt: clean\n")
+    const a = app(root)
+    const run = (await (await a.request("/api/run", { headers: LOCAL })).json()) as { gateLines: Record<string, string> }
+    // The bookkeeping gates (commit, diff, …) are the read model's to hide: the page is sent the line as it shows.
+    expect(run.gateLines["T-2"]).toBe("build ✓ test ✓ cppcheck ✓ no-todo ✓")
+    const ev = (await (await a.request("/api/tasks/T-2", { headers: LOCAL })).json()) as { attempts: RunData.Attempt[] }
+    expect(ev.attempts[1]!.logs.at(-1)).toEqual({ gate: "no-todo", key: "no-todo", text: "notes.txt: clean\n" })
   })
 
   test("the stream starts with the whole run, then sends what is appended", async () => {

@@ -47,12 +47,14 @@ describe("inherited findings in the read model", () => {
     mkdirSync(join(dir, "attempt-1"), { recursive: true })
     mkdirSync(join(dir, "attempt-2"), { recursive: true })
     writeFileSync(join(dir, "attempt-1", "report.json"), JSON.stringify(report("analysis", [finding(9, { inherited: true }), finding(15)])))
-    writeFileSync(join(dir, "attempt-2", "report.json"), JSON.stringify({ ...report("analysis", [finding(9, { inherited: true })]), passed: true, failedGate: undefined }))
+    const tidyLine = { gate: "clang-tidy", passed: true, ran: true, ms: 5, summary: "no finding", logPath: join(dir, "attempt-2", "clang-tidy.log") }
+    writeFileSync(join(dir, "attempt-2", "report.json"), JSON.stringify({ ...report("analysis", [finding(9, { inherited: true })]), passed: true, failedGate: undefined, gates: [tidyLine] }))
     writeFileSync(join(dir, "attempt-2", "clang-tidy.log"), "$ clang-tidy --quiet src/calc.cpp\n")
     const [first, second] = RunData.attempts(root, "T-1")
     expect(first!.inherited).toBe(1)
     expect(second!.inherited).toBe(1)
-    expect(second!.logs.clangTidy).toContain("clang-tidy --quiet")
-    expect(first!.logs.clangTidy).toBeNull()
+    // Each log is the one its gate's line in the report names.
+    expect(second!.logs).toEqual([{ gate: "clang-tidy", key: "clang-tidy", text: "$ clang-tidy --quiet src/calc.cpp\n" }])
+    expect(first!.logs).toEqual([])
   })
 })

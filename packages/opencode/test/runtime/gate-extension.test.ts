@@ -2,9 +2,12 @@ import { readFile } from "node:fs/promises"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { evidenceGate } from "../../src/scheduler/runtime/gates/evidence.ts"
-import { gatesFailedEvent, runGates, type Gate, type GateContext, type Route } from "../../src/scheduler/runtime/gates/index.ts"
+import { gatesFailedEvent, REGISTRY, requiredEvidence, runGates, type Gate, type GateContext, type Route } from "../../src/scheduler/runtime/gates/index.ts"
+import { transition } from "../../src/scheduler/core/machine.ts"
+import { requiredEvidence as coreRequiredEvidence } from "../../src/scheduler/core/required-evidence.ts"
+import { TASK_KINDS } from "../../src/scheduler/core/task.schema.ts"
 import { RunView } from "../../src/read/view.ts"
-import { apply, graphOf, runtimeOf, started, steps, task, type EventInput } from "../scheduler/fixtures.ts"
+import { apply, ev, graphOf, runtimeOf, started, steps, task, type EventInput } from "../scheduler/fixtures.ts"
 import { createCppRepo, type CppRepo } from "./cpp-repo.ts"
 
 /**
@@ -72,5 +75,57 @@ describe("a gate added in a temporary registry: runs, fails, routes and shows wi
       expect(RunView.describeEvent({ ...event, at: "2026-01-01T00:00:00.000Z", seq: 1 }, lang)).toContain("no-todo")
     }
     expect(RunView.lastFailureText("en", t1.lastFailure!)).toBe("no-todo gate failed: see the evidence")
+  })
+})
+
+/** A gate that brings an evidence kind of its own, required of `docs` tasks: declared in its file, nowhere else. */
+function coverageGate(covered: boolean): Gate {
+  return {
+    id: "coverage",
+    route: "debugger",
+    provides: "coverage",
+    requiredFor: ["docs"],
+    logs: ["coverage.log"],
+    async run(ctx: GateContext) {
+      if (!covered) return { ran: false, summary: "no coverage tool configured" }
+      const logPath = await ctx.write("coverage.log", "lines: 92%\n")
+      return { ran: true, summary: "92% of lines", logPath }
+    },
+  }
+}
+
+describe("a gate that provides a new evidence kind: required, enforced and checked with no other file touched", () => {
+  let repo: CppRepo
+  beforeAll(async () => {
+    repo = await createCppRepo()
+  })
+  afterAll(async () => {
+    await repo?.cleanup()
+  })
+
+  const gatesOf = (covered: boolean, n: number) =>
+    runGates({ root: repo.root, worktree: repo.root, taskId: "T1", base: "main", kind: "docs", attempt: n, evidenceDir: path.join(repo.root, ".air", "local", "evidence", "T1", `attempt-${n}`), toolchain: { schemaVersion: 1 }, sandbox: "off", gates: [coverageGate(covered), evidenceGate] })
+
+  test("the task kinds it names cannot pass without it; the others are not asked for it", async () => {
+    expect(requiredEvidence("docs", [coverageGate(true), evidenceGate])).toEqual(["coverage"])
+    expect(requiredEvidence("code", [coverageGate(true), evidenceGate])).toEqual([])
+    const missing = await gatesOf(false, 1)
+    expect(missing).toMatchObject({ passed: false, failedGate: "evidence", requires: ["coverage"] })
+    expect(missing.message).toContain("coverage: the coverage gate did not run and pass")
+    const present = await gatesOf(true, 2)
+    expect(present).toMatchObject({ passed: true, requires: ["coverage"], evidence: { coverage: expect.stringMatching(/coverage\.log$/) } })
+  })
+
+  test("the machine checks the evidence against what the gates required, knowing no evidence kind", () => {
+    const { state } = apply(started(graphOf(task("T1", { kind: "docs" }))).state, steps.dispatched("T1"), steps.reported("T1"))
+    const passed = (evidence: Record<string, string>, requires?: string[]) => transition(state, ev({ type: "gates.passed", taskId: "T1", evidence, ...(requires ? { requires } : {}) }))
+    expect(passed({ coverage: "c.log" }, ["coverage"])).toMatchObject({ state: { tasks: expect.arrayContaining([expect.objectContaining({ id: "T1", status: "reviewing" })]) } })
+    expect(passed({ diff: "d.patch" }, ["coverage"])).toMatchObject({ refused: expect.stringContaining("without evidence for: coverage") })
+    // An event of an old log, written before it carried `requires`, is checked as the core checked it then.
+    expect(passed({ coverage: "c.log" })).toMatchObject({ refused: expect.stringContaining("without evidence for: diff") })
+  })
+
+  test("the shipped gates require of each task kind what the core required before they declared it", () => {
+    for (const kind of TASK_KINDS) expect(requiredEvidence(kind, REGISTRY)).toEqual(coreRequiredEvidence(undefined, kind))
   })
 })

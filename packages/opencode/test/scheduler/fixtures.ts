@@ -5,6 +5,7 @@ import type { FailureRoute } from "../../src/scheduler/core/gate-route"
 import { transition } from "../../src/scheduler/core/machine"
 import { initialState, type SchedulerState } from "../../src/scheduler/core/state"
 import type { TaskGraph, TaskNode, TaskNodeInput } from "../../src/scheduler/core/task.schema"
+import type { WorkerRole } from "../../src/scheduler/core/vocabulary"
 import { TEST_CONFIG } from "./simulate"
 
 export const AT = "2026-01-01T00:00:00.000Z"
@@ -75,8 +76,8 @@ export function runtimeOf(state: SchedulerState, id: string) {
 
 /** The steps that take a dispatched executor through to a given point. */
 export const steps = {
-  dispatched: (id: string, attempt = 1, role: "executor" | "debugger" = "executor", sessionId = `s-${id}-${attempt}`): EventInput => ({ type: "task.dispatched", taskId: id, role, sessionId, attempt }),
-  reported: (id: string, attempt = 1, role: "executor" | "debugger" = "executor", sessionId = `s-${id}-${attempt}`): EventInput => ({ type: "worker.reported", taskId: id, sessionId, result: { taskId: id, role, summary: "done" } }),
+  dispatched: (id: string, attempt = 1, role: WorkerRole = "executor", sessionId = `s-${id}-${attempt}`): EventInput => ({ type: "task.dispatched", taskId: id, role, sessionId, attempt }),
+  reported: (id: string, attempt = 1, role: WorkerRole = "executor", sessionId = `s-${id}-${attempt}`): EventInput => ({ type: "worker.reported", taskId: id, sessionId, result: { taskId: id, role, summary: "done" } }),
   gatesPassed: (id: string): EventInput => ({ type: "gates.passed", taskId: id, evidence: { diff: "d", build: "b", test: "t", analysis: "a" } }),
   /** Without `route`: an event as logs before routes were carried wrote it (the machine reads its route from the gate id). */
   gatesFailed: (id: string, gate: string, route?: FailureRoute): EventInput => ({ type: "gates.failed", taskId: id, gate, ...(route ? { route } : {}), message: `${gate} broke`, evidencePath: `ev/${id}/${gate}` }),

@@ -7,7 +7,9 @@ import type { Command } from "../../src/scheduler/core/command"
 import type { RunConfig, Event } from "../../src/scheduler/core/event.schema"
 import { transition, type TransitionResult } from "../../src/scheduler/core/machine"
 import { initialState, type SchedulerState } from "../../src/scheduler/core/state"
-import { KIND_RULES, TASK_KINDS, type TaskGraph, type TaskNode, type WriteEntry } from "../../src/scheduler/core/task.schema"
+import { TASK_KINDS, type TaskGraph, type TaskNode, type WriteEntry } from "../../src/scheduler/core/task.schema"
+import type { WorkerRole } from "../../src/scheduler/core/vocabulary"
+import { requiredEvidence } from "../../src/scheduler/core/required-evidence"
 
 export type Rng = () => number
 
@@ -81,7 +83,7 @@ export const TEST_CONFIG: RunConfig = {
 /** Something the simulated runtime still owes the machine: a command in progress, or a live session. */
 type Open =
   | { kind: "command"; command: Command; stage: number }
-  | { kind: "session"; taskId: string; sessionId: string; role: "executor" | "debugger" }
+  | { kind: "session"; taskId: string; sessionId: string; role: WorkerRole }
   | { kind: "reviewer"; taskId: string; sessionId: string }
   | { kind: "resume" }
 
@@ -435,5 +437,5 @@ export class Simulator {
 export const FINAL_STATUSES = new Set(["merged", "blocked", "invalidated"])
 
 export function evidenceFor(kind: TaskNode["kind"]): Record<string, string> {
-  return Object.fromEntries(KIND_RULES[kind].evidence.map((k) => [k, `evidence/${k}.txt`]))
+  return Object.fromEntries(requiredEvidence(undefined, kind).map((k) => [k, `evidence/${k}.txt`]))
 }

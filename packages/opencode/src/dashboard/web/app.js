@@ -64,7 +64,7 @@ function connect() {
   source.addEventListener("update", (message) => {
     const update = JSON.parse(message.data)
     batch(() => {
-      setRun({ ...run(), view: update.view, graph: update.graph, warnings: update.warnings, waiting: update.waiting, budgets: update.budgets, progress: update.progress, torn: update.torn })
+      setRun({ ...run(), view: update.view, graph: update.graph, warnings: update.warnings, waiting: update.waiting, budgets: update.budgets, progress: update.progress, gateLines: update.gateLines, torn: update.torn })
       setEvents([...events(), ...update.events])
     })
     refreshEvidence()
@@ -213,7 +213,7 @@ function Tasks() {
           <td class=${task.session ? "mono" : "mono muted"}>${task.session ?? lastWorker(task) ?? "—"}</td>
           <td>${duration(task.elapsedMs)}</td>
           <td>${task.repairs ? `${task.attempts} (${task.repairs}↻)` : String(task.attempts)}</td>
-          <td>${() => run()?.progress?.[task.id] ?? (task.gates.filter((g) => !g.passed || !["commit", "diff", "evidence"].includes(g.gate)).map((g) => `${gateLabel(g.gate)} ${g.passed ? "✓" : "✗"}`).join(" ") || "—")}</td>
+          <td>${() => run()?.progress?.[task.id] ?? run()?.gateLines?.[task.id] ?? "—"}</td>
         </tr>`}<//>
     </tbody>
   </table>`
@@ -233,13 +233,8 @@ function Timeline() {
   </section>`
 }
 
-const LOGS = [
-  ["build", "ui.log.build", "build"],
-  ["test", "ui.log.test", "test"],
-  ["cppcheck", "ui.log.cppcheck", "analysis"],
-  ["clangTidy", "ui.log.clangTidy", "clang-tidy"],
-  ["diff", "ui.log.diff", "diff"],
-]
+/** A gate's log by its own word (`ui.log.<file>`), else by its gate's name: a new gate's log needs no line here. */
+const logLabel = (log) => run()?.labels?.[`ui.log.${log.key}`] ?? gateLabel(log.gate ?? log.key)
 
 function Attempt(a) {
   const failed = a.report?.failedGate
@@ -253,10 +248,10 @@ function Attempt(a) {
       ${(a.report?.gates ?? []).map((g) => html`<li class=${g.passed ? "ok" : "bad"} title=${g.summary ?? ""}>${gateLabel(g.gate)} ${g.passed ? "✓" : "✗"} <small>${g.summary ?? ""}</small></li>`)}
     </ul>
     ${a.inherited > 0 ? html`<p class="inherited"><span class="badge">${L("ui.inherited", { count: a.inherited })}</span></p>` : ""}
-    ${LOGS.map(([key, label, gate]) => {
-      const text = a.logs[key]
-      return html`<details class=${`log log-${key}`} open=${failed === gate ? true : undefined}>
-        <summary>${L(label)}${text === null ? html` <small>${L("ui.log.missing")}</small>` : ""}</summary>
+    ${a.logs.map((log) => {
+      const text = log.text
+      return html`<details class=${`log log-${log.key}`} open=${failed === log.gate ? true : undefined}>
+        <summary>${logLabel(log)}${text === null ? html` <small>${L("ui.log.missing")}</small>` : ""}</summary>
         <pre>${text === null ? L("ui.log.missing") : text || L("ui.log.empty")}</pre>
       </details>`
     })}

@@ -105,7 +105,11 @@ export const Event = z.discriminatedUnion("type", [
    */
   event("dispatch.failed", { taskId, role: z.enum([...WORKER_ROLES, "reviewer"]), run: z.number().int().min(1), message: z.string() }),
   event("gates.started", { taskId }),
-  event("gates.passed", { taskId, evidence: z.record(z.string(), z.string()) }),
+  /**
+   * `evidence`: evidence kind (and gate id) → the log that proves it. `requires`: the evidence kinds the gates
+   * required of the task's kind (each gate declares its own); absent only in logs written before it was carried.
+   */
+  event("gates.passed", { taskId, evidence: z.record(z.string(), z.string()), requires: z.array(z.string()).optional() }),
   /**
    * `gate`: the failed gate's id (any: the core lists none). `route`: where the failure goes, as the gate
    * declared it (`gate-route.ts`); absent only in logs written before it was carried (`routeOfOldLogEvent`).

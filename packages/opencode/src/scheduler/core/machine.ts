@@ -8,7 +8,8 @@ import type { Event, EventOf, EventType } from "./event.schema"
 import { graphIndex, isLive } from "./graph-index"
 import { checklistFindings, reviewPasses, type WorkerResult } from "./report.schema"
 import { initialState, newTaskRuntime, type SchedulerState, type Stage, type TaskRuntime } from "./state"
-import { KIND_RULES, type TaskStatus } from "./task.schema"
+import type { TaskStatus } from "./task.schema"
+import { requiredEvidence } from "./required-evidence"
 import { addUsage, emptyUsage, overruns, resetTask } from "./usage"
 import { validateDelta, validateGraph, type ValidationError } from "./validate"
 import { answerStep, answerTaskChoice, blockOnFault, isHopeless, isRepairing, isStepQuestion, passMilestone, stepFailed, stepTimer, workerResume } from "./step-rules"
@@ -281,7 +282,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
     const t = findTask(d, e.taskId, ["gating"])
     if (typeof t === "string") return t
     const node = d.node(t.id)
-    const missing = KIND_RULES[node.kind].evidence.filter((kind) => !e.evidence[kind])
+    const missing = requiredEvidence(e.requires, node.kind).filter((kind) => !e.evidence[kind])
     if (missing.length > 0)
       return `task ${t.id} (${node.kind}) cannot pass its gates without evidence for: ${missing.join(", ")}; run those gates, or report gates.failed with gate "evidence"`
     d.patch(t.id, { evidence: e.evidence, lastFailure: null })

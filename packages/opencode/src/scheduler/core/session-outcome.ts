@@ -2,7 +2,7 @@ import { z } from "zod"
 import type { Consultant } from "./command"
 import type { Event, EventType } from "./event.schema"
 import { ProviderFault, type ProviderErrorClass } from "./provider-fault"
-import { FAILED_OUTCOMES, PURPOSE_KINDS, type FailedOutcome, type PurposeKind, type QuestionCause } from "./vocabulary"
+import { FAILED_OUTCOMES, PURPOSE_KINDS, type FailedOutcome, type PurposeKind, type QuestionCause, type WorkerRole } from "./vocabulary"
 
 /**
  * Every session the Scheduler starts ends in an event the machine folds: this table says which, for each
@@ -46,7 +46,7 @@ export function failureText(f: SessionFailure): string {
   return f.fault && f.fault.class !== "unknown" ? `${f.fault.class}: ${f.fault.message}` : f.message
 }
 
-function worker(role: "executor" | "debugger"): Rules<typeof role> {
+function worker(role: WorkerRole): Rules<typeof role> {
   return {
     tool: "air_report",
     reported: ["worker.reported"],

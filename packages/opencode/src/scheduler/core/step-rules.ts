@@ -6,6 +6,7 @@ import { causeQuestion, matchAnswer, type FailedOutcome, type PurposeKind, type 
 import type { ProviderFault } from "./provider-fault"
 import type { Question, TaskRuntime } from "./state"
 import { MAX_FRESH_SESSIONS, stepEnded, stepStarted, type Step } from "./steps"
+import type { WorkerRole } from "./vocabulary"
 
 /**
  * The machine's rules for the sessions of steps that belong to no task (plan, change, milestone review):
@@ -162,7 +163,7 @@ function stopRun(d: Draft, step: Step): void {
  * a model that does not exist, quota): no fresh session would fare better, so the task blocks at once and
  * the question names the cause and the answers.
  */
-export function blockOnFault(d: Draft, t: TaskRuntime, who: "executor" | "debugger" | "reviewer", fault: ProviderFault, resume: NonNullable<TaskRuntime["resume"]>): void {
+export function blockOnFault(d: Draft, t: TaskRuntime, who: WorkerRole | "reviewer", fault: ProviderFault, resume: NonNullable<TaskRuntime["resume"]>): void {
   const cause: QuestionCause = { who, taskId: t.id, outcome: "errored", fault, detail: fault.message }
   const answers = ["retry", `skip ${t.id}`]
   // A Debugger's gate failure stays the task's failure: the session resumed by "retry" is sent to fix it.
@@ -180,7 +181,7 @@ export function isRepairing(t: TaskRuntime): boolean {
  * Debugger with the same failure (an Executor started again would redo, on top of its own earlier commits,
  * what the branch already holds); anything else starts an Executor.
  */
-export function workerResume(t: TaskRuntime): "executor" | "debugger" {
+export function workerResume(t: TaskRuntime): WorkerRole {
   return isRepairing(t) ? "debugger" : "executor"
 }
 

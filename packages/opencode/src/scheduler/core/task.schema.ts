@@ -6,22 +6,20 @@ export const SCHEMA_VERSION = 1 as const
 export const TASK_KINDS = ["code", "test", "docs", "build", "refactor", "fix", "verify"] as const
 export type TaskKind = (typeof TASK_KINDS)[number]
 
-export const EVIDENCE_KINDS = ["diff", "build", "test", "analysis"] as const
-export type EvidenceKind = (typeof EVIDENCE_KINDS)[number]
-
 /**
- * What the gates must have collected before a task of each kind may go to review.
- * One table so the gates, the machine and the prompts agree; `verify` re-checks merged work, so it has
- * nothing to commit and no diff to show.
+ * What the plan must say of a task of each kind: `verify` re-checks merged work, so it changes no files. Which
+ * evidence a kind needs before review is not here: each gate declares the evidence it `provides` and the kinds it is
+ * `requiredFor` (scheduler/runtime/gates/), the runtime carries what it required in `gates.passed` (`requires`),
+ * and the machine checks the evidence against it (`requiredEvidence` in required-evidence.ts).
  */
-export const KIND_RULES: Record<TaskKind, { evidence: readonly EvidenceKind[]; needsWriteSet: boolean }> = {
-  code: { evidence: ["diff", "build", "test", "analysis"], needsWriteSet: true },
-  fix: { evidence: ["diff", "build", "test", "analysis"], needsWriteSet: true },
-  refactor: { evidence: ["diff", "build", "test", "analysis"], needsWriteSet: true },
-  test: { evidence: ["diff", "build", "test"], needsWriteSet: true },
-  build: { evidence: ["diff", "build"], needsWriteSet: true },
-  docs: { evidence: ["diff"], needsWriteSet: true },
-  verify: { evidence: ["build", "test"], needsWriteSet: false },
+export const KIND_RULES: Record<TaskKind, { needsWriteSet: boolean }> = {
+  code: { needsWriteSet: true },
+  fix: { needsWriteSet: true },
+  refactor: { needsWriteSet: true },
+  test: { needsWriteSet: true },
+  build: { needsWriteSet: true },
+  docs: { needsWriteSet: true },
+  verify: { needsWriteSet: false },
 }
 
 export const TASK_STATUSES = [

@@ -6,12 +6,14 @@ import { Adrs } from "./adrs"
 import { ContextPack } from "./sessions/context-pack"
 import { RunReport } from "../../read/run-report"
 import type { TaskRuntime } from "../core/state"
-import { KIND_RULES, type TaskNode } from "../core/task.schema"
+import type { WorkerRole } from "../core/vocabulary"
+import type { TaskNode } from "../core/task.schema"
 import { Worktrees } from "./git/worktree"
 import type { Clock } from "./sessions/clock"
 import type { EventInput, Ports } from "./ports"
 import { Baseline } from "./integration/baseline"
 import type { Supervisor } from "./sessions/supervisor"
+import { WorkerSession } from "./sessions/worker-session"
 import { classifyFault } from "./fault"
 import { gatesFailedEvent } from "./gates"
 import { MergeBuild } from "./integration/merge-build"
@@ -257,7 +259,7 @@ export class Interpreter {
     )
   }
 
-  private async dispatch(taskId: string, role: "executor" | "debugger", attempt: number): Promise<void> {
+  private async dispatch(taskId: string, role: WorkerRole, attempt: number): Promise<void> {
     const { root, worktrees, inbox, log } = this.ports
     try {
       const task = this.task(taskId)
@@ -270,10 +272,10 @@ export class Interpreter {
       const setAside = await worktrees.setAside(wt.path, join(this.evidenceDir(taskId), `uncommitted-before-attempt-${attempt}.patch`))
       // A later attempt is told what the branch already holds: it builds on those commits instead of adding their work again.
       const earlier = attempt > 1 ? await this.commitsSinceBase(wt.path) : []
-      const prompt = ContextPack.worker(root, role, task, this.runtimeOf(taskId), wt, attempt, setAside, earlier)
+      const spec = WorkerSession.spec(role, { root, task, rt: this.runtimeOf(taskId), worktree: wt, attempt, ...(setAside ? { setAside } : {}), earlier })
       await this.supervisor.spawn(
         { kind: "worker", taskId, role, nudged: false, attempt },
-        { agent: role, directory: root, worktree: wt.path, title: `${role} ${taskId}`, prompt, taskId },
+        spec,
         (sessionId) => log.apply({ type: "task.dispatched", taskId, role, sessionId, attempt }),
       )
     } catch (err) {
@@ -302,7 +304,6 @@ export class Interpreter {
         base: this.integration(),
         kind: task.kind,
         attempt,
-        requires: [...KIND_RULES[task.kind].evidence],
         evidenceDir: join(this.evidenceDir(taskId), `attempt-${attempt}`),
         writeSet: task.writeSet,
         ...(baseline ? { baseline } : {}),
@@ -314,12 +315,14 @@ export class Interpreter {
       return
     }
     if (report.passed) {
+      // Each gate's log by its id, and by the evidence kind it provides (what the machine checks against `requires`).
       const evidence: Record<string, string> = {}
       for (const g of report.gates) if (g.logPath) evidence[g.gate] = g.logPath
+      Object.assign(evidence, report.evidence)
       evidence.report = join(this.evidenceDir(taskId), `attempt-${attempt}`, "report.json")
       // The tree the gates built: the merge builds only a candidate that differs from it (merge-build.ts).
       await this.ports.git(root, ["update-ref", MergeBuild.gatedRef(taskId), `refs/heads/${Worktrees.branchName(taskId)}^{commit}`]).catch(() => undefined)
-      await log.apply({ type: "gates.passed", taskId, evidence })
+      await log.apply({ type: "gates.passed", taskId, evidence, requires: report.requires })
       // A Debugger's repair that passed becomes a repair pattern (knowledge/patterns.ts); never in the way of the run.
       try {
         RepairPatterns.learn(root, taskId)
@@ -346,7 +349,7 @@ export class Interpreter {
   }
 
   /** A session that could not start goes to the machine, which retries or blocks: the task never waits on nothing. */
-  private async dispatchFailed(taskId: string, role: "executor" | "debugger" | "reviewer", run: number, err: unknown): Promise<void> {
+  private async dispatchFailed(taskId: string, role: WorkerRole | "reviewer", run: number, err: unknown): Promise<void> {
     const message = err instanceof Error ? err.message : String(err)
     const purpose = role === "reviewer" ? { kind: "reviewer" as const, taskId, nudged: false, run } : { kind: "worker" as const, taskId, role, nudged: false, attempt: run }
     const r = await this.supervisor.fail(purpose, "", "spawn-failed", { message })

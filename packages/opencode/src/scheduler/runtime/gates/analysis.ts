@@ -31,6 +31,7 @@ export const analysisGate = {
   id: "analysis",
   reportsNotRun: true,
   provides: "analysis",
+  requiredFor: ["code", "fix", "refactor"],
   route: "debugger",
   logs: [ANALYSIS_LOG],
   run: analyse,

@@ -3,8 +3,9 @@ import type { Gate, GateContext } from "./gate.ts"
 import { indent } from "./text.ts"
 
 /**
- * Every piece of evidence the task's kind requires (`KIND_RULES`) was collected and passed. Each requirement
- * is judged by the gate that `provides` it (its `missingEvidence`), so a new gate brings its own rule.
+ * Every piece of evidence the task's kind requires (`ctx.requires`: the gates' `provides` for the kinds they are
+ * `requiredFor`) was collected and passed. Each requirement is judged by the gate that `provides` it (its
+ * `missingEvidence`), so a new gate brings its own rule.
  */
 export const evidenceGate = {
   id: "evidence",

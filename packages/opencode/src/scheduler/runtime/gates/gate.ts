@@ -1,4 +1,5 @@
 import type { FailureRoute } from "../../core/gate-route.ts"
+import type { TaskKind } from "../../core/task.schema.ts"
 import type { Worktrees } from "../git/worktree.ts"
 import type { Proc } from "../process.ts"
 import type { Results } from "../results/index.ts"
@@ -27,8 +28,13 @@ export interface Gate<Id extends string = string> {
    * message says so. A gate without the flag is bookkeeping (commit, diff, the write-set, the secret scan, evidence).
    */
   readonly reportsNotRun?: boolean
-  /** The evidence kind (`KIND_RULES`) this gate collects; a task whose kind requires it cannot pass without it. */
+  /** The evidence kind this gate collects (a name of its own: "build", "coverage"); see `requiredFor`. */
   readonly provides?: Requirement
+  /**
+   * The task kinds that cannot pass without this gate's evidence: the evidence gate fails such a task when this
+   * gate did not run and pass, and the machine checks it in `gates.passed` (`requires`). Only with `provides`.
+   */
+  readonly requiredFor?: readonly TaskKind[]
   /** Where a failure of this gate goes: the pipeline writes it in the report, the runtime in `gates.failed`. */
   readonly route: Route
   /** Files this gate writes in the evidence directory; cleared before every run. */

@@ -1,8 +1,5 @@
 import * as analysis from "./analysis.ts"
-import * as build from "./build.ts"
 import * as commit from "./commit.ts"
-import * as diff from "./diff.ts"
-import * as test from "./test.ts"
 import * as pipeline from "./pipeline.ts"
 import * as registry from "./registry.ts"
 import * as S from "./schema.ts"
@@ -11,7 +8,7 @@ import * as text from "./text.ts"
 export type { EvidenceFs, RunInput } from "./pipeline.ts"
 export type { Exec, Failure, Gate, GateContext, GateOutcome, Route } from "./gate.ts"
 export type { GateId } from "./registry.ts"
-export { GATE_IDS, REGISTRY, routeOf, TOOL_MISSING } from "./registry.ts"
+export { GATE_IDS, REGISTRY, requiredEvidence, routeOf, TOOL_MISSING } from "./registry.ts"
 export { nodeEvidenceFs, processExec, REPORT_FILE, runGates } from "./pipeline.ts"
 export { gatesFailedEvent } from "./failed-event.ts"
 
@@ -32,14 +29,6 @@ export namespace Gates {
   export const GateReport = S.GateReport
   export type GateReport = S.GateReport
   export type RunInput = pipeline.RunInput
-  /** Each gate's log file in the evidence directory (views read them by these names). */
-  export const LOGS = {
-    build: build.BUILD_LOG,
-    test: test.TEST_LOG,
-    analysis: analysis.ANALYSIS_LOG,
-    diff: diff.DIFF_LOG,
-    report: pipeline.REPORT_FILE,
-  } as const
   export const C_CPP_EXTENSIONS = commit.C_CPP_EXTENSIONS
   export const CPPCHECK_ARGS = analysis.CPPCHECK_ARGS
   export const INSTALL_HINTS = text.INSTALL_HINTS

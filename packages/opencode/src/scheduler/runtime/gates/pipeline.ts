@@ -10,7 +10,7 @@ import { Sandbox } from "../sandbox/sandbox.ts"
 import { SandboxExec } from "../sandbox/exec.ts"
 import type { WriteSetGate } from "./write-set.ts"
 import type { Exec, Failure, Gate, GateContext, TestBaseline } from "./gate.ts"
-import { REGISTRY, routeOf, TOOL_MISSING } from "./registry.ts"
+import { REGISTRY, requiredEvidence, routeOf, TOOL_MISSING } from "./registry.ts"
 import { type Finding, type GateReport, type GateResult, Requirement } from "./schema.ts"
 import { countBySeverity, indent } from "./text.ts"
 import { BudgetExec } from "../jobs/exec.ts"
@@ -49,7 +49,8 @@ export interface RunInput {
   attempt: number
   /** `<root>/.air/local/evidence/<task-id>/attempt-<n>/` */
   evidenceDir: string
-  requires: readonly Requirement[]
+  /** The evidence the task's kind requires; default: what the gates declare (`requiredEvidence(kind, gates)`). */
+  requires?: readonly Requirement[]
   /** Rules to use instead of toolchain.json / detection. */
   toolchain?: Toolchain.RulesInput
   /** Environment for build, test and analysis commands; default `process.env`. */
@@ -82,7 +83,7 @@ export interface RunInput {
 export async function runGates(input: RunInput): Promise<GateReport> {
   Worktrees.assertTaskId(input.taskId)
   const gates: readonly Gate[] = input.gates ?? REGISTRY
-  const requires = [...new Set(input.requires.map((r) => Requirement.parse(r)))]
+  const requires = [...new Set((input.requires ?? requiredEvidence(input.kind, gates)).map((r) => Requirement.parse(r)))]
   const evidenceDir = path.resolve(input.evidenceDir)
   const fs = guarded(input.fs ?? nodeEvidenceFs)
   const aborted = () => {

@@ -26,6 +26,16 @@ export const GATE_IDS = REGISTRY.map((gate) => gate.id) as [GateId, ...GateId[]]
  * `gates.failed`); a missing tool blocks for a person, and an id no gate declares goes to a person (never to nothing).
  * A gate's name for people is not here: it is the catalogue's (`read/words.ts`, `gate.<id>`).
  */
+/**
+ * The evidence a task of `kind` must have before review: what each gate `provides` that it is `requiredFor` that
+ * kind, in the order the gates run. The pipeline's evidence gate enforces it; `gates.passed` carries it to the machine.
+ */
+export function requiredEvidence(kind: string, gates: readonly Gate[] = REGISTRY): string[] {
+  const out: string[] = []
+  for (const gate of gates) if (gate.provides && (gate.requiredFor as readonly string[] | undefined)?.includes(kind) && !out.includes(gate.provides)) out.push(gate.provides)
+  return out
+}
+
 export function routeOf(id: string, gates: readonly Gate[] = REGISTRY): Route {
   if (id === TOOL_MISSING) return "block-for-tool"
   return gates.find((gate) => gate.id === id)?.route ?? "user"

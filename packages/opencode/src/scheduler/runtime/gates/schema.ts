@@ -1,6 +1,5 @@
 import { z } from "zod"
 import { FAILURE_ROUTES } from "../../core/gate-route.ts"
-import { EVIDENCE_KINDS } from "../../core/task.schema.ts"
 
 /**
  * What the gates write and return. Gate ids are strings here: which ids exist is the registry's business
@@ -10,8 +9,11 @@ import { EVIDENCE_KINDS } from "../../core/task.schema.ts"
 /** The failure id used when a tool a gate needs is not installed (any gate may report it; it goes to a person). */
 export const TOOL_MISSING = "tool-missing" as const
 
-/** What a task's kind requires the gates to have run and passed (`KIND_RULES` maps kind → requires). */
-export const Requirement = z.enum(EVIDENCE_KINDS)
+/**
+ * An evidence kind a task's kind requires the gates to have run and passed: named by the gate that `provides` it,
+ * required of the kinds that gate is `requiredFor` (`requiredEvidence` in registry.ts).
+ */
+export const Requirement = z.string().min(1)
 export type Requirement = z.infer<typeof Requirement>
 
 export const Severity = z.enum(["error", "warning", "style", "performance", "portability", "information"])
@@ -63,7 +65,7 @@ export const GateReport = z.object({
   /** Tests that failed, but failed on the baseline too: inherited, not blamed on the task. */
   inheritedTests: z.array(z.string()).optional(),
   requires: z.array(Requirement),
-  /** Evidence kind (`KIND_RULES`) → the log that proves it, from the gate that `provides` it; plus `report`. */
+  /** Evidence kind (a gate's `provides`) → the log that proves it, from the gate that `provides` it; plus `report`. */
   evidence: z.record(z.string(), z.string()).optional(),
   toolchain: z.object({ source: z.enum(["file", "detected", "none", "given"]), note: z.string() }),
   evidenceDir: z.string(),

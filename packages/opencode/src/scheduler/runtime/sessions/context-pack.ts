@@ -3,6 +3,7 @@ import { join } from "node:path"
 import type { TaskNode } from "../../core/task.schema"
 import { RepairPatterns } from "../../../knowledge/patterns"
 import type { TaskRuntime } from "../../core/state"
+import type { Roles } from "../../../agent/roles"
 
 /**
  * The prompts the Scheduler's code writes for each session it starts. A worker gets everything it
@@ -43,48 +44,91 @@ export namespace ContextPack {
     return lines
   }
 
-  export function worker(
-    root: string,
-    role: "executor" | "debugger",
-    task: TaskNode,
-    rt: TaskRuntime | undefined,
-    worktree: { path: string; branch: string },
-    attempt: number,
+  /** What a worker's first message is made from: the task, its worktree and what earlier sessions left. */
+  export type WorkerInput = {
+    root: string
+    task: TaskNode
+    rt: TaskRuntime | undefined
+    worktree: { path: string; branch: string }
+    attempt: number
     /** Uncommitted changes an earlier session left in the worktree, saved as a patch before this one starts. */
-    setAside?: { files: string[]; patch: string; commit: string },
+    setAside?: { files: string[]; patch: string; commit: string }
     /** The branch's commits from earlier sessions of this task, newest first. */
-    earlier: string[] = [],
-  ): string {
-    const intro =
-      role === "executor" && task.kind === "verify"
-        ? [
-            `You are the executor of this verify task (attempt ${attempt}). Your git worktree is ${worktree.path} on branch ${worktree.branch}: the integration branch as it is now.`,
-            "Change nothing and commit nothing: check that \"Done when\" still holds there — run the validation commands, build and",
-            "run the tests — then call air_report with what you checked. The Scheduler runs the build and tests itself too. If it",
-            "does not hold, call air_report with `blocked` and the evidence: the user and the Architect decide what changes.",
-          ]
-        : role === "executor"
-        ? [
-            `You are the executor of this task (attempt ${attempt}). Your git worktree is ${worktree.path} on branch ${worktree.branch}.`,
-            "Work only there and only on this task. Commit as you go (git add, git commit). When the work is committed,",
-            "call air_report: it asks the Scheduler to run the gates (commit, diff, build, tests, cppcheck). If you cannot",
-            "finish, call air_report with `blocked` — never a temporary or fallback shortcut. If the plan itself is wrong (a missing",
-            "dependency, a file outside your write-set, an interface that does not exist), say so in `planIssue`: the Architect fixes the plan.",
-          ]
-        : [
-            `You are the debugger of this task (attempt ${attempt}). The gates failed; the worktree ${worktree.path} (branch ${worktree.branch}) holds the executor's work.`,
-            "Collect evidence first (run the failing build/test/cppcheck, or read the evidence file), then test one hypothesis at",
-            "a time. Commit the fix, then call air_report with what you found and changed.",
-          ]
-    // A Debugger hears of repairs that fixed the same failure before (this project's, and the user's when shared).
-    const patterns = role === "debugger" ? RepairPatterns.contextLines(root, task.id) : []
+    earlier: string[]
+  }
+  /** A worker role's context pack: its first message. */
+  export type WorkerPack = (input: WorkerInput) => string
+
+  /**
+   * The message every worker pack is built on: the task, what failed before, then the role's own `intro`, what
+   * earlier sessions left (patch, commits), then the role's `after` lines.
+   */
+  export function workerMessage(input: WorkerInput, intro: string[], after: string[] = []): string {
+    const { root, task, rt, worktree, setAside, earlier } = input
     const leftover = setAside
       ? [`An earlier session of this task stopped with uncommitted changes to ${setAside.files.length} file(s); they are saved in ${setAside.patch} and the worktree was reset to ${worktree.branch} at ${setAside.commit.slice(0, 12)}: start from the committed work.`]
       : []
     const committed = earlier.length
       ? [`The branch already holds ${earlier.length} commit(s) from earlier sessions of this task (newest first); build on them, do not add again what they added:`, ...earlier.map((c) => `- ${c}`)]
       : []
-    return [...taskBlock(root, task), ...history(rt), "", ...intro, ...leftover, ...committed, ...patterns].join("\n")
+    return [...taskBlock(root, task), ...history(rt), "", ...intro, ...leftover, ...committed, ...after].join("\n")
+  }
+
+  function executor(input: WorkerInput): string {
+    const { task, worktree, attempt } = input
+    const intro =
+      task.kind === "verify"
+        ? [
+            `You are the executor of this verify task (attempt ${attempt}). Your git worktree is ${worktree.path} on branch ${worktree.branch}: the integration branch as it is now.`,
+            "Change nothing and commit nothing: check that \"Done when\" still holds there — run the validation commands, build and",
+            "run the tests — then call air_report with what you checked. The Scheduler runs the build and tests itself too. If it",
+            "does not hold, call air_report with `blocked` and the evidence: the user and the Architect decide what changes.",
+          ]
+        : [
+            `You are the executor of this task (attempt ${attempt}). Your git worktree is ${worktree.path} on branch ${worktree.branch}.`,
+            "Work only there and only on this task. Commit as you go (git add, git commit). When the work is committed,",
+            "call air_report: it asks the Scheduler to run the gates (commit, diff, build, tests, cppcheck). If you cannot",
+            "finish, call air_report with `blocked` — never a temporary or fallback shortcut. If the plan itself is wrong (a missing",
+            "dependency, a file outside your write-set, an interface that does not exist), say so in `planIssue`: the Architect fixes the plan.",
+          ]
+    return workerMessage(input, intro)
+  }
+
+  function debuggerPack(input: WorkerInput): string {
+    const { root, task, worktree, attempt } = input
+    const intro = [
+      `You are the debugger of this task (attempt ${attempt}). The gates failed; the worktree ${worktree.path} (branch ${worktree.branch}) holds the executor's work.`,
+      "Collect evidence first (run the failing build/test/cppcheck, or read the evidence file), then test one hypothesis at",
+      "a time. Commit the fix, then call air_report with what you found and changed.",
+    ]
+    // A Debugger hears of repairs that fixed the same failure before (this project's, and the user's when shared).
+    return workerMessage(input, intro, RepairPatterns.contextLines(root, task.id))
+  }
+
+  /**
+   * Each worker role's context pack, beside the row that makes it a worker (`confined: true` in agent/roles.ts):
+   * a worker row without its pack here does not compile. A test lays its own beside these (`{ ...WORKER_PACKS, … }`).
+   */
+  export const WORKER_PACKS: Readonly<Record<Roles.Worker, WorkerPack>> = { executor, debugger: debuggerPack }
+  export type Packs = Readonly<Record<string, WorkerPack>>
+
+  /** The pack of a worker role, from `packs` (default: the shipped ones). */
+  export function packOf(role: string, packs: Packs = WORKER_PACKS): WorkerPack | undefined {
+    return Object.hasOwn(packs, role) ? packs[role] : undefined
+  }
+
+  /** The first message of a shipped worker role's session. */
+  export function worker(
+    root: string,
+    role: Roles.Worker,
+    task: TaskNode,
+    rt: TaskRuntime | undefined,
+    worktree: { path: string; branch: string },
+    attempt: number,
+    setAside?: WorkerInput["setAside"],
+    earlier: string[] = [],
+  ): string {
+    return WORKER_PACKS[role]({ root, task, rt, worktree, attempt, ...(setAside ? { setAside } : {}), earlier })
   }
 
   export function reviewer(root: string, task: TaskNode, worktree: string, rt?: TaskRuntime): string {

@@ -1,4 +1,5 @@
 import type { Consultant } from "../../core/command"
+import type { WorkerRole } from "../../core/vocabulary"
 import { failureEvent, SESSION_RULES, type FailedOutcome, type PurposeKind, type PurposeRef, type SessionFailure } from "../../core/session-outcome"
 import type { ChildSessions } from "./sessions"
 import type { Applied, EventInput, Ports } from "../ports"
@@ -6,7 +7,7 @@ import { ProviderError } from "./provider-error"
 
 /** What a session the Scheduler started is for; decided by code when it starts the session. */
 export type Purpose =
-  | { kind: "worker"; taskId: string; role: "executor" | "debugger"; nudged: boolean; attempt?: number }
+  | { kind: "worker"; taskId: string; role: WorkerRole; nudged: boolean; attempt?: number }
   | { kind: "reviewer"; taskId: string; nudged: boolean; run?: number }
   | { kind: "architect"; nudged: boolean }
   | { kind: "change"; nudged: boolean }
