@@ -50,6 +50,21 @@ export namespace Deploy {
     return `${n}-${commit.slice(0, 12)}`
   }
 
+  /** Only this deploy's own progress resumes it: the same release (commit) of the same run. */
+  function ownProgress(file: string, release: string, runId: string | undefined): Progress | undefined {
+    const found: Progress | undefined = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : undefined
+    return found && found.release === release && found.runId === runId ? found : undefined
+  }
+
+  /** Whether this deploy started before (a crash): it then resumes from its progress, past its build. */
+  export function resuming(o: Pick<Options, "root" | "n" | "commit" | "runId"> & { target: string }): boolean {
+    try {
+      return ownProgress(join(evidenceDir(o.root, o.target, o.n), "progress.json"), releaseName(o.n, o.commit), o.runId) !== undefined
+    } catch {
+      return false
+    }
+  }
+
   class StepFailed extends Error {
     constructor(
       readonly kind: DeployCause,
@@ -72,9 +87,7 @@ export namespace Deploy {
     const q = DeploySsh.quote
     const restart = DeployRestart.commands(target.restart)
     const progressFile = join(dir, "progress.json")
-    const found: Progress | undefined = existsSync(progressFile) ? JSON.parse(readFileSync(progressFile, "utf8")) : undefined
-    // Only this deploy's own progress resumes it: the same release (commit) of the same run.
-    const progress = found && found.release === release && found.runId === o.runId ? found : undefined
+    const progress = ownProgress(progressFile, release, o.runId)
     const outcome: Outcome = { status: "failed", message: "", release, previous: progress?.previous ?? null, hashMatch: null, service: "unknown", smoke: "not-run", rolledBack: false, evidencePath: rel, ms: 0, projectMs: 0 }
     const session = DeploySsh.open(root, target, o.env ?? process.env)
     const inRelease = (script: string) => `cd ${q(`${base}/current`)} && ${script}`
