@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Deploy } from "../../src/scheduler/runtime/deploy/deploy"
 import { DeployDoctor } from "../../src/scheduler/runtime/deploy/doctor"
 import { DeployRules } from "../../src/scheduler/runtime/deploy/rules"
+import { DeploySsh } from "../../src/scheduler/runtime/deploy/ssh"
 import { findBun } from "../scheduler/crash-harness"
 import { DeployStep } from "../../src/scheduler/runtime/deploy/step"
 import { FinalCheck } from "../../src/scheduler/runtime/integration/final-check"
@@ -266,4 +267,31 @@ describe.skipIf(!asRoot)("deploy over ssh", () => {
     expect(running()).toBe("v11")
     expect([ok.state.stage, ok.state.currentPhase, ok.state.tasks[1]!.status]).toEqual(["running", 2, "running"])
   }, 60_000)
+
+  it("AirCoding killed mid-deploy leaves no ssh master for long: it ends by itself after its idle bound, and the resumed deploy ends a stale one at once", async () => {
+    const bun = findBun()!
+    build("v12")
+    const options = { root, target: target(), n: 12, commit: "121212121212", sshIdleS: 2 }
+    const socket = DeploySsh.open(root, options.target).controlPath
+    const master = () => Number(/pid=(\d+)/.exec(spawnSync("ssh", ["-o", `ControlPath=${socket}`, "-O", "check", "-p", String(sshd.port), `${sshd.user}@127.0.0.1`], { encoding: "utf8" }).stderr)?.[1] ?? 0)
+    // A zombie is no process left behind (pid 1 of a container may be slow to reap).
+    const alive = (pid: number) => existsSync(`/proc/${pid}/stat`) && !/^\S+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"))
+    const killed = (o: object) => spawnSync(bun, [join(__dirname, "deploy-child.ts"), JSON.stringify(o), "afterTransfer"], { encoding: "utf8", timeout: 60_000 })
+    expect(killed(options).signal).toBe("SIGKILL")
+    const first = master()
+    expect(first, "the killed deploy's master was still there").toBeGreaterThan(0)
+    const since = Date.now()
+    while (alive(first) && Date.now() - since < 15_000) await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(alive(first)).toBe(false)
+    expect(Date.now() - since).toBeLessThan(10_000)
+    // Killed again with the default bound: the resumed deploy finds that master on the run's socket and ends it.
+    expect(killed({ ...options, sshIdleS: undefined }).signal).toBe("SIGKILL")
+    const stale = master()
+    expect(stale).toBeGreaterThan(0)
+    const o = await Deploy.run(options)
+    expect(o).toMatchObject({ status: "passed", hashMatch: true })
+    expect(alive(stale)).toBe(false)
+    expect(master()).toBe(0)
+    expect(JSON.parse(readFileSync(join(root, o.evidencePath, "commands.json"), "utf8")).map((c: { step: string }) => c.step)).toContain("stale-master")
+  }, 90_000)
 })

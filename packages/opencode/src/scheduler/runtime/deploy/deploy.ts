@@ -38,7 +38,8 @@ export namespace Deploy {
   export type Hooks = { afterTransfer?: (release: string) => Promise<void> | void; afterSwitch?: () => Promise<void> | void }
 
   /** `runId`: deploy numbers start at 1 in every run; progress left by another run's deploy is not this one's. */
-  export type Options = { root: string; target: DeployRules.Target; n: number; commit: string; runId?: string; env?: NodeJS.ProcessEnv; hooks?: Hooks }
+  /** `sshIdleS`: the ssh master's idle bound (DeploySsh.MASTER_IDLE_S by default; tests shorten it). */
+  export type Options = { root: string; target: DeployRules.Target; n: number; commit: string; runId?: string; env?: NodeJS.ProcessEnv; hooks?: Hooks; sshIdleS?: number }
 
   type Progress = { release: string; previous: string | null; switched: boolean; runId?: string }
 
@@ -89,7 +90,7 @@ export namespace Deploy {
     const progressFile = join(dir, "progress.json")
     const progress = ownProgress(progressFile, release, o.runId)
     const outcome: Outcome = { status: "failed", message: "", release, previous: progress?.previous ?? null, hashMatch: null, service: "unknown", smoke: "not-run", rolledBack: false, evidencePath: rel, ms: 0, projectMs: 0 }
-    const session = DeploySsh.open(root, target, o.env ?? process.env)
+    const session = DeploySsh.open(root, target, o.env ?? process.env, o.sshIdleS !== undefined ? { idleS: o.sshIdleS } : {})
     const inRelease = (script: string) => `cd ${q(`${base}/current`)} && ${script}`
     let switched = progress?.switched ?? false
     try {
