@@ -1,4 +1,4 @@
-import { t, type Key, type Lang } from "../read/words"
+import { t, tOr, type Key, type Lang } from "../read/words"
 import { RunView } from "../read/view"
 import { DeployLines } from "../read/deploy-lines"
 import type { SchedulerState } from "../scheduler/core/state"
@@ -125,6 +125,18 @@ export namespace TuiView {
         out.push({ message: t(lang, "tui.toast.blocked", { id: rt.id, reason: RunView.oneLine(rt.lastFailure?.message ?? "", 80) }), variant: "warning" })
     }
     if (next.milestone && next.milestone.phase !== prev.milestone?.phase) out.push({ message: t(lang, "tui.toast.milestone", { phase: next.milestone.phase }), variant: "info" })
+    // Each deploy's outcome once: a target whose current deploy ended since the last state.
+    const deployedBefore = new Map((prev.deploy?.targets ?? []).map((d) => [d.name, d]))
+    for (const d of next.deploy?.targets ?? []) {
+      const old = deployedBefore.get(d.name)
+      if (d.status === "running" || (old && old.n === d.n && old.status === d.status)) continue
+      const cause = d.cause ? tOr(lang, `deploy.cause.${d.cause}`, d.cause) : t(lang, "deploy.unknown")
+      out.push(
+        d.status === "passed"
+          ? { message: t(lang, "tui.toast.deployed", { target: d.name, commit: (d.commit ?? "").slice(0, 12) }), variant: "success" }
+          : { message: t(lang, "tui.toast.deployFailed", { target: d.name, cause, rolled: d.rolledBack ? t(lang, "tui.deploy.rolledBack") : "" }), variant: d.status === "asked" ? "warning" : "error" },
+      )
+    }
     if (!prev.paused && next.paused) out.push({ message: t(lang, "tui.toast.paused"), variant: "info" })
     if (prev.paused && !next.paused) out.push({ message: t(lang, "tui.toast.resumed"), variant: "info" })
     if (!prev.finished && next.finished)

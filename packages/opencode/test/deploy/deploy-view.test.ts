@@ -82,7 +82,32 @@ describe("deploy in the views", () => {
     expect(TuiView.sidebar(view, "zh-CN").deploy[0]!.text).toBe("box #1 已部署并验证")
   })
 
-  it("the deploy of a deployable phase says which phase it carries", () => {
+  it("the TUI toasts each deploy's outcome once", () => {
+    const before = deployed()
+    const after = apply(before, {
+      type: "deploy.failed",
+      target: "edge",
+      n: 1,
+      commit: "0123456789abcdef",
+      cause: "smoke",
+      message: "exit 1",
+      evidencePath: ".air/local/evidence/_deploy/edge/1",
+      rolledBack: true,
+      hashMatch: true,
+      service: "active",
+      smoke: "failed",
+    }).state
+    const passed = apply(before, { type: "deploy.passed", target: "edge", n: 1, commit: "0123456789abcdef", message: "ok", evidencePath: "e", service: "active" }).state
+    expect(TuiView.toasts(before, after, "en").filter((x) => x.message.includes("deploy"))).toEqual([
+      { message: "The deploy to edge failed: smoke test failed · rolled back", variant: "error" },
+    ])
+    expect(TuiView.toasts(before, passed, "zh-CN").map((x) => x.message)).toContain("已部署到 edge：0123456789ab，哈希一致，冒烟测试通过")
+    expect(TuiView.toasts(before, passed, "en").map((x) => x.message)).toContain("Deployed to edge: 0123456789ab, hashes match, smoke passed")
+    // A later state of the same outcome says nothing again.
+    expect(TuiView.toasts(after, { ...after, eventCount: after.eventCount + 1 }, "en")).toEqual([])
+  })
+
+    it("the deploy of a deployable phase says which phase it carries", () => {
     const graph = { ...graphOf(task("T-1"), task("T-2", { phase: 2, deps: ["T-1"] })), deployPhases: [1] }
     let { state } = started(graph, { finalReview: true, deploy: { targets: ["box"], everyRun: false } })
     state = apply(complete(state, "T-1").state, { type: "milestone.reached", phase: 1 }, { type: "milestone.reviewed", phase: 1, verdict: "pass" }).state
