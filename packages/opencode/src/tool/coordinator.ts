@@ -116,6 +116,10 @@ export namespace CoordinatorTools {
             .boolean()
             .optional()
             .describe("true when the run is done only once the merged build is deployed and verified on every target of .air/shared/rules/deploy.json"),
+          deployPhases: z
+            .array(z.number().int().min(1))
+            .optional()
+            .describe("phases whose merged build is deployed and verified on every target before the next phase starts (the run then deploys at its end too)"),
         },
         execute: (args, ctx) => guarded(() => orchestratorFor(ctx).plan(ctx.sessionID, args)),
       }),

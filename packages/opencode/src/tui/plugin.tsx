@@ -239,6 +239,10 @@ const tui: TuiPlugin = async (api) => {
           <box flexDirection="column">
             <text fg={colour(sidebar().heading.tone)}>{sidebar().heading.text}</text>
             <For each={sidebar().tasks}>{(line) => <text fg={colour(line.tone)}>{line.text}</text>}</For>
+            <Show when={sidebar().deploy.length > 0}>
+              <text fg={api.theme.current.textMuted}>{sidebar().deployHeading}</text>
+              <For each={sidebar().deploy}>{(line) => <text fg={colour(line.tone)}>{line.text}</text>}</For>
+            </Show>
             <Show when={sidebar().waiting.length > 0}>
               <Show when={sidebar().waitingHeading}>
                 <text fg={api.theme.current.textMuted}>{sidebar().waitingHeading}</text>

@@ -1,5 +1,6 @@
-import { t, type Key, type Lang } from "../read/words"
+import { t, tOr, type Key, type Lang } from "../read/words"
 import { RunView } from "../read/view"
+import { DeployLines } from "../read/deploy-lines"
 import type { SchedulerState } from "../scheduler/core/state"
 import type { TaskGraph } from "../scheduler/core/task.schema"
 
@@ -10,7 +11,23 @@ import type { TaskGraph } from "../scheduler/core/task.schema"
 export namespace TuiView {
   export type Tone = "normal" | "muted" | "success" | "warning" | "error" | "accent"
   export type Line = { text: string; tone: Tone }
-  export type Sidebar = { heading: Line; tasks: Line[]; waitingHeading: string; waiting: Line[] }
+  /** `deploy`: per deploy target its status, commit and hashes, service, smoke and rollback (empty when the run deployed nothing). */
+  export type Sidebar = { heading: Line; tasks: Line[]; deployHeading: string; deploy: Line[]; waitingHeading: string; waiting: Line[] }
+
+  const DEPLOY_TONE: Record<DeployLines.Target["status"], Tone> = { running: "accent", passed: "success", failed: "error", asked: "warning" }
+
+  /** Four short lines per target: a 40-column sidebar shows all that matters (only a long service state is cut). */
+  export function deployLines(v: RunView.Status, lang: Lang, width = 36): Line[] {
+    return (v.deploy ?? []).flatMap((d) => {
+      const [head, detail, smoke, service] = DeployLines.compact(lang, d)
+      return [
+        { text: RunView.truncate(head, width), tone: DEPLOY_TONE[d.status] },
+        { text: RunView.truncate(detail, width), tone: d.hashMatch === false ? "error" : "muted" },
+        { text: RunView.truncate(smoke, width), tone: d.smoke === "failed" ? "error" : d.rolledBack ? "warning" : "muted" },
+        { text: RunView.truncate(service, width), tone: "muted" },
+      ]
+    })
+  }
 
   const TONE: Record<string, Tone> = {
     pending: "muted",
@@ -28,7 +45,7 @@ export namespace TuiView {
   /** The sidebar: the run's status word, each task with its state and last gates, and what the run waits for. */
   export function sidebar(v: RunView.Status, lang: Lang, maxTasks = 30, width = 36): Sidebar {
     if (v.stage === "idle" && v.runId === null)
-      return { heading: { text: `${t(lang, "tui.sidebar.title")} · ${statusWord(lang, v)}`, tone: "muted" }, tasks: [], waitingHeading: "", waiting: [{ text: t(lang, "tui.sidebar.none"), tone: "muted" }] }
+      return { heading: { text: `${t(lang, "tui.sidebar.title")} · ${statusWord(lang, v)}`, tone: "muted" }, tasks: [], deployHeading: "", deploy: [], waitingHeading: "", waiting: [{ text: t(lang, "tui.sidebar.none"), tone: "muted" }] }
     const headingTone: Tone = v.status === "done" ? "success" : v.status === "blocked" ? "error" : v.status === "waiting" || v.status === "paused" ? "warning" : "accent"
     // One line per task, and its last gates below it when it has been through them: a 40-column sidebar fits both.
     const tasks: Line[] = v.tasks.slice(0, maxTasks).flatMap((task) => {
@@ -46,7 +63,9 @@ export namespace TuiView {
     // Retries and rate-limit pauses first, with the time of the next attempt: the run is not stuck, it waits on purpose.
     const retrying = (v.retries ?? []).map((r) => ({ text: RunView.truncate(RunView.retryText(lang, r), width * 2), tone: "warning" as Tone }))
     const waiting = [...retrying, ...v.waitingFor.slice(0, 4).map((w) => ({ text: RunView.truncate(RunView.waitingText(lang, w, titles), width * 3), tone: "normal" as Tone }))]
-    return { heading: { text: `${t(lang, "tui.sidebar.title")} · ${statusWord(lang, v)}`, tone: headingTone }, tasks, waitingHeading: t(lang, "tui.sidebar.waiting"), waiting }
+    const deploy = deployLines(v, lang, width)
+    const deployHeading = deploy.length ? DeployLines.heading(lang, v.deploy!) : ""
+    return { heading: { text: `${t(lang, "tui.sidebar.title")} · ${statusWord(lang, v)}`, tone: headingTone }, tasks, deployHeading, deploy, waitingHeading: t(lang, "tui.sidebar.waiting"), waiting }
   }
 
   /**
@@ -106,6 +125,18 @@ export namespace TuiView {
         out.push({ message: t(lang, "tui.toast.blocked", { id: rt.id, reason: RunView.oneLine(rt.lastFailure?.message ?? "", 80) }), variant: "warning" })
     }
     if (next.milestone && next.milestone.phase !== prev.milestone?.phase) out.push({ message: t(lang, "tui.toast.milestone", { phase: next.milestone.phase }), variant: "info" })
+    // Each deploy's outcome once: a target whose current deploy ended since the last state.
+    const deployedBefore = new Map((prev.deploy?.targets ?? []).map((d) => [d.name, d]))
+    for (const d of next.deploy?.targets ?? []) {
+      const old = deployedBefore.get(d.name)
+      if (d.status === "running" || (old && old.n === d.n && old.status === d.status)) continue
+      const cause = d.cause ? tOr(lang, `deploy.cause.${d.cause}`, d.cause) : t(lang, "deploy.unknown")
+      out.push(
+        d.status === "passed"
+          ? { message: t(lang, "tui.toast.deployed", { target: d.name, commit: (d.commit ?? "").slice(0, 12) }), variant: "success" }
+          : { message: t(lang, "tui.toast.deployFailed", { target: d.name, cause, rolled: d.rolledBack ? t(lang, "tui.deploy.rolledBack") : "" }), variant: d.status === "asked" ? "warning" : "error" },
+      )
+    }
     if (!prev.paused && next.paused) out.push({ message: t(lang, "tui.toast.paused"), variant: "info" })
     if (prev.paused && !next.paused) out.push({ message: t(lang, "tui.toast.resumed"), variant: "info" })
     if (!prev.finished && next.finished)

@@ -44,6 +44,11 @@ describe("deploy safety", () => {
     writeFileSync(join(project, DeployRules.RULES_PATH), JSON.stringify({ schemaVersion: 1, targets: [{ ...base, identityFile: "keys/deploy_key" }] }))
     const policy = Sandbox.plan({ worktree: project, project, env: { HOME: join(project, "home"), PATH: process.env.PATH } })
     expect(policy.hidden).toContainEqual({ path: key, kind: "file" })
+    // The deploy's ssh control sockets are an authenticated way onto the targets: hidden as well.
+    mkdirSync(join(project, DeployRules.SSH_DIR), { recursive: true })
+    const again = Sandbox.plan({ worktree: project, project, env: { HOME: join(project, "home"), PATH: process.env.PATH } })
+    expect(again.hidden).toContainEqual({ path: join(project, DeployRules.SSH_DIR), kind: "dir" })
+    expect(DeploySsh.open(project, DeployRules.Target.parse(base)).controlPath.startsWith(join(project, DeployRules.SSH_DIR))).toBe(true)
   })
 
   it("host keys are checked strictly unless the target turns it off in writing", () => {

@@ -6,8 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Deploy } from "../../src/scheduler/runtime/deploy/deploy"
 import { DeployDoctor } from "../../src/scheduler/runtime/deploy/doctor"
 import { DeployRules } from "../../src/scheduler/runtime/deploy/rules"
+import { DeploySsh } from "../../src/scheduler/runtime/deploy/ssh"
 import { findBun } from "../scheduler/crash-harness"
 import { DeployStep } from "../../src/scheduler/runtime/deploy/step"
+import { FinalCheck } from "../../src/scheduler/runtime/integration/final-check"
 import { transition } from "../../src/scheduler/core/machine"
 import type { SchedulerState } from "../../src/scheduler/core/state"
 import type { EventInput } from "../../src/scheduler/runtime/ports"
@@ -222,4 +224,74 @@ describe.skipIf(!asRoot)("deploy over ssh", () => {
     expect(down.state.stage).toBe("deploying")
     expect(live()).toBe(before)
   }, 60_000)
+
+  /** A deployable phase 1 (T-1) merged and reviewed, T-2 of phase 2 waiting; the deploy step with the real build at the root. */
+  async function phaseStep(build: string) {
+    mkdirSync(join(root, ".air", "shared", "rules"), { recursive: true })
+    writeFileSync(join(root, ".air", "shared", "rules", "deploy.json"), JSON.stringify({ schemaVersion: 1, targets: [{ ...target(), name: "box" }] }))
+    writeFileSync(join(root, ".air", "shared", "rules", "toolchain.json"), JSON.stringify({ schemaVersion: 1, build: [build] }))
+    const graph = { ...graphOf(task("T-1"), task("T-2", { phase: 2, deps: ["T-1"] })), deployPhases: [1] }
+    let { state } = started(graph, { finalReview: true, deploy: { targets: ["box"], everyRun: false } })
+    state = apply(complete(state, "T-1").state, { type: "milestone.reached", phase: 1 }, { type: "milestone.reviewed", phase: 1, verdict: "pass" }).state
+    expect([state.stage, state.deploy?.phase]).toEqual(["deploying", 1])
+    let current: SchedulerState = state
+    const events: string[] = []
+    const log = {
+      async apply(event: EventInput) {
+        const r = transition(current, { ...event, at: new Date().toISOString() } as never)
+        if ("refused" in r) return { ok: false as const, reason: r.refused }
+        current = r.state
+        events.push(event.type === "deploy.failed" ? `deploy.failed:${event.cause}` : event.type)
+        return { ok: true as const }
+      },
+      state: () => current,
+      opened: async () => current,
+    }
+    // Another commit than the earlier tests' (their progress under _deploy/box/1 is not this deploy's).
+    const out = join(root, ".air", "local", "evidence", "_deploy", "_build", "phase1")
+    await DeployStep.run({ root, log, git: async () => "ph1ph1ph1ph1ph1\n", inbox: { push: () => undefined } as never }, { target: "box", n: 1, phase: 1 }, undefined, () => FinalCheck.build(root, out, { sandbox: "off" }))
+    return { state: current, events }
+  }
+
+  it("a deployable phase: the merged tree is built at the root, deployed and verified, and only then does the next phase start; a build that fails reaches nothing", async () => {
+    build("v10")
+    const liveNow = () => (existsSync(join(remoteDir, "current")) ? live() : null)
+    const before = liveNow()
+    const broken = await phaseStep("exit 7")
+    expect(broken.events).toEqual(["deploy.started", "deploy.failed:build"])
+    expect([broken.state.tasks[0]!.status, broken.state.tasks[1]!.status, broken.state.currentPhase]).toEqual(["debugging", "pending", 1])
+    expect(liveNow()).toBe(before)
+    writeFileSync(join(root, "VERSION.in"), "v11\n")
+    const ok = await phaseStep("cp VERSION.in VERSION")
+    expect(ok.events).toEqual(["deploy.started", "deploy.passed"])
+    expect(running()).toBe("v11")
+    expect([ok.state.stage, ok.state.currentPhase, ok.state.tasks[1]!.status]).toEqual(["running", 2, "running"])
+  }, 60_000)
+
+  it("AirCoding killed mid-deploy leaves no ssh master for long: it ends by itself after its idle bound, and the resumed deploy ends a stale one at once", async () => {
+    const bun = findBun()!
+    build("v12")
+    const options = { root, target: target(), n: 12, commit: "121212121212", sshIdleS: 2 }
+    const socket = DeploySsh.open(root, options.target).controlPath
+    const master = () => Number(/pid=(\d+)/.exec(spawnSync("ssh", ["-o", `ControlPath=${socket}`, "-O", "check", "-p", String(sshd.port), `${sshd.user}@127.0.0.1`], { encoding: "utf8" }).stderr)?.[1] ?? 0)
+    // A zombie is no process left behind (pid 1 of a container may be slow to reap).
+    const alive = (pid: number) => existsSync(`/proc/${pid}/stat`) && !/^\S+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"))
+    const killed = (o: object) => spawnSync(bun, [join(__dirname, "deploy-child.ts"), JSON.stringify(o), "afterTransfer"], { encoding: "utf8", timeout: 60_000 })
+    expect(killed(options).signal).toBe("SIGKILL")
+    const first = master()
+    expect(first, "the killed deploy's master was still there").toBeGreaterThan(0)
+    const since = Date.now()
+    while (alive(first) && Date.now() - since < 15_000) await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(alive(first)).toBe(false)
+    expect(Date.now() - since).toBeLessThan(10_000)
+    // Killed again with the default bound: the resumed deploy finds that master on the run's socket and ends it.
+    expect(killed({ ...options, sshIdleS: undefined }).signal).toBe("SIGKILL")
+    const stale = master()
+    expect(stale).toBeGreaterThan(0)
+    const o = await Deploy.run(options)
+    expect(o).toMatchObject({ status: "passed", hashMatch: true })
+    expect(alive(stale)).toBe(false)
+    expect(master()).toBe(0)
+    expect(JSON.parse(readFileSync(join(root, o.evidencePath, "commands.json"), "utf8")).map((c: { step: string }) => c.step)).toContain("stale-master")
+  }, 90_000)
 })

@@ -192,6 +192,60 @@ function Budgets() {
   </section>`
 }
 
+// ── deploy: per target what runs there (absent when the run deployed nothing) ──
+
+const DEPLOY_STATUS = { running: "running", passed: "ok", failed: "bad", asked: "warn" }
+
+function deployWords(d) {
+  const none = L("deploy.unknown")
+  const cause = d.cause ? (run()?.labels?.[`deploy.cause.${d.cause}`] ?? d.cause) : none
+  return {
+    status: L(`deploy.status.${d.status}`, { cause }),
+    commit: d.commit ? d.commit.slice(0, 12) : none,
+    hash: d.hashMatch === null ? none : L(d.hashMatch ? "deploy.hash.match" : "deploy.hash.mismatch"),
+    service: d.service === null ? none : d.service === "active" ? L("deploy.service.active") : d.service,
+    smoke: d.smoke === null ? none : (run()?.labels?.[`deploy.smoke.${d.smoke}`] ?? d.smoke),
+    rolled: L(d.rolledBack ? "deploy.yes" : "deploy.no"),
+  }
+}
+
+function Deploy() {
+  const targets = () => run()?.view.deploy ?? []
+  const phase = () => targets()[0]?.phase
+  return html`<${Show} when=${() => targets().length > 0}>
+    <section class="panel" id="deploy">
+      <h2>${() => (phase() !== null && phase() !== undefined ? L("deploy.heading.phase", { phase: phase() }) : L("deploy.heading"))}</h2>
+      <table>
+        <thead>
+          <tr>
+            <th>${() => L("deploy.col.target")}</th>
+            <th>${() => L("deploy.col.status")}</th>
+            <th>${() => L("deploy.col.commit")}</th>
+            <th>${() => L("deploy.col.hashes")}</th>
+            <th>${() => L("deploy.col.service")}</th>
+            <th>${() => L("deploy.col.smoke")}</th>
+            <th>${() => L("deploy.col.rolledBack")}</th>
+          </tr>
+        </thead>
+        <tbody>
+          <${For} each=${targets}>${(d) => {
+            const w = deployWords(d)
+            return html`<tr data-target=${d.target} data-status=${d.status} title=${d.evidencePath ?? ""}>
+              <td class="mono">${d.target} #${d.n}</td>
+              <td><span class=${`badge ${DEPLOY_STATUS[d.status] ?? ""}`}>${w.status}</span></td>
+              <td class="mono">${w.commit}</td>
+              <td class=${d.hashMatch === false ? "bad" : ""}>${w.hash}</td>
+              <td>${w.service}</td>
+              <td class=${d.smoke === "failed" ? "bad" : ""}>${w.smoke}</td>
+              <td>${w.rolled}</td>
+            </tr>`
+          }}<//>
+        </tbody>
+      </table>
+    </section>
+  <//>`
+}
+
 function Tasks() {
   return html`<table id="tasks">
     <thead>
@@ -317,7 +371,7 @@ function App() {
         </section>
         ${Timeline()}
       </div>
-      <div class="right">${Waiting()} ${Budgets()} ${Evidence()}</div>
+      <div class="right">${Waiting()} ${Deploy()} ${Budgets()} ${Evidence()}</div>
     </main>
   </div>`
 }

@@ -30,7 +30,7 @@ export type Command =
   /** Build and test the integration head (or `commit`) in a baseline worktree; answered by baseline.done. */
   | { type: "runBaseline"; id: string; commit?: string }
   /** Deploy the merged build to one target (the `n`th deploy of it in this run); answered by deploy.passed or deploy.failed. */
-  | { type: "deploy"; id: string; target: string; n: number }
+  | { type: "deploy"; id: string; target: string; n: number; phase?: number }
 
 export type CommandType = Command["type"]
 

@@ -31,5 +31,6 @@ export const DeployTarget = z.object({
 })
 export type DeployTarget = z.infer<typeof DeployTarget>
 
-export const DeployState = z.object({ targets: z.array(DeployTarget) })
+/** `phase`: the deploy of a phase the plan marks deployable (absent: the run's own deploy after its final check). */
+export const DeployState = z.object({ targets: z.array(DeployTarget), phase: z.number().int().optional() })
 export type DeployState = z.infer<typeof DeployState>

@@ -1,7 +1,7 @@
-import { z } from "zod"
 import { commandId, type Command } from "./command"
 import type { Draft } from "./draft"
 import type { EventOf } from "./event.schema"
+import { graphIndex } from "./graph-index"
 import type { Question, SchedulerState } from "./state"
 import { DEPLOY_ASK_CAUSES, type DeployCause, type DeployTarget } from "./deploy.schema"
 
@@ -11,6 +11,11 @@ import { DEPLOY_ASK_CAUSES, type DeployCause, type DeployTarget } from "./deploy
  * service state and smoke test. The deploy starts once the final check passed; a failed verification
  * (after the runtime rolled the target back) goes to the Debugger with the deploy evidence, an unreachable
  * target or a refused key to the user as one question naming the target and the cause.
+ *
+ * A phase the plan marks deployable (`graph.deployPhases`) deploys the same way once its tasks are merged
+ * and its milestone review passed: every target, before any task of a later phase starts; a pass moves
+ * the run on to the next phase, a failure goes where a run's failed deploy goes. The run's own deploy at
+ * its end stays the rule that makes it done.
  */
 
 export { DEPLOY_ASK_CAUSES, DEPLOY_CAUSES, DEPLOY_TARGET_STATUSES, DeployConfig, DeployState, DeployTarget, type DeployCause } from "./deploy.schema"
@@ -18,7 +23,31 @@ export { DEPLOY_ASK_CAUSES, DEPLOY_CAUSES, DEPLOY_TARGET_STATUSES, DeployConfig,
 export function deployable(s: SchedulerState): boolean {
   const config = s.config?.deploy
   if (!config || config.targets.length === 0) return false
-  return config.everyRun || s.graph?.deployable === true
+  return config.everyRun || s.graph?.deployable === true || (s.graph?.deployPhases?.length ?? 0) > 0
+}
+
+/** A phase the plan marks deployable, in a run with targets. */
+export function phaseDeployable(s: SchedulerState, phase: number): boolean {
+  return (s.config?.deploy?.targets.length ?? 0) > 0 && (s.graph?.deployPhases ?? []).includes(phase)
+}
+
+/**
+ * After a milestone passed (not the final one): a deployable phase deploys its merged build to every target
+ * before the next phase starts. Returns whether it did (then the caller leaves the phase where it is).
+ */
+export function startPhaseDeploy(d: Draft, phase: number): boolean {
+  const s = d.s
+  if (!phaseDeployable(s, phase)) return false
+  s.stage = "deploying"
+  s.deploy = { targets: launchAll(d, phase), phase }
+  d.notify(`phase ${phase} is merged and reviewed; deploying it to ${s.config!.deploy!.targets.join(", ")} before the next phase starts`)
+  return true
+}
+
+/** One deploy per target, each numbered after the last deploy of that target in the run. */
+function launchAll(d: Draft, phase?: number): DeployTarget[] {
+  const before = new Map((d.s.deploy?.targets ?? []).map((t) => [t.name, t]))
+  return d.s.config!.deploy!.targets.map((name) => launch(d, name, (before.get(name)?.n ?? 0) + 1, phase))
 }
 
 /** After finalCheck.done: a deployable run that finished done and passed its final check deploys now, instead of ending. */
@@ -27,14 +56,13 @@ export function startDeploy(d: Draft, e: EventOf<"finalCheck.done">): void {
   if (e.status !== "passed" || s.finished?.status !== "done" || !deployable(s)) return
   s.stage = "deploying"
   s.finished = null
-  const before = new Map((s.deploy?.targets ?? []).map((t) => [t.name, t]))
-  s.deploy = { targets: s.config!.deploy!.targets.map((name) => launch(d, name, (before.get(name)?.n ?? 0) + 1)) }
+  s.deploy = { targets: launchAll(d) }
   d.notify(`the final check passed; deploying to ${s.config!.deploy!.targets.join(", ")}`)
 }
 
-function launch(d: Draft, name: string, n: number): DeployTarget {
+function launch(d: Draft, name: string, n: number, phase?: number): DeployTarget {
   const id = commandId.deploy(name, n)
-  d.emit({ type: "deploy", id, target: name, n })
+  d.emit({ type: "deploy", id, target: name, n, ...(phase !== undefined ? { phase } : {}) })
   return { name, n, status: "running", commandId: id, commit: null, cause: null, message: "", evidencePath: null, hashMatch: null, service: null, smoke: null, rolledBack: false }
 }
 
@@ -48,7 +76,7 @@ function current(d: Draft, name: string, n: number): DeployTarget | string {
 }
 
 function put(d: Draft, t: DeployTarget): void {
-  d.s.deploy = { targets: d.s.deploy!.targets.map((x) => (x.name === t.name ? t : x)) }
+  d.s.deploy = { ...d.s.deploy!, targets: d.s.deploy!.targets.map((x) => (x.name === t.name ? t : x)) }
 }
 
 export function deployStarted(d: Draft, e: EventOf<"deploy.started">): string | undefined {
@@ -97,7 +125,17 @@ function causeWords(cause: DeployCause): string {
 function settleDeploy(d: Draft): void {
   const s = d.s
   const targets = s.deploy!.targets
+  const phase = s.deploy!.phase
   if (targets.some((t) => t.status === "running")) return
+  if (targets.every((t) => t.status === "passed") && phase !== undefined) {
+    // The phase runs where it should: the next one starts.
+    s.stage = "running"
+    const next = graphIndex(d.graph).phases.find((p) => p > phase)
+    if (next !== undefined) s.currentPhase = next
+    d.notify(`phase ${phase} deployed and verified on ${targets.map((t) => t.name).join(", ")}${next !== undefined ? `; phase ${next} starts` : ""}`)
+    d.schedule()
+    return
+  }
   if (targets.every((t) => t.status === "passed")) {
     s.stage = "finished"
     s.finished = { status: "done" }
@@ -107,7 +145,7 @@ function settleDeploy(d: Draft): void {
   }
   const failed = targets.filter((t) => t.status === "failed")
   if (failed.length === 0) return
-  const culprit = culpritTask(s, failed[0]!.commit)
+  const culprit = culpritTask(s, failed[0]!.commit, phase)
   const why = failed.map((t) => `${t.name}: ${t.cause} — ${t.message}`).join("; ")
   if (!culprit) {
     const questionId = `deploy:${failed[0]!.name}:${failed[0]!.n}`
@@ -116,14 +154,16 @@ function settleDeploy(d: Draft): void {
     d.emit({ type: "ask", id: commandId.ask(questionId), questionId, text })
     return
   }
+  // The phase stays the current one: its fix is merged, reviewed and deployed again before the next starts.
   s.stage = "running"
   s.finalCheck = null
   d.repairOrConsult(culprit, "debugger", `the deploy failed: ${why}`, { source: "deploy", message: why, evidencePath: failed[0]!.evidencePath }, ["debug-again", "block"])
 }
 
-/** The task whose merge made the deployed commit; else the last merged task in the graph. */
-export function culpritTask(s: SchedulerState, commit: string | null): string | undefined {
-  const merged = s.tasks.filter((t) => t.status === "merged" && t.merged)
+/** The task whose merge made the deployed commit; else the last merged task of the deployed phase (or of the graph). */
+export function culpritTask(s: SchedulerState, commit: string | null, phase?: number): string | undefined {
+  const phaseOf = new Map((s.graph?.tasks ?? []).map((n) => [n.id, n.phase]))
+  const merged = s.tasks.filter((t) => t.status === "merged" && t.merged && (phase === undefined || phaseOf.get(t.id) === phase))
   const exact = commit ? merged.find((t) => [t.merged!.commit, t.merged!.head].some((c) => c && (c.startsWith(commit) || commit.startsWith(c)))) : undefined
   return (exact ?? merged[merged.length - 1])?.id
 }
@@ -135,6 +175,13 @@ export function answerDeploy(d: Draft, question: Question, answer: string): void
   const name = question.deploy!
   if (/^\s*(stop|no|cancel|abort)\b/i.test(answer)) {
     if (s.questions.some((q) => q.deploy !== undefined)) return
+    if (s.deploy?.phase !== undefined) {
+      // A phase's deploy stopped: the later phases wait, parked, and the run ends blocked.
+      s.stage = "running"
+      d.notify(`the deploy of phase ${s.deploy.phase} to ${name} was not retried; the later phases wait`)
+      d.finishBlocked()
+      return
+    }
     s.stage = "finished"
     s.finished = { status: "blocked" }
     d.emit({ type: "finish", id: commandId.finish("blocked", s.eventCount), status: "blocked" })
@@ -143,12 +190,13 @@ export function answerDeploy(d: Draft, question: Question, answer: string): void
   }
   const t = s.deploy?.targets.find((x) => x.name === name)
   if (!t) return
-  put(d, launch(d, name, t.n + 1))
+  put(d, launch(d, name, t.n + 1, s.deploy!.phase))
   d.notify(`deploying to ${name} again (the user answered)`)
 }
 
 /** Deploys the state still waits on: carried out again with their ids after a restart (they resume from their progress). */
 export function outstandingDeploys(s: SchedulerState): Command[] {
   if (s.stage !== "deploying" || !s.deploy) return []
-  return s.deploy.targets.filter((t) => t.status === "running").map((t) => ({ type: "deploy", id: t.commandId, target: t.name, n: t.n }))
+  const phase = s.deploy.phase
+  return s.deploy.targets.filter((t) => t.status === "running").map((t) => ({ type: "deploy", id: t.commandId, target: t.name, n: t.n, ...(phase !== undefined ? { phase } : {}) }))
 }

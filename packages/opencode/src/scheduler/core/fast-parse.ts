@@ -18,6 +18,8 @@ export function parseTaskGraphFast(input: unknown): TaskGraph | null {
     if (!task) return null
     tasks[i] = task
   }
+  // Rare and checked by zod: a graph with deployable phases takes the schema's path.
+  if (input.deployPhases !== undefined) return null
   const deployable = input.deployable
   if (deployable !== undefined && typeof deployable !== "boolean") return null
   const graph = requirement === undefined ? { schemaVersion: SCHEMA_VERSION, tasks } : { schemaVersion: SCHEMA_VERSION, requirement, tasks }

@@ -5,6 +5,7 @@ import { graphIndex } from "./graph-index"
 import { causeQuestion, matchAnswer, type FailedOutcome, type PurposeKind, type QuestionCause } from "./session-outcome"
 import type { ProviderFault } from "./provider-fault"
 import type { Question, TaskRuntime } from "./state"
+import { startPhaseDeploy } from "./deploy"
 import { MAX_FRESH_SESSIONS, stepEnded, stepStarted, type Step } from "./steps"
 import type { WorkerRole } from "./vocabulary"
 
@@ -135,6 +136,8 @@ export function passMilestone(d: Draft): void {
     d.schedule()
     return
   }
+  // A deployable phase deploys before the next one starts (core/deploy.ts moves the run on once it passed).
+  if (startPhaseDeploy(d, m.phase)) return
   const next = graphIndex(d.graph).phases.find((p) => p > m.phase)
   if (next !== undefined) d.s.currentPhase = next
   d.notify(`milestone ${m.phase} passed${next !== undefined ? `; phase ${next} starts` : ""}`)

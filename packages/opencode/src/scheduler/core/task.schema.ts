@@ -79,6 +79,12 @@ export const TaskGraph = z
     tasks: z.array(TaskNode),
     /** The Architect's mark: the run is done only once the merged build is deployed and verified on every target (deploy.json). */
     deployable: z.boolean().optional(),
+    /**
+     * The Architect's mark on phases: once every task of one of these phases is merged (and its milestone
+     * review passed), the merged build is deployed and verified on every target before the next phase
+     * starts. A plan with such a phase is deployable at its end too.
+     */
+    deployPhases: z.array(z.number().int().min(1)).optional(),
   })
   .strict()
 export type TaskGraph = z.infer<typeof TaskGraph>

@@ -72,9 +72,20 @@ export function validateGraph(input: unknown, options: ValidateOptions = {}): Gr
   const tasks = graph.tasks.map((task, i) => checkTask(task, `tasks[${i}]`, errors))
   checkIds(tasks, (i) => `tasks[${i}]`, errors)
   checkDeps(tasks, (i) => `tasks[${i}]`, new Map(), errors)
+  checkDeployPhases(graph.deployPhases, tasks, errors)
   if (errors.length === 0 && options.boundaryTests !== false) checkBoundaryTests(tasks, (i) => `tasks[${i}]`, () => true, errors)
   if (errors.length > 0) return { ok: false, errors: boundErrors(errors) }
   return { ok: true, graph: { ...graph, tasks } }
+}
+
+/** A deployable phase must be a phase some task of the plan belongs to. */
+function checkDeployPhases(phases: readonly number[] | undefined, tasks: readonly TaskNode[], errors: ValidationError[]): void {
+  if (!phases?.length) return
+  const known = [...new Set(tasks.map((t) => t.phase))].sort((a, b) => a - b)
+  phases.forEach((phase, i) => {
+    if (!known.includes(phase))
+      errors.push({ path: `deployPhases[${i}]`, message: `phase ${phase} is marked deployable, but no task belongs to it; the plan's phases: ${known.join(", ") || "none"}`, fix: `name a phase of the plan, or leave ${phase} out` })
+  })
 }
 
 /**

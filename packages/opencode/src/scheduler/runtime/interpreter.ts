@@ -95,11 +95,27 @@ export class Interpreter {
       case "runBaseline":
         return this.runBaseline()
       case "deploy":
-        await DeployStep.run(this.ports, cmd)
+        await DeployStep.run(this.ports, cmd, undefined, (commit) => this.deployBuild(commit))
         // A failed verification sent a task to the Debugger: the run goes on, its sessions timed again.
         if (this.ports.log.state()?.stage === "running") this.clock.start(this.ports.settings().inactivityMs)
         return
     }
+  }
+
+  /** One build per merged commit for all the targets deploying it (a phase's deploy has no final check before it). */
+  private deployBuilds = new Map<string, ReturnType<DeployStep.Build>>()
+  private deployBuild(commit: string): ReturnType<DeployStep.Build> {
+    const build = this.ports.finalCheck.build
+    if (!build) return Promise.resolve({ passed: true, summary: "", evidenceDir: "" })
+    let pending = this.deployBuilds.get(commit)
+    if (!pending) {
+      pending = build(this.ports.root, join(this.ports.root, ".air", "local", "evidence", "_deploy", "_build", commit.slice(0, 12)))
+      this.deployBuilds.set(commit, pending)
+      // Only a passing build is shared on: a failed one, or one that could not run, runs again for the next deploy of that commit.
+      const forget = () => void this.deployBuilds.delete(commit)
+      pending.then((r) => (r.passed ? undefined : forget()), forget)
+    }
+    return pending
   }
 
   /**

@@ -318,13 +318,13 @@ class OrchestratorImpl {
     return "Proposal sent to the user through Main. End your turn now; you will be prompted again once they confirm or ask for changes."
   }
 
-  async plan(sessionID: string, args: { tasks: unknown[]; requirement?: string; deployable?: boolean }): Promise<string> {
+  async plan(sessionID: string, args: { tasks: unknown[]; requirement?: string; deployable?: boolean; deployPhases?: number[] }): Promise<string> {
     const store = await this.open()
     if (store.state.stage !== "confirmed")
       return store.state.stage === "confirming" || store.state.stage === "planning"
         ? "Refused: the user has not confirmed a plan yet. Propose with air_propose and wait for the confirmation."
         : `Refused: the run is in stage "${store.state.stage}"; a new graph is not accepted now (use air_delta for changes).`
-    const checked = validateGraph({ schemaVersion: SCHEMA_VERSION, requirement: args.requirement, tasks: args.tasks, ...(args.deployable !== undefined ? { deployable: args.deployable } : {}) })
+    const checked = validateGraph({ schemaVersion: SCHEMA_VERSION, requirement: args.requirement, tasks: args.tasks, ...(args.deployable !== undefined ? { deployable: args.deployable } : {}), ...(args.deployPhases !== undefined ? { deployPhases: args.deployPhases } : {}) })
     if (!checked.ok) return formatErrors("The task graph was refused; nothing changed.", checked.errors)
     const outside = PlanPaths.writeSetProblems(this.root, checked.graph.tasks, (i) => `tasks[${i}]`)
     if (outside.length > 0) return formatErrors("The task graph was refused; nothing changed.", boundErrors(outside))

@@ -50,7 +50,8 @@ export type WorktreesPort = {
   diff: typeof Worktrees.diff
   setAside: typeof Worktrees.setAside
 }
-export type FinalCheckPort = { run: typeof FinalCheck.run; read: typeof FinalCheck.read }
+/** `build`: the build commands alone, before a deploy stages the artefacts (absent in fakes: nothing is built). */
+export type FinalCheckPort = { run: typeof FinalCheck.run; read: typeof FinalCheck.read; build?: typeof FinalCheck.build }
 export type BaselinePort = { run: typeof Baseline.run }
 export type GitPort = (cwd: string, args: string[]) => Promise<string>
 
@@ -96,7 +97,7 @@ export function realPorts(root: string, client: Client, inbox: Inbox, log: LogPo
     gates: { run: Gates.run },
     merge: { mergeBatch: MergeQueue.mergeBatch, revert: MergeQueue.revert },
     worktrees: { create: Worktrees.create, remove: Worktrees.remove, pathFor: Worktrees.pathFor, diff: Worktrees.diff, setAside: Worktrees.setAside },
-    finalCheck: { run: FinalCheck.run, read: FinalCheck.read },
+    finalCheck: { run: FinalCheck.run, read: FinalCheck.read, build: FinalCheck.build },
     baseline: { run: Baseline.run },
     git: (cwd, args) => git(cwd, args),
     fs: { exists: existsSync },

@@ -38,7 +38,8 @@ export namespace Deploy {
   export type Hooks = { afterTransfer?: (release: string) => Promise<void> | void; afterSwitch?: () => Promise<void> | void }
 
   /** `runId`: deploy numbers start at 1 in every run; progress left by another run's deploy is not this one's. */
-  export type Options = { root: string; target: DeployRules.Target; n: number; commit: string; runId?: string; env?: NodeJS.ProcessEnv; hooks?: Hooks }
+  /** `sshIdleS`: the ssh master's idle bound (DeploySsh.MASTER_IDLE_S by default; tests shorten it). */
+  export type Options = { root: string; target: DeployRules.Target; n: number; commit: string; runId?: string; env?: NodeJS.ProcessEnv; hooks?: Hooks; sshIdleS?: number }
 
   type Progress = { release: string; previous: string | null; switched: boolean; runId?: string }
 
@@ -48,6 +49,21 @@ export namespace Deploy {
 
   export function releaseName(n: number, commit: string): string {
     return `${n}-${commit.slice(0, 12)}`
+  }
+
+  /** Only this deploy's own progress resumes it: the same release (commit) of the same run. */
+  function ownProgress(file: string, release: string, runId: string | undefined): Progress | undefined {
+    const found: Progress | undefined = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : undefined
+    return found && found.release === release && found.runId === runId ? found : undefined
+  }
+
+  /** Whether this deploy started before (a crash): it then resumes from its progress, past its build. */
+  export function resuming(o: Pick<Options, "root" | "n" | "commit" | "runId"> & { target: string }): boolean {
+    try {
+      return ownProgress(join(evidenceDir(o.root, o.target, o.n), "progress.json"), releaseName(o.n, o.commit), o.runId) !== undefined
+    } catch {
+      return false
+    }
   }
 
   class StepFailed extends Error {
@@ -72,11 +88,9 @@ export namespace Deploy {
     const q = DeploySsh.quote
     const restart = DeployRestart.commands(target.restart)
     const progressFile = join(dir, "progress.json")
-    const found: Progress | undefined = existsSync(progressFile) ? JSON.parse(readFileSync(progressFile, "utf8")) : undefined
-    // Only this deploy's own progress resumes it: the same release (commit) of the same run.
-    const progress = found && found.release === release && found.runId === o.runId ? found : undefined
+    const progress = ownProgress(progressFile, release, o.runId)
     const outcome: Outcome = { status: "failed", message: "", release, previous: progress?.previous ?? null, hashMatch: null, service: "unknown", smoke: "not-run", rolledBack: false, evidencePath: rel, ms: 0, projectMs: 0 }
-    const session = DeploySsh.open(root, target, o.env ?? process.env)
+    const session = DeploySsh.open(root, target, o.env ?? process.env, o.sshIdleS !== undefined ? { idleS: o.sshIdleS } : {})
     const inRelease = (script: string) => `cd ${q(`${base}/current`)} && ${script}`
     let switched = progress?.switched ?? false
     try {

@@ -23,7 +23,7 @@ export namespace DeployDoctor {
   export async function target(root: string, t: DeployRules.Target, env: NodeJS.ProcessEnv = process.env): Promise<Check> {
     const name = `deploy ${t.name}`
     const where = `${t.user}@${t.host}:${t.port}`
-    const session = DeploySsh.open(root, { ...t, stepTimeoutMs: Math.min(t.stepTimeoutMs, 15_000) }, env)
+    const session = DeploySsh.open(root, { ...t, stepTimeoutMs: Math.min(t.stepTimeoutMs, 15_000) }, env, { purpose: "doctor" })
     const steps: DeploySsh.Step[] = []
     const q = DeploySsh.quote
     try {

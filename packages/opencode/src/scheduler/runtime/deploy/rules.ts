@@ -168,17 +168,21 @@ export namespace DeployRules {
     return resolve(root, p)
   }
 
+  /** The deploy's ssh control sockets (DeploySsh.open): an authenticated way onto the targets, hidden like a key. */
+  export const SSH_DIR = join(".air", "local", "ssh")
+
   /**
    * Files a worker must never read: every target's identity file (the sandbox hides them; ~/.ssh is hidden
-   * anyway). An unreadable or invalid deploy.json hides nothing more and is reported by doctor.
+   * anyway) and the deploy's ssh control sockets. An unreadable or invalid deploy.json hides no key and is
+   * reported by doctor.
    */
   export function secretPaths(root: string, home: string = homedir()): string[] {
     let rules: Rules | undefined
     try {
       rules = load(root)
     } catch {
-      return []
+      return [join(root, SSH_DIR)]
     }
-    return (rules?.targets ?? []).flatMap((t) => (t.identityFile ? [localPath(root, t.identityFile, home)] : []))
+    return [join(root, SSH_DIR), ...(rules?.targets ?? []).flatMap((t) => (t.identityFile ? [localPath(root, t.identityFile, home)] : []))]
   }
 }

@@ -1,14 +1,15 @@
 import { createHash } from "node:crypto"
-import { existsSync, rmSync } from "node:fs"
+import { existsSync, mkdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import { Proc } from "../process"
 import { DeployRules } from "./rules"
 
 /**
  * ssh and scp to one target, through the one process runner. The user's ssh config and agent apply
  * (the environment is passed on); AirCoding never opens the identity file, it names it to ssh. One master
- * connection per target carries every step (ControlMaster), so a deploy pays the handshake once.
+ * connection per target carries every step (ControlMaster), so a deploy pays the handshake once; it is
+ * bounded (ControlPersist) and found again after a crash, so a killed AirCoding leaves none behind for long.
  */
 export namespace DeploySsh {
   /** Why ssh itself failed (exit 255), read from its message: each has its own fix for the user. */
@@ -32,48 +33,66 @@ export namespace DeploySsh {
     root: string
     env: NodeJS.ProcessEnv
     controlPath: string
-    /** The master connection while it runs: aborted by close(). */
-    master?: { stop: AbortController; done: Promise<Proc.Result> }
+    /** How long the master outlives its last step (ControlPersist): its bound when AirCoding dies without close(). */
+    idleS: number
   }
 
-  export function open(root: string, target: DeployRules.Target, env: NodeJS.ProcessEnv = process.env): Session {
-    // Socket paths are short (sun_path ≤ 104 bytes): a hash in the system's temp dir.
-    const key = createHash("sha256").update(`${root}\0${target.name}\0${process.pid}\0${Date.now()}`).digest("hex").slice(0, 16)
-    return { target, root, env, controlPath: join(tmpdir(), `air-ssh-${key}`) }
+  /** The master's idle bound: steps follow each other within seconds, a killed AirCoding's master is gone after this. */
+  export const MASTER_IDLE_S = 30
+
+  /** sun_path holds 108 bytes, and ssh binds `<ControlPath>.<16 random chars>` first, then renames it. */
+  const SOCKET_PATH_MAX = 88
+
+  /**
+   * The control socket is the same for every process of the project that deploys to this target (a run
+   * resumed after a crash finds the master the dead one left, and ends it): under the run's `.air/local/ssh/`,
+   * or in the system's temp dir when that path is too long for a socket. `purpose` keeps doctor's apart.
+   */
+  export function open(root: string, target: DeployRules.Target, env: NodeJS.ProcessEnv = process.env, o: { purpose?: "deploy" | "doctor"; idleS?: number } = {}): Session {
+    const key = createHash("sha256").update(`${root}\0${target.name}\0${o.purpose ?? "deploy"}`).digest("hex").slice(0, 16)
+    const inRun = join(root, DeployRules.SSH_DIR, key)
+    const controlPath = Buffer.byteLength(inRun) <= SOCKET_PATH_MAX ? inRun : join(tmpdir(), `air-ssh-${key}`)
+    return { target, root, env, controlPath, idleS: Math.max(1, Math.round(o.idleS ?? MASTER_IDLE_S)) }
   }
 
   /**
-   * The master connection: one handshake for the whole deploy (each step's ssh then rides on it). Ready when
-   * its control socket appears; a master that ends first failed to connect or authenticate, and says why.
+   * The master connection: one handshake for the whole deploy (each step's ssh then rides on it). ssh
+   * detaches it (ControlPersist) once connected and authenticated, so it is never our child: it ends on
+   * close(), or by itself `idleS` after its last step when AirCoding was killed. A master a dead process
+   * left on this socket is ended first.
    */
   export async function connect(s: Session, log: Step[]): Promise<void> {
     const t = s.target
-    const stop = new AbortController()
-    const args = [...options(s), "-M", "-N", "-o", "ControlPersist=no", "-p", String(t.port), `${t.user}@${t.host}`]
-    const started = performance.now()
-    let ended: Proc.Result | undefined
-    const done = Proc.run("ssh", args, { cwd: s.root, env: s.env, signal: stop.signal, timeoutMs: 24 * 60 * 60_000 }).then((r) => (ended = r))
-    s.master = { stop, done }
-    const until = started + t.stepTimeoutMs
-    while (!existsSync(s.controlPath)) {
-      if (ended || performance.now() > until) {
-        if (!ended) stop.abort()
-        const r = ended ?? (await done)
-        const output = r.spawnError ?? r.output
-        log.push({ step: "connect", command: shown(s, "ssh", args), code: r.code ?? 124, ms: Math.round(performance.now() - started), timedOut: !ended, output })
-        s.master = undefined
-        throw new ConnectError(ended ? classify(output) : "unreachable", `ssh to ${t.user}@${t.host}:${t.port} failed (connect): ${lastLine(output) || (ended ? `exit ${r.code}` : "no answer in time")}`)
-      }
-      await new Promise((resolve) => setTimeout(resolve, 50))
+    await endMaster(s, log, "stale-master")
+    mkdirSync(dirname(s.controlPath), { recursive: true, mode: 0o700 })
+    const args = [...options(s, true), "-p", String(t.port), `${t.user}@${t.host}`, "true"]
+    const r = await Proc.run("ssh", args, { cwd: s.root, env: s.env, timeoutMs: t.stepTimeoutMs })
+    const code = r.spawnError ? 127 : r.timedOut ? 124 : (r.code ?? 128)
+    const output = r.spawnError ?? r.output
+    log.push({ step: "connect", command: shown(s, "ssh", args), code, ms: Math.round(r.ms), timedOut: r.timedOut, output })
+    if (code !== 0) {
+      await endMaster(s, log, "connect-cleanup")
+      throw new ConnectError(r.timedOut ? "unreachable" : classify(output), `ssh to ${t.user}@${t.host}:${t.port} failed (connect): ${lastLine(output) || (r.timedOut ? "no answer in time" : `exit ${code}`)}`)
     }
-    log.push({ step: "connect", command: shown(s, "ssh", args), code: 0, ms: Math.round(performance.now() - started), timedOut: false, output: "" })
+  }
+
+  /** Ends the master on the socket, if one listens there (`ssh -O exit`), and removes the socket. */
+  async function endMaster(s: Session, log: Step[] | undefined, step: string): Promise<void> {
+    if (!existsSync(s.controlPath)) return
+    const t = s.target
+    const args = ["-o", `ControlPath=${s.controlPath}`, "-o", "LogLevel=ERROR", "-O", "exit", "-p", String(t.port), `${t.user}@${t.host}`]
+    const r = await Proc.run("ssh", args, { cwd: s.root, env: s.env, timeoutMs: 10_000 })
+    log?.push({ step, command: shown(s, "ssh", args), code: r.code ?? 124, ms: Math.round(r.ms), timedOut: r.timedOut, output: r.output })
+    rmSync(s.controlPath, { force: true })
   }
 
   /** Options shared by ssh and scp; the identity file appears only here, and evidence shows it as <identity>. */
-  export function options(s: Session): string[] {
+  export function options(s: Session, master = false): string[] {
     const t = s.target
     const seconds = Math.max(1, Math.ceil(Math.min(t.stepTimeoutMs, 30_000) / 1000))
     const out = [
+      // First given wins in ssh: these override a ControlMaster/ControlPersist of the user's ssh config.
+      ...(master ? ["-o", "ControlMaster=yes", "-o", `ControlPersist=${s.idleS}`] : ["-o", "ControlMaster=no"]),
       "-o", "BatchMode=yes",
       "-o", `ConnectTimeout=${seconds}`,
       "-o", `StrictHostKeyChecking=${t.knownHosts === "strict" ? "yes" : t.knownHosts === "accept-new" ? "accept-new" : "no"}`,
@@ -133,10 +152,6 @@ export namespace DeploySsh {
 
   /** Ends the master connection (released on every path by the deploy's finally). */
   export async function close(s: Session): Promise<void> {
-    if (!s.master) return
-    s.master.stop.abort()
-    await s.master.done.catch(() => undefined)
-    s.master = undefined
-    rmSync(s.controlPath, { force: true })
+    await endMaster(s, undefined, "close").catch(() => undefined)
   }
 }

@@ -124,6 +124,36 @@ export namespace FinalCheck {
     return result
   }
 
+  /**
+   * The build commands alone at the project root, never reused from the results store: a deploy stages
+   * the artefacts of the tree it carries, and a final check that was reused built nothing there. Same
+   * sandbox and job budget as the final check; evidence in `out` (never `_final`, which recovery reads).
+   */
+  export async function build(root: string, out: string, options: Pick<Options, "sandbox"> = {}): Promise<Result> {
+    const { rules, note } = await Toolchain.load(root)
+    const env = Toolchain.commandEnv(rules, { root, worktree: root }, process.env)
+    const mode = options.sandbox ?? SandboxExec.modeOf(root)
+    const check = mode === "off" ? undefined : Sandbox.check()
+    const commands: Result["commands"] = []
+    let log = `# ${note}\n`
+    const finish = async (passed: boolean, summary: string): Promise<Result> => {
+      const result: Result = { passed, summary, evidenceDir: out, commands }
+      await writeFileAtomic(join(out, "build.log"), log)
+      await writeFileAtomic(join(out, "result.json"), JSON.stringify(result, null, 2))
+      return result
+    }
+    if (check && !check.ok && mode === "on") return finish(false, `the build for the deploy runs only inside the OS sandbox, which cannot start here: ${check.message}`)
+    const sandboxedExec: Exec = check?.ok ? SandboxExec.wrap(processExec, { root, worktree: root, network: rules.network, readOnly: [join(root, ".air")] }) : processExec
+    const exec: Exec = BudgetExec.wrap(sandboxedExec, RunJobs.of(root), "deploy build")
+    for (const command of rules.build) {
+      const r = await sh(exec, command, root, rules.timeoutMs, env)
+      commands.push({ command, code: r.code })
+      log += `$ ${command}\n${r.output}\n# ${r.how} (exit ${r.code})\n`
+      if (r.code !== 0) return finish(false, `the build for the deploy FAILS: \`${command}\` ${r.how}; see ${join(out, "build.log")}`)
+    }
+    return finish(true, commands.length ? `built for the deploy (${commands.length} command(s))` : `no build command (${note}): the artefacts are deployed as they are`)
+  }
+
   /** The failing tests CTest's JUnit file (when asked for) and the project's own reports name. */
   async function failingTests(ctestFile: string | undefined, root: string, patterns: readonly string[]): Promise<string[]> {
     const ctest = ctestFile ? (JUnit.parse(await readFile(ctestFile, "utf8").catch(() => "")) ?? []) : []
