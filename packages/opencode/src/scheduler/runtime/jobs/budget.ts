@@ -6,9 +6,10 @@ import { Pressure } from "./pressure.ts"
  * check takes a share before it starts and gives it back when it ends, so four tasks gating at once on two
  * cores run two compile jobs, not eight. A share is what is free (at least one job, at most what the command
  * asked for); requests are served in order, so a command waiting for the whole budget (a retry alone) is not
- * overtaken. A free slot still waits while memory is short or the load is far above the cores and some of
- * ours run (up to `maxPressureWaitMs`); with none of ours running, the next command starts at once (waiting would
- * not lower someone else's load), so under outside load the run's commands go one at a time, each with its share.
+ * overtaken. A free slot still waits while memory is short or our own runnable threads are far above the
+ * cores (a test starting a thread per core) and some of ours run (up to `maxPressureWaitMs`); with none of ours
+ * running, the next command starts at once. The other users' load does not hold our commands back
+ * (Pressure.reason): waiting would not lower it.
  */
 export class JobBudget {
   readonly size: number
