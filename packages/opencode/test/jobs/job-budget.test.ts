@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process"
 import { existsSync } from "node:fs"
 import { mkdtemp, readFile, rm } from "node:fs/promises"
-import { tmpdir } from "node:os"
+import { availableParallelism, tmpdir } from "node:os"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { buildGate } from "../../src/scheduler/runtime/gates/build.ts"
@@ -115,6 +115,12 @@ describe("the job budget", () => {
     } finally {
       busy.kill("SIGKILL")
     }
+  })
+
+  test("a run's budget is the cores + 1 (a serial step of one share leaves no core idle), or AIRCODING_JOBS", () => {
+    expect(JobBudget.machineSize({})).toBe(availableParallelism() + 1)
+    expect(JobBudget.machineSize({ AIRCODING_JOBS: "5" })).toBe(5)
+    expect(JobBudget.machineSize({ AIRCODING_JOBS: "0" })).toBe(availableParallelism() + 1)
   })
 
   test("the gate timeout is three times the baseline with a floor, unless toolchain.json sets its own", () => {
