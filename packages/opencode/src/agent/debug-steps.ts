@@ -65,7 +65,7 @@ export namespace DebugSteps {
     return runs.reverse().find((s) => norm(s.command) === want || norm(s.command).split(/\s*(?:&&|\|\||;)\s*/).includes(want))
   }
 
-  export type Verdict = { ok: true; route: "gates" | "architect"; unreported?: true } | { ok: false; step: string; message: string }
+  export type Verdict = { ok: true; route: "gates" | "architect" } | { ok: false; step: string; message: string }
 
   const refuse = (step: string, message: string): Verdict => ({ ok: false, step, message })
 
@@ -75,9 +75,14 @@ export namespace DebugSteps {
    */
   export function check(report: DebugReport | undefined, steps: readonly Step[], failure?: Evidence.Failure, root?: string): Verdict {
     const edits = steps.filter((s) => s.kind === "edit")
-    // A report without its steps is taken as before this rule (the evidence-first rule still held its first
-    // edit); the evidence says the steps were not reported. Every step given is checked in full.
-    if (!report) return edits.length === 0 ? { ok: true, route: "gates" } : { ok: true, route: "gates", unreported: true }
+    // Every Debugger report that asks for the gates carries its steps, whether or not it edited: a report
+    // without them would send the gates a repair nobody reproduced or verified. (`blocked` and `planIssue`
+    // are not repairs; they go to the Architect and are not checked here.)
+    if (!report)
+      return refuse(
+        "steps",
+        "a Debugger's report carries its steps: `debug` with the symptom, the reproduction (command and output) or `notReproducible` with what you tried, the root cause (file and line), the fix and the verification (the failing command run again after your last edit); or `blocked` with the reason if you cannot go on",
+      )
     if (report.reproduction && report.notReproducible) return refuse("reproduction", "say either `reproduction` or `notReproducible`, not both")
     if (report.notReproducible) {
       const missing = report.notReproducible.tried.filter((c) => !lastRun(steps, c))

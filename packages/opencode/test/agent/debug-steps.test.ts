@@ -61,9 +61,10 @@ describe("the Debugger's steps", () => {
     expect(verdict.ok ? "" : verdict.message).toMatch(message)
   })
 
-  test("a fix reported without its steps is taken as before, marked unreported in the evidence; a report with no edit and no steps too", () => {
-    expect(DebugSteps.check(undefined, good(), failure)).toEqual({ ok: true, route: "gates", unreported: true })
-    expect(DebugSteps.check(undefined, [run(repro, 8)], failure)).toEqual({ ok: true, route: "gates" })
+  test("a report without its steps is refused, with a fix or without one", () => {
+    expect(DebugSteps.check(undefined, good(), failure)).toMatchObject({ ok: false, step: "steps", message: expect.stringMatching(/carries its steps/) })
+    expect(DebugSteps.check(undefined, [run(repro, 8)], failure)).toMatchObject({ ok: false, step: "steps" })
+    expect(DebugSteps.check(undefined, [], undefined)).toMatchObject({ ok: false, step: "steps" })
   })
 
   test("not reproducible: every command tried ran and nothing was edited → the Architect, not the gates", () => {

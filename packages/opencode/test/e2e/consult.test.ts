@@ -4,15 +4,19 @@ import { makeSandbox, type Sandbox } from "../support/sandbox"
 import { commitStep, passingReviewer, runScenario, trivialProject, type RunResult, planningArchitect } from "../support/runs"
 
 /**
- * A repair budget spent: T-1's test gate keeps failing (the toolchain's test refuses the word BAD), the
- * Debugger's one repair (AIRCODING_REPAIR_BUDGET=1) does not help, so the Scheduler consults the
- * scheduler agent; it cannot settle it ("block"), so the Architect is consulted; it cannot either; Main
+ * A repair budget spent: T-1's test gate keeps failing (the toolchain's tests refuse the words BAD and TODO,
+ * one check each), the Debugger's one repair (AIRCODING_REPAIR_BUDGET=1) — in its steps: the failing check
+ * reproduced, BAD removed, the check green again — is not enough (the next check fails on TODO), so the
+ * Scheduler consults the scheduler agent; it cannot settle it ("block"), so the Architect is consulted; it cannot either; Main
  * asks the user the one question, answers it with air_answer, the task runs again with the answer in its
  * prompt, merges, and the run finishes.
  */
 const requirement = "Write the release notes."
 const tasks = [{ id: "T-1", title: "Write the release notes", kind: "test", writeSet: [{ path: "notes.md", action: "create" }], doneWhen: "notes.md exists and the notes check passes" }]
-const answer = "Never write the word BAD in the notes."
+const answer = "Never write the words BAD or TODO in the notes."
+/** The toolchain's two test commands: the gate stops at the first that fails. */
+const NO_BAD = "if grep -q BAD notes.md; then echo 'notes.md contains BAD' >&2; exit 1; fi"
+const NO_TODO = "if grep -q TODO notes.md; then echo 'notes.md contains TODO' >&2; exit 1; fi"
 const scenario = {
   name: "consult",
   scripts: [
@@ -30,15 +34,39 @@ const scenario = {
     {
       agent: "executor",
       match: "^Task T-1:[\\s\\S]*\\(attempt 1\\)",
-      steps: [{ tool: "write", args: { filePath: "notes.md", content: "BAD notes\n" } }, commitStep("notes"), { tool: "air_report", args: { summary: "Wrote the notes." } }, { text: "Reported." }],
+      steps: [{ tool: "write", args: { filePath: "notes.md", content: "BAD notes\nTODO: more\n" } }, commitStep("notes"), { tool: "air_report", args: { summary: "Wrote the notes." } }, { text: "Reported." }],
     },
-    { agent: "debugger", match: "^Task T-1:", steps: [{ tool: "air_report", args: { summary: "I could not find what the check wants." } }, { text: "Reported." }] },
-    { agent: "scheduler", match: "^Consult on task T-1:", steps: [{ tool: "air_decide", args: { choice: "block", reason: "the same check failed twice" } }, { text: "Decided." }] },
+    {
+      agent: "debugger",
+      match: "^Task T-1:",
+      steps: [
+        { tool: "bash", args: { command: NO_BAD, description: "reproduce the failing check" }, expect: { lastUserIncludes: ["notes.md contains BAD"] } },
+        { tool: "edit", args: { filePath: "notes.md", oldString: "BAD notes", newString: "Good notes" } },
+        { tool: "bash", args: { command: NO_BAD, description: "verify: the check passes" } },
+        commitStep("no BAD in the notes"),
+        {
+          tool: "air_report",
+          args: {
+            summary: "The check refused the word BAD; the notes no longer say it.",
+            debug: {
+              symptom: "the test gate fails: notes.md contains BAD",
+              reproduction: { command: NO_BAD, output: "notes.md contains BAD" },
+              rootCause: { file: "notes.md", line: 1, explanation: "the first line says BAD, which the check refuses" },
+              fix: "the first line says Good notes",
+              verification: { command: NO_BAD, output: "(no output, exit 0)" },
+              pattern: "none",
+            },
+          },
+        },
+        { text: "Reported." },
+      ],
+    },
+    { agent: "scheduler", match: "^Consult on task T-1:", steps: [{ tool: "air_decide", args: { choice: "block", reason: "the test gate failed twice" } }, { text: "Decided." }] },
     {
       agent: "architect",
       match: "^Consult on task T-1:",
       steps: [
-        { tool: "air_decide", args: { choice: "block", reason: "the requirement does not say what the check wants; the user must" }, expect: { lastUserIncludes: ["the scheduler agent chose not to decide: the same check failed twice", "notes.md contains BAD"] } },
+        { tool: "air_decide", args: { choice: "block", reason: "the requirement does not say what the check wants; the user must" }, expect: { lastUserIncludes: ["the scheduler agent chose not to decide: the test gate failed twice", "notes.md contains TODO"] } },
         { text: "Decided." },
       ],
     },
@@ -46,7 +74,7 @@ const scenario = {
       agent: "executor",
       match: "^Task T-1:[\\s\\S]*\\(attempt 3\\)",
       steps: [
-        { tool: "edit", args: { filePath: "notes.md", oldString: "BAD notes", newString: "Good notes" }, expect: { lastUserIncludes: [answer] } },
+        { tool: "edit", args: { filePath: "notes.md", oldString: "TODO: more\n", newString: "" }, expect: { lastUserIncludes: [answer] } },
         commitStep("fix notes"),
         { tool: "air_report", args: { summary: "Rewrote the notes as the user asked." } },
         { text: "Reported." },
@@ -62,7 +90,7 @@ let r: RunResult
 
 beforeAll(async () => {
   sandbox = makeSandbox("air-consult-")
-  project = trivialProject(sandbox, { "README.md": "# Notes\n" }, { test: ["if grep -q BAD notes.md; then echo 'notes.md contains BAD' >&2; exit 1; fi"] })
+  project = trivialProject(sandbox, { "README.md": "# Notes\n" }, { test: [NO_BAD, NO_TODO] })
   r = await runScenario(sandbox, project, scenario, { input: requirement, env: { AIRCODING_REPAIR_BUDGET: "1" } })
 }, 900_000)
 

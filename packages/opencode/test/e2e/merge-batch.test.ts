@@ -46,6 +46,8 @@ const executor = (id: string) => {
     steps: [{ tool: "write", args: { filePath: file, content } }, commitStep(`add ${file}`), { tool: "air_report", args: { summary: `Added ${file}.` } }, { text: "Reported." }],
   }
 }
+/** The Debugger's reproduction and verification: the merge build's commands. */
+const BUILD = "cmake -S . -B .air-build -G Ninja >/dev/null && cmake --build .air-build"
 /** Whichever of T-1 and T-2 is found to break the build on the new head renames its own helper. */
 const debugger_ = (id: string) => {
   const [file] = SOURCES[id]!
@@ -54,10 +56,24 @@ const debugger_ = (id: string) => {
     agent: "debugger",
     match: `^Task ${id}:`,
     steps: [
-      { tool: "bash", args: { command: "cmake -S . -B .air-build -G Ninja >/dev/null && cmake --build .air-build", description: "reproduce the merge build" }, expect: { lastUserIncludes: ["What failed before (merge-build)", "multiple definition of"] } },
+      { tool: "bash", args: { command: BUILD, description: "reproduce the merge build" }, expect: { lastUserIncludes: ["What failed before (merge-build)", "multiple definition of"] } },
       { tool: "edit", args: { filePath: file, oldString: "int helper()", newString: `int ${own}()` } },
+      { tool: "bash", args: { command: BUILD, description: "verify: the failing build links" } },
       commitStep(`rename helper to ${own}`),
-      { tool: "air_report", args: { summary: `Both parts defined helper(); this one is now ${own}().` } },
+      {
+        tool: "air_report",
+        args: {
+          summary: `Both parts defined helper(); this one is now ${own}().`,
+          debug: {
+            symptom: "the merge build does not link: multiple definition of helper()",
+            reproduction: { command: BUILD, output: "multiple definition of `helper()'" },
+            rootCause: { file, line: 1, explanation: "this part and the other both define helper(), so the program has it twice" },
+            fix: `this part's helper() is now ${own}()`,
+            verification: { command: BUILD, output: "the build links" },
+            pattern: "none",
+          },
+        },
+      },
       { text: "Fixed." },
     ],
   }

@@ -37,6 +37,8 @@ const tasks = [
     doneWhen: "twice(a) returns a + a",
   },
 ]
+/** The Debugger's reproduction and verification: the merge build's commands. */
+const BUILD = "cmake -S . -B .air-build -G Ninja >/dev/null && cmake --build .air-build"
 const TWICE = (call: string) => `#include "calc.h"\n\nint twice(int a) {\n  return ${call}(a, a);\n}\n`
 const scenario = {
   name: "merge-build",
@@ -72,10 +74,24 @@ const scenario = {
       agent: "debugger",
       match: "^Task T-2:",
       steps: [
-        { tool: "bash", args: { command: "cmake -S . -B .air-build -G Ninja >/dev/null && cmake --build .air-build", description: "reproduce the merge build" }, expect: { lastUserIncludes: ["What failed before (merge-build)", "was not declared"] } },
+        { tool: "bash", args: { command: BUILD, description: "reproduce the merge build" }, expect: { lastUserIncludes: ["What failed before (merge-build)", "was not declared"] } },
         { tool: "edit", args: { filePath: "src/twice.cpp", oldString: "return add(a, a);", newString: "return plus(a, a);" } },
+        { tool: "bash", args: { command: BUILD, description: "verify: the failing build passes" } },
         commitStep("call plus"),
-        { tool: "air_report", args: { summary: "add was renamed to plus on the integration branch; twice() calls plus." } },
+        {
+          tool: "air_report",
+          args: {
+            summary: "add was renamed to plus on the integration branch; twice() calls plus.",
+            debug: {
+              symptom: "the merge build fails: add was not declared in src/twice.cpp",
+              reproduction: { command: BUILD, output: "src/twice.cpp: error: 'add' was not declared in this scope" },
+              rootCause: { file: "src/twice.cpp", line: 4, explanation: "twice() calls add(), which T-1 renamed to plus() on the integration branch" },
+              fix: "twice() calls plus()",
+              verification: { command: BUILD, output: "the build passes" },
+              pattern: "none",
+            },
+          },
+        },
         { text: "Fixed." },
       ],
     },

@@ -1,4 +1,4 @@
-import { cpSync, readFileSync } from "node:fs"
+import { cpSync, readdirSync, readFileSync } from "node:fs"
 import { execFileSync } from "node:child_process"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
@@ -13,6 +13,8 @@ import { makeSandbox, type Sandbox } from "../support/sandbox"
  * - T-3's executor stalls: the inactivity timer (code, not a model) aborts it and dispatches it again.
  * Every task still ends merged, and the Scheduler itself never asked a model what to do next.
  */
+/** The Debugger's reproduction and verification: the test gate's command. */
+const CTEST = "ctest --test-dir .air-build --output-on-failure"
 const commit = (msg: string) => ({ tool: "bash", args: { command: `git add -A && git commit -q -m "${msg}"`, description: "commit" } })
 const review = {
   agent: "reviewer",
@@ -65,10 +67,24 @@ const scenario = {
       match: "^Task T-2:",
       steps: [
         { tool: "edit", args: { filePath: "src/calc.cpp", oldString: "return a; }", newString: "return -a; }" }, expect: { lastUserIncludes: ["What failed before (test)"] } },
-        { tool: "bash", args: { command: "ctest --test-dir .air-build --output-on-failure", description: "reproduce the failing test" }, expect: { lastToolResultIncludes: ["AirCoding guard", "evidence"] } },
+        { tool: "bash", args: { command: CTEST, description: "reproduce the failing test" }, expect: { lastToolResultIncludes: ["AirCoding guard", "evidence"] } },
         { tool: "edit", args: { filePath: "src/calc.cpp", oldString: "return a; }", newString: "return -a; }" } },
+        { tool: "bash", args: { command: `cmake --build .air-build && ${CTEST}`, description: "verify: rebuild and run the failing test again" } },
         commit("Fix calc::neg"),
-        { tool: "air_report", args: { summary: "The test showed neg(3) == 3; neg now returns -a." } },
+        {
+          tool: "air_report",
+          args: {
+            summary: "The test showed neg(3) == 3; neg now returns -a.",
+            debug: {
+              symptom: "the test calc fails: CHECK(calc::neg(3) == -3)",
+              reproduction: { command: CTEST, output: "The following tests FAILED: calc (Failed)" },
+              rootCause: { file: "src/calc.cpp", line: 12, explanation: "neg returns its argument unchanged instead of -a" },
+              fix: "neg returns -a",
+              verification: { command: CTEST, output: "100% tests passed" },
+              pattern: "none",
+            },
+          },
+        },
         { text: "Fixed." },
       ],
     },
@@ -152,6 +168,17 @@ describe("a run survives what workers do wrong", () => {
     const guard = readFileSync(join(project, ".air/local/state/guard.jsonl"), "utf8")
     expect(guard).toMatch(/"type":"guard.refused".*"agent":"debugger".*"tool":"edit"/)
     expect(execFileSync("git", ["show", "main:src/calc.cpp"], { cwd: project, encoding: "utf8" })).toContain("return -a; }")
+  })
+
+  test("the Debugger's report went through its steps: the test failing before the edit, green after it, the verdict kept as evidence", () => {
+    const dir = join(project, ".air/local/evidence/T-2")
+    const files = readdirSync(dir).filter((f) => /^debug-.*\.json$/.test(f))
+    expect(files).toHaveLength(1)
+    const kept = JSON.parse(readFileSync(join(dir, files[0]!), "utf8"))
+    expect(kept.verdict).toEqual({ ok: true, route: "gates" })
+    expect(kept.report.rootCause).toMatchObject({ file: "src/calc.cpp", line: 12 })
+    const steps = kept.steps.map((s: any) => (s.kind === "edit" ? "edit" : `${s.command} → ${s.exit === 0 ? "ok" : "failed"}`))
+    expect(steps).toEqual([`${CTEST} → failed`, "edit", `cmake --build .air-build && ${CTEST} → ok`, 'git add -A && git commit -q -m "Fix calc::neg" → ok'])
   })
 
   test("a stalled executor is caught by the inactivity timer, aborted and dispatched again", () => {

@@ -1,6 +1,7 @@
+import { spawn } from "node:child_process"
 import { existsSync } from "node:fs"
 import { mkdtemp, readFile, rm } from "node:fs/promises"
-import { tmpdir } from "node:os"
+import { availableParallelism, tmpdir } from "node:os"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { buildGate } from "../../src/scheduler/runtime/gates/build.ts"
@@ -10,6 +11,7 @@ import { JobBudget } from "../../src/scheduler/runtime/jobs/budget.ts"
 import { CommandJobs } from "../../src/scheduler/runtime/jobs/command-jobs.ts"
 import { BudgetExec } from "../../src/scheduler/runtime/jobs/exec.ts"
 import { JobsFile } from "../../src/scheduler/runtime/jobs/file.ts"
+import { Pressure } from "../../src/scheduler/runtime/jobs/pressure.ts"
 import { RunJobs } from "../../src/scheduler/runtime/jobs/run-jobs.ts"
 import { Toolchain } from "../../src/scheduler/runtime/toolchain/index.ts"
 import { createCppRepo, type CppRepo } from "../runtime/cpp-repo.ts"
@@ -79,8 +81,8 @@ describe("the job budget", () => {
     first.release()
   })
 
-  test("a load far above the cores: with none of ours running the next command starts at once, the one after waits for it", async () => {
-    const budget = new JobBudget({ size: 2, probe: () => ({ availableMb: 4_000, load1: 9, cores: 2 }), pollMs: 10 })
+  test("our own threads far above the cores: with none of ours running the next command starts at once, the one after waits for it", async () => {
+    const budget = new JobBudget({ size: 2, probe: () => ({ availableMb: 4_000, load1: 9, cores: 2, ours: 9 }), pollMs: 10 })
     const lease = await budget.acquire(1, "x")
     expect(lease.jobs).toBe(1)
     let second = false
@@ -90,6 +92,35 @@ describe("the job budget", () => {
     lease.release()
     ;(await next).release()
     expect(budget.snapshot().peakLoad).toBe(9)
+  })
+
+  test("the other users' load does not hold ours back: at a load of 30 on two cores, with two of our threads runnable, both shares start", async () => {
+    const budget = new JobBudget({ size: 2, probe: () => ({ availableMb: 4_000, load1: 30, cores: 2, ours: 2 }), pollMs: 10 })
+    const [a, b] = await Promise.all([budget.acquire(1, "a"), budget.acquire(1, "b")])
+    expect(budget.snapshot()).toMatchObject({ inUse: 2, peakLoad: 30 })
+    a.release()
+    b.release()
+    // Without /proc to say what is ours, the machine's load stands in.
+    expect(Pressure.reason({ availableMb: 4_000, load1: 30, cores: 2 }, Pressure.DEFAULT_LIMITS)).toMatch(/load 30/)
+    expect(Pressure.reason({ availableMb: 4_000, load1: 30, cores: 2, ours: 2 }, Pressure.DEFAULT_LIMITS)).toBeUndefined()
+  })
+
+  test.skipIf(process.platform !== "linux")("our runnable threads are counted among this process's descendants: a busy child is one", async () => {
+    const busy = spawn("sh", ["-c", "while :; do :; done"], { stdio: "ignore" })
+    try {
+      await new Promise((r) => setTimeout(r, 200))
+      // R is running or waiting for a core: a busy loop is always one, however loaded the machine.
+      expect(Pressure.runnableDescendants(process.pid)!).toBeGreaterThanOrEqual(1)
+      expect(Pressure.runnableDescendants(busy.pid!)).toBe(0)
+    } finally {
+      busy.kill("SIGKILL")
+    }
+  })
+
+  test("a run's budget is the cores + 1 (a serial step of one share leaves no core idle), or AIRCODING_JOBS", () => {
+    expect(JobBudget.machineSize({})).toBe(availableParallelism() + 1)
+    expect(JobBudget.machineSize({ AIRCODING_JOBS: "5" })).toBe(5)
+    expect(JobBudget.machineSize({ AIRCODING_JOBS: "0" })).toBe(availableParallelism() + 1)
   })
 
   test("the gate timeout is three times the baseline with a floor, unless toolchain.json sets its own", () => {

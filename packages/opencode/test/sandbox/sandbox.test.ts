@@ -1,4 +1,5 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Sandbox } from "../../src/scheduler/runtime/sandbox/sandbox"
@@ -144,6 +145,20 @@ describe("Sandbox.options", () => {
     for (const command of ["cmake --build .air-build", "printf '// it'\''s\n' >> a.cpp && echo \"$HOME\"", "a\nb"])
       expect(Sandbox.originalCommand(`bwrap --args 3 -- /bin/bash -c ${Sandbox.quote(command)} 3<${Sandbox.quote("/p/.air/local/sandbox/calls/c 1.args")}`)).toBe(command)
     expect(Sandbox.originalCommand("ls -la")).toBe("ls -la")
+  })
+
+  it("points ccache at the cache dir it binds writable, also when that comes from XDG_CACHE_HOME (not passed in)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "air-sandbox-cache-"))
+    try {
+      const worktree = join(dir, "wt")
+      mkdirSync(worktree)
+      const policy = Sandbox.plan({ worktree, env: { PATH: "/usr/bin", HOME: join(dir, "home"), XDG_CACHE_HOME: join(dir, "cache") }, git: false })
+      expect(policy.env.CCACHE_DIR).toBe(join(dir, "cache", "ccache"))
+      expect(policy.writable).toContain(join(dir, "cache", "ccache"))
+      expect(policy.env.XDG_CACHE_HOME).toBeUndefined()
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it("rejects a relative worktree", () => {

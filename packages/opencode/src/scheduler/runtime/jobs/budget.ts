@@ -4,11 +4,12 @@ import { Pressure } from "./pressure.ts"
 /**
  * The run's one budget of jobs: every build and test command of every gate, merge build, baseline and final
  * check takes a share before it starts and gives it back when it ends, so four tasks gating at once on two
- * cores run two compile jobs, not eight. A share is what is free (at least one job, at most what the command
+ * cores run three compile jobs (the cores + 1), not eight. A share is what is free (at least one job, at most what the command
  * asked for); requests are served in order, so a command waiting for the whole budget (a retry alone) is not
- * overtaken. A free slot still waits while memory is short or the load is far above the cores and some of
- * ours run (up to `maxPressureWaitMs`); with none of ours running, the next command starts at once (waiting would
- * not lower someone else's load), so under outside load the run's commands go one at a time, each with its share.
+ * overtaken. A free slot still waits while memory is short or our own runnable threads are far above the
+ * cores (a test starting a thread per core) and some of ours run (up to `maxPressureWaitMs`); with none of ours
+ * running, the next command starts at once. The other users' load does not hold our commands back
+ * (Pressure.reason): waiting would not lower it.
  */
 export class JobBudget {
   readonly size: number
@@ -34,10 +35,15 @@ export class JobBudget {
     this.pollMs = options.pollMs ?? 250
   }
 
-  /** The machine's share: AIRCODING_JOBS, else the cores this process may use. */
+  /**
+   * The machine's share: AIRCODING_JOBS, else the cores this process may use plus one. The one more keeps
+   * the cores busy while a share is in a serial step (a configure, a link, ninja's start, a short test) —
+   * with exactly the cores, those steps left a core idle that full -j would have filled — and stays within
+   * what the machine carries (the load target is the cores + 1).
+   */
   static machineSize(env: NodeJS.ProcessEnv = process.env): number {
     const fromEnv = Number(env.AIRCODING_JOBS)
-    return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : os.availableParallelism()
+    return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : os.availableParallelism() + 1
   }
 
   /** Waits for a share of 1…`want` jobs (`"all"`: the whole budget, nothing else of ours running). */

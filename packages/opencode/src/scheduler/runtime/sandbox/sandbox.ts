@@ -171,6 +171,9 @@ export namespace Sandbox {
     for (const root of new Set([project, worktree].filter((p): p is string => !!p))) for (const f of envFiles(root)) hide(f)
 
     const cache = compilerCache(source, home)
+    // ccache inside must use the dir bound writable: its default there could differ (XDG_CACHE_HOME is not
+    // passed in, so it fell back to the read-only ~/.cache and every compile failed — a Debugger's build too).
+    if (cache && !env.CCACHE_DIR) env.CCACHE_DIR = cache
     const stateDir = input.stateDir ?? (project ? join(project, ".air", "local", "sandbox") : undefined)
     const git = input.git !== false && stateDir ? GitLayout.of(worktree, stateDir) : undefined
     const writable = [...(input.writable ?? []).map((w) => resolve(w)), ...(cache ? [cache] : [])]
