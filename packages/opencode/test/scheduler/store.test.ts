@@ -113,6 +113,21 @@ describe("Store", () => {
     again.close()
   })
 
+  it("writes the snapshot in ASCII (non-ASCII text escaped) and reopens to the same state, resuming from it", async () => {
+    const store = await Store.open(root)
+    for (const event of [ev({ type: "run.started", runId: "r1", requirement: "给计算器加上 avg3 ↔ 😀", config: TEST_CONFIG }), ev({ type: "plan.proposed", summary: "方案 é" })]) store.append(event)
+    const state = store.state
+    store.close()
+    const text = fs.readFileSync(snapshotPath(), "utf8")
+    expect(text).toMatch(/^[\x00-\x7f]*$/)
+    expect(text).toContain("\\u7ed9")
+    const again = await Store.open(root)
+    expect(again.warnings).toEqual([])
+    expect(again.state).toEqual(state)
+    expect(again.state.requirement).toBe("给计算器加上 avg3 ↔ 😀")
+    again.close()
+  })
+
   it("snapshots every N events with the seq it reflects, keeping one backup", async () => {
     const store = await startedStore({ snapshotEvery: 2 })
     const snap = JSON.parse(fs.readFileSync(snapshotPath(), "utf8"))

@@ -289,10 +289,28 @@ function loadWith(dir: string, fast: boolean, verify: Verify): Loaded | null {
  * length at `seq`) and `rules` (which rules folded it) let this version start a replay from it.
  */
 function snapshotText(seq: number, log: string, state: SchedulerState, bytes: number): string {
-  const stateText = JSON.stringify(state)
+  const stateText = asciiJson(JSON.stringify(state))
   const rules = RulesFingerprint.get()
   const resumable = rules ? `"bytes":${bytes},"rules":"${rules}",` : ""
   return `{"schemaVersion":${SCHEMA_VERSION},"seq":${seq},"log":"${log}",${resumable}"digest":"${sha1(stateText)}","state":${stateText}}`
+}
+
+/**
+ * JSON text with every non-ASCII character as its `\u` escape: the same value, and a file that the reader
+ * decodes, hashes and parses on the one-byte string paths. One "↔" or one Chinese requirement anywhere in the
+ * state made the whole text two-byte: reopening a 10,000-task run's 18 MB snapshot spent 215 ms decoding it
+ * and 280 ms parsing it, against 43 ms and 100 ms for the escaped text (measured; escaping costs 32 ms).
+ */
+function asciiJson(text: string): string {
+  let out = ""
+  let from = 0
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code < 0x80) continue
+    out += text.slice(from, i) + "\\u" + code.toString(16).padStart(4, "0")
+    from = i + 1
+  }
+  return from === 0 ? text : out + text.slice(from)
 }
 
 const SNAPSHOT_HEAD = /^\{"schemaVersion":(\d+),"seq":(\d+),"log":"([0-9a-f]{40})",(?:"bytes":(\d+),"rules":"([0-9a-f]{40})",)?"digest":"([0-9a-f]{40})","state":/
