@@ -420,12 +420,16 @@ export namespace RunView {
       : t(lang, "gates.reusedSaved", { gate: what, saved: duration(reused.savedMs) })
   }
 
-  /** "baseline ✓ reused (…)", "final check ✓ reused (…)": the run's own checks that ran nothing. */
-  export function reusedCheckLines(lang: Lang, v: Pick<Status, "reusedChecks">): string[] {
+  /**
+   * "baseline ✓ reused (…)", "final check ✓ reused (…)": the run's own checks that ran nothing. `short`
+   * leaves the counts out (a 36-column sidebar; the status has them).
+   */
+  export function reusedCheckLines(lang: Lang, v: Pick<Status, "reusedChecks">, short = false): string[] {
     const checks = v.reusedChecks ?? {}
+    const line = (what: string, reuse: CheckReuse.Reuse) => (short ? t(lang, "gates.reusedShort", { gate: what }) : reusedText(lang, what, reuse))
     return [
-      ...(checks.baseline ? [reusedText(lang, t(lang, "check.baseline"), checks.baseline)] : []),
-      ...(checks.final ? [reusedText(lang, t(lang, "check.final"), checks.final)] : []),
+      ...(checks.baseline ? [line(t(lang, "check.baseline"), checks.baseline)] : []),
+      ...(checks.final ? [line(t(lang, "check.final"), checks.final)] : []),
     ]
   }
 

@@ -78,6 +78,7 @@ const en = {
   "gates.reused": "{gate} ✓ reused ({tests} tests, {saved} saved)",
   // a reuse with no test result in it (an analysis), and the run's own checks when they reused a result
   "gates.reusedSaved": "{gate} ✓ reused ({saved} saved)",
+  "gates.reusedShort": "{gate} ✓ reused",
   "check.baseline": "baseline",
   "check.final": "final check",
   "budgets.heading": "Budgets",
@@ -470,6 +471,7 @@ const zhCN: Record<Key, string> = {
   "gates.none": "—",
   "gates.reused": "{gate} ✓ 复用（{tests} 个测试，节省 {saved}）",
   "gates.reusedSaved": "{gate} ✓ 复用（节省 {saved}）",
+  "gates.reusedShort": "{gate} ✓ 复用",
   "check.baseline": "基线",
   "check.final": "最终检查",
   "budgets.heading": "预算",
