@@ -8,6 +8,7 @@ import { Budget } from "../scheduler/runtime/sessions/budget"
 import { runWord, type RunWord } from "./run-status"
 import { list, t, tOr, type Lang } from "./words"
 import { DeployLines } from "./deploy-lines"
+import { durationText } from "./duration"
 
 /** How a run looks to people and to CI: status lines, the end-of-run text, the JSON summary. */
 export namespace RunReport {
@@ -97,12 +98,18 @@ export namespace RunReport {
         lines.push(`  ${task.id.padEnd(6)} ` + t(lang, "summary.task", { state: tOr(lang, `state.${task.state}`, task.state), attempts: task.attempts, title: task.title }))
       const requests = Object.entries(s.modelRequests).map(([a, n]) => `${tOr(lang, `role.${a}`, a)} ${n}`)
       if (requests.length) lines.push("  " + t(lang, "summary.requests", { list: list(lang, requests) }))
-      if (s.final) lines.push("  " + (s.final.passed ? t(lang, "end.final.passed") : t(lang, "end.final.failed", { path: s.final.evidenceDir })))
+      if (s.final) lines.push("  " + finalLine(lang, s.final, s.final.evidenceDir))
       for (const line of DeployLines.section(lang, s.deploy)) lines.push(`  ${line}`)
       lines.push("  " + t(lang, "end.evidence", { path: `${s.evidenceRoot}/<task-id>/` }))
     }
     for (const q of s.questions) lines.push(t(lang, "summary.question", { questionId: q.questionId, text: questionText(q, lang) }))
     return lines.join("\n")
+  }
+
+  /** The final check in one line; a pass that reused a recorded result (runtime/results/) says so. */
+  function finalLine(lang: Lang, final: FinalCheck.Result, path: string): string {
+    if (!final.passed) return t(lang, "end.final.failed", { path })
+    return final.reused ? t(lang, "end.final.reused", { saved: durationText(final.reused.savedMs) }) : t(lang, "end.final.passed")
   }
 
   /**
@@ -114,7 +121,7 @@ export namespace RunReport {
     const lines = [t(lang, "run.ended", { status: t(lang, `status.${s.status}`) })]
     for (const task of s.tasks)
       lines.push(t(lang, "end.task", { id: task.id, title: task.title, state: tOr(lang, `state.${task.state}`, task.state), attempts: task.attempts }))
-    if (s.final) lines.push(s.final.passed ? t(lang, "end.final.passed") : t(lang, "end.final.failed", { path: relative(root, s.final.evidenceDir) || s.final.evidenceDir }))
+    if (s.final) lines.push(finalLine(lang, s.final, relative(root, s.final.evidenceDir) || s.final.evidenceDir))
     lines.push(...DeployLines.section(lang, s.deploy))
     lines.push(t(lang, "end.evidence", { path: `${s.evidenceRoot}/<task-id>/` }))
     return lines.join("\n")

@@ -4,6 +4,7 @@ import type { SchedulerState } from "../scheduler/core/state"
 import { RunData } from "./run-data"
 import { RunView } from "./view"
 import { GateProgress } from "./gate-progress"
+import { CheckReuse } from "./check-reuse"
 
 /** The status view of a run on disk: the fold of its log plus what evidence/ and requests.jsonl hold. */
 export function readStatus(
@@ -24,6 +25,7 @@ export function readStatus(
     now,
     ...jobsOf(root),
     progress: GateProgress.readAll(root),
+    reusedChecks: CheckReuse.read(root, state),
   })
 }
 

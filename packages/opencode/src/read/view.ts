@@ -8,6 +8,8 @@ import { runStatus, waitingFor as waitingForState, type RunWord, type Waiting as
 import { failureText, faultText, gateFacts, gateLabel as gateWord, gateRunOf, type GateFacts } from "./gate-words"
 import { list, t, tOr, type Key, type Lang } from "./words"
 import type { GateProgress } from "./gate-progress"
+import type { CheckReuse } from "./check-reuse"
+import { durationText } from "./duration"
 
 /**
  * What a person needs to know about a run, as data (`aircoding status --json`, the dashboard) and as
@@ -89,6 +91,8 @@ export namespace RunView {
     deploy?: DeployLines.Target[]
     /** Model calls waiting for a retry or a rate-limit pause, and when the next attempt is (from the log's retry/limit events, when it has any). */
     retries?: Retry[]
+    /** Set when the run's baseline or its final check reused a recorded result instead of building and testing. */
+    reusedChecks?: CheckReuse.Checks
   }
 
   export type Retry = { type: string; taskId: string | null; role: string | null; nextAt: string }
@@ -107,6 +111,8 @@ export namespace RunView {
     jobs?: { size: number; inUse: number; waiting: number; peakInUse: number; timeout?: { ms: number } }
     /** Progress files of running gates, by task (src/read/gate-progress.ts). */
     progress?: Record<string, GateProgress.File>
+    /** The baseline's and the final check's reuses (src/read/check-reuse.ts). */
+    reusedChecks?: CheckReuse.Checks
   }
 
   const TERMINAL = new Set(["merged", "blocked", "invalidated"])
@@ -180,6 +186,7 @@ export namespace RunView {
       questions: state.questions.map((q) => ({ questionId: q.questionId, taskId: q.taskId, text: q.text })),
       ...(state.deploy ? { deploy: DeployLines.of(state) } : {}),
       retries: retries(input.entries ?? [], nowMs),
+      ...(input.reusedChecks && (input.reusedChecks.baseline || input.reusedChecks.final) ? { reusedChecks: input.reusedChecks } : {}),
     }
   }
 
@@ -404,23 +411,30 @@ export namespace RunView {
     // to run is no ✓ (a project without .clang-tidy, cppcheck disabled).
     const shown = gates.filter((g) => !g.passed || (g.ran !== false && !isBookkeepingGate(g.gate)))
     if (!shown.length) return t(lang, "gates.none")
-    return shown
-      .map((g) =>
-        g.passed && g.reused
-          ? t(lang, "gates.reused", { gate: gateLabel(g.gate, lang), tests: g.reused.tests, saved: duration(g.reused.savedMs) })
-          : `${gateLabel(g.gate, lang)} ${g.passed ? "✓" : "✗"}`,
-      )
-      .join(" ")
+    return shown.map((g) => (g.passed && g.reused ? reusedText(lang, gateLabel(g.gate, lang), g.reused) : `${gateLabel(g.gate, lang)} ${g.passed ? "✓" : "✗"}`)).join(" ")
   }
 
-  export function duration(ms: number | null): string {
-    if (ms === null) return "—"
-    const s = Math.round(ms / 1000)
-    if (s < 60) return `${s}s`
-    const m = Math.floor(s / 60)
-    if (m < 60) return `${m}m${String(s % 60).padStart(2, "0")}s`
-    return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, "0")}m`
+  /** "test ✓ reused (20 tests, 1m15s saved)"; without the count when the reuse holds no test result (an analysis). */
+  export function reusedText(lang: Lang, what: string, reused: { tests: number; savedMs: number }): string {
+    return reused.tests > 0
+      ? t(lang, "gates.reused", { gate: what, tests: reused.tests, saved: duration(reused.savedMs) })
+      : t(lang, "gates.reusedSaved", { gate: what, saved: duration(reused.savedMs) })
   }
+
+  /**
+   * "baseline ✓ reused (…)", "final check ✓ reused (…)": the run's own checks that ran nothing. `short`
+   * leaves the counts out (a 36-column sidebar; the status has them).
+   */
+  export function reusedCheckLines(lang: Lang, v: Pick<Status, "reusedChecks">, short = false): string[] {
+    const checks = v.reusedChecks ?? {}
+    const line = (what: string, reuse: CheckReuse.Reuse) => (short ? t(lang, "gates.reusedShort", { gate: what }) : reusedText(lang, what, reuse))
+    return [
+      ...(checks.baseline ? [line(t(lang, "check.baseline"), checks.baseline)] : []),
+      ...(checks.final ? [line(t(lang, "check.final"), checks.final)] : []),
+    ]
+  }
+
+  export const duration = durationText
 
   export function firstLine(text: string): string {
     return text.split(/\r?\n/).find((l) => l.trim()) ?? ""
@@ -528,6 +542,7 @@ export namespace RunView {
         if (task.waitingOn) lines.push(truncate(`  ${task.id}: ${t(lang, "tasks.waitsOn", { what: task.waitingOn })}`, W))
       }
     }
+    for (const line of reusedCheckLines(lang, v)) lines.push(truncate(line, W))
     const deploy = DeployLines.section(lang, v.deploy)
     if (deploy.length) lines.push("", ...deploy)
     lines.push("", t(lang, "budgets.heading"))

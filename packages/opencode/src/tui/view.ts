@@ -59,6 +59,8 @@ export namespace TuiView {
       return out
     })
     if (v.tasks.length > maxTasks) tasks.push({ text: t(lang, "tui.sidebar.more", { count: v.tasks.length - maxTasks }), tone: "muted" })
+    // The baseline or the final check that ran nothing, reusing a recorded result: said under the tasks.
+    for (const text of RunView.reusedCheckLines(lang, v, true)) tasks.push({ text: RunView.truncate(text, width), tone: "muted" })
     const titles = new Map(v.tasks.map((task) => [task.id, task.title]))
     // Retries and rate-limit pauses first, with the time of the next attempt: the run is not stuck, it waits on purpose.
     const retrying = (v.retries ?? []).map((r) => ({ text: RunView.truncate(RunView.retryText(lang, r), width * 2), tone: "warning" as Tone }))

@@ -5,7 +5,7 @@ import { catalog, KEYS } from "../../src/read/words"
 import { writeScenario } from "../support/engine"
 import { passingReviewer, readJsonl, trivialProject } from "../support/runs"
 import { aircodingBin, bunBinary, makeSandbox, type Sandbox } from "../support/sandbox"
-import { dialog, sidebar, TuiDriver } from "../support/tui"
+import { dialog, finishedScreen, sidebar, TuiDriver } from "../support/tui"
 import { golden } from "../tui/golden"
 
 /**
@@ -154,7 +154,7 @@ beforeAll(async () => {
   // Once T-1's session is known (no longer "starting"), the line stays the same for the executor's 15 s.
   const running = (s: string) => /T-1 执行中[\s\S]*T-2 待开始/.test(s) && !s.includes("（启动中）")
   screens.running = await tui.waitFor(running, 240_000, "T-1 running in its session while T-2 waits, in the sidebar")
-  screens.done = await tui.waitFor("AirCoding · 已完成", 480_000, "the run to finish")
+  screens.done = await finishedScreen(tui, project, "AirCoding · 已完成", catalog("zh-CN")["check.final"], 480_000)
 }, 900_000)
 
 afterAll(async () => {

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process"
-import { writeFileSync } from "node:fs"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { RunView } from "../../src/read/view"
 
@@ -213,4 +213,22 @@ export function sidebar(screen: string): string {
   const part = lines.slice(from).map((l) => columns(l, col).trimEnd())
   const end = part.findIndex((l) => l === "")
   return normaliseScreen(part.slice(0, end < 0 ? undefined : end).join("\n")) + "\n"
+}
+
+/**
+ * The screen of a finished run once its final check is recorded and shown: the sidebar says the run is done
+ * when the last task merges, and the final check's line (when it reused a recorded result) comes a poll
+ * after `finalCheck.done`. `done` is the sidebar's status text, `reusedLine` the start of the check's line.
+ */
+export async function finishedScreen(tui: TuiDriver, project: string, done: string, reusedLine: string, timeoutMs: number): Promise<string> {
+  const log = join(project, ".air", "local", "state", "events.jsonl")
+  const recorded = () => existsSync(log) && readFileSync(log, "utf8").includes('"type":"finalCheck.done"')
+  await tui.waitFor((s) => s.includes(done) && recorded(), timeoutMs, "the run to finish and its final check to be recorded")
+  let reused = false
+  try {
+    reused = JSON.parse(readFileSync(join(project, ".air", "local", "evidence", "_final", "result.json"), "utf8")).reused !== undefined
+  } catch {
+    reused = false
+  }
+  return tui.waitFor((s) => s.includes(done) && (!reused || s.includes(reusedLine)), 30_000, "the final check's line in the sidebar")
 }

@@ -5,8 +5,9 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Paths } from "../../src/engine"
 import { aircodingBin, bunBinary, makeSandbox, type Sandbox } from "../support/sandbox"
 import { writeScenario } from "../support/engine"
-import { dialog, sidebar, TuiDriver } from "../support/tui"
+import { dialog, finishedScreen, sidebar, TuiDriver } from "../support/tui"
 import { golden } from "./golden"
+import { catalog } from "../../src/read/words"
 
 /**
  * AirCoding's TUI plugin in the real TUI (tmux, 200x50), the scripted model, real git/cmake/ctest/cppcheck:
@@ -138,7 +139,7 @@ describe("AirCoding in the TUI", () => {
     // The end of the run is a toast, in the new language too. Toasts last 5 s: it is watched for from now on,
     // not after the sidebar (on a loaded machine the sidebar's last redraw can come after the toast is gone).
     await tui.waitFor("运行结束：所有任务均已合并", 600_000, "the end-of-run toast")
-    const done = await tui.waitFor("AirCoding · 已完成", 30_000, "the sidebar to say the run finished")
+    const done = await finishedScreen(tui, dir, "AirCoding · 已完成", catalog("zh-CN")["check.final"], 60_000)
     for (const id of ["T-1", "T-2", "T-3"]) expect(done).toMatch(new RegExp(`${id} 已合并`))
     golden("sidebar-done.zh-CN.txt", sidebar(done))
   }, 900_000)

@@ -6,6 +6,7 @@ import { Proc } from "../process.ts"
 import { isCppFile, isDir } from "./commit.ts"
 import type { Failure, Gate, GateContext, GateOutcome } from "./gate.ts"
 import { BaseFindings } from "./base-findings.ts"
+import { AnalysisResults } from "../results/analysis.ts"
 import { TOOL_MISSING } from "./schema.ts"
 import { Verdict } from "./verdict.ts"
 import type { Finding } from "./schema.ts"
@@ -43,12 +44,19 @@ export const analysisGate = {
 } as const satisfies Gate
 
 async function analyse(ctx: GateContext): Promise<GateOutcome> {
-  const { label } = ctx
   const cppcheck = ctx.rules.analysis.cppcheck
   if (!cppcheck.enabled) return { ran: false, summary: `cppcheck disabled in ${Toolchain.RULES_PATH}` }
   const files = ctx.changed.filter((c) => c.status !== "deleted" && isCppFile(c.path)).map((c) => c.path)
   if (files.length === 0) return { ran: false, summary: "no C/C++ files changed" }
+  // The same files, inputs, base, cppcheck and rules passed before (an earlier gate run, another machine): reused.
+  const config = { args: cppcheck.args, project: cppcheck.project ?? null, failOn: ctx.rules.analysis.failOn }
+  const spec = { tool: "cppcheck", binary: cppcheck.binary, files, base: await BaseFindings.baseCommit(ctx), config, log: ANALYSIS_LOG }
+  return AnalysisResults.reusing(ctx, spec, () => analyseFiles(ctx, files))
+}
 
+async function analyseFiles(ctx: GateContext, files: string[]): Promise<GateOutcome> {
+  const { label } = ctx
+  const cppcheck = ctx.rules.analysis.cppcheck
   const { result, log } = await runCppcheck(ctx, ctx.worktree, files, cppcheck.project)
   if (!result) return { ran: false, summary: "no C/C++ files to analyse" }
   const logPath = await ctx.write(ANALYSIS_LOG, log)

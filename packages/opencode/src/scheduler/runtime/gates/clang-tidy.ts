@@ -4,6 +4,7 @@ import { GateError } from "../errors.ts"
 import { Proc } from "../process.ts"
 import { Toolchain } from "../toolchain/index.ts"
 import { BaseFindings } from "./base-findings.ts"
+import { AnalysisResults } from "../results/analysis.ts"
 import { isCppFile, isDir } from "./commit.ts"
 import type { Gate, GateContext, GateOutcome } from "./gate.ts"
 import { TOOL_MISSING, type Finding } from "./schema.ts"
@@ -45,6 +46,14 @@ async function tidy(ctx: GateContext): Promise<GateOutcome> {
   if (sources.length === 0) return { ran: false, summary: changed.length > 0 ? "no C/C++ source changed (headers are checked through sources)" : "no C/C++ files changed" }
 
   const database = databaseOf(ctx)
+  // The same files, inputs, base, clang-tidy and rules passed before: reused (the project's .clang-tidy is in the tree's key).
+  const config = { args: rules.args, database: database ?? null, enabled: rules.enabled ?? null }
+  const spec = { tool: "clang-tidy", binary: rules.binary, files: changed, base: await BaseFindings.baseCommit(ctx), config, log: CLANG_TIDY_LOG }
+  return AnalysisResults.reusing(ctx, spec, () => tidyFiles(ctx, changed, sources, database))
+}
+
+async function tidyFiles(ctx: GateContext, changed: string[], sources: string[], database: string | undefined): Promise<GateOutcome> {
+  const rules = ctx.rules.analysis.clangTidy
   const { result, log } = await runTidy(ctx, ctx.worktree, sources, database)
   const logPath = await ctx.write(CLANG_TIDY_LOG, log)
 

@@ -23,11 +23,18 @@ export namespace ResultStore {
     source: string
   }
 
+  /** Reads an entry's text for `key`: the entry when it checks out, else why not (each kind of entry has its own). */
+  export type Opener<E> = (text: string, key: string) => { entry?: E; problem?: string }
+
   export interface Store {
     readonly dir: string
     readonly remote?: { where: string; writable: boolean }
     get(key: string, what: string): Promise<Hit | undefined>
+    /** `get` for another kind of entry (an analysis result: analysis.ts), checked by its own `open`. */
+    read<E>(key: string, what: string, open: Opener<E>): Promise<{ entry: E; source: string } | undefined>
     put(body: ResultEntry.Body): Promise<void>
+    /** `put` for an entry already sealed by its own kind (its `key` names the file). */
+    write(entry: { key: string }): Promise<void>
     /** Logs a lookup that found a result and saved `savedMs` (callers know what the reuse saved). */
     saved(key: string, what: string, savedMs: number): Promise<void>
   }
@@ -44,49 +51,52 @@ export namespace ResultStore {
       await mkdir(dir, { recursive: true })
       await appendFile(path.join(dir, LOOKUPS), JSON.stringify({ at: new Date().toISOString(), ...line }) + "\n").catch(() => undefined)
     }
+    const read = async <E>(key: string, what: string, open: Opener<E>): Promise<{ entry: E; source: string } | undefined> => {
+      const file = fileOf(key)
+      const local = await readFile(file, "utf8").catch(() => undefined)
+      if (local !== undefined) {
+        const opened = open(local, key)
+        if (opened.entry) {
+          const now = new Date()
+          await utimes(file, now, now).catch(() => undefined)
+          await log({ key, what, hit: "local" })
+          return { entry: opened.entry, source: "local" }
+        }
+        await rm(file, { force: true })
+        await log({ key, what, problem: opened.problem, source: "local" })
+      }
+      if (backend) {
+        const text = await backend.get(key)
+        const opened = text === undefined ? {} : open(text, key)
+        if (opened.entry) {
+          await keep(fileOf(key), opened.entry)
+          await log({ key, what, hit: backend.where })
+          return { entry: opened.entry, source: backend.where }
+        }
+        if ("problem" in opened) await log({ key, what, problem: opened.problem, source: backend.where })
+      }
+      await log({ key, what, miss: true })
+      return undefined
+    }
+    const write = async (entry: { key: string }): Promise<void> => {
+      await keep(fileOf(entry.key), entry)
+      await evict(dir, limit)
+      if (backend && writable) await backend.put(entry.key, JSON.stringify(entry))
+    }
     return {
       dir,
       ...(backend ? { remote: { where: backend.where, writable } } : {}),
-      async get(key, what) {
-        const file = fileOf(key)
-        const local = await readFile(file, "utf8").catch(() => undefined)
-        if (local !== undefined) {
-          const opened = ResultEntry.open(local, key)
-          if (opened.entry) {
-            const now = new Date()
-            await utimes(file, now, now).catch(() => undefined)
-            await log({ key, what, hit: "local" })
-            return { entry: opened.entry, source: "local" }
-          }
-          await rm(file, { force: true })
-          await log({ key, what, problem: opened.problem, source: "local" })
-        }
-        if (backend) {
-          const text = await backend.get(key)
-          const opened = text === undefined ? {} : ResultEntry.open(text, key)
-          if (opened.entry) {
-            await keep(fileOf(key), opened.entry)
-            await log({ key, what, hit: backend.where })
-            return { entry: opened.entry, source: backend.where }
-          }
-          if ("problem" in opened) await log({ key, what, problem: opened.problem, source: backend.where })
-        }
-        await log({ key, what, miss: true })
-        return undefined
-      },
-      async put(body) {
-        const entry = ResultEntry.seal(body)
-        await keep(fileOf(entry.key), entry)
-        await evict(dir, limit)
-        if (backend && writable) await backend.put(entry.key, JSON.stringify(entry))
-      },
+      get: (key, what) => read(key, what, ResultEntry.open),
+      read,
+      put: (body) => write(ResultEntry.seal(body)),
+      write,
       async saved(key, what, savedMs) {
         await log({ key, what, savedMs })
       },
     }
   }
 
-  async function keep(file: string, entry: ResultEntry.Entry): Promise<void> {
+  async function keep(file: string, entry: unknown): Promise<void> {
     await writeFileAtomic(file, JSON.stringify(entry, null, 2) + "\n", { backup: false })
   }
 
