@@ -64,11 +64,12 @@ export namespace LaunchConfig {
     env.OPENCODE_DISABLE_AUTOUPDATE = "1"
     if (opts.offline) {
       env.OPENCODE_DISABLE_MODELS_FETCH = "1"
-      // The scripted model is the only model offline, and its provider block is in the config: the engine's
+      // The scripted model is the only model offline, and its provider block is in the overlay: the engine's
       // bundled catalogue of every online provider's models is not needed, and building it costs each engine
-      // start about 40% of its CPU (measured: 17 → 10 CPU-s for a one-step `opencode run`). A catalogue the
-      // user points to still wins.
-      env.OPENCODE_MODELS_PATH ??= OFFLINE_MODELS
+      // start about 40% of its CPU (measured: 17 → 10 CPU-s for a one-step `opencode run`). Without a provider
+      // of our own the engine would have no model at all and would not load the agents; a catalogue the user
+      // points to still wins.
+      if (opts.overlay?.provider) env.OPENCODE_MODELS_PATH ??= OFFLINE_MODELS
       env.OPENCODE_DISABLE_LSP_DOWNLOAD = "1"
       env.OPENCODE_DISABLE_SHARE = "1"
     }

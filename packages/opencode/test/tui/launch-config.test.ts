@@ -43,3 +43,13 @@ test("a TUI config that is not JSON is said, not ignored", () => {
   writeFileSync(bad, "{ nope")
   expect(() => LaunchConfig.tuiEnvironment({ ...env, OPENCODE_TUI_CONFIG: bad })).toThrow(/OPENCODE_TUI_CONFIG/)
 })
+
+test("with the scripted model the engine gets the empty models catalogue; without a provider of ours, or with the user's own, it does not", () => {
+  const overlay = { provider: { scripted: { npm: "@ai-sdk/openai-compatible", options: { baseURL: "http://127.0.0.1:1/v1" } } }, model: "scripted/scripted" }
+  const scripted = LaunchConfig.environment({ overlay, offline: true }, {})
+  expect(scripted.OPENCODE_MODELS_PATH).toBe(LaunchConfig.OFFLINE_MODELS)
+  expect(JSON.parse(readFileSync(LaunchConfig.OFFLINE_MODELS, "utf8"))).toEqual({})
+  expect(LaunchConfig.environment({ offline: true }, {}).OPENCODE_MODELS_PATH).toBeUndefined()
+  expect(LaunchConfig.environment({}, {}).OPENCODE_MODELS_PATH).toBeUndefined()
+  expect(LaunchConfig.environment({ overlay, offline: true }, { OPENCODE_MODELS_PATH: "/theirs.json" }).OPENCODE_MODELS_PATH).toBe("/theirs.json")
+})
