@@ -61,6 +61,24 @@ describe("git through the process runner", () => {
       delete process.env.GIT_AUTHOR_NAME
     }
   })
+
+  test("the runtime's git port is bounded: a git that hangs (here a reference-transaction hook) is stopped and rejects", async () => {
+    const { boundedGit } = await import("../../src/scheduler/runtime/ports.ts")
+    const hook = path.join(repo.root, ".git", "hooks", "reference-transaction")
+    await writeFile(hook, "#!/bin/sh\nsleep 30\n", { mode: 0o755 })
+    try {
+      const started = Date.now()
+      const error = await boundedGit(500)(repo.root, ["update-ref", "refs/air/bounded", "HEAD"]).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(GitCommandError)
+      expect((error as GitCommandError).message).toMatch(/stopped after 500 ms/)
+      expect(Date.now() - started).toBeLessThan(15_000)
+    } finally {
+      await rm(hook, { force: true })
+    }
+    // Without the hook the same call goes through.
+    await boundedGit(10_000)(repo.root, ["update-ref", "refs/air/bounded", "HEAD"])
+    expect((await git(repo.root, ["rev-parse", "refs/air/bounded"])).trim()).toBe((await git(repo.root, ["rev-parse", "HEAD"])).trim())
+  })
 })
 
 async function realpathOf(dir: string): Promise<string> {

@@ -87,6 +87,18 @@ export type Ports = {
 
 type Client = PluginInput["client"]
 
+/**
+ * The port's git calls are quick questions and ref updates (rev-parse, log, update-ref): one that hangs — a
+ * lock held by a dead process on a network disk, a hook that waits — must end as an error the caller already
+ * handles, not hold the Scheduler's step for ever.
+ */
+export const PORT_GIT_TIMEOUT_MS = 60_000
+
+/** The git port with a time bound on every call (stopped with its process group, then a GitCommandError). */
+export function boundedGit(timeoutMs: number): GitPort {
+  return (cwd, args) => git(cwd, args, { timeoutMs })
+}
+
 /** The real ports: the engine's sessions, git, the gates, the merge queue, the wall clock. */
 export function realPorts(root: string, client: Client, inbox: Inbox, log: LogPort, onSessionStarted: Ports["onSessionStarted"]): Ports {
   return {
@@ -99,7 +111,7 @@ export function realPorts(root: string, client: Client, inbox: Inbox, log: LogPo
     worktrees: { create: Worktrees.create, remove: Worktrees.remove, pathFor: Worktrees.pathFor, diff: Worktrees.diff, setAside: Worktrees.setAside },
     finalCheck: { run: FinalCheck.run, read: FinalCheck.read, build: FinalCheck.build },
     baseline: { run: Baseline.run },
-    git: (cwd, args) => git(cwd, args),
+    git: boundedGit(PORT_GIT_TIMEOUT_MS),
     fs: { exists: existsSync },
     clock: {
       now: () => Date.now(),
