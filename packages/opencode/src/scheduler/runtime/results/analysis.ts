@@ -5,6 +5,7 @@ import type { GateContext, GateOutcome } from "../gates/gate.ts"
 import { Finding } from "../gates/schema.ts"
 import { Toolchain } from "../toolchain/index.ts"
 import { Results } from "./index.ts"
+import { ResultEntry } from "./entry.ts"
 import { ResultKey } from "./key.ts"
 import { ResultStore } from "./store.ts"
 import { ToolVersions } from "./versions.ts"
@@ -51,24 +52,12 @@ export namespace AnalysisResults {
   export type Entry = z.infer<typeof Entry>
 
   export function seal(body: Body): Entry {
-    const checked = Body.parse(body)
-    return { ...checked, checksum: ResultKey.hash(ResultKey.canonical(checked)) }
+    return ResultEntry.sealed(Body.parse(body))
   }
 
   /** An entry read from a store: its schema, its checksum and the key asked for, as build and test entries. */
   export function open(text: string, key: string): { entry?: Entry; problem?: string } {
-    let json: unknown
-    try {
-      json = JSON.parse(text)
-    } catch {
-      return { problem: "not JSON" }
-    }
-    const parsed = Entry.safeParse(json)
-    if (!parsed.success) return { problem: "not an analysis entry" }
-    const { checksum, ...body } = parsed.data
-    if (ResultKey.hash(ResultKey.canonical(body)) !== checksum) return { problem: "checksum mismatch" }
-    if (body.key !== key) return { problem: `recorded for another key (${body.key.slice(0, 12)})` }
-    return { entry: parsed.data }
+    return ResultEntry.openSealed(text, key, Entry, "an analysis entry")
   }
 
   export interface Spec {

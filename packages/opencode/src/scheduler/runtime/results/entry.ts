@@ -32,27 +32,37 @@ export namespace ResultEntry {
   export type Entry = z.infer<typeof Entry>
 
   export function seal(body: Body): Entry {
-    const checked = Body.parse(body)
+    return sealed(Body.parse(body))
+  }
+
+  /** An entry read from a store, checked as every kind is (`openSealed`), and with no failed test. */
+  export function open(text: string, key: string): { entry?: Entry; problem?: string } {
+    const opened = openSealed(text, key, Entry, "a results entry")
+    if (opened.entry && JUnit.failed(opened.entry.test.tests).length > 0) return { problem: "records a failing test" }
+    return opened
+  }
+
+  /** A checked body with its checksum: how every kind of entry is stored (build and tests here, analysis). */
+  export function sealed<B extends object>(checked: B): B & { checksum: string } {
     return { ...checked, checksum: ResultKey.hash(ResultKey.canonical(checked)) }
   }
 
   /**
-   * An entry read from a store, checked: the schema, the checksum over its body (a torn write, a bit flip,
-   * a hand edit), the key it was asked for, and no failed test. Undefined with the reason otherwise.
+   * An entry of any kind read from a store, checked: JSON, its schema, the checksum over its body (a torn
+   * write, a bit flip, a hand edit) and the key it was asked for. Undefined with the reason otherwise.
    */
-  export function open(text: string, key: string): { entry?: Entry; problem?: string } {
+  export function openSealed<E extends { checksum: string; key: string }>(text: string, key: string, schema: z.ZodType<E>, kind: string): { entry?: E; problem?: string } {
     let json: unknown
     try {
       json = JSON.parse(text)
     } catch {
       return { problem: "not JSON" }
     }
-    const parsed = Entry.safeParse(json)
-    if (!parsed.success) return { problem: "not a results entry" }
+    const parsed = schema.safeParse(json)
+    if (!parsed.success) return { problem: `not ${kind}` }
     const { checksum, ...body } = parsed.data
     if (ResultKey.hash(ResultKey.canonical(body)) !== checksum) return { problem: "checksum mismatch" }
-    if (body.key !== key) return { problem: `recorded for another key (${body.key.slice(0, 12)})` }
-    if (JUnit.failed(body.test.tests).length > 0) return { problem: "records a failing test" }
+    if (parsed.data.key !== key) return { problem: `recorded for another key (${parsed.data.key.slice(0, 12)})` }
     return { entry: parsed.data }
   }
 }
