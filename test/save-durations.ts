@@ -16,7 +16,11 @@ if (!caches.length) {
 const durations: Record<string, number> = {}
 for (const file of caches) {
   const { results } = JSON.parse(readFileSync(file, "utf8")) as { results: [string, { duration?: number }][] }
-  for (const [key, result] of results) if (typeof result.duration === "number") durations[key.slice(key.indexOf(":") + 1)] = Math.round(result.duration)
+  for (const [key, result] of results) {
+    const file = key.slice(key.indexOf(":") + 1)
+    // The cache keeps files since deleted or renamed (and experiments never committed): only files here now.
+    if (typeof result.duration === "number" && existsSync(join(root, file))) durations[file] = Math.round(result.duration)
+  }
 }
 const sorted = Object.fromEntries(Object.entries(durations).sort((a, b) => b[1] - a[1]))
 writeFileSync(LongestFirst.file(root), JSON.stringify(sorted, null, 1) + "\n")

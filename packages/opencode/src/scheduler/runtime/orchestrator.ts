@@ -40,6 +40,11 @@ export type SessionHooks = {
   onSessionStarted(sessionID: string, info: { agent: string; directory: string; worktree?: string; taskId?: string }): void
 }
 
+/** An air_listen in the TUI this soon after the last one is a model looping instead of ending its turn… */
+const LISTEN_REPEAT_MS = 3_000
+/** …and waits this long for news that needs the user before it answers. */
+const LISTEN_REPEAT_WAIT_MS = 10_000
+
 class OrchestratorImpl {
   readonly inbox = new Inbox()
   private store?: Store
@@ -51,6 +56,8 @@ class OrchestratorImpl {
   private readonly interpreter: Interpreter
   /** The TUI: Main is woken with the news instead of waiting in air_listen (see MainWake). */
   private readonly interactive = process.env.AIRCODING_INTERACTIVE === "1"
+  /** When the last air_listen in the TUI answered (see `listen`). */
+  private lastListenAt = 0
   /** The Main session that last used a coordinator tool: the one the user talks to. */
   private mainSession?: string
   readonly wake: MainWake
@@ -229,9 +236,16 @@ class OrchestratorImpl {
   async listen(abort?: AbortSignal): Promise<string> {
     const store = await this.open()
     if (store.state.stage === "idle") return "No run in this project yet. Submit a requirement with air_submit."
+    // The state as the call found it: a run whose tasks are done is "finished" before its final check ends,
+    // and the news of the end (RUN ENDED) comes through the inbox once the check is in.
     const state = store.state
     if (this.interactive) {
-      const items = this.inbox.take()
+      // In the TUI air_listen answers at once and Main ends its turn (news wakes it). A model that calls it
+      // again instead loops on instant answers (measured: a scripted Main made 8 requests a second and kept
+      // the engine at 1.7 cores): a call soon after the last one waits for news that needs the user, a while.
+      const repeat = Date.now() - this.lastListenAt < LISTEN_REPEAT_MS
+      const items = repeat ? await this.inbox.drain(LISTEN_REPEAT_WAIT_MS, abort) : this.inbox.take()
+      this.lastListenAt = Date.now()
       if (state.finished && !items.some((i) => i.startsWith("RUN ENDED"))) items.push(RunReport.endText(this.root, state))
       return [
         ...(items.length ? items : [`No news that needs the user now. ${RunReport.progressLine(state)}`]),
