@@ -99,3 +99,90 @@ describe("analysis results keyed by content", () => {
     expect(await runs()).toBeGreaterThan(again)
   })
 })
+
+/**
+ * The same for clang-tidy (the project's `.clang-tidy`, the real clang-tidy behind a counting wrapper): its
+ * pass is recorded under its own key, the same tree starts no clang-tidy, another check list misses, and new
+ * code with a finding misses and fails.
+ */
+describe("clang-tidy results keyed by content", () => {
+  const TIDY_WRAPPER = ".air/local/clang-tidy-counting.sh"
+  const tidyRules = (checks?: string) => ({
+    schemaVersion: 1,
+    build: [],
+    test: [],
+    analysis: { cppcheck: { enabled: false }, clangTidy: { binary: "clang-tidy", ...(checks ? { args: [`--checks=${checks}`] } : {}) } },
+    cache: { tool: "none" },
+  })
+  let repo: CppRepo
+  const tasks = taskBranches(() => repo, { commit: true })
+  const gates = REGISTRY.filter((g) => ["commit", "diff", "clang-tidy", "evidence"].includes(g.id))
+  let wt: string
+  let counter: string
+  let run = 0
+  const tidy = async (toolchain: ReturnType<typeof tidyRules> = tidyRules()) => {
+    run++
+    const withBinary = { ...toolchain, analysis: { ...toolchain.analysis, clangTidy: { ...toolchain.analysis.clangTidy, binary: path.join(repo.root, TIDY_WRAPPER) } } }
+    const report = await firstGates(repo.root, "T-t", wt, {
+      requires: ["diff"],
+      gates,
+      attempt: run,
+      evidenceDir: path.join(repo.root, ".air", "local", "evidence", "T-t", `attempt-${run}`),
+      toolchain: Toolchain.Rules.parse(withBinary),
+    })
+    return { report, tidy: report.gates.find((g) => g.gate === "clang-tidy")! }
+  }
+  /** clang-tidy's analysis runs so far (its `--version`, asked for the key, is not one). */
+  const runs = async () => (await readFile(counter, "utf8").catch(() => "")).split("\n").filter((line) => line.length > 0 && line !== "--version").length
+
+  beforeAll(async () => {
+    repo = await createCppRepo({ files: { [Toolchain.RULES_PATH]: JSON.stringify(tidyRules()), ".clang-tidy": "Checks: '-*,modernize-use-nullptr'\n" } })
+    const made = await tasks.task("T-t", (ws) => ws.write("src/calc.cpp", `// adds and subtracts\n${CALC_CPP}`))
+    wt = made.wt.path
+    counter = path.join(wt, Toolchain.BUILD_DIR, "clang-tidy-runs.log")
+    await made.ws.write(path.join(Toolchain.BUILD_DIR, "clang-tidy-runs.log"), "")
+    await repo.write(TIDY_WRAPPER, `#!/bin/sh\necho "$*" >> '${counter}' 2>/dev/null\nexec clang-tidy "$@"\n`)
+    await chmod(path.join(repo.root, TIDY_WRAPPER), 0o755)
+  }, 60_000)
+  afterAll(async () => {
+    await repo?.cleanup()
+  })
+
+  test("the same tree reuses clang-tidy's recorded pass: no clang-tidy starts, and the evidence says so", async () => {
+    const first = await tidy()
+    expect(first.report.passed, first.report.message).toBe(true)
+    expect(first.tidy).toMatchObject({ ran: true, passed: true })
+    expect(first.tidy.reused).toBeUndefined()
+    const ran = await runs()
+    expect(ran).toBeGreaterThan(0)
+
+    const second = await tidy()
+    expect(second.report.passed, second.report.message).toBe(true)
+    expect(await runs()).toBe(ran)
+    const commit = (await repo.at(wt).git(["rev-parse", "HEAD"])).trim()
+    expect(second.tidy.reused).toMatchObject({ commit, tests: 0, source: "local" })
+    expect(second.tidy.summary).toMatch(new RegExp(`^reused: same analysed files, clang-tidy and config as ${commit.slice(0, 12)} at .*, key [0-9a-f]{16}`))
+  })
+
+  test("another check list in toolchain.json misses: clang-tidy runs again", async () => {
+    const before = await runs()
+    const other = await tidy(tidyRules("-*,modernize-use-nullptr,bugprone-integer-division"))
+    expect(other.report.passed, other.report.message).toBe(true)
+    expect(other.tidy.reused).toBeUndefined()
+    expect(await runs()).toBeGreaterThan(before)
+  })
+
+  test("new code with a finding misses and fails; the failure is not reused", async () => {
+    await repo.at(wt).write("src/calc.cpp", `${CALC_CPP}\nint* fresh() {\n  int* q = 0;\n  return q;\n}\n`)
+    await repo.at(wt).commitAll("a finding")
+    const before = await runs()
+    const planted = await tidy()
+    expect(planted.report.failedGate).toBe("clang-tidy")
+    expect(planted.tidy.reused).toBeUndefined()
+    expect(planted.report.message).toContain("modernize-use-nullptr")
+    expect(await runs()).toBeGreaterThan(before)
+    const again = await runs()
+    expect((await tidy()).report.failedGate).toBe("clang-tidy")
+    expect(await runs()).toBeGreaterThan(again)
+  })
+})
