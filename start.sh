@@ -28,7 +28,7 @@ Usage: ./start.sh [dir]                 open the OpenCode TUI in dir (default: .
        ./start.sh init [dir]            detect the project's toolchain, run the baseline, write toolchain.json
        ./start.sh demo [--json]         run the whole flow offline on the bundled C++ sample
        ./start.sh test                  run the test suite (what CI runs first; under 15 minutes)
-       ./start.sh soak                  the long checks CI runs after it: kill loops, 30 chaos seeds
+       ./start.sh soak                  the long checks CI runs after it: kill loops, the TUI screens, 30 chaos seeds
        ./start.sh bench [--json]        run the benchmarks
        ./start.sh setup                 only install what is missing
        ./start.sh env                   print the line that puts `aircoding` on PATH in this shell:

@@ -1,7 +1,8 @@
 /**
  * bun run soak [--seeds N] [--parallel K]
  * The long checks CI runs after the suite, each at full length: the store under 300 SIGKILLs, the whole
- * process tree of a run under 8 SIGKILLs with resume, and the chaos property over 30 seeds of both scenarios
+ * process tree of a run under 8 SIGKILLs with resume, the TUI's screens against their goldens (screens.e2e), and
+ * the chaos property over 30 seeds of both scenarios
  * with every fault of the list (bench/chaos.ts). The suite runs the same checks shorter (80 kills, 3 kills;
  * the chaos seeds are here only: about 70 s each). Exits 1 when any of them fails.
  */
@@ -16,6 +17,12 @@ const steps: { what: string; command: string[]; env?: Record<string, string> }[]
     what: "the store and a whole run under SIGKILL (300 and 8 kills)",
     command: [join(root, "node_modules", ".bin", "vitest"), "run", "packages/opencode/test/scheduler/crash.test.ts", "packages/opencode/test/e2e/resume.test.ts"],
     env: { AIR_CRASH_KILLS: "300", AIR_RESUME_KILLS: "8" },
+  },
+  {
+    // One real TUI through every screen at 80×24 and 160×48, en and zh-CN, against the goldens (about 2 minutes).
+    what: "the TUI's screens against their goldens",
+    command: [join(root, "node_modules", ".bin", "vitest"), "run", "packages/opencode/test/tui/screens.e2e.test.ts"],
+    env: { AIR_TUI_SCREENS: "1", CI: "1" },
   },
   { what: `the chaos property (${values.seeds} seeds)`, command: [process.execPath, "packages/opencode/bench/chaos.ts", "--seeds", values.seeds!, "--parallel", values.parallel!] },
 ]
