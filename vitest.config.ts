@@ -2,8 +2,8 @@ import { defineConfig } from "vitest/config"
 import { LongestFirst } from "./test/sequencer.ts"
 
 /**
- * Files that drive whole processes (the engine, the CLI, the TUI): each in a fresh worker, as they change
- * the environment of the process that runs them.
+ * Files that drive whole processes (the engine, the CLI, the TUI) keep a fresh worker each: beside the
+ * processes they start, a worker's imports cost them little, and nothing one leaves behind can reach another.
  */
 const PROCESS_DRIVEN = ["packages/opencode/test/e2e/**", "packages/opencode/test/tui/**", "packages/opencode/test/engine/**", "packages/opencode/test/cli/**"]
 
