@@ -5,7 +5,13 @@ import { LongestFirst } from "./test/sequencer.ts"
  * Files that drive whole processes (the engine, the CLI, the TUI) keep a fresh worker each: beside the
  * processes they start, a worker's imports cost them little, and nothing one leaves behind can reach another.
  */
-const PROCESS_DRIVEN = ["packages/opencode/test/e2e/**", "packages/opencode/test/tui/**", "packages/opencode/test/engine/**", "packages/opencode/test/cli/**"]
+const PROCESS_DRIVEN = [
+  "packages/opencode/test/e2e/**/*.test.ts",
+  "packages/opencode/test/tui/**/*.test.ts",
+  "packages/opencode/test/engine/**/*.test.ts",
+  "packages/opencode/test/cli/**/*.test.ts",
+  "packages/scripted-model/test/opencode-e2e.test.ts",
+]
 
 export default defineConfig({
   test: {
@@ -21,7 +27,7 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: "processes", include: PROCESS_DRIVEN.map((dir) => `${dir}/*.test.ts`) },
+        test: { name: "processes", include: PROCESS_DRIVEN },
       },
       {
         extends: true,

@@ -40,9 +40,7 @@ export type SessionHooks = {
   onSessionStarted(sessionID: string, info: { agent: string; directory: string; worktree?: string; taskId?: string }): void
 }
 
-/** An air_listen in the TUI this soon after the last one is a model looping instead of ending its turn… */
-const LISTEN_REPEAT_MS = 3_000
-/** …and waits this long for news that needs the user before it answers. */
+/** How long a second air_listen in one turn of Main's, in the TUI, waits for news that needs the user. */
 const LISTEN_REPEAT_WAIT_MS = 10_000
 
 class OrchestratorImpl {
@@ -56,8 +54,8 @@ class OrchestratorImpl {
   private readonly interpreter: Interpreter
   /** The TUI: Main is woken with the news instead of waiting in air_listen (see MainWake). */
   private readonly interactive = process.env.AIRCODING_INTERACTIVE === "1"
-  /** When the last air_listen in the TUI answered (see `listen`). */
-  private lastListenAt = 0
+  /** In the TUI: air_listen already answered in Main's current turn (see `listen`); its turn's end clears it. */
+  private listenedThisTurn = false
   /** The Main session that last used a coordinator tool: the one the user talks to. */
   private mainSession?: string
   readonly wake: MainWake
@@ -85,9 +83,16 @@ class OrchestratorImpl {
     if (this.interactive) this.inbox.onAttention = () => this.wake.poke()
   }
 
+  /** A session started or ended a turn (the engine's session.status and session.idle events). */
+  sessionStatus(sessionID: string, busy: boolean): void {
+    if (!busy && sessionID === this.mainSession) this.listenedThisTurn = false
+    this.wake.status(sessionID, busy)
+  }
+
   /** Main's session, as the tools see it (the TUI may open a new one at any time). */
   noteMain(sessionID: string | undefined): void {
     if (!sessionID) return
+    if (sessionID !== this.mainSession) this.listenedThisTurn = false
     this.mainSession = sessionID
     this.wake.status(sessionID, true)
   }
@@ -240,12 +245,11 @@ class OrchestratorImpl {
     // and the news of the end (RUN ENDED) comes through the inbox once the check is in.
     const state = store.state
     if (this.interactive) {
-      // In the TUI air_listen answers at once and Main ends its turn (news wakes it). A model that calls it
-      // again instead loops on instant answers (measured: a scripted Main made 8 requests a second and kept
-      // the engine at 1.7 cores): a call soon after the last one waits for news that needs the user, a while.
-      const repeat = Date.now() - this.lastListenAt < LISTEN_REPEAT_MS
-      const items = repeat ? await this.inbox.drain(LISTEN_REPEAT_WAIT_MS, abort) : this.inbox.take()
-      this.lastListenAt = Date.now()
+      // In the TUI air_listen answers at once and Main ends its turn (news wakes it in a new one). A model that
+      // calls it again in the same turn loops on instant answers (measured: a scripted Main made 8 requests a
+      // second and kept the engine at 1.7 cores): that call waits, bounded, for news that needs the user.
+      const items = this.listenedThisTurn ? await this.inbox.drain(LISTEN_REPEAT_WAIT_MS, abort) : this.inbox.take()
+      this.listenedThisTurn = true
       if (state.finished && !items.some((i) => i.startsWith("RUN ENDED"))) items.push(RunReport.endText(this.root, state))
       return [
         ...(items.length ? items : [`No news that needs the user now. ${RunReport.progressLine(state)}`]),
@@ -531,8 +535,8 @@ export namespace Orchestrators {
     const o = byRoot.get(projectRoot(directory))
     const sessionID = event.properties?.sessionID
     if (!o || typeof sessionID !== "string") return
-    if (event.type === "session.idle") o.wake.status(sessionID, false)
-    else if (event.type === "session.status") o.wake.status(sessionID, event.properties?.status?.type !== "idle")
+    if (event.type === "session.idle") o.sessionStatus(sessionID, false)
+    else if (event.type === "session.status") o.sessionStatus(sessionID, event.properties?.status?.type !== "idle")
   }
 
   export function forSession(sessionID: string): OrchestratorImpl | undefined {
