@@ -5,7 +5,7 @@ import type { Question, SchedulerState } from "../scheduler/core/state"
 import { FinalCheck } from "../scheduler/runtime/integration/final-check"
 import { Usage } from "../scheduler/runtime/sessions/usage"
 import { Budget } from "../scheduler/runtime/sessions/budget"
-import { runWord, type RunWord } from "./run-status"
+import { headlessEnd, runWord, type RunWord } from "./run-status"
 import { list, t, tOr, type Lang } from "./words"
 import { DeployLines } from "./deploy-lines"
 import { durationText } from "./duration"
@@ -110,6 +110,19 @@ export namespace RunReport {
   function finalLine(lang: Lang, final: FinalCheck.Result, path: string): string {
     if (!final.passed) return t(lang, "end.final.failed", { path })
     return final.reused ? t(lang, "end.final.reused", { saved: durationText(final.reused.savedMs) }) : t(lang, "end.final.passed")
+  }
+
+  /**
+   * The end's news for an air_listen answer, unless the inbox already carries it. Only once the final check
+   * is recorded: a run is "finished" when its last task merges, before the check of the integration branch
+   * ends, and an end told then would lack the check's verdict (and a failing check would make "done" a lie).
+   * The interpreter pushes RUN ENDED when the check is in.
+   */
+  export function endNews(root: string, state: SchedulerState, items: readonly string[]): string[] {
+    if (items.some((i) => i.startsWith("RUN ENDED"))) return []
+    if (state.finished && headlessEnd(state) !== "ended")
+      return ["Every task has ended; the final check of the integration branch is running. Its verdict comes as RUN ENDED: do not tell the user the run is over before it."]
+    return headlessEnd(state) === "ended" ? [endText(root, state)] : []
   }
 
   /**

@@ -241,8 +241,8 @@ class OrchestratorImpl {
   async listen(abort?: AbortSignal): Promise<string> {
     const store = await this.open()
     if (store.state.stage === "idle") return "No run in this project yet. Submit a requirement with air_submit."
-    // The state as the call found it: a run whose tasks are done is "finished" before its final check ends,
-    // and the news of the end (RUN ENDED) comes through the inbox once the check is in.
+    // The state as the call found it: a run whose tasks are done is "finished" before its final check ends;
+    // the news of the end (RUN ENDED) is told only once the check is in (RunReport.endNews).
     const state = store.state
     if (this.interactive) {
       // In the TUI air_listen answers at once and Main ends its turn (news wakes it in a new one). A model that
@@ -250,7 +250,7 @@ class OrchestratorImpl {
       // second and kept the engine at 1.7 cores): that call waits, bounded, for news that needs the user.
       const items = this.listenedThisTurn ? await this.inbox.drain(LISTEN_REPEAT_WAIT_MS, abort) : this.inbox.take()
       this.listenedThisTurn = true
-      if (state.finished && !items.some((i) => i.startsWith("RUN ENDED"))) items.push(RunReport.endText(this.root, state))
+      items.push(...RunReport.endNews(this.root, state, items))
       return [
         ...(items.length ? items : [`No news that needs the user now. ${RunReport.progressLine(state)}`]),
         "End your turn now: AirCoding writes to you in this chat when the run needs the user, and the user can type at any time.",
@@ -258,7 +258,7 @@ class OrchestratorImpl {
     }
     const items = await this.inbox.drain(this.settings.listenMs, abort)
     const parts = items.length ? items : [`No news yet. ${RunReport.progressLine(state)}`]
-    if (state.finished && !items.some((i) => i.startsWith("RUN ENDED"))) parts.push(RunReport.endText(this.root, state))
+    parts.push(...RunReport.endNews(this.root, state, items))
     return parts.join("\n\n")
   }
 
