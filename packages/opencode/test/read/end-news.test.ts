@@ -21,7 +21,7 @@ describe("RunReport.endNews: the end is told once, with its final check", () => 
     expect(news.join("\n")).toMatch(/final check of the integration branch is running/)
   })
 
-  test("final check failed: the end says so", () => {
+  test("final check recorded (failed): RUN ENDED, the end text, at once", () => {
     const checked = apply(finished, { type: "finalCheck.done", status: "failed", message: "integration branch FAILS: ctest exited 8" }).state
     const news = RunReport.endNews(ROOT, checked, [])
     expect(news).toHaveLength(1)

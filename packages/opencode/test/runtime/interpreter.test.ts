@@ -220,6 +220,23 @@ describe("interpreter: the end of a run", () => {
     await w.interpreter.finish()
     expect(w.accepted.at(-1)).toMatchObject({ type: "finalCheck.done", status: "errored" })
   })
+
+  it("a finish that throws is recorded as an errored check, and the end is still told, waking Main", async () => {
+    const w = world(passFinalReview(complete(started(graphOf(task("T-1"))).state, "T-1").state).state)
+    // air_listen said "the final check is running" and Main sleeps: only the end's own news may wake it.
+    let woken = 0
+    w.inbox.onAttention = () => woken++
+    w.ports.log.opened = async () => {
+      throw Object.assign(new Error("ENOSPC: no space left on device, read"), { code: "ENOSPC" })
+    }
+    const [finish] = w.take("finish")
+    w.interpreter.execute(finish!)
+    await vi.waitFor(() => expect(w.state.finalCheck?.status).toBe("errored"))
+    await vi.waitFor(() => expect(woken).toBe(1))
+    const news = w.inbox.take()
+    expect(news[0]).toMatch(/Scheduler error while carrying out finish .*ENOSPC/)
+    expect(news.filter((n) => n.startsWith("RUN ENDED"))).toHaveLength(1)
+  })
 })
 
 describe("clock: deadlines live in the state", () => {

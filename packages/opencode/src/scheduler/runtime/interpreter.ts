@@ -5,6 +5,7 @@ import { commandFailure } from "../core/command-failure"
 import { Adrs } from "./adrs"
 import { ContextPack } from "./sessions/context-pack"
 import { RunReport } from "../../read/run-report"
+import { headlessEnd } from "../../read/run-status"
 import type { TaskRuntime } from "../core/state"
 import type { WorkerRole } from "../core/vocabulary"
 import type { TaskNode } from "../core/task.schema"
@@ -53,6 +54,10 @@ export class Interpreter {
         const event = commandFailure(cmd, message)
         const applied = event ? await this.ports.log.apply(event).catch(() => undefined) : undefined
         this.ports.inbox.push(applied?.ok ? `${message}; recorded as ${event!.type}` : message)
+        // air_listen tells the end only once the final check is recorded, and Main sleeps until then: a finish
+        // that failed (its check recorded as errored) still ends the run in words, and wakes Main.
+        const state = this.ports.log.state()
+        if (cmd.type === "finish" && applied?.ok && state && headlessEnd(state) === "ended") this.ports.inbox.push(RunReport.endText(this.ports.root, state), true)
       })
       .finally(() => this.inFlight.delete(cmd.id))
   }
