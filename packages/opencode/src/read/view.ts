@@ -89,7 +89,7 @@ export namespace RunView {
     questions: { questionId: string; taskId: string | null; text: string }[]
     /** Per deploy target of a deployable run (absent when it deployed nothing). */
     deploy?: DeployLines.Target[]
-    /** Model calls waiting for a retry or a rate-limit pause, and when the next attempt is (from the log's retry/limit events, when it has any). */
+    /** Model calls waiting for the engine's retry (`model.retrying`) or the run's rate-limit pause (`rate.limited`), and when the next attempt is. */
     retries?: Retry[]
     /** Set when the run's baseline or its final check reused a recorded result instead of building and testing. */
     reusedChecks?: CheckReuse.Checks
@@ -190,36 +190,29 @@ export namespace RunView {
     }
   }
 
-  const RETRY_TYPE = /retry|rate|limit|throttl/i
-  const NEXT_FIELDS = ["nextAt", "next", "until", "retryAt", "resumeAt", "resumesAt"]
-
   /**
-   * Retries and rate-limit pauses still in the future: read from whatever events of the log name one (a type
-   * with retry/rate/limit in it and a time field such as `until` or `nextAt`), the latest per task (or run).
-   * A log without such events gives none: the views then show nothing rather than guess.
+   * Waits for the model provider still in the future: the run's rate-limit pause (`rate.limited`, until
+   * `rate.eased` ends it) and each session's engine retry (`model.retrying`), the latest per task, or per
+   * role for a session of no task (the Architect's). Any later event of a task (a report, a dispatch, gates)
+   * ends that task's wait; so does the time of the next attempt passing.
    */
   function retries(entries: readonly RunData.Entry[], nowMs: number | null): Retry[] {
     const latest = new Map<string, Retry | null>()
-    for (const { event, refused } of entries) {
+    for (const { event: e, refused } of entries) {
       if (refused) continue
-      const e = event as unknown as Record<string, unknown>
-      const key = typeof e.taskId === "string" ? e.taskId : "run"
-      if (!RETRY_TYPE.test(String(e.type))) {
-        // Work that moved on (a report, a dispatch, gates) ends a wait for that task.
-        if (key !== "run" && latest.has(key)) latest.set(key, null)
-        continue
-      }
-      const field = NEXT_FIELDS.find((f) => typeof e[f] === "string" && !Number.isNaN(Date.parse(e[f] as string)))
-      latest.set(key, field ? { type: String(e.type), taskId: key === "run" ? null : key, role: typeof e.role === "string" ? e.role : null, nextAt: e[field] as string } : null)
+      if (e.type === "rate.limited") latest.set("run", { type: e.type, taskId: null, role: null, nextAt: e.until })
+      else if (e.type === "rate.eased") latest.set("run", null)
+      else if (e.type === "model.retrying") latest.set(e.taskId ?? `role:${e.role}`, { type: e.type, taskId: e.taskId ?? null, role: e.role, nextAt: e.nextAt })
+      else if ("taskId" in e && typeof e.taskId === "string" && latest.has(e.taskId)) latest.set(e.taskId, null)
     }
     return [...latest.values()].filter((r): r is Retry => r !== null && (nowMs === null || Date.parse(r.nextAt) > nowMs))
   }
 
-  /** "T-2: the executor's model call retries at 10:04:05" / "model calls paused until 10:04:05". */
+  /** "T-2: the executor's model call retries at 10:04:05", "the architect's model call retries at …", "model calls paused until …". */
   export function retryText(lang: Lang, r: Retry): string {
-    return r.taskId
-      ? t(lang, "run.retry.task", { id: r.taskId, role: roleLabel(lang, r.role ?? "worker"), at: clock(r.nextAt) })
-      : t(lang, "run.retry.run", { at: clock(r.nextAt) })
+    if (r.taskId) return t(lang, "run.retry.task", { id: r.taskId, role: roleLabel(lang, r.role ?? "worker"), at: clock(r.nextAt) })
+    if (r.role) return t(lang, "run.retry.role", { role: roleLabel(lang, r.role), at: clock(r.nextAt) })
+    return t(lang, "run.retry.run", { at: clock(r.nextAt) })
   }
 
   /** A summary from RunReport has no sessions, times or gates: those columns stay empty. */
@@ -689,6 +682,8 @@ export namespace RunView {
         return L("ev.run.paused")
       case "run.resumed":
         return L("ev.run.resumed")
+      case "model.retrying":
+        return L("ev.model.retrying", { role: roleLabel(lang, e.role), attempt: e.attempt, at: clock(e.nextAt), message: oneLine(e.message, 100) })
       case "adr.recorded":
       case "adr.edited":
         return L(`ev.${e.type}`, { adr: e.adr })

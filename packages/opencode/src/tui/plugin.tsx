@@ -22,8 +22,9 @@ import { parsePlanAnswer } from "../scheduler/core/answer"
  */
 const POLL_MS = 1000
 
+/** The sidebar's view; a run at work is seen at the wall clock's time, so a retry whose time has passed is gone. */
 function runView(root: string, follower: RunData.Follower): RunView.Status {
-  return readStatus(root, follower.state, follower.entries)
+  return readStatus(root, follower.state, follower.entries, follower.state.finished ? undefined : new Date().toISOString())
 }
 
 const tui: TuiPlugin = async (api) => {
@@ -192,7 +193,7 @@ const tui: TuiPlugin = async (api) => {
       if (langNow !== lang) {
         lang = langNow
         setView(runView(root, follower))
-      } else if (state.tasks.some((rt) => rt.status === "gating")) setView(runView(root, follower)) // a running gate's progress moves without events
+      } else if (state.tasks.some((rt) => rt.status === "gating") || view().retries?.length) setView(runView(root, follower)) // a gate's progress and a retry's time move without events
       return
     }
     const prev = state

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest"
-import { rateLimitedSessions } from "../../src/scheduler/runtime/ports"
+import { rateLimitedSessions, retryingEvent, type RetryNotice } from "../../src/scheduler/runtime/ports"
+import { initialState, newTaskRuntime } from "../../src/scheduler/core/state"
 import { RateLimiter } from "../../src/scheduler/runtime/sessions/rate-limiter"
 import { ChildSessions } from "../../src/scheduler/runtime/sessions/sessions"
 
@@ -86,5 +87,37 @@ describe("the engine's retries reach the run's limiter", () => {
     expect(ChildSessions.stalled(15_000, now + 40_000, 0)).toEqual([])
     expect(ChildSessions.stalled(15_000, now + 46_000, 0)).toEqual([id])
     ChildSessions.release(id)
+  })
+
+  test("a retry the engine keeps in silence is told (with the session's agent); a 429 is the limiter's pause instead", async () => {
+    const c = clock()
+    const { client } = fakeClient()
+    const limiter = new RateLimiter({ concurrency: 4, maxAttempts: 6, maxMs: 600_000, clock: c })
+    const notices: RetryNotice[] = []
+    const sessions = rateLimitedSessions(client, () => limiter, (n) => notices.push(n))
+    const id = await sessions.create({ agent: "debugger", directory: "/w/f", title: "f" }, () => {})
+    ChildSessions.observe(retry(id, 1, "Service Unavailable", c.now() + 8_000), c.now())
+    ChildSessions.observe(retry(id, 2, "Rate limit reached for requests", c.now() + 2_000), c.now())
+    expect(notices).toEqual([{ sessionId: id, agent: "debugger", status: { attempt: 1, message: "Service Unavailable", next: c.now() + 8_000 } }])
+    ChildSessions.release(id)
+  })
+})
+
+describe("model.retrying", () => {
+  const notice = (sessionId: string): RetryNotice => ({ sessionId, agent: "reviewer", status: { attempt: 2, message: "Bad gateway\n<html>…</html>", next: Date.parse("2026-12-01T10:00:08.000Z") } })
+
+  test("names the task whose worker or reviewer the session is, in one line, at the engine's next time", () => {
+    const state = { ...initialState(), tasks: [{ ...newTaskRuntime("T-1", 0), sessionId: "ses-w", reviewSessionId: "ses-r" }] }
+    expect(retryingEvent(notice("ses-r"), state)).toEqual({
+      type: "model.retrying",
+      sessionId: "ses-r",
+      role: "reviewer",
+      taskId: "T-1",
+      attempt: 2,
+      nextAt: "2026-12-01T10:00:08.000Z",
+      message: "Bad gateway <html>…</html>",
+    })
+    // A session of no task (the Architect's plan): no task is named.
+    expect(retryingEvent(notice("ses-plan"), state)).not.toHaveProperty("taskId")
   })
 })

@@ -22,6 +22,7 @@ function show(command: Command): string {
 const four = graphOf(task("A", { writeSet: [{ path: "a.cpp", action: "create" }] }), task("B", { writeSet: [{ path: "b.cpp", action: "create" }] }), task("C", { writeSet: [{ path: "c.cpp", action: "create" }] }), task("D", { writeSet: [{ path: "d.cpp", action: "create" }] }), task("E", { writeSet: [{ path: "e.cpp", action: "create" }] }))
 const limited = (cap: number, until = "2026-01-01T00:00:02.000Z"): EventInput => ({ type: "rate.limited", until, cap, sessionId: "s-A-1", message: "Rate limit reached" })
 const eased = (cap: number): EventInput => ({ type: "rate.eased", cap })
+const retrying: EventInput = { type: "model.retrying", sessionId: "s-A-1", role: "executor", taskId: "A", attempt: 1, nextAt: "2026-01-01T00:00:08.000Z", message: "Service Unavailable" }
 
 const s = {
   /** A, B, C, D at work; E ready. */
@@ -87,6 +88,14 @@ const rows: TableRow[] = [
     commands: [],
     check: (st) => expect(st.rateLimit).toBeNull(),
   },
+  {
+    rule: "the engine's retry of a session's call is for the views: the run goes on as it was",
+    given: s.running,
+    event: retrying,
+    statuses: { A: "running", E: "pending" },
+    commands: [],
+    check: (st) => expect({ rateLimit: st.rateLimit, active: st.active }).toEqual({ rateLimit: null, active: ["A", "B", "C", "D"] }),
+  },
 ]
 
 describe("provider rate limit: every rule", () => {
@@ -96,6 +105,7 @@ describe("provider rate limit: every rule", () => {
 const refusals: { rule: string; given: () => SchedulerState; event: EventInput; reason: RegExp }[] = [
   { rule: "a rate limit before any run", given: initialState, event: limited(1), reason: /no run has started/ },
   { rule: "a step up with no rate limit in force", given: s.running, event: eased(2), reason: /no rate limit/ },
+  { rule: "a retry before any run", given: initialState, event: retrying, reason: /no run has started/ },
 ]
 
 describe("provider rate limit: refusals change nothing", () => {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Paths } from "../../src/engine"
 import { aircodingBin, bunBinary, makeSandbox, type Sandbox } from "../support/sandbox"
 import { writeScenario } from "../support/engine"
-import { dialog, finishedScreen, sidebar, TuiDriver } from "../support/tui"
+import { columnOf, columns, dialog, finishedScreen, sidebar, TuiDriver } from "../support/tui"
 import { golden } from "./golden"
 import { catalog } from "../../src/read/words"
 
@@ -19,7 +19,10 @@ let dir: string
 let tui: TuiDriver
 let modelLog: string
 
-/** The demo scenario, with an Architect that keeps its session until the user confirms (it asks again every 1.5 s). */
+/**
+ * The demo scenario, with an Architect that keeps its session until the user confirms (it asks again every
+ * 1.5 s), and one provider error on the first executor call.
+ */
 function scenario(): Record<string, unknown> {
   const demo = JSON.parse(readFileSync(join(Paths.scenarios, "demo.json"), "utf8"))
   const architect = demo.scripts.find((s: { name: string }) => s.name === "architect")
@@ -32,7 +35,8 @@ function scenario(): Record<string, unknown> {
     // The runtime may prompt the Architect once more with the confirmation; nothing is left to do.
     { text: "The task graph is already written." },
   ]
-  return { ...demo, name: "tui" }
+  // The first executor call meets a 503 the engine retries after the provider's advised 10 s: the sidebar says so.
+  return { ...demo, name: "tui", inject: [{ status: 503, agent: "executor", times: 1, retryAfter: "10" }] }
 }
 
 type Request = { agent: string; seq: number; lastUser?: string; reply?: { tools?: string[] } }
@@ -43,6 +47,22 @@ type Request = { agent: string; seq: number; lastUser?: string; reply?: { tools?
 const mainRequestsFor = (tool: string, command: string): Request[] =>
   requests().filter((r) => r.agent === "main" && (r.reply?.tools?.includes(tool) || (r.lastUser ?? "").includes(command)))
 
+/**
+ * The sidebar's words in one line. The renderer starts a wrapped line's continuation a column or two left of
+ * the sidebar's edge, so the rows are read from a little before it.
+ */
+function sidebarWords(screen: string): string {
+  const lines = screen.split("\n")
+  const from = lines.findIndex((l) => l.includes("AirCoding · "))
+  if (from < 0) return ""
+  const col = Math.max(0, columnOf(lines[from]!, lines[from]!.indexOf("AirCoding · ")) - 4)
+  return lines
+    .slice(from)
+    .map((l) => columns(l, col).replace(/^[\s┃│]+/, ""))
+    .join(" ")
+    .replace(/\s+/g, " ")
+}
+
 const requests = (): Request[] =>
   existsSync(modelLog)
     ? readFileSync(modelLog, "utf8")
@@ -52,7 +72,7 @@ const requests = (): Request[] =>
         .map((l) => JSON.parse(l))
     : []
 
-const events = (): { type: string }[] => {
+const events = (): ({ type: string } & Record<string, unknown>)[] => {
   const file = join(dir, ".air", "local", "state", "events.jsonl")
   return existsSync(file) ? readFileSync(file, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []
 }
@@ -118,6 +138,14 @@ describe("AirCoding in the TUI", () => {
     await tui.waitFor(() => events().some((e) => e.type === "plan.confirmed"), 30_000, "plan.confirmed in the log")
     // The confirmation went to the Scheduler in code: Main made no request to relay it.
     expect(mainRequestsFor("air_confirm", "/air-answer")).toEqual([])
+    // The engine waits to retry the executor's call: the sidebar names the task and the time of the next attempt,
+    // and says nothing of it once that time has passed.
+    const retryLine = /(T-[12]): the executor's model call retries at (\d\d:\d\d:\d\d)/
+    const retrying = sidebarWords(await tui.waitFor((s) => retryLine.test(sidebarWords(s)), 300_000, "the executor's retry in the sidebar"))
+    const retry = events().find((e) => e.type === "model.retrying") as { taskId?: string; nextAt: string; attempt: number } | undefined
+    expect(retry).toMatchObject({ taskId: retrying.match(retryLine)![1], attempt: 1 })
+    expect(retry!.nextAt.slice(11, 19)).toBe(retrying.match(retryLine)![2])
+    await tui.waitFor((s) => !/model call retries at/.test(sidebarWords(s)), 60_000, "the retry line to go once its time passed")
     const running = await tui.waitFor(/T-3 +pending/, 180_000, "the task graph in the sidebar")
     expect(running).toMatch(/T-1 /)
     // T-3 waits for T-1 and T-2: time enough to pause and resume before it could start.

@@ -178,17 +178,31 @@ describe("retries and rate-limit pauses", () => {
     const at = s.lastAt!
     const later = new Date(Date.parse(at) + 30_000).toISOString()
     const taskId = s.tasks[0]!.id
+    // The events as the runtime writes them (ports.ts: runLimiter and retryingEvent).
     const entries = [
-      { event: { type: "limiter.paused", at, seq: 1, until: later } },
-      { event: { type: "session.retrying", at, seq: 2, taskId, role: "executor", nextAt: later } },
+      { event: { type: "rate.limited", at, seq: 1, until: later, cap: 1, sessionId: "ses-a", message: "Rate limit reached" } },
+      { event: { type: "model.retrying", at, seq: 2, sessionId: "ses-b", role: "executor", taskId, attempt: 1, nextAt: later, message: "Overloaded" } },
+      { event: { type: "model.retrying", at, seq: 3, sessionId: "ses-c", role: "architect", attempt: 2, nextAt: later, message: "Bad gateway" } },
     ] as unknown as RunData.Entry[]
     const view = RunView.build({ state: s, entries, now: at })
-    const side = TuiView.sidebar(view, "en")
     const clock = later.slice(11, 19)
-    expect(side.waiting.map((w) => w.text)).toEqual(expect.arrayContaining([`model calls paused until ${clock} (rate limit)`, `${taskId}: the executor's model call retries at ${clock}`]))
-    // The task reported (work moved on) and the pause is over: nothing is said any more.
-    const moved = [...entries, { event: { type: "worker.reported", at, seq: 3, taskId } }] as unknown as RunData.Entry[]
+    expect(TuiView.sidebar(view, "en").waiting.map((w) => w.text)).toEqual(
+      expect.arrayContaining([`model calls paused until ${clock} (rate limit)`, `${taskId}: the executor's model call retries at ${clock}`, `the architect's model call retries at ${clock}`]),
+    )
+    expect(TuiView.sidebar(view, "zh-CN").waiting.map((w) => w.text)).toEqual(expect.arrayContaining([`${taskId}：执行者的模型请求将于 ${clock} 重试`, `架构师的模型请求将于 ${clock} 重试`]))
+    expect(RunView.render(view, "en")).toContain(`- ${taskId}: the executor's model call retries at ${clock}`)
+    // The task reported (work moved on), the rate limit eased: only the Architect's retry is left, until its time passes.
+    const moved = [
+      ...entries,
+      { event: { type: "worker.reported", at, seq: 4, taskId } },
+      { event: { type: "rate.eased", at, seq: 5, cap: 2 } },
+    ] as unknown as RunData.Entry[]
+    expect(RunView.build({ state: s, entries: moved, now: at }).retries?.map((r) => r.role)).toEqual(["architect"])
     expect(RunView.build({ state: s, entries: moved, now: new Date(Date.parse(later) + 1000).toISOString() }).retries).toEqual([])
-    expect(RunView.build({ state: s, entries: moved, now: at }).retries?.map((r) => r.taskId)).toEqual([null])
+  })
+
+  test("the event line says the attempt, the provider's words and the time of the next one", () => {
+    const entry = { event: { type: "model.retrying", at: "2026-12-01T10:00:00.000Z", seq: 9, sessionId: "ses-b", role: "debugger", taskId: "T-2", attempt: 3, nextAt: "2026-12-01T10:00:08.000Z", message: "Service Unavailable" } } as unknown as RunData.Entry
+    expect(RunView.describe(entry, "en")).toBe("the debugger's model call failed (attempt 3: Service Unavailable); the engine tries again at 10:00:08")
   })
 })

@@ -140,9 +140,9 @@ export const Event = z.discriminatedUnion("type", [
   event("consult.unanswered", { taskId, by: z.enum(CONSULTANTS), reason: z.string() }),
   event("question.answered", { questionId: z.string().min(1), answer: z.string() }),
   event("budget.spent", { taskId: taskId.optional(), kind: z.enum(BUDGET_KINDS) }),
-  /** A worker's or reviewer's session ended in an error (or without its report, twice): `cause` says which. */
   /** A worker's or reviewer's session ended its turn without its report and was told to call it (once per session). */
   event("session.nudged", { taskId, sessionId: z.string().min(1) }),
+  /** A worker's or reviewer's session ended in an error (or without its report, twice): `cause` says which. */
   event("session.errored", { taskId, sessionId: z.string().min(1), cause: z.string(), fault: ProviderFault.optional() }),
   /** The final build and tests of the integration branch, run when the run finished (done or blocked). */
   event("finalCheck.done", { status: z.enum(FINAL_CHECK_STATUSES), message: z.string() }),
@@ -189,10 +189,6 @@ export const Event = z.discriminatedUnion("type", [
    * its tests (though the task passed alone). Nothing landed; `evidencePath` is the failing command's log.
    */
   event("merge.rejected", { taskId, message: z.string(), evidencePath: z.string() }),
-  /**
-   * A batch of tasks merged together failed its build or tests: nothing landed, and no task is blamed yet.
-   * The Scheduler splits the batch and tries the halves (bisection) until the failure has one task to go to.
-   */
   /** The batch stopped before this task's outcome (its merge was blocked on another task's account): nothing of it landed. */
   event("merge.deferred", { taskId }),
   /**
@@ -201,6 +197,10 @@ export const Event = z.discriminatedUnion("type", [
    * session up to MAX_FRESH_SESSIONS, then one question to the user.
    */
   event("step.failed", { step: z.enum(STEPS), outcome: z.enum(FAILED_OUTCOMES), message: z.string(), fault: ProviderFault.optional(), phase: z.number().int().min(1).optional() }),
+  /**
+   * A batch of tasks merged together failed its build or tests: nothing landed, and no task is blamed yet.
+   * The Scheduler splits the batch and tries the halves (bisection) until the failure has one task to go to.
+   */
   event("merge.batch-rejected", { taskIds: z.array(z.string().min(1)).min(2), message: z.string(), evidencePath: z.string() }),
   /**
    * The provider refused a session's call with a 429: the run's one rate limiter holds every new model call
@@ -209,6 +209,20 @@ export const Event = z.discriminatedUnion("type", [
   event("rate.limited", { until: z.string().min(1), cap: z.number().int().min(1), sessionId: z.string().min(1), message: z.string() }),
   /** Calls succeed again after a rate limit: `cap` tasks may work (one step up; the configured concurrency ends the limit). */
   event("rate.eased", { cap: z.number().int().min(1) }),
+  /**
+   * The engine waits to retry a session's model call that failed in a way waiting may cure (a 5xx, overloaded,
+   * a cut stream): the attempt, when the next one goes (its own backoff or the provider's retry-after) and the
+   * provider's message in one line. Nothing changes in the run; the views say it until `nextAt`. A 429 is
+   * rate.limited instead: it pauses the whole run.
+   */
+  event("model.retrying", {
+    sessionId: z.string().min(1),
+    role: z.string().min(1),
+    taskId: taskId.optional(),
+    attempt: z.number().int().min(1),
+    nextAt: z.string().min(1),
+    message: z.string(),
+  }),
   /** A deploy of one target began, for this merged commit (recorded before anything reaches the target). */
   event("deploy.started", { target: z.string().min(1), n: z.number().int().min(1), commit: z.string().min(1) }),
   /** Every artefact's SHA-256 on the target matched the local build, the service is active, the smoke test passed. */

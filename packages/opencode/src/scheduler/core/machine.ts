@@ -644,6 +644,9 @@ const RULES: { [T in EventType]: Handler<T> } = {
     return undefined
   },
 
+  // Told to the views only: the engine's own retry is under way, and the inactivity clock already counts from it.
+  "model.retrying": (d) => (d.s.runId === null ? "no run has started; a retry concerns nothing" : undefined),
+
   "rate.eased": (d, e) => {
     if (!d.s.rateLimit || !d.s.config) return "no rate limit is in force"
     d.s.rateLimit = e.cap >= d.s.config.concurrency ? null : { ...d.s.rateLimit, cap: e.cap }

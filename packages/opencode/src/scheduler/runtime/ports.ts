@@ -11,7 +11,7 @@ import { FinalCheck } from "./integration/final-check"
 import { Baseline } from "./integration/baseline"
 import { git } from "./git/git"
 import { Settings } from "./settings"
-import { RateLimiter } from "./sessions/rate-limiter"
+import { oneLine, RateLimiter, retryClass, type RetryStatus } from "./sessions/rate-limiter"
 
 /** An event before the runtime stamps its time. */
 export type EventInput = Event extends infer E ? (E extends Event ? Omit<E, "at"> & { at?: string } : never) : never
@@ -105,7 +105,10 @@ export function realPorts(root: string, client: Client, inbox: Inbox, log: LogPo
     root,
     inbox,
     log,
-    sessions: rateLimitedSessions(client, runLimiter(root, log)),
+    sessions: rateLimitedSessions(client, runLimiter(root, log), (notice) => {
+      const state = log.state()
+      if (state?.runId) void log.apply(retryingEvent(notice, state))
+    }),
     gates: { run: Gates.run },
     merge: { mergeBatch: MergeQueue.mergeBatch, revert: MergeQueue.revert },
     worktrees: { create: Worktrees.create, remove: Worktrees.remove, pathFor: Worktrees.pathFor, diff: Worktrees.diff, setAside: Worktrees.setAside },
@@ -152,16 +155,38 @@ export function runLimiter(root: string, log: LogPort, clock: { now(): number; s
 
 const realSleepClock = { now: () => Date.now(), sleep: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)) }
 
+/** The engine waits to retry one session's call: who it is (its agent) and the engine's status. */
+export type RetryNotice = { sessionId: string; agent: string; status: RetryStatus }
+
+/**
+ * `model.retrying` for a notice: the task is the one whose current worker or reviewer the session is (none
+ * for the Architect's steps), so the views can say "T-2: the executor's model call retries at 10:04:05".
+ */
+export function retryingEvent(notice: RetryNotice, state: SchedulerState): EventInput {
+  const task = state.tasks.find((t) => t.sessionId === notice.sessionId || t.reviewSessionId === notice.sessionId)
+  return {
+    type: "model.retrying",
+    sessionId: notice.sessionId,
+    role: notice.agent,
+    ...(task ? { taskId: task.id } : {}),
+    attempt: Math.max(1, notice.status.attempt),
+    nextAt: new Date(notice.status.next).toISOString(),
+    message: oneLine(notice.status.message),
+  }
+}
+
 /**
  * The engine's sessions behind the run's limiter: a new session and every prompt (a nudge, an answer) wait
  * until new model calls are allowed; each session's retries are watched, and one retried past the bound is
- * given up on with the class of its error.
+ * given up on with the class of its error. Any other retry is told to `onRetrying` (a 429 is the limiter's
+ * own news: the run's pause), so a wait the engine keeps in silence shows where the user looks.
  */
-export function rateLimitedSessions(client: Client, limiter: () => RateLimiter): SessionsPort {
-  const watch = (id: string): ChildSessions.RetryWatch => ({
+export function rateLimitedSessions(client: Client, limiter: () => RateLimiter, onRetrying: (notice: RetryNotice) => void = () => {}): SessionsPort {
+  const watch = (id: string, agent: string): ChildSessions.RetryWatch => ({
     onRetry(status) {
       const verdict = limiter().onRetry(id, status)
       if (verdict.giveUp) void ChildSessions.giveUp(client, id, { kind: "error", message: `${verdict.cause}: ${verdict.message}`, retryClass: verdict.cause })
+      else if (retryClass(status.message) !== "rate-limit") onRetrying({ sessionId: id, agent, status })
     },
     onSuccess: () => limiter().onSuccess(id),
   })
@@ -169,7 +194,7 @@ export function rateLimitedSessions(client: Client, limiter: () => RateLimiter):
     async create(spec, onOutcome) {
       await limiter().acquire()
       const id = await ChildSessions.create(client, spec, onOutcome)
-      ChildSessions.watchRetries(id, watch(id))
+      ChildSessions.watchRetries(id, watch(id, spec.agent))
       return id
     },
     async prompt(id, text) {
@@ -178,7 +203,7 @@ export function rateLimitedSessions(client: Client, limiter: () => RateLimiter):
     },
     adopt(spec, onOutcome) {
       ChildSessions.adopt(spec, onOutcome)
-      ChildSessions.watchRetries(spec.sessionID, watch(spec.sessionID))
+      ChildSessions.watchRetries(spec.sessionID, watch(spec.sessionID, spec.agent))
     },
     abort(id) {
       limiter().forget(id)
