@@ -12,6 +12,7 @@ import { RunView } from "../read/view"
 import type { SchedulerState } from "../scheduler/core/state"
 import { TuiBridge } from "./bridge"
 import { TuiView } from "./view"
+import { Backdrop } from "./backdrop"
 import { parsePlanAnswer } from "../scheduler/core/answer"
 
 /**
@@ -22,9 +23,14 @@ import { parsePlanAnswer } from "../scheduler/core/answer"
  */
 const POLL_MS = 1000
 
-/** The sidebar's view; a run at work is seen at the wall clock's time, so a retry whose time has passed is gone. */
+/**
+ * The sidebar's view, at the log's last event (a gate's elapsed time is its progress file's), except for the
+ * waits for the model provider: one whose time has passed on the wall clock is over, though no event says so.
+ */
 function runView(root: string, follower: RunData.Follower): RunView.Status {
-  return readStatus(root, follower.state, follower.entries, follower.state.finished ? undefined : new Date().toISOString())
+  const view = readStatus(root, follower.state, follower.entries)
+  const now = Date.now()
+  return { ...view, retries: view.retries?.filter((r) => Date.parse(r.nextAt) > now) }
 }
 
 const tui: TuiPlugin = async (api) => {
@@ -212,6 +218,8 @@ const tui: TuiPlugin = async (api) => {
     }
   }, POLL_MS)
   api.lifecycle.onDispose(() => clearInterval(timer))
+  // Chinese text behind a dialog stays readable (the engine's translucent backdrop blanks wide glyphs).
+  api.lifecycle.onDispose(Backdrop.install(api.renderer))
   syncAsk()
 
   // ── the sidebar ─────────────────────────────────────────────────────────────────────────────────

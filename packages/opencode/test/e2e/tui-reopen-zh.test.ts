@@ -5,7 +5,7 @@ import { catalog, KEYS } from "../../src/read/words"
 import { writeScenario } from "../support/engine"
 import { passingReviewer, readJsonl, trivialProject } from "../support/runs"
 import { aircodingBin, bunBinary, makeSandbox, type Sandbox } from "../support/sandbox"
-import { dialog, finishedScreen, sidebar, TuiDriver } from "../support/tui"
+import { columnOf, columns, dialog, finishedScreen, sidebar, TuiDriver } from "../support/tui"
 import { golden } from "../tui/golden"
 
 /**
@@ -104,6 +104,14 @@ async function answerLater(): Promise<void> {
 /** The plan dialog, from its title to the engine's "enter submit". */
 const planDialog = (screen: string): string => dialog(screen, PLAN_TITLE, "enter submit")
 
+/** What the screen shows left of the open plan dialog: the chat, under the dialog's translucent backdrop. */
+function behindDialog(screen: string): string {
+  const lines = screen.split("\n")
+  const title = lines.find((l) => l.includes(PLAN_TITLE))!
+  const left = columnOf(title, title.indexOf(PLAN_TITLE)) - 4
+  return lines.map((l) => columns(l, 0, left).trimEnd()).join("\n")
+}
+
 /**
  * English of ours on a screen: any English text of the catalogue (its words between placeholders, three
  * words or more), and the header of the news AirCoding writes into Main's chat.
@@ -167,6 +175,13 @@ describe("reopening the TUI while the plan waits, in Chinese", () => {
     expect(screens.plan).toContain(plan)
     golden("zh-plan-dialog.zh-CN.txt", planDialog(screens.plan!))
     golden("zh-sidebar-waiting.zh-CN.txt", sidebar(screens.waiting!))
+  })
+
+  test("Chinese text behind the open dialog stays on screen, dimmed, not blank: the chat and the sidebar", () => {
+    // The engine's backdrop used to blank every wide glyph under it ("⚙ air_submit [requirement=        ]").
+    expect(behindDialog(screens.plan!)).toContain(requirement)
+    expect(behindDialog(screens.plan!)).toContain(`[requirement=${requirement}]`)
+    expect(screens.plan).toContain("AirCoding · 等待中")
   })
 
   test("reopened, the plan is asked again, in the dialog and in the sidebar; 好 confirms it once", () => {
