@@ -1,4 +1,7 @@
 import { Paths, runProcess } from "../engine"
+import type { ProviderFault } from "../scheduler/core/provider-fault"
+import { ProviderError } from "../scheduler/runtime/sessions/provider-error"
+import { resolveLang, t, type Lang } from "../read/words"
 import { Launch } from "./launch"
 
 /** What a headless run produced, read from the engine's JSONL event stream. */
@@ -6,14 +9,18 @@ export type EngineTranscript = {
   exitCode: number
   text: string
   toolCalls: { tool: string; status: string; output?: string }[]
+  /** Main's failed turns in words, one line each (never the engine's JSON). */
   errors: string[]
+  /** The same failures, classified: whether waiting or a fresh session could cure them. */
+  faults: ProviderFault[]
   stderr: string
 }
 
-export function parseEngineEvents(stdout: string): Omit<EngineTranscript, "exitCode" | "stderr"> {
+export function parseEngineEvents(stdout: string, lang: Lang = "en"): Omit<EngineTranscript, "exitCode" | "stderr"> {
   const texts: string[] = []
   const toolCalls: EngineTranscript["toolCalls"] = []
   const errors: string[] = []
+  const faults: ProviderFault[] = []
   for (const line of stdout.split("\n")) {
     if (!line.startsWith("{")) continue
     let ev: any
@@ -26,9 +33,13 @@ export function parseEngineEvents(stdout: string): Omit<EngineTranscript, "exitC
     if (ev.type === "text" && part.text) texts.push(part.text)
     else if (ev.type === "tool_use")
       toolCalls.push({ tool: part.tool, status: part.state?.status, output: part.state?.output ?? part.state?.error })
-    else if (ev.type === "error") errors.push(JSON.stringify(ev.error ?? ev))
+    else if (ev.type === "error") {
+      const { status: _, ...fault } = ProviderError.classify(ev.error ?? ev)
+      faults.push(fault)
+      errors.push(t(lang, "main.failed", { fault: t(lang, `fault.${fault.class}`), message: fault.message }))
+    }
   }
-  return { text: texts.join("\n"), toolCalls, errors }
+  return { text: texts.join("\n"), toolCalls, errors, faults }
 }
 
 /** Runs the main agent once, headless, with the prompt on stdin (argv re-quotes messages). */
@@ -39,5 +50,13 @@ export async function runMainAgent(prepared: Launch.Prepared, prompt: string, si
     input: prompt,
     ...(signal ? { signal } : {}),
   })
-  return { exitCode: out.code, stderr: out.stderr, ...parseEngineEvents(out.stdout) }
+  return { exitCode: out.code, stderr: out.stderr, ...parseEngineEvents(out.stdout, langOf(prepared.dir)) }
+}
+
+function langOf(dir: string): Lang {
+  try {
+    return resolveLang(dir)
+  } catch {
+    return "en"
+  }
 }

@@ -13,7 +13,7 @@ import { Args } from "./args"
 import { RunWatch } from "./run-watch"
 import { RunData } from "../read/run-data"
 import { RunView } from "../read/view"
-import { exitCodeOf, runStatus, type Waiting } from "../read/run-status"
+import { exitCodeOf, headlessEnd, runStatus, type Waiting } from "../read/run-status"
 import { Strict } from "../scheduler/core/strict"
 import { Answer } from "./answer"
 
@@ -83,8 +83,17 @@ export async function headlessRun(
   const engine = new AbortController()
   const watch = RunWatch.start(dir, () => engine.abort())
   let transcript: EngineTranscript
+  const notes: string[] = []
   try {
     transcript = await runMainAgent(prepared, requirement, engine.signal)
+    // Main's turn may end before the run does — an error, or text with no tool call — and with it the engine
+    // that hosts the Scheduler: Main is started again (the run resumes from its log), a bounded number of times.
+    for (let starts = 1; starts < MAX_MAIN_STARTS && !watch.stoppedFor && !engine.signal.aborted; starts++) {
+      const again = mainAgain(await finalState(dir), transcript, requirement)
+      if (!again) break
+      notes.push(again.note)
+      transcript = await runMainAgent(prepared, again.prompt, engine.signal)
+    }
   } finally {
     watch.stop()
     stop()
@@ -95,16 +104,42 @@ export async function headlessRun(
     ? RunReport.summary(dir, state)
     : { status: "idle", runId: null, stage: "idle", tasks: [], questions: [], modelRequests: {}, evidenceRoot: ".air/local/evidence", final: null }
   // Stopped by us, the engine's exit says nothing; else a failed turn of Main is a failure only if it left work undone.
-  const engineErrors = watch.stoppedFor ? [] : [...transcript.errors, ...(transcript.exitCode !== 0 ? [`engine exited with code ${transcript.exitCode}: ${transcript.stderr.trim().split("\n").slice(-3).join(" | ")}`] : [])]
+  // Main's failure in words when the engine said what it was; its own stderr only when it said nothing.
+  const engineErrors = watch.stoppedFor
+    ? []
+    : transcript.errors.length
+      ? transcript.errors
+      : transcript.exitCode !== 0
+        ? [`engine exited with code ${transcript.exitCode}: ${transcript.stderr.trim().split("\n").slice(-3).join(" | ")}`]
+        : []
   const exitCode = exitCodeOf(state, { engineFailed: engineErrors.length > 0 })
   const errors: string[] = []
-  const notes: string[] = []
   if (exitCode === 1) {
     errors.push(...engineErrors)
     if (base.status === "running" || base.status === "planning") errors.push("the engine stopped before the run ended (see .air/local/state/events.jsonl)")
     if (base.final && !base.final.passed) errors.push(base.final.summary)
   } else if (engineErrors.length) notes.push(`the main agent's last turn failed after the run had settled (${RunView.oneLine(engineErrors[0]!, 200)}); the run's state decides the exit code`)
   return { exitCode, summary: { ...base, ...waitsOf(state), answer: transcript.text, wallTimeMs: Date.now() - started, errors, notes } }
+}
+
+/** Times `aircoding run` starts Main in one process: the first turn and at most two more. */
+export const MAX_MAIN_STARTS = 3
+
+/**
+ * Whether Main is started again after its turn ended, and with what: a run still at work (not waiting for
+ * the user, not ended) is resumed; a first turn that failed before any run began is tried again with the
+ * requirement when the provider's error is one waiting may cure (not a key, a model, a quota: only a person
+ * fixes those; nor an engine that could not start).
+ */
+export function mainAgain(state: SchedulerState | undefined, transcript: Pick<EngineTranscript, "errors" | "faults" | "exitCode">, requirement: string): { prompt: string; note: string } | undefined {
+  const why = transcript.errors[0] ?? (transcript.exitCode !== 0 ? `the engine exited with code ${transcript.exitCode}` : "the main agent ended its turn without following the run")
+  if (state && state.stage !== "idle") {
+    if (headlessEnd(state) !== undefined) return undefined
+    return { prompt: RESUME_PROMPT, note: `${why}; the run was still at work (${state.stage}), so the main agent was started again to follow it` }
+  }
+  // Only a provider's error that waiting may cure: an engine that could not start (no model set up) fails the same way again.
+  if (!transcript.faults.length || transcript.faults.some((f) => !f.retryable)) return undefined
+  return { prompt: requirement, note: `${why}; no run had started, so the main agent was given the requirement again` }
 }
 
 export function printSummary(outcome: RunOutcome, json: boolean, dir?: string): void {

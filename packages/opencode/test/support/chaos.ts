@@ -16,7 +16,9 @@ import { aircodingBin, bunBinary, makeSandbox } from "./sandbox"
  * scripted model's seeded faults, questions answered with `--resume --answer` up to a bound, and the
  * invariant judged on what the run left (exit codes, its JSON summary, its event log, git):
  * - it ends within the bound in exactly one of: exit 0 with every task merged exactly once and the
- *   integration branch built and tested; or exit 2 with questions each naming a cause, none raw JSON;
+ *   integration branch built and tested; or exit 2 with questions each naming a cause, none raw JSON; or,
+ *   when the provider refused the main agent's first request for good so that no run began, exit 1 saying
+ *   so in words;
  * - never a hang, never exit 0 with a task unmerged, nothing the user committed lost, no task merged twice.
  */
 export namespace Chaos {
@@ -221,8 +223,16 @@ export namespace Chaos {
         const p = questionProblem(q.text)
         if (p) problems.push(`${q.questionId}: ${p}`)
       }
-    } else problems.push(`exit ${last.code}: ${s.errors.join(" | ").slice(0, 300) || last.stderrTail}`)
+    } else if (!(last.code === 1 && refusedBeforeAnyRun(events, s))) problems.push(`exit ${last.code}: ${s.errors.join(" | ").slice(0, 300) || last.stderrTail}`)
     return problems
+  }
+
+  /**
+   * Exit 1 is the headless rule's "an error that left the work undone": here, the provider refused the main
+   * agent's first request for good (a key, a model, a quota) so no run began — said in words, no JSON.
+   */
+  function refusedBeforeAnyRun(events: any[], s: Summary): boolean {
+    return !events.some((e) => e.type === "run.started") && s.errors.length > 0 && s.errors.every((e) => !RAW_JSON.test(e) && e.includes("main agent's model request failed"))
   }
 
   export function readEvents(dir: string): any[] {
