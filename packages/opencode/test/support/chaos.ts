@@ -64,7 +64,8 @@ export namespace Chaos {
     seed: number
     scenario: ScenarioName
     ok: boolean
-    outcome: "merged" | "questions" | "violation"
+    /** `refused`: the provider refused the main agent's first request for good, so no run began (exit 1, in words). */
+    outcome: "merged" | "questions" | "refused" | "violation"
     problems: string[]
     rounds: Round[]
     /** The faults the model injected, in request order: `fault@agent`. */
@@ -164,7 +165,7 @@ export namespace Chaos {
           .map((l) => JSON.parse(l) as { agent: string; fault?: string; ts: string })
       : []
     const faultLines = injected.filter((r) => r.fault).map((r) => `${r.fault}@${r.agent}`)
-    const outcome = problems.length ? "violation" : last.code === 0 ? "merged" : "questions"
+    const outcome = problems.length ? "violation" : last.code === 0 ? "merged" : last.code === 1 ? "refused" : "questions"
     const verdict: Verdict = {
       seed: opts.seed,
       scenario: opts.scenario,
@@ -283,7 +284,7 @@ export namespace Chaos {
       const key = `${kind} ⟵ ${v.faults[0] ?? "no fault"}`
       groups.set(key, [...(groups.get(key) ?? []), v.seed])
     }
-    const lines = [`${ok}/${verdicts.length} seeds met the invariant (${verdicts.filter((v) => v.outcome === "merged").length} merged, ${verdicts.filter((v) => v.outcome === "questions").length} ended with questions)`]
+    const lines = [`${ok}/${verdicts.length} seeds met the invariant (${verdicts.filter((v) => v.outcome === "merged").length} merged, ${verdicts.filter((v) => v.outcome === "questions").length} ended with questions, ${verdicts.filter((v) => v.outcome === "refused").length} refused before any run)`]
     for (const [key, seeds] of groups) lines.push(`  ${seeds.length} × ${key}   seeds ${seeds.join(",")}`)
     return lines.join("\n")
   }
