@@ -53,7 +53,8 @@ export async function runMainAgent(prepared: Launch.Prepared, prompt: string, si
   return { exitCode: out.code, stderr: out.stderr, ...parseEngineEvents(out.stdout, langOf(prepared.dir)) }
 }
 
-function langOf(dir: string): Lang {
+/** The language of the project's configuration, English when it cannot be read. */
+export function langOf(dir: string): Lang {
   try {
     return resolveLang(dir)
   } catch {

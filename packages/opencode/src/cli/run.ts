@@ -5,7 +5,8 @@ import { FinalCheck } from "../scheduler/runtime/integration/final-check"
 import { RunReport } from "../read/run-report"
 import { Store } from "../scheduler/runtime/store/store"
 import type { SchedulerState } from "../scheduler/core/state"
-import { runMainAgent, type EngineTranscript } from "./headless"
+import { langOf, runMainAgent, type EngineTranscript } from "./headless"
+import { t } from "../read/words"
 import { Launch } from "./launch"
 import { followProgress } from "./progress"
 import { UsageError, Ui } from "./ui"
@@ -112,6 +113,9 @@ export async function headlessRun(
       : transcript.exitCode !== 0
         ? [`engine exited with code ${transcript.exitCode}: ${transcript.stderr.trim().split("\n").slice(-3).join(" | ")}`]
         : []
+  // No run began although Main had a requirement and said nothing failed: the work is undone, never exit 0.
+  const noRun = (!state || state.stage === "idle") && engineErrors.length === 0 && !watch.stoppedFor
+  if (noRun) engineErrors.push(t(langOf(dir), "main.noRun", { text: RunView.oneLine(transcript.text || "—", 200) }))
   const exitCode = exitCodeOf(state, { engineFailed: engineErrors.length > 0 })
   const errors: string[] = []
   if (exitCode === 1) {

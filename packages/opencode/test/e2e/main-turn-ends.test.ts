@@ -9,7 +9,8 @@ import { makeSandbox } from "../support/sandbox"
  * - Main ends its turn with text and no tool call while the task is still at work: it is started again on
  *   the run's log and follows it to the end: exit 0, the task merged once, the restart in the notes;
  * - the provider refuses Main's first request for good (401): nothing can start, so no second try; exit 1
- *   in seconds, with the refusal in words, never the engine's JSON.
+ *   in seconds, with the refusal in words, never the engine's JSON;
+ * - Main answers in words and starts nothing: exit 1 saying so (exit 0 would tell CI the work was done).
  */
 const requirement = "Write docs/usage.md."
 const task = { id: "T-1", title: "Write the usage notes", kind: "docs", writeSet: [{ path: "docs/usage.md", action: "create" }], doneWhen: "docs/usage.md exists" }
@@ -38,17 +39,23 @@ const refused = {
   ],
 }
 
+/** A Main that answers in words and starts nothing. */
+const talking = { name: "main-talks", scripts: [{ agent: "main", steps: [{ text: "Sure, docs are a good idea." }] }] }
+
 let resumed: RunResult
 let refusal: RunResult
+let talk: RunResult
 let resumedProject: string
 
 beforeAll(async () => {
   const sandbox = makeSandbox("air-main-ends-")
   resumedProject = trivialProject(sandbox, { "README.md": "# App\n" }, {}, "wandering")
   const refusedProject = trivialProject(sandbox, { "README.md": "# App\n" }, {}, "refused")
-  ;[resumed, refusal] = await Promise.all([
+  const talkingProject = trivialProject(sandbox, { "README.md": "# App\n" }, {}, "talking")
+  ;[resumed, refusal, talk] = await Promise.all([
     runScenario(sandbox, resumedProject, wandering, { input: requirement, name: "wandering" }),
     runScenario(sandbox, refusedProject, refused, { input: requirement, name: "refused" }),
+    runScenario(sandbox, talkingProject, talking, { input: requirement, name: "talking" }),
   ])
 }, 600_000)
 
@@ -70,5 +77,11 @@ describe("Main's turn ends before the run does", () => {
     expect(refusal.stdout + refusal.stderr).not.toMatch(/"name":"APIError"|\\"/)
     expect(refusal.modelLog.filter((r) => r.agent === "main")).toHaveLength(1)
     expect(refusal.events).toEqual([])
+  })
+
+  test("Main answers in words and starts no run: exit 1 saying so, never exit 0 for work not done", () => {
+    expect(talk.code).toBe(1)
+    expect(talk.summary.errors).toEqual(["the main agent ended its turn without starting a run; it said: Sure, docs are a good idea."])
+    expect(talk.events).toEqual([])
   })
 })

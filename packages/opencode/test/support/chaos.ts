@@ -229,11 +229,12 @@ export namespace Chaos {
   }
 
   /**
-   * Exit 1 is the headless rule's "an error that left the work undone": here, the provider refused the main
-   * agent's first request for good (a key, a model, a quota) so no run began — said in words, no JSON.
+   * Exit 1 is the headless rule's "an error that left the work undone": here, no run began because the
+   * provider refused the main agent's first request for good (a key, a model, a quota), or the main agent
+   * ended its turn without starting one — said in words, no JSON.
    */
   function refusedBeforeAnyRun(events: any[], s: Summary): boolean {
-    return !events.some((e) => e.type === "run.started") && s.errors.length > 0 && s.errors.every((e) => !RAW_JSON.test(e) && e.includes("main agent's model request failed"))
+    return !events.some((e) => e.type === "run.started") && s.errors.length > 0 && s.errors.every((e) => !RAW_JSON.test(e) && /^the main agent('s model request failed| ended its turn without starting a run)/.test(e))
   }
 
   export function readEvents(dir: string): any[] {
