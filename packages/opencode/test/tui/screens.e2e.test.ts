@@ -110,6 +110,8 @@ const steady = (text: string) =>
     .join("\n")
     .replace(/\b(\d+h)?(\d+m)?\d+s\b/g, "<dur>")
     .replace(/\b[0-9a-f]{10,40}\b/g, "<commit>")
+    // The prompt's lower edge beside a short screen's dialog stays where it is while the text before it grows.
+    .replace(/ {2,}(?=▀)/g, "  ")
 
 /** Rows [first, last] of the screen holding `first` … `last`, in columns from `first`'s column, normalised. */
 function rows(screen: string, first: string, last: string, wide = 120, centred = false): string {
