@@ -35,6 +35,9 @@ export namespace Backdrop {
     return a > 0 && a < 1 ? (colour as RGBA) : undefined
   }
 
+  /** opentui's TargetChannel.Both: the matrix applies to the foreground and the background colours. */
+  const BOTH_CHANNELS = 3
+
   /** The render hooks this module set: a box with a hook of the engine's own is left alone. */
   const ours = new WeakSet<object>()
 
@@ -45,7 +48,7 @@ export namespace Backdrop {
     const matrix = dimMatrix(c)
     box.backgroundColor = "transparent"
     const hook = function (this: Renderable, buffer: OptimizedBuffer) {
-      if (this.x <= 0 && this.y <= 0 && this.x + this.width >= buffer.width && this.y + this.height >= buffer.height) buffer.colorMatrixUniform(matrix, 1, 3)
+      if (this.x <= 0 && this.y <= 0 && this.x + this.width >= buffer.width && this.y + this.height >= buffer.height) buffer.colorMatrixUniform(matrix, 1, BOTH_CHANNELS)
       else buffer.fillRect(this.x, this.y, this.width, this.height, fill)
     }
     ours.add(hook)
