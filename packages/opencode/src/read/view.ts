@@ -95,7 +95,7 @@ export namespace RunView {
     reusedChecks?: CheckReuse.Checks
   }
 
-  export type Retry = { type: string; taskId: string | null; role: string | null; nextAt: string }
+  export type Retry = { taskId: string | null; role: string | null; nextAt: string }
 
   export type Input = {
     state: SchedulerState
@@ -200,9 +200,9 @@ export namespace RunView {
     const latest = new Map<string, Retry | null>()
     for (const { event: e, refused } of entries) {
       if (refused) continue
-      if (e.type === "rate.limited") latest.set("run", { type: e.type, taskId: null, role: null, nextAt: e.until })
+      if (e.type === "rate.limited") latest.set("run", { taskId: null, role: null, nextAt: e.until })
       else if (e.type === "rate.eased") latest.set("run", null)
-      else if (e.type === "model.retrying") latest.set(e.taskId ?? `role:${e.role}`, { type: e.type, taskId: e.taskId ?? null, role: e.role, nextAt: e.nextAt })
+      else if (e.type === "model.retrying") latest.set(e.taskId ?? `role:${e.role}`, { taskId: e.taskId ?? null, role: e.role, nextAt: e.nextAt })
       else if ("taskId" in e && typeof e.taskId === "string" && latest.has(e.taskId)) latest.set(e.taskId, null)
     }
     return [...latest.values()].filter((r): r is Retry => r !== null && (nowMs === null || Date.parse(r.nextAt) > nowMs))
