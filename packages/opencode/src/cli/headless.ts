@@ -42,15 +42,26 @@ export function parseEngineEvents(stdout: string, lang: Lang = "en"): Omit<Engin
   return { text: texts.join("\n"), toolCalls, errors, faults }
 }
 
-/** Runs the main agent once, headless, with the prompt on stdin (argv re-quotes messages). */
-export async function runMainAgent(prepared: Launch.Prepared, prompt: string, signal?: AbortSignal): Promise<EngineTranscript> {
+/** Runs the main agent once, headless, with the prompt on stdin (argv re-quotes messages); `onOutput` sees the engine print. */
+export async function runMainAgent(prepared: Launch.Prepared, prompt: string, signal?: AbortSignal, onOutput?: () => void): Promise<EngineTranscript> {
   const out = await runProcess(Paths.opencodeBinary(), ["run", "--agent", "main", "--format", "json"], {
     cwd: prepared.dir,
     env: prepared.env,
     input: prompt,
     ...(signal ? { signal } : {}),
+    ...(onOutput ? { onOutput } : {}),
   })
   return { exitCode: out.code, stderr: out.stderr, ...parseEngineEvents(out.stdout, langOf(prepared.dir)) }
+}
+
+/**
+ * Main's turn when it was stopped for its silence before any run began: a request that timed out, which
+ * waiting may cure, said in words.
+ */
+export function silentTranscript(transcript: EngineTranscript, silenceMs: number, lang: Lang): EngineTranscript {
+  const seconds = Math.round(silenceMs / 1000)
+  const message = t(lang, "main.silent", { seconds })
+  return { ...transcript, errors: [message], faults: [{ class: "timeout", retryable: true, message }] }
 }
 
 /** The language of the project's configuration, English when it cannot be read. */

@@ -60,7 +60,8 @@ or start again with --new). With no git identity, commits are made as AirCoding 
 Exit codes, from the Scheduler's state (never from the main agent's last turn): 0 every task merged and
 the final check passed; 2 the run waits for you (a plan to confirm, a question, a blocked task, a failed
 baseline) — the questions are printed (and in --json) and the process ends within seconds; 1 an error
-that left the work undone, or a usage error.
+that left the work undone, or a usage error. When the main agent's turn ends while the run is at work, or
+its model gives no answer for inactivityMs before a run begins, it is started again (twice at most).
 `,
   doctor: `aircoding doctor — check that AirCoding can run here
 

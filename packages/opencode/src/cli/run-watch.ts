@@ -26,6 +26,8 @@ export namespace RunWatch {
   export type Watch = {
     /** Why the engine was stopped, if it was. */
     readonly stoppedFor: "waits" | "ended" | undefined
+    /** A run has begun in the project (its log left the idle stage). */
+    readonly begun: boolean
     stop(): void
   }
 
@@ -55,6 +57,9 @@ export namespace RunWatch {
     return {
       get stoppedFor() {
         return stoppedFor
+      },
+      get begun() {
+        return follower.state.stage !== "idle"
       },
       stop: () => clearInterval(timer),
     }

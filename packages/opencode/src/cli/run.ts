@@ -5,7 +5,9 @@ import { FinalCheck } from "../scheduler/runtime/integration/final-check"
 import { RunReport } from "../read/run-report"
 import { Store } from "../scheduler/runtime/store/store"
 import type { SchedulerState } from "../scheduler/core/state"
-import { langOf, runMainAgent, type EngineTranscript } from "./headless"
+import { langOf, runMainAgent, silentTranscript, type EngineTranscript } from "./headless"
+import { MainSilence } from "./main-silence"
+import { Settings } from "../scheduler/runtime/settings"
 import { t } from "../read/words"
 import { Launch } from "./launch"
 import { followProgress } from "./progress"
@@ -75,25 +77,39 @@ export async function headlessRun(
   opts: { yes: boolean; scripted?: string; extra?: Record<string, string>; progress?: boolean },
 ): Promise<RunOutcome> {
   const started = Date.now()
+  // Read before anything starts (pre-flight has checked the file): how long Main may be silent before a run begins.
+  const silenceMs = Settings.load(dir, { ...process.env, ...opts.extra }).inactivityMs
   const prepared = await Launch.prepare(dir, {
     scripted: opts.scripted,
     extra: { ...(opts.yes ? { AIRCODING_AUTO_CONFIRM: "1" } : {}), ...opts.extra },
   })
   const stop = opts.progress === false ? () => {} : followProgress(dir)
   // The Scheduler's state, not Main's turn, decides when the process ends.
-  const engine = new AbortController()
+  let engine = new AbortController()
   const watch = RunWatch.start(dir, () => engine.abort())
+  /** One start of Main; before any run begins, its silence is bounded too (MainSilence). */
+  const startMain = async (prompt: string): Promise<EngineTranscript> => {
+    engine = new AbortController()
+    const current = engine
+    const silence = MainSilence.start({ silenceMs, begun: () => watch.begun, onSilent: () => current.abort() })
+    try {
+      const transcript = await runMainAgent(prepared, prompt, current.signal, () => silence.touch())
+      return silence.silent ? silentTranscript(transcript, silenceMs, langOf(dir)) : transcript
+    } finally {
+      silence.stop()
+    }
+  }
   let transcript: EngineTranscript
   const notes: string[] = []
   try {
-    transcript = await runMainAgent(prepared, requirement, engine.signal)
-    // Main's turn may end before the run does — an error, or text with no tool call — and with it the engine
-    // that hosts the Scheduler: Main is started again (the run resumes from its log), a bounded number of times.
-    for (let starts = 1; starts < MAX_MAIN_STARTS && !watch.stoppedFor && !engine.signal.aborted; starts++) {
+    transcript = await startMain(requirement)
+    // Main's turn may end before the run does — an error, text with no tool call, silence — and with it the
+    // engine that hosts the Scheduler: Main is started again (the run resumes from its log), a bounded number of times.
+    for (let starts = 1; starts < MAX_MAIN_STARTS && !watch.stoppedFor; starts++) {
       const again = mainAgain(await finalState(dir), transcript, requirement)
       if (!again) break
       notes.push(again.note)
-      transcript = await runMainAgent(prepared, again.prompt, engine.signal)
+      transcript = await startMain(again.prompt)
     }
   } finally {
     watch.stop()

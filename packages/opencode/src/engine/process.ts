@@ -10,7 +10,7 @@ export type Completed = { code: number; stdout: string; stderr: string }
 export async function runProcess(
   cmd: string,
   args: string[],
-  opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number; signal?: AbortSignal } = {},
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number; signal?: AbortSignal; onOutput?: (chunk: Buffer) => void } = {},
 ): Promise<Completed> {
   const cwd = opts.cwd ?? process.cwd()
   // OpenCode takes its project directory from PWD, not from the process's cwd: keep them equal.
@@ -24,6 +24,7 @@ export async function runProcess(
     ownGroup: false,
     ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
+    ...(opts.onOutput ? { onOutput: opts.onOutput } : {}),
   })
   if (result.spawnError) throw new Error(`${cmd} could not start: ${result.spawnError}`)
   const stopped = result.timedOut ? `\n(killed after ${opts.timeoutMs} ms)` : result.aborted ? "\n(killed: aborted)" : ""
