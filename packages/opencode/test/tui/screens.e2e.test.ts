@@ -113,6 +113,9 @@ const steady = (text: string) =>
     // The prompt's lower edge beside a short screen's dialog stays where it is while the text before it grows.
     .replace(/ {2,}(?=▀)/g, "  ")
 
+/** A table row's gates cut after the first one ("<dur> build ✓ …"): where the rest is cut moves with the durations. */
+const firstGate = (text: string) => text.replace(/(<dur> \S+ [✓✗]).*$/gm, "$1 …")
+
 /** Rows [first, last] of the screen holding `first` … `last`, in columns from `first`'s column, normalised. */
 function rows(screen: string, first: string, last: string, wide = 120, centred = false): string {
   const lines = screen.split("\n")
@@ -254,8 +257,10 @@ describe.skipIf(!process.env.AIR_TUI_SCREENS)("the TUI's screens at 80×24 and 1
       const title = lang === "en" ? "AirCoding run" : "AirCoding 运行"
       const screen = await settled(await tui.waitFor((s) => s.includes(title) && /T-5 {2}/.test(s), 30_000, `the finished run view (${lang} ${size})`))
       // The dialog's table rows ("T-1   Add …"), not the sidebar's ("T-1 merged · …") beside it; a duration's
-      // padding follows its length, which varies from run to run.
-      golden(`done-view.${size}.${lang}.txt`, steady(rows(screen, title, "T-5  ", 116)).replace(/<dur> +/g, "<dur> "))
+      // padding follows its length, which varies from run to run, and at 80 columns so does where the last
+      // gates are cut ("build ✓ te…" or "build ✓ …"): there the first gate is what is compared.
+      const table = steady(rows(screen, title, "T-5  ", 116)).replace(/<dur> +/g, "<dur> ")
+      golden(`done-view.${size}.${lang}.txt`, size === "80x24" ? firstGate(table) : table)
       tui.press("Enter")
       await tui.waitFor((s) => !s.includes(title), 30_000, "the run view to close")
     })
