@@ -61,7 +61,8 @@ Exit codes, from the Scheduler's state (never from the main agent's last turn): 
 the final check passed; 2 the run waits for you (a plan to confirm, a question, a blocked task, a failed
 baseline) — the questions are printed (and in --json) and the process ends within seconds; 1 an error
 that left the work undone, or a usage error. When the main agent's turn ends while the run is at work, or
-its model gives no answer for inactivityMs before a run begins, it is started again (twice at most).
+its model gives no answer for inactivityMs before a run begins, it is started again (twice at most); a
+first turn that starts nothing is told once to call air_submit.
 `,
   doctor: `aircoding doctor — check that AirCoding can run here
 

@@ -105,9 +105,11 @@ export async function headlessRun(
     transcript = await startMain(requirement)
     // Main's turn may end before the run does — an error, text with no tool call, silence — and with it the
     // engine that hosts the Scheduler: Main is started again (the run resumes from its log), a bounded number of times.
+    let nudged = false
     for (let starts = 1; starts < MAX_MAIN_STARTS && !watch.stoppedFor; starts++) {
-      const again = mainAgain(await finalState(dir), transcript, requirement)
+      const again = mainAgain(await finalState(dir), transcript, requirement, nudged)
       if (!again) break
+      nudged ||= again.nudge === true
       notes.push(again.note)
       transcript = await startMain(again.prompt)
     }
@@ -149,14 +151,22 @@ export const MAX_MAIN_STARTS = 3
  * Whether Main is started again after its turn ended, and with what: a run still at work (not waiting for
  * the user, not ended) is resumed; a first turn that failed before any run began is tried again with the
  * requirement when the provider's error is one waiting may cure (not a key, a model, a quota: only a person
- * fixes those; nor an engine that could not start).
+ * fixes those; nor an engine that could not start); a first turn that ended well but started nothing is
+ * told once, as any role that ends its turn without its report, the exact tool it must call (`nudged`: it was).
  */
-export function mainAgain(state: SchedulerState | undefined, transcript: Pick<EngineTranscript, "errors" | "faults" | "exitCode">, requirement: string): { prompt: string; note: string } | undefined {
+export function mainAgain(
+  state: SchedulerState | undefined,
+  transcript: Pick<EngineTranscript, "errors" | "faults" | "exitCode">,
+  requirement: string,
+  nudged = false,
+): { prompt: string; note: string; nudge?: true } | undefined {
   const why = transcript.errors[0] ?? (transcript.exitCode !== 0 ? `the engine exited with code ${transcript.exitCode}` : "the main agent ended its turn without following the run")
   if (state && state.stage !== "idle") {
     if (headlessEnd(state) !== undefined) return undefined
     return { prompt: RESUME_PROMPT, note: `${why}; the run was still at work (${state.stage}), so the main agent was started again to follow it` }
   }
+  const quiet = transcript.exitCode === 0 && !transcript.errors.length && !transcript.faults.length
+  if (quiet) return nudged ? undefined : { prompt: `${requirement}\n\n${SUBMIT_NUDGE}`, note: "the main agent ended its turn without starting a run, so it was told once to call air_submit", nudge: true }
   // Only a provider's error that waiting may cure: an engine that could not start (no model set up) fails the same way again.
   if (!transcript.faults.length || transcript.faults.some((f) => !f.retryable)) return undefined
   return { prompt: requirement, note: `${why}; no run had started, so the main agent was given the requirement again` }
@@ -188,6 +198,9 @@ export function printSummary(outcome: RunOutcome, json: boolean, dir?: string): 
   for (const n of s.notes ?? []) process.stderr.write(`note: ${n}\n`)
   for (const e of s.errors) process.stderr.write(Ui.red(`error: ${e}\n`))
 }
+
+/** Said after the requirement to a Main whose first turn ended without starting the run. */
+export const SUBMIT_NUDGE = "[AirCoding] Your last turn ended without starting the run. Call air_submit now with the requirement above (not this line)."
 
 /** What Main is told when a run is resumed: the Scheduler resumes from its log when Main first listens. */
 export const RESUME_PROMPT =

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest"
 import { parseEngineEvents } from "../../src/cli/headless"
-import { mainAgain, RESUME_PROMPT } from "../../src/cli/run"
+import { mainAgain, RESUME_PROMPT, SUBMIT_NUDGE } from "../../src/cli/run"
 import { initialState, type SchedulerState } from "../../src/scheduler/core/state"
 
 /**
@@ -25,12 +25,27 @@ describe("whether Main is started again", () => {
     expect(mainAgain(at({ stage: "running", paused: true }), ok, "r")).toBeUndefined()
   })
 
-  test("before any run: a failure waiting may cure gets the requirement again; one only a person fixes, an engine that did not start, or no failure, does not", () => {
+  test("before any run: a failure waiting may cure gets the requirement again; one only a person fixes, or an engine that did not start, does not", () => {
     expect(mainAgain(undefined, failed("server", true), "the requirement")?.prompt).toBe("the requirement")
     expect(mainAgain(initialState(), failed("auth", false), "r")).toBeUndefined()
     expect(mainAgain(initialState(), failed("context-too-long", false), "r")).toBeUndefined()
-    expect(mainAgain(initialState(), ok, "r")).toBeUndefined()
     expect(mainAgain(initialState(), { errors: [], faults: [], exitCode: 1 }, "r")).toBeUndefined()
+  })
+
+  test("before any run: a turn that ended well but started nothing is told once which tool to call, then left to its exit", () => {
+    const nudge = mainAgain(initialState(), ok, "Write docs/usage.md.")
+    expect(nudge).toEqual({
+      prompt: `Write docs/usage.md.\n\n${SUBMIT_NUDGE}`,
+      note: "the main agent ended its turn without starting a run, so it was told once to call air_submit",
+      nudge: true,
+    })
+    // The requirement stays first: what Main reads first, and what a scripted model matches on.
+    expect(nudge!.prompt.startsWith("Write docs/usage.md.")).toBe(true)
+    expect(SUBMIT_NUDGE).toContain("air_submit")
+    expect(mainAgain(initialState(), ok, "Write docs/usage.md.", true)).toBeUndefined()
+    // Nudged or not, a run at work is resumed and a provider's curable failure is tried again.
+    expect(mainAgain(at({ stage: "running" }), ok, "r", true)?.prompt).toBe(RESUME_PROMPT)
+    expect(mainAgain(undefined, failed("server", true), "r", true)?.prompt).toBe("r")
   })
 })
 

@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process"
 import { beforeAll, describe, expect, test } from "vitest"
 import { passingReviewer, planningArchitect, runScenario, trivialProject, writeAndReport, type RunResult } from "../support/runs"
 import { makeSandbox } from "../support/sandbox"
+import { SUBMIT_NUDGE } from "../../src/cli/run"
 
 /**
  * Headless, the engine that hosts the Scheduler lives as long as Main's turn. Two ways that turn ends
@@ -10,7 +11,9 @@ import { makeSandbox } from "../support/sandbox"
  *   the run's log and follows it to the end: exit 0, the task merged once, the restart in the notes;
  * - the provider refuses Main's first request for good (401): nothing can start, so no second try; exit 1
  *   in seconds, with the refusal in words, never the engine's JSON;
- * - Main answers in words and starts nothing: exit 1 saying so (exit 0 would tell CI the work was done).
+ * - Main answers in words and starts nothing: it is told once to call air_submit; a Main that then starts
+ *   the run ends merged, exit 0; one that talks again ends in exit 1 saying so (exit 0 would tell CI the
+ *   work was done).
  */
 const requirement = "Write docs/usage.md."
 const task = { id: "T-1", title: "Write the usage notes", kind: "docs", writeSet: [{ path: "docs/usage.md", action: "create" }], doneWhen: "docs/usage.md exists" }
@@ -39,12 +42,25 @@ const refused = {
   ],
 }
 
-/** A Main that answers in words and starts nothing. */
+/** A Main that answers in words, and starts the run once told which tool to call. */
+const nudgedOnce = {
+  name: "main-nudged",
+  scripts: [
+    { agent: "main", match: "Call air_submit now", steps: [{ tool: "air_submit", args: { requirement } }, { tool: "air_listen", args: {}, until: "RUN ENDED" }, { text: "Done." }] },
+    { agent: "main", match: "^Write docs", steps: [{ text: "I will write the usage notes." }] },
+    planningArchitect("One task: T-1 writes docs/usage.md.", [task]),
+    { agent: "executor", match: "^Task T-1:", steps: writeAndReport("docs/usage.md", "Run the app.\n", "usage notes") },
+    passingReviewer,
+  ],
+}
+
+/** A Main that answers in words and starts nothing, told or not. */
 const talking = { name: "main-talks", scripts: [{ agent: "main", steps: [{ text: "Sure, docs are a good idea." }] }] }
 
 let resumed: RunResult
 let refusal: RunResult
 let talk: RunResult
+let nudged: RunResult
 let resumedProject: string
 
 beforeAll(async () => {
@@ -52,10 +68,12 @@ beforeAll(async () => {
   resumedProject = trivialProject(sandbox, { "README.md": "# App\n" }, {}, "wandering")
   const refusedProject = trivialProject(sandbox, { "README.md": "# App\n" }, {}, "refused")
   const talkingProject = trivialProject(sandbox, { "README.md": "# App\n" }, {}, "talking")
-  ;[resumed, refusal, talk] = await Promise.all([
+  const nudgedProject = trivialProject(sandbox, { "README.md": "# App\n" }, {}, "nudged")
+  ;[resumed, refusal, talk, nudged] = await Promise.all([
     runScenario(sandbox, resumedProject, wandering, { input: requirement, name: "wandering" }),
     runScenario(sandbox, refusedProject, refused, { input: requirement, name: "refused" }),
     runScenario(sandbox, talkingProject, talking, { input: requirement, name: "talking" }),
+    runScenario(sandbox, nudgedProject, nudgedOnce, { input: requirement, name: "nudged" }),
   ])
 }, 600_000)
 
@@ -79,9 +97,21 @@ describe("Main's turn ends before the run does", () => {
     expect(refusal.events).toEqual([])
   })
 
-  test("Main answers in words and starts no run: exit 1 saying so, never exit 0 for work not done", () => {
+  const nudgeNote = "the main agent ended its turn without starting a run, so it was told once to call air_submit"
+
+  test("Main answers in words and starts no run: told once to call air_submit, it starts the run, which merges", () => {
+    expect(nudged.code, nudged.stderr.slice(-2000)).toBe(0)
+    expect(nudged.summary.tasks.map((t: { id: string; state: string }) => [t.id, t.state])).toEqual([["T-1", "merged"]])
+    expect(nudged.summary.notes).toContain(nudgeNote)
+    // The requirement the run was given is the person's, without the nudge.
+    expect(nudged.events.find((e) => e.type === "run.started")?.requirement).toBe(requirement)
+  })
+
+  test("Main answers in words and starts no run, even when told: exit 1 saying so, never exit 0 for work not done", () => {
     expect(talk.code).toBe(1)
     expect(talk.summary.errors).toEqual(["the main agent ended its turn without starting a run; it said: Sure, docs are a good idea."])
+    expect(talk.summary.notes).toEqual([nudgeNote])
+    expect(talk.modelLog.filter((r) => r.agent === "main").map((r) => String(r.lastUser).includes(SUBMIT_NUDGE))).toEqual([false, true])
     expect(talk.events).toEqual([])
   })
 })
