@@ -35,7 +35,9 @@ const scenario = {
       agent: "architect",
       match: "^Requirement:",
       steps: [
-        { tool: "air_propose", args: { summary: "Plan v1: one task writes docs/README.md." } },
+        // After Main's first turn has ended, so the plan reaches it as a wake. Sooner, on a busy machine, it
+        // came in air_listen's own answer, which a real Main relays but this script's "SUBMITTED" does not.
+        { tool: "air_propose", args: { summary: "Plan v1: one task writes docs/README.md." }, delayMs: 10_000 },
         { text: "Proposed." },
         { tool: "air_propose", args: { summary: "Plan v2: T-1 writes docs/install.md, then T-2 writes docs/usage.md." }, expect: { lastUserIncludes: ["Split the docs in two"] } },
         { text: "Proposed again." },
