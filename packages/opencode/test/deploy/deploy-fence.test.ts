@@ -19,6 +19,33 @@ const asRoot = process.getuid?.() === 0
 /** Long enough that the killed run's start is still running when the resumed deploy restarts the service. */
 const START_S = 6
 
+describe("deploy lock: the holder line and its verdict", () => {
+  const me = { run: "r1", target: "box", deploy: 2, host: "dev", pid: 100 }
+  const holder = { run: "r1", target: "box", deploy: 2, step: "restart", host: "dev", pid: 100, since: "2026-12-03T17:00:00.000Z", pgid: 4242 }
+  const line = `run=r1 target=box deploy=2 step=restart host=dev pid=100 since=${encodeURIComponent(holder.since)} pgid=4242`
+
+  it("reads the line a step writes, and nothing else", () => {
+    expect(DeployLock.parseHolder(line)).toEqual(holder)
+    expect(DeployLock.parseHolder(`run=a%20b ${line.slice("run=r1 ".length)}`)?.run).toBe("a b")
+    for (const junk of ["", "garbage", line.replace(" pgid=4242", ""), `${line} extra=1`, line.replace("pid=100", "pid=-3"), "run=%E0%A4%A"])
+      expect(DeployLock.parseHolder(junk), junk).toBeNull()
+    expect(DeployLock.busyHolder({ step: "probe", command: "", code: 75, ms: 1, timedOut: false, output: `AIR-LOCK-BUSY\n${line}\n` })).toEqual(holder)
+    // The script's own exit 75 is the script's, not the lock's.
+    expect(DeployLock.busyHolder({ step: "smoke", command: "", code: 75, ms: 1, timedOut: false, output: "tempfail\n" })).toBeUndefined()
+  })
+
+  const rows: [DeployLock.Verdict, Partial<DeployLock.Holder>, boolean][] = [
+    ["gone", { pid: 101 }, false],
+    ["live", { pid: 101 }, true],
+    ["ours", {}, true],
+    ["live", { deploy: 3 }, true],
+    ["live", { host: "elsewhere", pid: 101 }, false],
+  ]
+  it.each(rows)("%s: a holder %j (its pid alive here: %s)", (verdict, over, pidAlive) => {
+    expect(DeployLock.judge({ ...holder, ...over }, me, () => pidAlive)).toBe(verdict)
+  })
+})
+
 describe.skipIf(!asRoot)("deploy fence: a resumed deploy never races the killed one's remote step", () => {
   let sshd: Sshd
   let root: string
