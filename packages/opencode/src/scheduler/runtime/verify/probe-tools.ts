@@ -1,4 +1,4 @@
-import { accessSync, constants } from "node:fs"
+import { accessSync, constants, readFileSync } from "node:fs"
 import { delimiter, join } from "node:path"
 
 /**
@@ -51,5 +51,37 @@ export namespace ProbeTools {
       }
     }
     return undefined
+  }
+
+  /** Capability bits (linux/capability.h). */
+  const CAP_NET_RAW = 13
+  const CAP_SYS_ADMIN = 21
+
+  /**
+   * Whether this process may do what the probe does: join the namespace it made (nsenter: CAP_SYS_ADMIN)
+   * and capture there (tcpdump: CAP_NET_RAW). Measured here: root has both; a user does not, and
+   * `nsenter -U -n` into bwrap's unprivileged namespace is refused too ("reassociate to namespace 'ns/net'
+   * failed: Operation not permitted"); a container's root without CAP_SYS_ADMIN cannot start bwrap at all.
+   */
+  export function privileges(status = readStatus()): { ok: true } | { ok: false; message: string } {
+    const effective = /^CapEff:\s*([0-9a-f]+)$/m.exec(status)?.[1]
+    const caps = effective ? BigInt(`0x${effective}`) : 0n
+    const lacking = [
+      [CAP_SYS_ADMIN, "CAP_SYS_ADMIN (to start the service, its capture and its probe in the service's network namespace)"],
+      [CAP_NET_RAW, "CAP_NET_RAW (for tcpdump to capture there)"],
+    ].filter(([bit]) => (caps & (1n << BigInt(bit as number))) === 0n)
+    if (lacking.length === 0) return { ok: true }
+    return {
+      ok: false,
+      message: `the service probe needs ${lacking.map(([, why]) => why).join(" and ")}, which this process lacks: run AirCoding as root (sudo, or a CI job's root), or leave service tasks to a machine where it runs as root`,
+    }
+  }
+
+  function readStatus(): string {
+    try {
+      return readFileSync("/proc/self/status", "utf8")
+    } catch {
+      return ""
+    }
   }
 }

@@ -111,8 +111,8 @@ export namespace ServiceProbe {
     const source = options.env ?? process.env
     const tools = ProbeTools.find(source)
     if (!tools.ok) return refuse("tool-missing", "environment", tools.message, { missingTool: tools.tool.name, install: tools.install })
-    const sandbox = Sandbox.check()
-    if (!sandbox.ok) return refuse("namespace-failed", "environment", `the service cannot be fenced: ${sandbox.message}`)
+    const ready = readiness(source)
+    if (!ready.ok) return refuse("namespace-failed", "environment", ready.message)
 
     const worktree = resolve(options.worktree)
     const serviceFound = locate("service", spec.service, worktree, source)
@@ -130,7 +130,7 @@ export namespace ServiceProbe {
 
     options.onPhase?.("namespace")
     const opened = await LoopbackNamespace.open({ exec, env: hostEnv, bwrap: tools.paths.bwrap!, nsenter: tools.paths.nsenter!, timeoutMs: START_TIMEOUT_MS, signal: options.signal })
-    if (!opened.ok) return refuse("namespace-failed", "environment", `${opened.message}; nsenter needs root (CAP_SYS_ADMIN) here`)
+    if (!opened.ok) return refuse("namespace-failed", "environment", opened.message)
     const ns = opened.namespace
 
     const stopCapture = new AbortController()
@@ -298,6 +298,18 @@ export namespace ServiceProbe {
       const held = [expect.contains !== undefined ? quoteOutput(expect.contains) : undefined, expect.matches !== undefined ? `/${expect.matches}/` : undefined].filter(Boolean).join(" and ")
       return { ok: true, kind: "passed", cause: "none", reason: `the probe's output holds ${held}; the service listened on ${portList(spec.ports)} after ${Proc.seconds(listenMs ?? 0)}` }
     }
+  }
+
+  /**
+   * Whether a probe can run here, tools aside (`ProbeTools.find` names those with their install command):
+   * the OS sandbox and the privileges. For `aircoding doctor` and the gate, before a service task waits on it.
+   */
+  export function readiness(env: Readonly<Record<string, string | undefined>> = process.env): { ok: true } | { ok: false; message: string; install?: string } {
+    const tools = ProbeTools.find(env)
+    if (!tools.ok) return { ok: false, message: tools.message, install: tools.install }
+    const sandbox = Sandbox.check()
+    if (!sandbox.ok) return { ok: false, message: `the service cannot be fenced: ${sandbox.message}` }
+    return ProbeTools.privileges()
   }
 
   function aborted(): { kind: VerdictKind; cause: Verdict["cause"]; reason: string } {
