@@ -1,6 +1,6 @@
 // A small TCP line service for the service probe's tests: for every line it reads it answers one line
 // (default "PONG"), and closes the connection when the client does. Flags plant the faults the probe must
-// name: a service that never listens, one on another port, one that exits, one that crashes on a request,
+// name: a service that never listens, one on another port, one that exits, one that crashes on its Nth request line,
 // one that talks without end, one that tries to reach an address outside its namespace.
 #include <arpa/inet.h>
 #include <cerrno>
@@ -28,7 +28,8 @@ int main(int argc, char** argv) {
   std::string reply = "PONG";
   long listen_delay_ms = 0;
   int exit_before_listen = -1;
-  bool crash_on_request = false;
+  long crash_on_line = 0;
+  long lines_read = 0;
   long chatty_bytes = 0;
   std::string connect_out;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -38,7 +39,7 @@ int main(int argc, char** argv) {
     else if (flag == "--reply") reply = value;
     else if (flag == "--listen-delay-ms") listen_delay_ms = std::atol(value);
     else if (flag == "--exit-before-listen") exit_before_listen = std::atoi(value);
-    else if (flag == "--crash-on-request") crash_on_request = std::string(value) == "yes";
+    else if (flag == "--crash-on-line") crash_on_line = std::atol(value);
     else if (flag == "--chatty-bytes") chatty_bytes = std::atol(value);
     else if (flag == "--connect-out") connect_out = value;
   }
@@ -92,7 +93,7 @@ int main(int argc, char** argv) {
       size_t end;
       while ((end = pending.find('\n')) != std::string::npos) {
         pending.erase(0, end + 1);
-        if (crash_on_request) {
+        if (++lines_read == crash_on_line) {
           std::fprintf(stderr, "crashing on a request\n");
           std::raise(SIGSEGV);
         }

@@ -83,16 +83,17 @@ describe("a service that misbehaves gets a verdict naming what happened", () => 
   })
 
   test("a service listening on another port: both ports named", async () => {
-    const { result } = await probe("elsewhere", w.spec(["--port", "7001"], { listenTimeoutS: 1 }))
-    expect(result.verdict.reason).toBe("the service never listened on port 7000 within 1.0 s (it listens on 7001)")
+    // 3 s: long enough for the service to listen on its own port on a loaded machine.
+    const { result } = await probe("elsewhere", w.spec(["--port", "7001"], { listenTimeoutS: 3 }))
+    expect(result.verdict.reason).toBe("the service never listened on port 7000 within 3.0 s (it listens on 7001)")
   })
 
   test("a probe that hangs: the timeout verdict", async () => {
     // Without -N, nc keeps the connection open after its input, and the service waits for more lines.
-    const { result, text } = await probe("hang", w.spec(["--port", "7000"], { probe: { command: "nc", args: ["127.0.0.1", "7000"], input: "PING\n", timeoutS: 1, expect: { contains: "PONG" } } }))
+    const { result, text } = await probe("hang", w.spec(["--port", "7000"], { probe: { command: "nc", args: ["127.0.0.1", "7000"], input: "PING\n", timeoutS: 3, expect: { contains: "PONG" } } }))
     expect(result.verdict).toMatchObject({ ok: false, kind: "probe-timeout" })
-    expect(result.verdict.reason).toBe("the probe did not finish within 1.0 s (it printed: 'PONG\\n')")
-    expect(text("probeLog")).toContain("did not finish within 1.0 s")
+    expect(result.verdict.reason).toBe("the probe did not finish within 3.0 s (it printed: 'PONG\\n')")
+    expect(text("probeLog")).toContain("did not finish within 3.0 s")
   })
 
   test("a service that exits before listening: its exit and its last words", async () => {
@@ -102,7 +103,7 @@ describe("a service that misbehaves gets a verdict naming what happened", () => 
   })
 
   test("a service that crashes on the request: the signal named", async () => {
-    const { result, text } = await probe("crash", w.spec(["--port", "7000", "--crash-on-request", "yes"]))
+    const { result, text } = await probe("crash", w.spec(["--port", "7000", "--crash-on-line", "1"]))
     expect(result.verdict).toMatchObject({ ok: false, kind: "probe-output" })
     expect(result.verdict.reason).toBe("the probe's output lacks 'PONG' (it printed nothing)")
     expect(text("serviceLog")).toContain("ended: exited with 139 (killed by SIGSEGV)")
@@ -110,8 +111,8 @@ describe("a service that misbehaves gets a verdict naming what happened", () => 
   })
 
   test("a crash after a right reply still fails: a service must outlive its probe", async () => {
-    // The reply goes out, then the second line crashes it: the output holds PONG, the service is gone.
-    const { result } = await probe("crash-late", w.spec(["--port", "7000", "--crash-on-request", "yes"], { probe: { command: "nc", args: ["-N", "127.0.0.1", "7000"], input: "PING\n", expect: { matches: "^$" } } }))
+    // The reply to the first line goes out, then the second line crashes it: the output holds PONG, the service is gone.
+    const { result } = await probe("crash-late", w.spec(["--port", "7000", "--crash-on-line", "2"], { probe: { command: "nc", args: ["-N", "127.0.0.1", "7000"], input: "PING\nPING\n", expect: { contains: "PONG" } } }))
     expect(result.verdict).toMatchObject({ ok: false, kind: "service-exited" })
     expect(result.verdict.reason).toMatch(/^the service exited with 139 \(killed by SIGSEGV\) while the probe ran; its last output: '.*crashing on a request'$/)
   })
@@ -121,7 +122,10 @@ describe("bounds", () => {
   test("a chatty service: the capture stops at its packet limit, the file stays within its bound", async () => {
     const maxPackets = 40
     const snaplen = 200
-    const { result, summary, outDir, text } = await probe("chatty", w.spec(["--port", "7000", "--chatty-bytes", "20000000"], { capture: { maxPackets, snaplen, maxSeconds: 60 } }))
+    const { result, summary, outDir, text } = await probe("chatty", w.spec(["--port", "7000", "--chatty-bytes", "20000000"], {
+        capture: { maxPackets, snaplen, maxSeconds: 60 },
+        probe: { command: "nc", args: ["-N", "127.0.0.1", "7000"], input: "PING\n", timeoutS: 60, expect: { contains: "PONG" } },
+      }))
     // The probe itself passes: 20 MB then PONG (the probe's log keeps head and tail).
     expect(result.verdict).toMatchObject({ ok: true })
     const size = statSync(join(outDir, ServiceProbe.FILES.pcap)).size
@@ -170,19 +174,24 @@ describe("bounds", () => {
     const spec = w.spec(["--port", "7000"], { probe: { command: "nc", args: ["127.0.0.1", "7000"], input: "PING\n", timeoutS: 600, expect: { contains: "PONG" } } })
     const child = spawn(bun!, [join(import.meta.dirname, "service-probe-child.ts"), JSON.stringify({ spec, worktree: w.worktree, outDir: w.outDir(runId), runId })], { stdio: ["ignore", "pipe", "inherit"] })
     let out = ""
-    await new Promise<void>((resolve, reject) => {
-      child.stdout.on("data", (c: Buffer) => {
-        out += c.toString()
-        if (out.includes("phase probe")) resolve()
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on("data", (c: Buffer) => {
+          out += c.toString()
+          if (out.includes("phase probe")) resolve()
+        })
+        child.on("exit", (code) => reject(new Error(`the child ended (${code}) before its probe: ${out}`)))
       })
-      child.on("exit", (code) => reject(new Error(`the child ended (${code}) before its probe: ${out}`)))
-    })
-    // The service, tcpdump, the probe and the namespace are all running now.
-    const before = markedProcesses(runId).map((p) => p.command).join("\n")
-    expect(before).toContain("line-service")
-    expect(before).toContain("tcpdump")
-    expect(before).toContain("nc 127.0.0.1 7000")
-    child.kill("SIGKILL")
+      // The probe's phase has begun; its nc is up a moment later (nsenter, then bwrap, then nc).
+      const running = () => markedProcesses(runId).map((p) => p.command).join("\n")
+      for (let i = 0; i < 400 && !running().includes("nc 127.0.0.1 7000"); i++) await new Promise((r) => setTimeout(r, 50))
+      const before = running()
+      expect(before).toContain("line-service")
+      expect(before).toContain("tcpdump")
+      expect(before).toContain("nc 127.0.0.1 7000")
+    } finally {
+      child.kill("SIGKILL")
+    }
     // Bounded: the probe would hang for 600 s; everything must be gone long before.
     for (let i = 0; i < 200 && markedProcesses(runId).length > 0; i++) await new Promise((r) => setTimeout(r, 50))
     expect(markedProcesses(runId)).toEqual([])

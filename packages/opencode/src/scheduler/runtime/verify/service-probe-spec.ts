@@ -116,7 +116,7 @@ export const ServiceProbeReport = z
         expectedPorts: z.array(z.number().int()),
         /** The ports it listened on when the wait ended. */
         listening: z.array(z.number().int()),
-        /** How it ended: "stopped after the probe" when we stopped it, else its exit. */
+        /** How it ended: "still running at the end, then stopped" when we stopped it, else its own exit. */
         ended: z.string(),
       })
       .strict()

@@ -240,9 +240,7 @@ export namespace ServiceProbe {
     return conclude(captureResult, serviceResult)
 
     function conclude(captureResult: Proc.Result | undefined, serviceResult: Proc.Result | undefined): Result {
-      // The service ended on its own if it ended before we asked it to (serviceEnded was set then).
-      const endedAlone = serviceEnded !== undefined && !serviceEnded.aborted
-      const serviceEnd = !serviceResult ? "never started" : endedAlone ? ended(serviceResult) : "stopped after the probe"
+      const serviceEnd = !serviceResult ? "never started" : endedAlone(serviceResult) ? ended(serviceResult) : "still running at the end, then stopped"
       if (serviceResult) {
         write(outDir, FILES.serviceLog, `$ ${serviceArgv.map(Sandbox.quote).join(" ")}\ncwd: ${service.cwd}\nended: ${serviceEnd}\n--- output (stdout and stderr) ---\n${serviceResult.output}`)
       }
@@ -293,7 +291,7 @@ export namespace ServiceProbe {
       if (expect.contains !== undefined && !output.includes(expect.contains)) return fail("probe-output", "program", `the probe's output lacks ${quoteOutput(expect.contains)} (${printed})`)
       if (expect.matches !== undefined && !new RegExp(expect.matches).test(output)) return fail("probe-output", "program", `the probe's output does not match /${expect.matches}/ (${printed})`)
       if (spec.probe.exitCode !== undefined && probeResult.code !== spec.probe.exitCode) return fail("probe-exit", "program", `the probe ${Proc.describe(probeResult)}, not ${spec.probe.exitCode} (${printed})`)
-      if (serviceEnded && !serviceEnded.aborted && serviceResult) return fail("service-exited", "program", `the service ${ended(serviceResult)} while the probe ran${lastWords(serviceResult)}`)
+      if (serviceResult && endedAlone(serviceResult)) return fail("service-exited", "program", `the service ${ended(serviceResult)} while the probe ran${lastWords(serviceResult)}`)
       if (captureProblem) return fail("capture-failed", "environment", captureProblem)
       const held = [expect.contains !== undefined ? quoteOutput(expect.contains) : undefined, expect.matches !== undefined ? `/${expect.matches}/` : undefined].filter(Boolean).join(" and ")
       return { ok: true, kind: "passed", cause: "none", reason: `the probe's output holds ${held}; the service listened on ${portList(spec.ports)} after ${Proc.seconds(listenMs ?? 0)}` }
@@ -336,6 +334,15 @@ export namespace ServiceProbe {
       return { ok: false, message: `the ${role}'s command ${shown} does not exist or is not executable: build the project first, or fix ${role}.command` }
     }
     return { ok: true, path, cwd }
+  }
+
+  /**
+   * Whether the service ended by itself: our stop kills its bwrap by a signal (no exit code), while bwrap
+   * passes on the service's own end as an exit code (a crash by SIGSEGV is 139). Not "did it end before we
+   * asked": a crash just before the stop would be taken for ours.
+   */
+  function endedAlone(r: Proc.Result): boolean {
+    return !(r.aborted && r.code === null)
   }
 
   /** How a program ended, for a verdict: a wrapper's 128+N exit names the signal N. */
