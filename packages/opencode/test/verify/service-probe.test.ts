@@ -68,10 +68,13 @@ describe("a service that answers", () => {
 
 describe("a service that misbehaves gets a verdict naming what happened", () => {
   test("wrong bytes: the probe fails naming what it got", async () => {
-    const { result, summary } = await probe("wrong", w.spec(["--port", "7000", "--reply", "PANG"]))
+    const { result, summary, outDir } = await probe("wrong", w.spec(["--port", "7000", "--reply", "PANG"]))
     expect(result.verdict).toMatchObject({ ok: false, kind: "probe-output", cause: "program" })
     expect(result.verdict.reason).toBe("the probe's output lacks 'PONG' (it printed: 'PANG\\n')")
     expect(summary().connections[0]!.toClient.firstLines).toEqual(["PANG"])
+    const message = ServiceProbe.describe(result)
+    expect(message).toMatch(/^The service probe failed: the probe's output lacks 'PONG' \(it printed: 'PANG\\n'\)\.\nCaptured: 127\.0\.0\.1:\d+ → 127\.0\.0\.1:7000: 5 bytes sent, 5 bytes back, first reply line "PANG"\.\nEvidence: /)
+    expect(message).toContain(join(outDir, ServiceProbe.FILES.pcap))
   })
 
   test("a service that never listens: the bounded verdict, long before its sleep ends", async () => {
@@ -203,6 +206,18 @@ describe("bad input and missing tools", () => {
     const { result } = await probe("badspec", { ...w.spec(["--port", "7000"]), probe: { command: "nc", args: [], expect: {} } } as ServiceProbe.SpecInput)
     expect(result.verdict).toMatchObject({ ok: false, kind: "bad-spec", cause: "spec" })
     expect(result.verdict.reason).toContain("probe.expect: what the output must hold: contains, matches, or both")
+  })
+
+  test("an evidence dir inside the worktree (which the service may write) is a caller's error, thrown", async () => {
+    await expect(ServiceProbe.run(w.spec(["--port", "7000"]), { worktree: w.worktree, outDir: join(w.worktree, "evidence") })).rejects.toThrow(/the evidence directory .* is inside the worktree/)
+  })
+
+  test("a run aborted before it starts starts nothing", async () => {
+    const abort = new AbortController()
+    abort.abort()
+    const { result } = await probe("preabort", w.spec(["--port", "7000"]), { signal: abort.signal })
+    expect(result.verdict).toMatchObject({ ok: false, kind: "aborted" })
+    expect(result.report.service).toBeUndefined()
   })
 
   test("a cwd climbing out of the worktree is refused", async () => {

@@ -83,6 +83,9 @@ export namespace ServiceProbe {
   export async function run(input: SpecInput, options: Options): Promise<Result> {
     const started = Date.now()
     const outDir = resolve(options.outDir)
+    const worktree = resolve(options.worktree)
+    // The service may write its worktree: evidence kept there could be rewritten by what it judges.
+    if (!relative(worktree, outDir).startsWith("..")) throw new Error(`ServiceProbe.run: the evidence directory ${outDir} is inside the worktree ${worktree}; give one outside it (the task's evidence dir)`)
     mkdirSync(outDir, { recursive: true })
     for (const name of Object.values(FILES)) rmSync(join(outDir, name), { force: true })
     const finish = (report: Omit<Report, "timings"> & { timings?: Partial<Report["timings"]> }, extra: { text?: string; capture?: string } = {}): Result => {
@@ -113,8 +116,8 @@ export namespace ServiceProbe {
     if (!tools.ok) return refuse("tool-missing", "environment", tools.message, { missingTool: tools.tool.name, install: tools.install })
     const ready = readiness(source)
     if (!ready.ok) return refuse("namespace-failed", "environment", ready.message)
+    if (options.signal?.aborted) return refuse("aborted", "environment", aborted().reason)
 
-    const worktree = resolve(options.worktree)
     const serviceFound = locate("service", spec.service, worktree, source)
     if (!serviceFound.ok) return refuse("command-missing", "spec", serviceFound.message)
     const probeFound = locate("probe", spec.probe, worktree, source)
@@ -130,7 +133,7 @@ export namespace ServiceProbe {
 
     options.onPhase?.("namespace")
     const opened = await LoopbackNamespace.open({ exec, env: hostEnv, bwrap: tools.paths.bwrap!, nsenter: tools.paths.nsenter!, timeoutMs: START_TIMEOUT_MS, signal: options.signal })
-    if (!opened.ok) return refuse("namespace-failed", "environment", opened.message)
+    if (!opened.ok) return options.signal?.aborted ? refuse("aborted", "environment", aborted().reason) : refuse("namespace-failed", "environment", opened.message)
     const ns = opened.namespace
 
     const stopCapture = new AbortController()
@@ -296,6 +299,24 @@ export namespace ServiceProbe {
       const held = [expect.contains !== undefined ? quoteOutput(expect.contains) : undefined, expect.matches !== undefined ? `/${expect.matches}/` : undefined].filter(Boolean).join(" and ")
       return { ok: true, kind: "passed", cause: "none", reason: `the probe's output holds ${held}; the service listened on ${portList(spec.ports)} after ${Proc.seconds(listenMs ?? 0)}` }
     }
+  }
+
+  /**
+   * A result for people and the Debugger: the verdict, where the evidence is, and what the capture showed.
+   * (A gate's failure message; the summary.txt a person opens holds the same and more.)
+   */
+  export function describe(result: Result): string {
+    const lines = [`${result.verdict.ok ? "The service probe passed" : "The service probe failed"}: ${result.verdict.reason}.`]
+    if (result.verdict.install) lines.push(`Install: ${result.verdict.install}`)
+    const connections = result.report.capture?.connections ?? []
+    for (const c of connections.slice(0, 3)) {
+      const reply = c.toClient.firstLines.length ? `, first reply line ${JSON.stringify(c.toClient.firstLines[0])}` : ", no reply"
+      lines.push(`Captured: ${CaptureSummary.endpoint(c.client)} → ${CaptureSummary.endpoint(c.server)}: ${c.toServer.bytes} bytes sent, ${c.toClient.bytes} bytes back${reply}.`)
+    }
+    if (result.report.capture && connections.length === 0) lines.push("Captured: no connection at all.")
+    const files = Object.values(result.files)
+    if (files.length) lines.push(`Evidence: ${files.join(", ")}`)
+    return lines.join("\n")
   }
 
   /**
