@@ -636,6 +636,8 @@ export namespace RunView {
           gate: gateLabel(e.gate, lang),
           what: oneLine(failureText(lang, { source: e.gate, message: e.message, facts: gateFacts(e.gate, reports?.(e.taskId, gateRunOf(e.evidencePath)) ?? null) }), 160),
         })
+      case "runtime.fault":
+        return L("ev.runtime.fault", { source: e.source === "watchdog" ? "watchdog" : (e.command ?? "command"), message: oneLine(e.message, 160) })
       case "review.started":
         return L("ev.review.started", { sessionId: e.sessionId })
       case "review.reported":

@@ -257,6 +257,7 @@ const en = {
   // events other branches add (plan revisions, faults, the final check): worded from their fields
   "ev.plan.revision.requested": "changes to the plan asked for: {text}",
   "ev.gates.errored": "the gates could not run: {fault}",
+  "ev.runtime.fault": "the Scheduler recorded a fault ({source}): {message}",
   "ev.merge.blocked": "the merge could not be carried out: {fault}",
   "ev.merge.rejected": "the merged tree failed its build or tests: nothing landed, back to repair",
   "ev.merge.batch-rejected": "the batch {ids} failed its merge build together: nothing landed; it is merged again in halves to find the cause",
@@ -681,6 +682,7 @@ const zhCN: Record<Key, string> = {
   "ui.loading": "加载中…",
   "ev.plan.revision.requested": "要求修改计划：{text}",
   "ev.gates.errored": "门禁无法运行：{fault}",
+  "ev.runtime.fault": "调度器记录了一个故障（{source}）：{message}",
   "ev.merge.blocked": "无法执行合并：{fault}",
   "ev.merge.rejected": "合并后的代码树构建或测试失败：未合入，退回修复",
   "ev.merge.batch-rejected": "批次 {ids} 一起合并构建失败：未合入；拆成两半重新合并以找出原因",
