@@ -2,6 +2,7 @@ import { spawn } from "node:child_process"
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest"
+import { Proc } from "../../src/scheduler/runtime/process"
 import { Png } from "../../src/scheduler/runtime/verify/png"
 import { UiCapture } from "../../src/scheduler/runtime/verify/ui-capture"
 import { UiSpec } from "../../src/scheduler/runtime/verify/ui-spec"
@@ -126,6 +127,29 @@ describe("UiCapture.capture on real X programs", () => {
     expect(a!.display.socketDir).not.toBe(b!.display.socketDir)
     expect(UiCapture.pixelAt(a!.evidence.screenshot!, 160, 120)).toBe(ORANGE)
     expect(UiCapture.pixelAt(b!.evidence.screenshot!, 160, 120)).toBe(GREEN)
+  })
+
+  test("a display number taken on the machine does not matter: the capture's display and probes are its own", async () => {
+    // An X server of the machine's own, on the lowest free number (usually :0, the number the sandbox's display gets
+    // too): were the probes to share the machine's network namespace, its abstract socket would answer them.
+    let hostOutput = ""
+    const stopHost = new AbortController()
+    const host = Proc.run("Xvfb", ["-displayfd", "1", "-screen", "0", "320x200x24", "-nolisten", "tcp", "-noreset", "-nocursor"], {
+      cwd: ws.root,
+      env: { ...process.env, AIR_UI_CAPTURE: ws.root },
+      signal: stopHost.signal,
+      onOutput: (c) => (hostOutput += c.toString()),
+    })
+    try {
+      for (let i = 0; i < 300 && !/^\d+\n/.test(hostOutput); i++) await new Promise((r) => setTimeout(r, 50))
+      expect(hostOutput).toMatch(/^\d+\n/)
+      const r = await capture("taken", { ...draw(ORANGE), checks: { title: TITLE, pixels: [{ x: 160, y: 120, rgb: ORANGE }] } })
+      expect(r.failures).toEqual([])
+      expect(r.ok).toBe(true)
+    } finally {
+      stopHost.abort()
+      await host
+    }
   })
 
   test("the program is fenced: it writes its worktree, not outside; the spec's env and cwd reach it", async () => {
