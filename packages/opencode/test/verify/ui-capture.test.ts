@@ -212,6 +212,18 @@ describe("UiCapture.capture on real X programs", () => {
     expect(readFileSync(r.evidence.log, "utf8")).toContain("Xvfb (the private X display)")
   })
 
+  test("a display that does not start is the capture's failure, named, not the program's", async () => {
+    // Inside the worktree: the sandbox's private /tmp shows nothing else of the test's directory.
+    const bin = join(ws.worktree, "bin-broken-xvfb")
+    mkdirSync(bin, { recursive: true })
+    writeFileSync(join(bin, "Xvfb"), "#!/bin/sh\necho 'fake Xvfb: no screens found' >&2\nexit 1\n", { mode: 0o755 })
+    const r = await capture("broken-xvfb", draw(ORANGE), { env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } })
+    expect(r.outcome).toBe("failed-to-start")
+    expect(r.failures).toEqual([`the private X display (Xvfb) did not start (it ended with 1; see ${r.evidence.log})`])
+    expect(r.program.exitCode).toBeNull()
+    expect(readFileSync(r.evidence.log, "utf8")).toContain("fake Xvfb: no screens found")
+  })
+
   test("a Qt Widgets program under Xvfb (xcb)", async () => {
     const qt = buildQtProgram(ws)
     const r = await capture("qt", { command: qt, args: ["#33cc66", ORANGE, "Qt window"], checks: { title: "Qt window", pixels: [{ x: 5, y: 5, rgb: "#33cc66" }, { x: 160, y: 120, rgb: ORANGE }] } })

@@ -113,7 +113,11 @@ export namespace UiCapture {
     outDir: string
     /** The project root: its `.env` files are hidden from the program too. */
     project?: string
-    /** The runner (default: `Proc.run`). */
+    /**
+     * The runner (default: `Proc.run`). A plain one, never the gates' sandboxed `exec` (SandboxExec.wrap): the
+     * capture builds its own sandbox around Xvfb and the program, and a second bwrap around it would hide the
+     * display's socket directory from the probes.
+     */
     exec?: Exec
     signal?: AbortSignal
     /** The environment the sandbox's is reduced from (default `process.env`); its PATH finds the tools. */
