@@ -6,6 +6,7 @@ import { Proc } from "../../src/scheduler/runtime/process"
 import { Png } from "../../src/scheduler/runtime/verify/png"
 import { UiCapture } from "../../src/scheduler/runtime/verify/ui-capture"
 import { UiSpec } from "../../src/scheduler/runtime/verify/ui-spec"
+import { UiTools } from "../../src/scheduler/runtime/verify/ui-tools"
 import { WindowTree } from "../../src/scheduler/runtime/verify/window-tree"
 import { bunBinary } from "../support/sandbox"
 import { buildQtProgram, leftovers, makeUiWorkspace, type UiWorkspace } from "./ui-programs"
@@ -273,6 +274,16 @@ describe("UiCapture pieces", () => {
     expect(tree[1]!.children).toEqual([{ id: "0x200007", title: null, wmClass: "", width: 300, height: 200, x: 5, y: 20, children: [] }])
     expect(tree[2]).toMatchObject({ x: -1, y: -1 })
     expect(WindowTree.shown(tree).map((w) => w.id)).toEqual(["0x200006"])
+  })
+
+  test("doctor's line: the tools present, or which are missing with the install command", () => {
+    expect(UiTools.doctorCheck(process.env.PATH)).toMatchObject({ name: "ui capture", ok: true })
+    expect(UiTools.doctorCheck(join(ws.root, "no-such-dir"))).toEqual({
+      name: "ui capture",
+      ok: false,
+      detail: "Xvfb, xwd, xwininfo, bwrap not installed: ui tasks cannot be captured",
+      fix: "sudo apt-get install -y xvfb x11-apps x11-utils bubblewrap (or ./start.sh setup)",
+    })
   })
 
   test("compare() counts pixels only one picture has as changed", () => {

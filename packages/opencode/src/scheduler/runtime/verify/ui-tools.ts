@@ -42,4 +42,13 @@ export namespace UiTools {
       message: `the ui capture needs ${names}, not installed on this machine. Install with: ${install} (or run ./start.sh setup), then run the capture again.`,
     }
   }
+
+  /** `aircoding doctor`'s line: the ui capture's tools, with the command that installs what is missing. */
+  export function doctorCheck(path = process.env.PATH): { name: string; ok: boolean; detail: string; fix?: string } {
+    const name = "ui capture"
+    if (process.platform !== "linux") return { name, ok: false, detail: `ui tasks' captures need Linux (Xvfb, bubblewrap); this is ${process.platform}`, fix: "run ui tasks on Linux (CI or a container)" }
+    const absent = missing(path)
+    if (absent) return { name, ok: false, detail: `${absent.tools.join(", ")} not installed: ui tasks cannot be captured`, fix: `${absent.install} (or ./start.sh setup)` }
+    return { name, ok: true, detail: `${TOOLS.map((t) => t.tool).join(", ")} installed: ui tasks are captured on a private display` }
+  }
 }
