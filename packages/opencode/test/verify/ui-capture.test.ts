@@ -174,6 +174,19 @@ describe("UiCapture.capture on real X programs", () => {
     expect(r.program.stderr).toContain("refused")
   })
 
+  test("a program that prints without end: its output is cut on disk, the capture goes on", async () => {
+    // 20 MB on stdout, then the window; a background child keeps the stream open and printing after the exec.
+    const r = await capture("chatty", {
+      command: "/bin/sh",
+      args: ["-c", `yes spam | head -c 20000000; (while :; do echo more; sleep 0.01; done) & exec ${ws.xwindow} draw '${BLUE}' '${ORANGE}' Chatty`],
+      checks: { title: "Chatty" },
+    })
+    expect(r.failures).toEqual([])
+    expect(r.program.stdout.length).toBeLessThan(70 * 1024)
+    expect(r.program.stdout).toMatch(/^spam\nspam\n/)
+    expect(r.program.stdout).toContain(`bytes dropped; the stream was cut at ${UiCapture.STREAM_DISK_CAP} bytes`)
+  })
+
   test("an abort stops the capture at once and everything it started", async () => {
     const controller = new AbortController()
     const r = await capture("abort", { command: ws.xwindow, args: ["nowindow"], waitMs: 120_000 }, { onProgramStarted: () => void setTimeout(() => controller.abort(), 200), signal: controller.signal })

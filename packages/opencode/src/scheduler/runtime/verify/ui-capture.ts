@@ -36,7 +36,9 @@ export namespace UiCapture {
   export const DISPLAY_START_MS = 15_000
   const POLL_MS = 100
   const PROBE_TIMEOUT_MS = 10_000
-  /** Bytes of each of the program's streams kept (head and tail halves). */
+  /** Bytes of each of the program's streams kept on disk: the rest is read and dropped (the program never blocks on it). */
+  export const STREAM_DISK_CAP = 1024 * 1024
+  /** Bytes of each stream put in the result and program.log (head and tail halves). */
   const STREAM_CAP = 64 * 1024
   const SOCKETS_INSIDE = "/tmp/.X11-unix"
   const OUTPUT_INSIDE = "/tmp/.air-capture"
@@ -422,12 +424,28 @@ export namespace UiCapture {
     `read n </tmp/.air-displayfd`,
     `if [ -z "$n" ]; then wait $xvfb; say display-failed $?; exit 0; fi`,
     `say display $n`,
+    // Each stream through a FIFO: its first STREAM_DISK_CAP bytes to a file, the rest drained to /dev/null, so a
+    // program that prints without end neither fills the disk nor blocks on a full pipe. head unbuffered
+    // (stdbuf -o0): a buffered head held a running program's last lines, lost when the capture stopped it; dd
+    // counts a pipe's short reads as blocks and stopped at a third of the cap.
+    `mkfifo /tmp/.air-stdout /tmp/.air-stderr || { say display-failed mkfifo; exit 0; }`,
+    `{ stdbuf -o0 head -c ${STREAM_DISK_CAP} >${OUTPUT_INSIDE}/stdout; cat >/dev/null; } </tmp/.air-stdout &`,
+    `out=$!`,
+    `{ stdbuf -o0 head -c ${STREAM_DISK_CAP} >${OUTPUT_INSIDE}/stderr; cat >/dev/null; } </tmp/.air-stderr &`,
+    `err=$!`,
     // No core file lands in the worktree from a crash; stdin is empty.
-    `( cd "$DIR" && ulimit -c 0 && DISPLAY=":$n" && export DISPLAY && exec "$@" ) </dev/null >${OUTPUT_INSIDE}/stdout 2>${OUTPUT_INSIDE}/stderr &`,
+    `( cd "$DIR" && ulimit -c 0 && DISPLAY=":$n" && export DISPLAY && exec "$@" ) </dev/null >/tmp/.air-stdout 2>/tmp/.air-stderr &`,
     `prog=$!`,
     `say started`,
     `wait $prog`,
-    `say exit $?`,
+    `code=$?`,
+    // The streams' last bytes reach their files before the exit is told; bounded, a child of the program may
+    // still hold them open.
+    `( sleep 2; kill $out $err 2>/dev/null ) &`,
+    `guard=$!`,
+    `wait $out $err`,
+    `kill $guard 2>/dev/null`,
+    `say exit $code`,
     `wait $xvfb`,
     `say display-ended $?`,
   ].join("\n")
@@ -492,7 +510,8 @@ export namespace UiCapture {
       const tail = Buffer.alloc(half)
       readSync(fd, head, 0, half, 0)
       readSync(fd, tail, 0, half, size - half)
-      return `${head.toString("utf8")}\n[… ${size - STREAM_CAP} bytes dropped …]\n${tail.toString("utf8")}`
+      const cut = size >= STREAM_DISK_CAP ? `; the stream was cut at ${STREAM_DISK_CAP} bytes` : ""
+      return `${head.toString("utf8")}\n[… ${size - STREAM_CAP} bytes dropped${cut} …]\n${tail.toString("utf8")}`
     } finally {
       closeSync(fd)
     }
