@@ -1,10 +1,11 @@
-import { chmodSync, closeSync, existsSync, fstatSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { existsSync, mkdirSync, rmSync } from "node:fs"
 import { isAbsolute, join, resolve } from "node:path"
 import { z } from "zod"
 import type { Exec } from "../gates/gate.ts"
 import { Proc } from "../process"
 import { Sandbox } from "../sandbox/sandbox"
+import { CaptureFiles } from "./capture-files"
+import { DisplaySandbox } from "./display-sandbox"
 import { Png } from "./png"
 import { UiSpec } from "./ui-spec"
 import { UiTools } from "./ui-tools"
@@ -15,17 +16,11 @@ import { Xwd } from "./xwd"
 /**
  * Visual evidence in code (issue 37, item 2): ONE capture of a program's window, headless.
  *
- * How it runs: one bubblewrap sandbox (the project's fence: the worktree writable, the rest read-only, a
- * private /tmp, no network, new PID namespace) holds both a private Xvfb and the program. Its own /tmp and
- * network namespace make the display its own whatever its number (`-displayfd` picks it, in there usually
- * :0): no race with the user's display or another capture, nothing to lock. The X socket directory
- * (/tmp/.X11-unix inside) is a host directory of this capture, so the probes (`xwininfo`, `xwd`) reach the
- * display from small sandboxes of their own that bind the same directory. The sandbox runs with
+ * One bubblewrap sandbox (the project's fence: the worktree writable, the rest read-only, a private /tmp, no
+ * network, new PID namespace) holds both a private Xvfb and the program (display-sandbox.ts); the probes
+ * (`xwininfo`, `xwd`) reach its display from small sandboxes of their own. The sandbox runs with
  * `--die-with-parent` and a PID namespace: stopping it (or AirCoding being SIGKILLed) ends Xvfb and every
- * process the program started.
- *
- * The driver inside speaks to us on its stdout ("air-capture: display 0", "… exit 139"); the program's own
- * stdout and stderr go to files, so the program cannot forge the protocol.
+ * process the program started. Here: the bounded waits, the screenshot, the verdict, the evidence files.
  */
 export namespace UiCapture {
   export const Spec = UiSpec.Spec
@@ -36,14 +31,7 @@ export namespace UiCapture {
   export const DISPLAY_START_MS = 15_000
   const POLL_MS = 100
   const PROBE_TIMEOUT_MS = 10_000
-  /** Bytes of each of the program's streams kept on disk: the rest is read and dropped (the program never blocks on it). */
-  export const STREAM_DISK_CAP = 1024 * 1024
-  /** Bytes of each stream put in the result and program.log (head and tail halves). */
-  const STREAM_CAP = 64 * 1024
-  const SOCKETS_INSIDE = "/tmp/.X11-unix"
-  const OUTPUT_INSIDE = "/tmp/.air-capture"
-  const PROBE_INSIDE = "/tmp/.air-probe"
-  const PROTOCOL = "air-capture: "
+  export const STREAM_DISK_CAP = DisplaySandbox.STREAM_DISK_CAP
 
   export const Outcome = z.enum([
     /** A window was shown and photographed; `failures` holds the checks that failed. */
@@ -177,26 +165,21 @@ export namespace UiCapture {
 
     const missing = UiTools.missing(sourceEnv.PATH)
     if (missing) {
-      writeEvidence(evidence, { windows: [], shown: 0 }, spec, `${missing.message}\n`)
+      CaptureFiles.writeEvidence(evidence, spec.screen, { windows: [], shown: 0 }, `${missing.message}\n`)
       return finish("missing-tool", { failures: [missing.message], missingTool: { tools: missing.tools, packages: missing.packages, install: missing.install } })
     }
     const sandboxCheck = Sandbox.check()
     if (!sandboxCheck.ok) {
-      writeEvidence(evidence, { windows: [], shown: 0 }, spec, `${sandboxCheck.message}\n`)
+      CaptureFiles.writeEvidence(evidence, spec.screen, { windows: [], shown: 0 }, `${sandboxCheck.message}\n`)
       return finish("failed-to-start", { failures: [`the capture's sandbox cannot start: ${sandboxCheck.message}`] })
     }
     if (!existsSync(cwd)) {
       const message = `the program's working directory ${spec.cwd} does not exist in the worktree ${worktree}: build the program first, or fix the spec's cwd`
-      writeEvidence(evidence, { windows: [], shown: 0 }, spec, `${message}\n`)
+      CaptureFiles.writeEvidence(evidence, spec.screen, { windows: [], shown: 0 }, `${message}\n`)
       return finish("failed-to-start", { failures: [message] })
     }
 
-    // Short, private, removed at the end: the socket directory, the program's output, the probes' files.
-    const work = mkdtempSync(join(tmpdir(), "air-x-"))
-    const dirs = { sockets: join(work, "x11"), output: join(work, "out"), probe: join(work, "probe") }
-    for (const dir of Object.values(dirs)) mkdirSync(dir)
-    // Xvfb expects the sticky, world-writable /tmp/.X11-unix it would make itself.
-    chmodSync(dirs.sockets, 0o1777)
+    const dirs = DisplaySandbox.makeDirs()
     base.display.socketDir = dirs.sockets
 
     const stop = new AbortController()
@@ -204,33 +187,21 @@ export namespace UiCapture {
     if (options.signal?.aborted) stop.abort()
     else options.signal?.addEventListener("abort", onAbort, { once: true })
 
-    const state: { display?: number; started?: number; exit?: number; displayFailed?: number | string; ended?: boolean } = {}
-    let pending = ""
-    const onOutput = (chunk: Buffer) => {
-      pending += chunk.toString("utf8")
-      let nl: number
-      while ((nl = pending.indexOf("\n")) >= 0) {
-        const line = pending.slice(0, nl)
-        pending = pending.slice(nl + 1)
-        if (!line.startsWith(PROTOCOL)) continue
-        const [word, value = ""] = line.slice(PROTOCOL.length).split(" ")
-        if (word === "display") state.display = Number(value)
-        else if (word === "started") state.started = performance.now()
-        else if (word === "exit") state.exit = Number(value)
-        else if (word === "display-failed") state.displayFailed = value
-      }
-    }
-
+    const state: DisplaySandbox.State = {}
     const policy = Sandbox.plan({ worktree, ...(options.project ? { project: options.project } : {}), env: sourceEnv, network: false, git: false })
-    const sandboxArgs = [
-      ...Sandbox.options({ ...policy, env: { ...policy.env, ...spec.env, AIR_UI_CAPTURE: outDir } }),
-      "--bind", dirs.sockets, SOCKETS_INSIDE,
-      "--bind", dirs.output, OUTPUT_INSIDE,
-      "--", "/bin/sh", "-c", DRIVER, "air-capture", String(spec.screen.width), String(spec.screen.height), cwd, command, ...spec.args,
-    ]
+    const sandboxArgs = DisplaySandbox.programArgs({
+      policy,
+      env: { ...spec.env, AIR_UI_CAPTURE: outDir },
+      dirs,
+      width: spec.screen.width,
+      height: spec.screen.height,
+      cwd,
+      command,
+      args: spec.args,
+    })
     // The bound: display start, the wait, the settle, the probes; the capture stops it long before.
     const sandboxBound = DISPLAY_START_MS + spec.waitMs + spec.settleMs + 3 * PROBE_TIMEOUT_MS
-    const sandbox = exec(Sandbox.BINARY, sandboxArgs, { cwd: worktree, env: sourceEnv, shell: false, timeoutMs: sandboxBound, signal: stop.signal, onOutput })
+    const sandbox = exec(Sandbox.BINARY, sandboxArgs, { cwd: worktree, env: sourceEnv, shell: false, timeoutMs: sandboxBound, signal: stop.signal, onOutput: DisplaySandbox.protocolReader(state) })
     let sandboxEnded: Proc.Result | undefined
     void sandbox.then((r) => {
       sandboxEnded = r
@@ -238,18 +209,13 @@ export namespace UiCapture {
     })
 
     const probe = (script: string) =>
-      exec(
-        Sandbox.BINARY,
-        [
-          "--unshare-all", "--die-with-parent", "--new-session",
-          "--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", "/tmp",
-          "--bind", dirs.sockets, SOCKETS_INSIDE,
-          "--bind", dirs.probe, PROBE_INSIDE,
-          "--clearenv", "--setenv", "PATH", sourceEnv.PATH ?? "/usr/bin:/bin", "--setenv", "DISPLAY", `:${state.display ?? 0}`, "--setenv", "AIR_UI_CAPTURE", outDir,
-          "--", "/bin/sh", "-c", script,
-        ],
-        { cwd: work, env: sourceEnv, shell: false, timeoutMs: PROBE_TIMEOUT_MS, signal: stop.signal },
-      )
+      exec(Sandbox.BINARY, DisplaySandbox.probeArgs({ dirs, path: sourceEnv.PATH ?? "/usr/bin:/bin", display: state.display ?? 0, marker: outDir, script }), {
+        cwd: dirs.work,
+        env: sourceEnv,
+        shell: false,
+        timeoutMs: PROBE_TIMEOUT_MS,
+        signal: stop.signal,
+      })
 
     let outcome: Outcome | undefined
     const extra: Partial<Result> = {}
@@ -309,7 +275,7 @@ export namespace UiCapture {
           timings.windowMs = Math.round(performance.now() - programStart)
           // 3. Let it draw, then the screen and the tree as they are in the same moment (as near as two calls get).
           await sleep(spec.settleMs, stop.signal)
-          const shot = stop.signal.aborted ? undefined : await probe(`xwd -root -silent -out ${PROBE_INSIDE}/screen.xwd || exit 4; ${WindowTree.PROBE_SCRIPT}`)
+          const shot = stop.signal.aborted ? undefined : await probe(`xwd -root -silent -out ${DisplaySandbox.PROBE_INSIDE}/screen.xwd || exit 4; ${WindowTree.PROBE_SCRIPT}`)
           if (stop.signal.aborted || !shot) outcome = "aborted"
           else if (!shot.ok) {
             outcome = "failed-to-start"
@@ -318,7 +284,7 @@ export namespace UiCapture {
             tree = WindowTree.parse(shot.stdout)
             const shown = WindowTree.shown(tree)
             shownCount = shown.length
-            const screen = Xwd.decode(readBytes(join(dirs.probe, "screen.xwd")))
+            const screen = Xwd.decode(CaptureFiles.readBytes(join(dirs.probe, "screen.xwd")))
             const window = UiVerdict.mainWindow(shown, spec.checks)
             outcome = "shown"
             if (!window) {
@@ -354,9 +320,9 @@ export namespace UiCapture {
       sandboxEnded = await sandbox
       base.program.stoppedByCapture = runningAtEnd && state.exit === undefined
       base.program.exitCode = state.exit ?? null
-      base.program.stdout = readCapped(join(dirs.output, "stdout"))
-      base.program.stderr = readCapped(join(dirs.output, "stderr"))
-      const xvfbLog = readCapped(join(dirs.output, "xvfb.log"))
+      base.program.stdout = CaptureFiles.readCapped(join(dirs.output, "stdout"))
+      base.program.stderr = CaptureFiles.readCapped(join(dirs.output, "stderr"))
+      const xvfbLog = CaptureFiles.readCapped(join(dirs.output, "xvfb.log"))
       if (outcome === "exited" && state.exit !== undefined) {
         base.failures.push(`the program exited with ${UiVerdict.exitStatus(state.exit)} before showing a window${state.exit === 127 ? " (command not found: is it built, and is the spec's command right?)" : ""}`)
       } else if (outcome === "exited") {
@@ -368,8 +334,9 @@ export namespace UiCapture {
       }
       const lastErr = base.program.stderr.trim().split("\n").filter(Boolean).slice(-1)[0]
       if ((outcome === "exited" || outcome === "no-window") && lastErr) base.notes.push(`the program's stderr ends: ${lastErr}`)
-      writeEvidence(evidence, { windows: tree, shown: shownCount }, spec, programLog(spec, command, cwd, base.program, sandboxEnded, xvfbLog, outcome !== "shown"))
-      rmSync(work, { recursive: true, force: true })
+      const log = CaptureFiles.programLog({ command, args: spec.args, cwd, program: base.program, sandbox: sandboxEnded, xvfbLog, withDiagnostics: outcome !== "shown" })
+      CaptureFiles.writeEvidence(evidence, spec.screen, { windows: tree, shown: shownCount }, log)
+      rmSync(dirs.work, { recursive: true, force: true })
     }
     timings.totalMs = since()
     return finish(outcome ?? "failed-to-start", { ...extra, windowsShown: shownCount, timings })
@@ -409,47 +376,6 @@ export namespace UiCapture {
     return rgb ? Png.hex(rgb) : undefined
   }
 
-  /**
-   * Runs inside the sandbox: $1 $2 the screen size, $3 the program's directory, then the program and its
-   * arguments. Xvfb reports its display number on a FIFO (`-displayfd`) once it listens; the program starts
-   * only then. The shell stays to report the program's exit status and keeps the display up until stopped.
-   */
-  const DRIVER = [
-    `W=$1 H=$2 DIR=$3; shift 3`,
-    `say() { echo "${PROTOCOL}$*"; }`,
-    `mkfifo /tmp/.air-displayfd || { say display-failed mkfifo; exit 0; }`,
-    `Xvfb -displayfd 9 -screen 0 "\${W}x\${H}x24" -nolisten tcp -noreset -nocursor 9>/tmp/.air-displayfd >${OUTPUT_INSIDE}/xvfb.log 2>&1 &`,
-    `xvfb=$!`,
-    `n=`,
-    `read n </tmp/.air-displayfd`,
-    `if [ -z "$n" ]; then wait $xvfb; say display-failed $?; exit 0; fi`,
-    `say display $n`,
-    // Each stream through a FIFO: its first STREAM_DISK_CAP bytes to a file, the rest drained to /dev/null, so a
-    // program that prints without end neither fills the disk nor blocks on a full pipe. head unbuffered
-    // (stdbuf -o0): a buffered head held a running program's last lines, lost when the capture stopped it; dd
-    // counts a pipe's short reads as blocks and stopped at a third of the cap.
-    `mkfifo /tmp/.air-stdout /tmp/.air-stderr || { say display-failed mkfifo; exit 0; }`,
-    `{ stdbuf -o0 head -c ${STREAM_DISK_CAP} >${OUTPUT_INSIDE}/stdout; cat >/dev/null; } </tmp/.air-stdout &`,
-    `out=$!`,
-    `{ stdbuf -o0 head -c ${STREAM_DISK_CAP} >${OUTPUT_INSIDE}/stderr; cat >/dev/null; } </tmp/.air-stderr &`,
-    `err=$!`,
-    // No core file lands in the worktree from a crash; stdin is empty.
-    `( cd "$DIR" && ulimit -c 0 && DISPLAY=":$n" && export DISPLAY && exec "$@" ) </dev/null >/tmp/.air-stdout 2>/tmp/.air-stderr &`,
-    `prog=$!`,
-    `say started`,
-    `wait $prog`,
-    `code=$?`,
-    // The streams' last bytes reach their files before the exit is told; bounded, a child of the program may
-    // still hold them open.
-    `( sleep 2; kill $out $err 2>/dev/null ) &`,
-    `guard=$!`,
-    `wait $out $err`,
-    `kill $guard 2>/dev/null`,
-    `say exit $code`,
-    `wait $xvfb`,
-    `say display-ended $?`,
-  ].join("\n")
-
   function describeEnd(r: Proc.Result | undefined): string {
     if (!r) return "still running"
     const err = r.stderr.trim().split("\n").filter(Boolean).slice(-1)[0]
@@ -471,72 +397,5 @@ export namespace UiCapture {
       }
       signal.addEventListener("abort", finish, { once: true })
     })
-  }
-
-  function readBytes(path: string): Buffer {
-    const fd = openSync(path, "r")
-    try {
-      const size = fstatSync(fd).size
-      const buf = Buffer.alloc(size)
-      let at = 0
-      while (at < size) {
-        const n = readSync(fd, buf, at, size - at, at)
-        if (n === 0) break
-        at += n
-      }
-      return buf.subarray(0, at)
-    } finally {
-      closeSync(fd)
-    }
-  }
-
-  /** A file's text with the middle dropped past the cap (a program that prints without end). */
-  function readCapped(path: string): string {
-    let fd: number
-    try {
-      fd = openSync(path, "r")
-    } catch {
-      return ""
-    }
-    try {
-      const size = fstatSync(fd).size
-      if (size <= STREAM_CAP) {
-        const buf = Buffer.alloc(size)
-        readSync(fd, buf, 0, size, 0)
-        return buf.toString("utf8")
-      }
-      const half = STREAM_CAP / 2
-      const head = Buffer.alloc(half)
-      const tail = Buffer.alloc(half)
-      readSync(fd, head, 0, half, 0)
-      readSync(fd, tail, 0, half, size - half)
-      const cut = size >= STREAM_DISK_CAP ? `; the stream was cut at ${STREAM_DISK_CAP} bytes` : ""
-      return `${head.toString("utf8")}\n[… ${size - STREAM_CAP} bytes dropped${cut} …]\n${tail.toString("utf8")}`
-    } finally {
-      closeSync(fd)
-    }
-  }
-
-  function programLog(spec: Spec, command: string, cwd: string, program: Result["program"], sandbox: Proc.Result | undefined, xvfbLog: string, withDiagnostics: boolean): string {
-    const status = program.exitCode !== null ? `exited with ${UiVerdict.exitStatus(program.exitCode)}` : program.stoppedByCapture ? "still running: stopped by the capture" : "did not start"
-    const parts = [
-      `$ ${[command, ...spec.args].map(Sandbox.quote).join(" ")}`,
-      `cwd: ${cwd}`,
-      `status: ${status}`,
-      `--- stdout ---`,
-      program.stdout,
-      `--- stderr ---`,
-      program.stderr,
-    ]
-    if (withDiagnostics) {
-      parts.push(`--- Xvfb ---`, xvfbLog)
-      if (sandbox) parts.push(`--- sandbox (bwrap ${Proc.describe(sandbox)}) ---`, sandbox.stderr)
-    }
-    return parts.join("\n") + "\n"
-  }
-
-  function writeEvidence(files: { windows: string; log: string }, tree: { windows: WindowTree.Window[]; shown: number }, spec: Spec, log: string): void {
-    writeFileSync(files.windows, JSON.stringify({ screen: spec.screen, shown: tree.shown, windows: tree.windows }, null, 2) + "\n")
-    writeFileSync(files.log, log)
   }
 }
