@@ -106,6 +106,13 @@ describe("UiCapture.capture on real X programs", () => {
     expect(existsSync(join(ws.worktree, "core"))).toBe(false)
   })
 
+  test("a program that exits 0 without a window: waited for (a launcher may fork), then 'no window within 1 s'", async () => {
+    const r = await capture("exit0", { command: "/bin/sh", args: ["-c", "echo launcher done"], waitMs: 1000 })
+    expect(r.outcome).toBe("exited")
+    expect(r.failures).toEqual(["no window within 1 s (the program exited with 0 and showed none)"])
+    expect(r.program).toMatchObject({ exitCode: 0, stoppedByCapture: false, stdout: "launcher done\n" })
+  })
+
   test("a program that is not there: exit 127 named as a command not found", async () => {
     const r = await capture("missing-program", { command: "build/not-built" })
     expect(r.outcome).toBe("exited")

@@ -179,6 +179,8 @@ export namespace UiCapture {
       return finish("failed-to-start", { failures: [message] })
     }
 
+    // Before anything is made or started: a policy that cannot be planned leaves nothing behind.
+    const policy = Sandbox.plan({ worktree, ...(options.project ? { project: options.project } : {}), env: sourceEnv, network: false, git: false })
     const dirs = DisplaySandbox.makeDirs()
     base.display.socketDir = dirs.sockets
 
@@ -188,7 +190,6 @@ export namespace UiCapture {
     else options.signal?.addEventListener("abort", onAbort, { once: true })
 
     const state: DisplaySandbox.State = {}
-    const policy = Sandbox.plan({ worktree, ...(options.project ? { project: options.project } : {}), env: sourceEnv, network: false, git: false })
     const sandboxArgs = DisplaySandbox.programArgs({
       policy,
       env: { ...spec.env, AIR_UI_CAPTURE: outDir },
@@ -323,10 +324,10 @@ export namespace UiCapture {
       base.program.stdout = CaptureFiles.readCapped(join(dirs.output, "stdout"))
       base.program.stderr = CaptureFiles.readCapped(join(dirs.output, "stderr"))
       const xvfbLog = CaptureFiles.readCapped(join(dirs.output, "xvfb.log"))
-      if (outcome === "exited" && state.exit !== undefined) {
-        base.failures.push(`the program exited with ${UiVerdict.exitStatus(state.exit)} before showing a window${state.exit === 127 ? " (command not found: is it built, and is the spec's command right?)" : ""}`)
-      } else if (outcome === "exited") {
+      if (outcome === "exited" && state.exit === 0) {
         base.failures.push(`no window within ${UiVerdict.seconds(spec.waitMs)} (the program exited with 0 and showed none)`)
+      } else if (outcome === "exited" && state.exit !== undefined) {
+        base.failures.push(`the program exited with ${UiVerdict.exitStatus(state.exit)} before showing a window${state.exit === 127 ? " (command not found: is it built, and is the spec's command right?)" : ""}`)
       } else if (outcome === "no-window") {
         base.failures.push(`no window within ${UiVerdict.seconds(spec.waitMs)}${tree.length > 0 ? ` (${tree.length} top-level window(s) created, none mapped)` : ""}`)
       } else if (outcome === "aborted") {
