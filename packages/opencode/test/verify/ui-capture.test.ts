@@ -1,8 +1,10 @@
 import { spawn } from "node:child_process"
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest"
 import { Proc } from "../../src/scheduler/runtime/process"
+import { DisplaySandbox } from "../../src/scheduler/runtime/verify/display-sandbox"
 import { Png } from "../../src/scheduler/runtime/verify/png"
 import { UiCapture } from "../../src/scheduler/runtime/verify/ui-capture"
 import { UiSpec } from "../../src/scheduler/runtime/verify/ui-spec"
@@ -28,6 +30,14 @@ afterEach(async () => {
   // Nothing a capture started survives it: no Xvfb, no program, no sandbox (they all name the test's files).
   expect(await leftovers(ws.root)).toEqual([])
 })
+
+const ownerOf = (dir: string) => {
+  try {
+    return Number(readFileSync(join(dir, "owner"), "utf8"))
+  } catch {
+    return undefined
+  }
+}
 
 const draw = (fg: string, title = TITLE) => ({ command: ws.xwindow, args: ["draw", BLUE, fg, title] })
 const capture = (name: string, spec: UiCapture.SpecInput, extra: Partial<UiCapture.Options> = {}) =>
@@ -215,6 +225,11 @@ describe("UiCapture.capture on real X programs", () => {
     // Before the kill the sandbox, its shell, Xvfb and the program were running (they name the test's files).
     const running = Number(/program started; (\d+) processes/.exec(out)?.[1] ?? 0)
     expect(running, out).toBeGreaterThanOrEqual(4)
+    // Its work dir (the display's sockets, the program's output) is swept by the next capture, or by sweep().
+    const owned = () => readdirSync(tmpdir()).filter((n) => n.startsWith("air-x-") && ownerOf(join(tmpdir(), n)) === child.pid)
+    expect(owned()).toHaveLength(1)
+    DisplaySandbox.sweep()
+    expect(owned()).toEqual([])
     // afterEach checks /proc: bwrap's --die-with-parent and the PID namespace take Xvfb and the program down.
   }, 120_000)
 

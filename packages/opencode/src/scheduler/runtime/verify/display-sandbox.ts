@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, mkdtempSync } from "node:fs"
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Sandbox } from "../sandbox/sandbox"
@@ -27,14 +27,56 @@ export namespace DisplaySandbox {
   /** Host directories of one capture: the display's sockets, the program's output, the probes' files. */
   export type Dirs = { work: string; sockets: string; output: string; probe: string }
 
-  /** Short, private; the caller removes `work` at the end. */
-  export function makeDirs(): Dirs {
-    const work = mkdtempSync(join(tmpdir(), "air-x-"))
+  const WORK_PREFIX = "air-x-"
+  /** In each work dir: the pid of the process whose capture it is. */
+  const OWNER_FILE = "owner"
+
+  /** Short, private; the caller removes `work` at the end. Dirs of captures whose process died are swept first. */
+  export function makeDirs(root = tmpdir()): Dirs {
+    sweep(root)
+    const work = mkdtempSync(join(root, WORK_PREFIX))
+    writeFileSync(join(work, OWNER_FILE), String(process.pid))
     const dirs = { work, sockets: join(work, "x11"), output: join(work, "out"), probe: join(work, "probe") }
     for (const dir of [dirs.sockets, dirs.output, dirs.probe]) mkdirSync(dir)
     // Xvfb expects the sticky, world-writable /tmp/.X11-unix it would make itself.
     chmodSync(dirs.sockets, 0o1777)
     return dirs
+  }
+
+  /**
+   * Removes the work dirs of captures whose process is gone: a SIGKILL runs no `finally`, and bwrap's
+   * --die-with-parent ends the processes but not the files. A dir without its owner file is being made: kept.
+   */
+  export function sweep(root = tmpdir()): string[] {
+    const removed: string[] = []
+    let names: string[]
+    try {
+      names = readdirSync(root).filter((n) => n.startsWith(WORK_PREFIX))
+    } catch {
+      return removed
+    }
+    for (const name of names) {
+      const dir = join(root, name)
+      let pid: number
+      try {
+        pid = Number(readFileSync(join(dir, OWNER_FILE), "utf8"))
+      } catch {
+        continue
+      }
+      if (!Number.isInteger(pid) || pid <= 0 || alive(pid)) continue
+      rmSync(dir, { recursive: true, force: true })
+      removed.push(dir)
+    }
+    return removed
+  }
+
+  function alive(pid: number): boolean {
+    try {
+      process.kill(pid, 0)
+      return true
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === "EPERM"
+    }
   }
 
   /** What the driver said so far. */
