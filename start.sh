@@ -36,7 +36,7 @@ Usage: ./start.sh [dir]                 open the OpenCode TUI in dir (default: .
 Every command takes --help. Exit codes: 0 done, 2 the run waits for you (a plan to confirm, a question),
 1 any error, a usage error included (an unknown command or flag, said in one line with the nearest one).
 The first run installs bun (into .tools/) and the pinned packages, and the
-system tools the gates need when missing (git, cmake, g++, cppcheck, ccache, clang-tidy, ripgrep, bubblewrap: apt-get, sudo -n
+system tools the gates need when missing (git, cmake, g++, cppcheck, ccache, clang-tidy, ripgrep, bubblewrap, Xvfb: apt-get, sudo -n
 or brew; else it stops with the command to type); later runs start at once.
 USAGE
 }
@@ -114,6 +114,12 @@ ensure_system_tools() {
       # The results store's tests start a real Redis; the deploy tests a real sshd, reached with ssh/scp.
       command -v redis-server >/dev/null 2>&1 || required+=(redis-server)
       { [ -x /usr/sbin/sshd ] && command -v ssh >/dev/null 2>&1; } || required+=(openssh-server openssh-client)
+      # The ui capture's tests: Xvfb, xwd, xwininfo, and the Xlib and Qt Widgets programs they build.
+      command -v Xvfb >/dev/null 2>&1 || required+=(xvfb)
+      command -v xwd >/dev/null 2>&1 || required+=(x11-apps)
+      command -v xwininfo >/dev/null 2>&1 || required+=(x11-utils)
+      [ -f /usr/include/X11/Xlib.h ] || required+=(libx11-dev)
+      { command -v pkg-config >/dev/null 2>&1 && pkg-config --exists Qt5Widgets; } || required+=(pkg-config qtbase5-dev)
     fi
   fi
   command -v ccache >/dev/null 2>&1 || optional+=(ccache)
@@ -127,6 +133,12 @@ ensure_system_tools() {
   if [ "$(uname -s)" = Linux ] && [ $testing = 0 ]; then command -v redis-server >/dev/null 2>&1 || optional+=(redis-server); fi
   # Deploy targets are reached with ssh/scp; the deploy tests start a local sshd.
   if [ "$(uname -s)" = Linux ] && [ $testing = 0 ]; then [ -x /usr/sbin/sshd ] || optional+=(openssh-server); fi
+  # A ui task's capture: a private X display (Xvfb), its screenshot (xwd) and window tree (xwininfo).
+  if [ "$(uname -s)" = Linux ] && [ $testing = 0 ]; then
+    command -v Xvfb >/dev/null 2>&1 || optional+=(xvfb)
+    command -v xwd >/dev/null 2>&1 || optional+=(x11-apps)
+    command -v xwininfo >/dev/null 2>&1 || optional+=(x11-utils)
+  fi
   # (the ${a[@]+…} form: bash 3.2 on macOS treats an empty array as unset under set -u)
   local all=(${required[@]+"${required[@]}"} ${optional[@]+"${optional[@]}"})
   [ ${#all[@]} -eq 0 ] && return 0
@@ -164,7 +176,7 @@ ensure_system_tools() {
     command -v cppcheck >/dev/null 2>&1 || required+=(cppcheck)
     if [ $testing = 1 ]; then
       for t in ccache clang-tidy rg tmux; do command -v $t >/dev/null 2>&1 || required+=($t); done
-      if [ "$(uname -s)" = Linux ]; then for t in bwrap chromium tcpdump nc; do command -v $t >/dev/null 2>&1 || [ -x /usr/sbin/$t ] || required+=($t); done; fi
+      if [ "$(uname -s)" = Linux ]; then for t in bwrap chromium tcpdump nc Xvfb xwd xwininfo; do command -v $t >/dev/null 2>&1 || [ -x /usr/sbin/$t ] || required+=($t); done; fi
     fi
   fi
   if [ ${#required[@]} -gt 0 ]; then

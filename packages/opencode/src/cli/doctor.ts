@@ -9,6 +9,7 @@ import { Args } from "./args"
 import { Ui } from "./ui"
 import { Readiness } from "../scheduler/runtime/toolchain/readiness.ts"
 import { DeployDoctor } from "../scheduler/runtime/deploy/doctor"
+import { UiTools } from "../scheduler/runtime/verify/ui-tools"
 
 type Check = { name: string; ok: boolean; detail: string; fix?: string }
 
@@ -114,6 +115,7 @@ export async function doctor(dirArg: string | undefined, opts: { json: boolean }
       DeployDoctor.checks(dir),
     ])).flat(),
     sandbox(),
+    UiTools.doctorCheck(),
   ]
   const failed = checks.filter((c) => !c.ok)
   if (opts.json) {
