@@ -134,6 +134,9 @@ describe("a gate that provides a new evidence kind: required, enforced and check
     const declared = (kind: string) => (REGISTRY as readonly Gate[]).filter((g) => g.provides && (g.requiredFor as readonly string[] | undefined)?.includes(kind)).map((g) => g.provides!)
     for (const kind of TASK_KINDS) expect(requiredEvidence(kind, REGISTRY)).toEqual([...new Set(declared(kind))])
     expect(requiredEvidence("service", REGISTRY)).toContain("probe")
+    expect(requiredEvidence("ui", REGISTRY)).toContain("screenshot")
+    // A code task never needs a screenshot or a capture (no false blocks); a ui task never passes without one.
     for (const kind of TASK_KINDS.filter((k) => k !== "service")) expect(requiredEvidence(kind, REGISTRY), kind).not.toContain("probe")
+    for (const kind of TASK_KINDS.filter((k) => k !== "ui")) expect(requiredEvidence(kind, REGISTRY), kind).not.toContain("screenshot")
   })
 })

@@ -8,6 +8,7 @@ import type { Gate, Route } from "./gate.ts"
 import { TOOL_MISSING } from "./schema.ts"
 import { secretsGate } from "./secrets.ts"
 import { serviceProbeGate } from "./service-probe.ts"
+import { uiCaptureGate } from "./ui-capture.ts"
 import { testGate } from "./test.ts"
 import { writeSetGate } from "./write-set.ts"
 
@@ -17,7 +18,7 @@ export { TOOL_MISSING }
  * The gates, in the order they run. A gate is one file exporting a `Gate` (`gate.ts`); adding one (clang-tidy,
  * a secret scan) is that file, its test, and one line in `REGISTRY`. See README.md in this folder.
  */
-export const REGISTRY = [commitGate, diffGate, writeSetGate, secretsGate, buildGate, testGate, analysisGate, clangTidyGate, serviceProbeGate, evidenceGate] as const
+export const REGISTRY = [commitGate, diffGate, writeSetGate, secretsGate, buildGate, testGate, analysisGate, clangTidyGate, uiCaptureGate, serviceProbeGate, evidenceGate] as const
 
 export type GateId = (typeof REGISTRY)[number]["id"]
 export const GATE_IDS = REGISTRY.map((gate) => gate.id) as [GateId, ...GateId[]]
