@@ -1,7 +1,7 @@
-import { spawn } from "node:child_process"
 import { LaunchConfig, Paths } from "../engine"
 import { Args } from "./args"
-import { Launch } from "./launch"
+import { Proc } from "../scheduler/runtime/process"
+import { Launch, LaunchError } from "./launch"
 import { Ui } from "./ui"
 
 /**
@@ -19,14 +19,14 @@ export async function tui(dirArg: string | undefined, opts: { scripted?: string 
   const dir = Args.projectDir(dirArg)
   const prepared = await Launch.prepare(dir, { scripted: opts.scripted })
   try {
-    const child = spawn(Paths.opencodeBinary(), [dir], {
+    const engine = await Proc.run(Paths.opencodeBinary(), [dir], {
       cwd: dir,
       env: { ...prepared.env, ...LaunchConfig.tuiEnvironment(prepared.env), PWD: dir, AIRCODING_RESUME_ON_START: "1", AIRCODING_INTERACTIVE: "1" },
-      stdio: "inherit",
+      terminal: true,
     })
-    const code = await new Promise<number>((resolve) => child.on("close", (code) => resolve(code ?? 1)))
+    if (engine.spawnError) throw new LaunchError(`the OpenCode engine ${Paths.opencodeBinary()} could not start (${engine.spawnError}); \`aircoding doctor\` checks the install`)
     process.stdout.write(exitLine(dir, opts.scripted))
-    return code
+    return engine.code ?? 1
   } finally {
     await prepared.close()
   }

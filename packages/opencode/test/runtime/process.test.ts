@@ -53,6 +53,21 @@ describe("the process runner", () => {
     await until(() => pidsIn(stray.stdout).every((pid) => !alive(pid)))
   })
 
+  test("a program given the terminal stays in our process group (a background group reading it would stop) and ends in a result", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "air-terminal-"))
+    try {
+      const ours = execFileSync("ps", ["-o", "pgid=", "-p", String(process.pid)], { encoding: "utf8" }).trim()
+      const r = await Proc.run("sh", ["-c", `ps -o pgid= -p $$ > ${dir}/pgid; exit 3`], { cwd: dir, env: process.env, terminal: true })
+      expect(r).toMatchObject({ ok: false, code: 3, stdout: "" })
+      expect((await readFile(path.join(dir, "pgid"), "utf8")).trim()).toBe(ours)
+      const editor = Proc.runSync(`echo edited > "$FILE"`, [], { shell: true, terminal: true, timeoutMs: 0, env: { ...process.env, FILE: `${dir}/plan.md` } })
+      expect(editor).toMatchObject({ ok: true, code: 0 })
+      expect(await readFile(path.join(dir, "plan.md"), "utf8")).toBe("edited\n")
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
   test("the synchronous probe: its output, a timeout that kills, a missing program, a failing exit — all results", () => {
     const ok = Proc.runSync("sh", ["-c", "echo out; echo err >&2"], { env: process.env, timeoutMs: 10_000 })
     expect(ok).toMatchObject({ ok: true, code: 0, stdout: "out\n", stderr: "err\n", timedOut: false })
