@@ -47,7 +47,7 @@ function onPath(name: string): boolean {
 }
 
 /** The one command that installs what is missing, or undefined when nothing is. */
-export function missingToolsCommand(): { missing: string[]; command: string } | undefined {
+function missingToolsCommand(): { missing: string[]; command: string } | undefined {
   const missing = DEMO_TOOLS.filter((tool) => !tool.found())
   if (missing.length === 0) return undefined
   const brew = missing.flatMap((tool) => (tool.brew ? [tool.brew] : []))

@@ -5,7 +5,7 @@ import { Strict } from "../scheduler/core/strict"
 import { Args } from "./args"
 import { UsageError } from "./ui"
 
-export const KNOWLEDGE_HELP = `aircoding knowledge — the repair patterns runs have learned
+const KNOWLEDGE_HELP = `aircoding knowledge — the repair patterns runs have learned
 
 Usage:
   aircoding knowledge list [dir] [--user] [--json]

@@ -10,7 +10,7 @@ import { Ui } from "./ui"
  * stops; no flag or config turns it off). That `opencode -s` would start without AirCoding, so the line
  * right under it says how to reopen AirCoding as it was opened, --scripted included.
  */
-export function exitLine(dir: string, scripted: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+function exitLine(dir: string, scripted: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
   return `  ${Ui.dim("AirCoding".padEnd(10))}${Ui.bold(Launch.reopenCommand(dir, scripted, env))}   (reopens AirCoding, and a run in progress resumes; use this, not "opencode -s", which starts without AirCoding)\n`
 }
 
