@@ -14,7 +14,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "..
 const SELF = fileURLToPath(import.meta.url)
 
 /** What measures wall-clock time in a test: the clock itself, or a duration a run reported. */
-const MEASURES_TIME = /Date\.now\(\)|performance\.now\(\)|hrtime|\w*[Ee]lapsed\w*|wallTime\w*|\.ms\b|\bms\b|\w+Ms\b/
+const MEASURES_TIME = /Date\.now\(\)|Date\.parse\(|\.getTime\(\)|performance\.now\(\)|hrtime|\w*[Ee]lapsed\w*|wallTime\w*|\.ms\b|\bms\b|\w+Ms\b/
 /** After `expect(subject)`: `.toBeLessThan(` and its three siblings, `.not.` included. */
 const BOUND_MATCHER = /^\s*(?:\.not)?\.toBe(?:Less|Greater)Than(?:OrEqual)?\(/
 /** After `expect(subject)`: `.toBe(true)` or `.toBe(false)`, with a comparison inside the subject. */
@@ -92,12 +92,14 @@ describe("no test asserts on wall-clock time against a fixed bound", () => {
       "expect(slow.ms).toBeLessThan(30_000)",
       "expect(elapsed).not.toBeGreaterThan(5000)",
       "expect(Date.now() - t0 < 2000).toBe(true)",
+      "expect(end - Date.parse(event.at)).toBeLessThan(15_000)",
     ]
     for (const line of planted) expect(timeBoundsIn(line), line).toHaveLength(1)
     const sanctioned = [
       'const report = await beforeStallEnds(gates(), { ms: 180_000, what: "the sleep" })',
       "expect(outcome.baseline?.build.ms).toBeGreaterThan(0)",
       "expect(summary.savedMs).toBeGreaterThan(0)",
+      "expect(new Date(entry.ts).getTime()).toBeGreaterThan(0)",
       "expect(result.output.length).toBeLessThan(4096 + 200)",
       "expect(RunJobs.gateTimeout(rules, 1_000).ms).toBe(RunJobs.TIMEOUT_FLOOR_MS)",
       "expect(commands.every((c: { ms: number }) => c.ms >= 0)).toBe(true)",
