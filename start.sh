@@ -108,6 +108,9 @@ ensure_system_tools() {
     if [ "$(uname -s)" = Linux ]; then
       command -v bwrap >/dev/null 2>&1 || required+=(bubblewrap)
       command -v chromium >/dev/null 2>&1 || required+=(chromium)
+      # The service probe's tests: tcpdump captures the service's loopback, nc (netcat-openbsd) is their probe.
+      command -v tcpdump >/dev/null 2>&1 || [ -x /usr/sbin/tcpdump ] || required+=(tcpdump)
+      command -v nc >/dev/null 2>&1 || required+=(netcat-openbsd)
       # The results store's tests start a real Redis; the deploy tests a real sshd, reached with ssh/scp.
       command -v redis-server >/dev/null 2>&1 || required+=(redis-server)
       { [ -x /usr/sbin/sshd ] && command -v ssh >/dev/null 2>&1; } || required+=(openssh-server openssh-client)
@@ -118,6 +121,8 @@ ensure_system_tools() {
   # The engine's grep and glob tools need ripgrep; offline they cannot download it.
   command -v rg >/dev/null 2>&1 || optional+=(ripgrep)
   if [ "$(uname -s)" = Linux ]; then command -v bwrap >/dev/null 2>&1 || optional+=(bubblewrap); fi
+  # A service task's probe captures the service's traffic with tcpdump (nsenter and setpriv: util-linux, always there).
+  if [ "$(uname -s)" = Linux ] && [ $testing = 0 ]; then command -v tcpdump >/dev/null 2>&1 || [ -x /usr/sbin/tcpdump ] || optional+=(tcpdump); fi
   # A results store a team shares may be Redis (toolchain.json cache.results.remote = redis://…).
   if [ "$(uname -s)" = Linux ] && [ $testing = 0 ]; then command -v redis-server >/dev/null 2>&1 || optional+=(redis-server); fi
   # Deploy targets are reached with ssh/scp; the deploy tests start a local sshd.
@@ -159,7 +164,7 @@ ensure_system_tools() {
     command -v cppcheck >/dev/null 2>&1 || required+=(cppcheck)
     if [ $testing = 1 ]; then
       for t in ccache clang-tidy rg tmux; do command -v $t >/dev/null 2>&1 || required+=($t); done
-      if [ "$(uname -s)" = Linux ]; then for t in bwrap chromium; do command -v $t >/dev/null 2>&1 || required+=($t); done; fi
+      if [ "$(uname -s)" = Linux ]; then for t in bwrap chromium tcpdump nc; do command -v $t >/dev/null 2>&1 || [ -x /usr/sbin/$t ] || required+=($t); done; fi
     fi
   fi
   if [ ${#required[@]} -gt 0 ]; then

@@ -35,7 +35,8 @@ function tidy(ran: boolean): Gate {
     provides: "analysis",
     route: "debugger",
     reportsNotRun: true,
-    run: async () => ({ ran, summary: ran ? "tidy: clean" : "tidy: nothing to check" }),
+    logs: ["tidy.log"],
+    run: async (ctx) => (ran ? { ran, summary: "tidy: clean", logPath: await ctx.write("tidy.log", "clean\n") } : { ran, summary: "tidy: nothing to check" }),
   }
 }
 
@@ -137,7 +138,8 @@ describe("gates as a registry", () => {
   test("the evidence rule asks the gate that provides a requirement: another analysis gate can stand in for cppcheck", async () => {
     const passed = await runGates(input("tidy", { requires: ["analysis"], gates: [tidy(true), evidenceGate] }))
     expect(passed.passed).toBe(true)
-    expect(Object.keys(passed.evidence ?? {})).toEqual(["report"])
+    // Its log is the evidence, by the kind it provides: what the machine checks (the one rule, missingEvidence).
+    expect(Object.keys(passed.evidence ?? {}).sort()).toEqual(["analysis", "report"])
     const notRun = await runGates(input("tidy", { requires: ["analysis"], gates: [tidy(false), evidenceGate] }))
     expect(notRun.failedGate).toBe("evidence")
     expect(notRun.message).toContain("analysis: the tidy gate did not run and pass")

@@ -235,7 +235,7 @@ describe.concurrent("evidence gates", () => {
       toolchain: { schemaVersion: 1 },
     })
     expect(report.passed).toBe(true)
-    expect(report.gates.find((g) => g.gate === "analysis")).toMatchObject({ passed: true, ran: false, summary: "no C/C++ files changed" })
+    expect(report.gates.find((g) => g.gate === "analysis")).toMatchObject({ passed: true, ran: false, notApplicable: true, summary: "not applicable: no C/C++ file changed" })
   })
 
   test("a verify task needs no commit: it passes on build and test evidence of the integration branch's code, and merges as an empty squash", async () => {

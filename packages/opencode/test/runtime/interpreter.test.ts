@@ -22,7 +22,14 @@ afterEach(() => {
   for (const w of worlds.splice(0)) w.cleanup()
 })
 
-const passing = { passed: true, gates: [], message: "ok" } as never
+/** A report that passed, holding the evidence a code task requires (the machine judges it by the same rule). */
+const passing = {
+  passed: true,
+  gates: [],
+  message: "ok",
+  requires: ["diff", "build", "test", "analysis"],
+  evidence: { diff: "d", build: "b", test: "t", analysis: "a" },
+} as never
 
 describe("interpreter: gates", () => {
   it("a gate port that throws (toolchain.json invalid) ends in gates.errored: the task is blocked with the file named", async () => {

@@ -41,13 +41,13 @@ function deploying(targets = TWO): SchedulerState {
 
 const startedOn = (target: string, n = 1, commit = "c-T-1"): EventInput => ({ type: "deploy.started", target, n, commit })
 const passed = (target: string, n = 1, commit = "c-T-1"): EventInput => ({ type: "deploy.passed", target, n, commit, message: "ok", evidencePath: `.air/local/evidence/_deploy/${target}/${n}`, service: "active" })
-const failed = (target: string, cause: "hash" | "smoke" | "unreachable" | "auth", n = 1): EventInput => ({
+const failed = (target: string, cause: "hash" | "smoke" | "unreachable" | "auth" | "host-key", n = 1, message = `${cause} went wrong`): EventInput => ({
   type: "deploy.failed",
   target,
   n,
   commit: "c-T-1",
   cause,
-  message: `${cause} went wrong`,
+  message,
   evidencePath: `.air/local/evidence/_deploy/${target}/${n}`,
   rolledBack: cause === "hash" || cause === "smoke",
   hashMatch: cause === "hash" ? false : null,
@@ -145,6 +145,16 @@ const rows: TableRow[] = [
     event: failed("edge", "auth"),
     commands: ["ask deploy:edge:1"],
     check: (s) => expect(s.questions[0]!.text).toContain("key was refused"),
+  },
+  {
+    rule: "ssh's own full stop is not doubled in the question (Host key verification failed.)",
+    given: () => both(deploying()),
+    event: failed("box", "host-key", 1, "ssh to deploy@10.0.0.5:22 failed (connect): Host key verification failed."),
+    commands: ["ask deploy:box:1"],
+    check: (s) =>
+      expect(s.questions[0]!.text).toBe(
+        'The deploy to box could not reach it (its host key is unknown or changed): ssh to deploy@10.0.0.5:22 failed (connect): Host key verification failed. Nothing was changed on the target. Fix it and answer "retry" (or "stop" to end the run blocked).',
+      ),
   },
   {
     rule: "the user's answer deploys that target again as its next deploy",

@@ -104,13 +104,18 @@ export function deployFailed(d: Draft, e: EventOf<"deploy.failed">): string | un
   put(d, { ...t, status: ask ? "asked" : "failed", commit: t.commit ?? e.commit, cause: e.cause, message: e.message, evidencePath: e.evidencePath, hashMatch: e.hashMatch, service: e.service, smoke: e.smoke, rolledBack: e.rolledBack })
   if (ask) {
     const questionId = `deploy:${e.target}:${e.n}`
-    const text = `The deploy to ${e.target} could not reach it (${causeWords(e.cause)}): ${e.message}. Nothing was changed on the target. Fix it and answer "retry" (or "stop" to end the run blocked).`
+    const text = `The deploy to ${e.target} could not reach it (${causeWords(e.cause)}): ${unstopped(e.message)}. Nothing was changed on the target. Fix it and answer "retry" (or "stop" to end the run blocked).`
     const q: Question = { questionId, taskId: null, text, deploy: e.target }
     d.s.questions = [...d.s.questions, q]
     d.emit({ type: "ask", id: commandId.ask(questionId), questionId, text })
   } else d.notify(`the deploy to ${e.target} failed (${e.cause})${e.rolledBack ? "; the previous release was restored" : ""}: ${e.message}`)
   settleDeploy(d)
   return undefined
+}
+
+/** A message without its own closing full stop, for a sentence that goes on after it (ssh ends its messages with one). */
+function unstopped(message: string): string {
+  return message.trimEnd().replace(/\.+$/, "")
 }
 
 function causeWords(cause: DeployCause): string {
@@ -146,7 +151,7 @@ function settleDeploy(d: Draft): void {
   const failed = targets.filter((t) => t.status === "failed")
   if (failed.length === 0) return
   const culprit = culpritTask(s, failed[0]!.commit, phase)
-  const why = failed.map((t) => `${t.name}: ${t.cause} — ${t.message}`).join("; ")
+  const why = failed.map((t) => `${t.name}: ${t.cause} — ${unstopped(t.message)}`).join("; ")
   if (!culprit) {
     const questionId = `deploy:${failed[0]!.name}:${failed[0]!.n}`
     const text = `The deploy failed and no merged task can be sent to the Debugger: ${why}. Answer "retry" to deploy again, or "stop".`

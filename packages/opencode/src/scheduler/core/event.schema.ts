@@ -107,8 +107,15 @@ export const Event = z.discriminatedUnion("type", [
   /**
    * `evidence`: evidence kind (and gate id) → the log that proves it. `requires`: the evidence kinds the gates
    * required of the task's kind (each gate declares its own); absent only in logs written before it was carried.
+   * `notApplicable`: evidence kind → why its gate had nothing to check in this change (no C/C++ file changed); such
+   * a kind is satisfied (`missingEvidence` in required-evidence.ts, the one rule the pipeline uses too).
    */
-  event("gates.passed", { taskId, evidence: z.record(z.string(), z.string()), requires: z.array(z.string()).optional() }),
+  event("gates.passed", {
+    taskId,
+    evidence: z.record(z.string(), z.string()),
+    requires: z.array(z.string()).optional(),
+    notApplicable: z.record(z.string(), z.string()).optional(),
+  }),
   /**
    * `gate`: the failed gate's id (any: the core lists none). `route`: where the failure goes, as the gate
    * declared it (`gate-route.ts`); absent only in logs written before it was carried (`routeOfOldLogEvent`).
@@ -169,6 +176,19 @@ export const Event = z.discriminatedUnion("type", [
     buildFailed: z.boolean().optional(),
     failingTests: z.array(z.string()),
     message: z.string(),
+  }),
+  /**
+   * What no other rule covers, recorded so it is never silence: a command whose outcome and failure events were both
+   * refused (`source: command`, with the command's type and task), or a run the watchdog found with nothing in flight,
+   * nothing asked and work left (`source: watchdog`, `state` saying what it saw). Its rules: core/fault-rules.ts.
+   */
+  event("runtime.fault", {
+    source: z.enum(["command", "watchdog"]),
+    message: z.string(),
+    taskId: z.string().optional(),
+    command: z.string().optional(),
+    commandId: z.string().optional(),
+    state: z.string().optional(),
   }),
   /** The integration branch's head is a commit AirCoding did not make (someone pushed or committed): re-baseline. */
   event("integration.moved", { commit: z.string().min(1) }),

@@ -9,11 +9,12 @@ import { graphIndex, isLive } from "./graph-index"
 import { checklistFindings, reviewPasses, type WorkerResult } from "./report.schema"
 import { initialState, newTaskRuntime, type SchedulerState, type Stage, type TaskRuntime } from "./state"
 import type { TaskStatus } from "./task.schema"
-import { requiredEvidence } from "./required-evidence"
+import { missingEvidence, requiredEvidence } from "./required-evidence"
 import { addUsage, emptyUsage, overruns, resetTask } from "./usage"
 import { validateDelta, validateGraph, type ValidationError } from "./validate"
 import { answerStep, answerTaskChoice, blockOnFault, isHopeless, isRepairing, isStepQuestion, passMilestone, stepFailed, stepTimer, workerResume } from "./step-rules"
 import { stepEnded, stepStarted } from "./steps"
+import { answerFault, isFaultQuestion, runtimeFault } from "./fault-rules"
 import { answerDeploy, deployFailed, deployPassed, deployStarted, startDeploy } from "./deploy"
 
 export type TransitionResult = { state: SchedulerState; commands: Command[] } | { refused: string }
@@ -282,7 +283,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
     const t = findTask(d, e.taskId, ["gating"])
     if (typeof t === "string") return t
     const node = d.node(t.id)
-    const missing = requiredEvidence(e.requires, node.kind).filter((kind) => !e.evidence[kind])
+    const missing = missingEvidence(requiredEvidence(e.requires, node.kind), e)
     if (missing.length > 0)
       return `task ${t.id} (${node.kind}) cannot pass its gates without evidence for: ${missing.join(", ")}; run those gates, or report gates.failed with gate "evidence"`
     d.patch(t.id, { evidence: e.evidence, lastFailure: null })
@@ -568,6 +569,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
       answerDeploy(d, question, e.answer)
       return
     }
+    if (isFaultQuestion(question)) return answerFault(d, question, e.answer)
     if (isStepQuestion(question)) return answerStep(d, question, e.answer)
     if (question.taskId !== null && question.answers) {
       // A question that lists its answers accepts only those; "skip T-2" leaves the task blocked and goes on.
@@ -664,6 +666,8 @@ const RULES: { [T in EventType]: Handler<T> } = {
   "baseline.done": (d, e) => recordBaseline(d, e),
 
   "integration.moved": (d, e) => integrationMoved(d, e.commit),
+
+  "runtime.fault": (d, e) => runtimeFault(d, e),
 
   "adr.recorded": (d, e) => {
     if (d.s.adrs[e.adr] !== undefined) return `${e.adr} is already recorded; a change to its file is adr.edited`

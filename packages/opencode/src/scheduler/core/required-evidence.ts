@@ -22,3 +22,22 @@ const EVIDENCE_OF_LOGS_WITHOUT_REQUIRES: Readonly<Record<TaskKind, readonly stri
 export function requiredEvidence(requires: readonly string[] | undefined, kind: TaskKind): readonly string[] {
   return requires ?? EVIDENCE_OF_LOGS_WITHOUT_REQUIRES[kind]
 }
+
+/**
+ * What the gates hold for a task: `evidence`, each kind's log (the gate ran on the task's change and passed), and
+ * `notApplicable`, each kind whose gate had nothing to check in this change, with why (no C/C++ file changed: the
+ * analysis is not applicable, and that is recorded, not assumed).
+ */
+export type HeldEvidence = {
+  readonly evidence: Readonly<Record<string, string>>
+  readonly notApplicable?: Readonly<Record<string, string>> | undefined
+}
+
+/**
+ * THE rule of evidence, in one place: a required kind is satisfied by its log, or by its gate's record that it had
+ * nothing to check. The pipeline's evidence gate judges a task with it before it reports, and the machine judges
+ * `gates.passed` with it, so a pass the gates report is never refused, and a task the gates failed never passes.
+ */
+export function missingEvidence(requires: readonly string[], held: HeldEvidence): string[] {
+  return requires.filter((kind) => !held.evidence[kind] && !held.notApplicable?.[kind])
+}

@@ -92,6 +92,8 @@ export const Question = z.object({
   answers: z.array(z.string()).optional(),
   /** Set on the question a deploy asks (the target unreachable, the key refused): the target it names. */
   deploy: z.string().optional(),
+  /** Set on the question the watchdog's `runtime.fault` asks (core/fault-rules.ts): retry or stop. */
+  fault: z.literal(true).optional(),
 })
 export type Question = z.infer<typeof Question>
 

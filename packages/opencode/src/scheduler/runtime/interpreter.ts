@@ -11,17 +11,49 @@ import type { WorkerRole } from "../core/vocabulary"
 import type { TaskNode } from "../core/task.schema"
 import { Worktrees } from "./git/worktree"
 import type { Clock } from "./sessions/clock"
-import type { EventInput, Ports } from "./ports"
+import type { Applied, EventInput, Ports } from "./ports"
 import { Baseline } from "./integration/baseline"
 import type { Supervisor } from "./sessions/supervisor"
 import { WorkerSession } from "./sessions/worker-session"
 import { classifyFault } from "./fault"
-import { gatesFailedEvent } from "./gates"
+import { gatesOutcomeEvent } from "./gates"
 import { MergeBuild } from "./integration/merge-build"
 import { BaseFindings } from "./gates/base-findings"
 import { RepairPatterns } from "../../knowledge/patterns"
 import type { MergeQueue } from "./integration/merge"
 import { DeployStep } from "./deploy/step"
+
+/** How long the failure event of a failed command waits before it is applied again, after a log that threw. */
+const RETRY_APPLY_MS = 500
+
+/** The machine refused an event the runtime built as a command's outcome: the command has failed. */
+class OutcomeRefused extends Error {
+  constructor(
+    readonly event: string,
+    readonly reason: string,
+    /** The task whose outcome it was, in a batch of several. */
+    readonly taskId?: string,
+  ) {
+    super(`${event} was refused: ${reason}`)
+  }
+
+  of(taskId: string): OutcomeRefused {
+    return new OutcomeRefused(this.event, this.reason, taskId)
+  }
+}
+
+/** The command as far as it concerns the task whose outcome was refused (one task of a merged batch). */
+function narrowed(cmd: Command, err: unknown): Command {
+  if (cmd.type !== "merge" || !(err instanceof OutcomeRefused) || !err.taskId) return cmd
+  return { ...cmd, tasks: cmd.tasks.filter((t) => t.taskId === err.taskId) }
+}
+
+/** The task a command works on, if any (a merge's first task): a `runtime.fault` names it. */
+function commandTask(cmd: Command): { taskId?: string } {
+  if ("taskId" in cmd && typeof cmd.taskId === "string") return { taskId: cmd.taskId }
+  if (cmd.type === "merge") return { taskId: cmd.tasks[0]!.taskId }
+  return {}
+}
 
 /**
  * Carries out the machine's commands. Each command's outcome goes back to the machine as an event; the
@@ -29,6 +61,7 @@ import { DeployStep } from "./deploy/step"
  */
 export class Interpreter {
   private inFlight = new Set<string>()
+  private running = new Set<Promise<void>>()
   /** Reverts in flight: a dispatch waits for them before it branches off the integration branch. */
   private reverting: Promise<void> = Promise.resolve()
 
@@ -41,25 +74,74 @@ export class Interpreter {
   ) {}
 
   /**
-   * Starts the command unless the same command is already being carried out. A command that throws becomes
-   * the event of its own failure (core/command-failure.ts), so the machine decides and nothing waits on it;
-   * Main hears of it too.
+   * Starts the command unless the same command is already being carried out. A command that throws, or whose
+   * outcome the machine refuses, becomes the event of its own failure (core/command-failure.ts), so the machine
+   * decides and nothing waits on it; Main hears of it too.
    */
   execute(cmd: Command): void {
     if (this.inFlight.has(cmd.id)) return
     this.inFlight.add(cmd.id)
-    this.run(cmd)
-      .catch(async (err) => {
-        const message = `Scheduler error while carrying out ${cmd.type} (${cmd.id}): ${err instanceof Error ? err.message : String(err)}`
-        const event = commandFailure(cmd, message)
-        const applied = event ? await this.ports.log.apply(event).catch(() => undefined) : undefined
-        this.ports.inbox.push(applied?.ok ? `${message}; recorded as ${event!.type}` : message)
-        // air_listen tells the end only once the final check is recorded, and Main sleeps until then: a finish
-        // that failed (its check recorded as errored) still ends the run in words, and wakes Main.
-        const state = this.ports.log.state()
-        if (cmd.type === "finish" && applied?.ok && state && headlessEnd(state) === "ended") this.ports.inbox.push(RunReport.endText(this.ports.root, state), true)
+    const done = this.run(cmd)
+      .catch((err) => this.failed(cmd, err))
+      .finally(() => {
+        this.inFlight.delete(cmd.id)
+        this.running.delete(done)
       })
-      .finally(() => this.inFlight.delete(cmd.id))
+    this.running.add(done)
+  }
+
+  /** Commands being carried out now (the watchdog's "nothing in flight" reads it). */
+  inFlightCount(): number {
+    return this.inFlight.size
+  }
+
+  /** Resolves once every command started so far has ended, its failure recorded: for tests. */
+  async settled(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running])
+  }
+
+  /**
+   * The one event a failed command still owes the machine: its failure event (a session's spawn-failed, gates.errored,
+   * merge.blocked, …), applied even through a log that failed a moment ago. Refused too — the task has moved on, or
+   * the machine has no rule for it — the refusal is itself recorded as a `runtime.fault`, whose rule blocks the task
+   * with a question when it still waits on this command, and is refused as stale otherwise: never silence.
+   */
+  private async failed(whole: Command, err: unknown): Promise<void> {
+    const cmd = narrowed(whole, err)
+    const message =
+      err instanceof OutcomeRefused
+        ? `the Scheduler refused the outcome of ${cmd.type} (${cmd.id}), ${err.event}: ${err.reason}`
+        : `Scheduler error while carrying out ${cmd.type} (${cmd.id}): ${err instanceof Error ? err.message : String(err)}`
+    const event = commandFailure(cmd, message)
+    const applied = event ? await this.applyRetrying(event) : undefined
+    if (applied?.ok) this.ports.inbox.push(`${message}; recorded as ${event!.type}`)
+    else if (event || err instanceof OutcomeRefused) {
+      const refusal = applied && !applied.ok ? `; ${event!.type} was refused too: ${applied.reason}` : applied === undefined && event ? `; ${event.type} could not be recorded` : ""
+      const fault = await this.applyRetrying({ type: "runtime.fault", source: "command", command: cmd.type, commandId: cmd.id, ...commandTask(cmd), message: `${message}${refusal}` })
+      this.ports.inbox.push(fault?.ok ? `${message}${refusal}; recorded as runtime.fault` : `${message}${refusal}`)
+    } else this.ports.inbox.push(message)
+    // air_listen tells the end only once the final check is recorded, and Main sleeps until then: a finish
+    // that failed (its check recorded as errored) still ends the run in words, and wakes Main.
+    const state = this.ports.log.state()
+    if (cmd.type === "finish" && applied?.ok && state && headlessEnd(state) === "ended") this.ports.inbox.push(RunReport.endText(this.ports.root, state), true)
+  }
+
+  /** Applies an event, trying again after a log that threw (a full disk a moment ago); undefined when it never could. */
+  private async applyRetrying(event: EventInput, tries = 3): Promise<Applied | undefined> {
+    for (let i = 0; i < tries; i++) {
+      try {
+        return await this.ports.log.apply(event)
+      } catch {
+        if (i < tries - 1) await new Promise((resolve) => setTimeout(resolve, RETRY_APPLY_MS * (i + 1)))
+      }
+    }
+    return undefined
+  }
+
+  /** An outcome the command exists to report: refused, it becomes the command's failure (`failed`), never a silent end. */
+  private async outcome(event: EventInput): Promise<void> {
+    const r = await this.ports.log.apply(event)
+    if (!r.ok) throw new OutcomeRefused(event.type, r.reason)
   }
 
   /** The same, awaited: for tests and for callers that must know the command is over. */
@@ -145,7 +227,7 @@ export class Interpreter {
         check = { status: "errored", message: `${fault.tag}: ${fault.message}` }
         inbox.push(`The final build of the integration branch could not run: ${fault.message}`)
       }
-      await log.apply({ type: "finalCheck.done", ...check })
+      await this.outcome({ type: "finalCheck.done", ...check })
     }
     const state = await log.opened()
     // An answer may have reopened the run meanwhile: then this end is not the end.
@@ -166,7 +248,7 @@ export class Interpreter {
       const commit = (await this.ports.git(root, ["rev-parse", this.integration()]).catch(() => this.integration())).trim() || this.integration()
       outcome = { commit, status: "errored", buildFailed: false, failingTests: [], message: `${fault.tag}: ${fault.message}` }
     }
-    await log.apply({ type: "baseline.done", ...outcome })
+    await this.outcome({ type: "baseline.done", ...outcome })
   }
 
   /**
@@ -311,12 +393,18 @@ export class Interpreter {
   }
 
   private async runGates(taskId: string): Promise<void> {
-    const { root, worktrees, log } = this.ports
+    const { root, worktrees, log, inbox } = this.ports
     const attempt = this.runtimeOf(taskId)?.gateRuns ?? 1
+    const reportPath = join(this.evidenceDir(taskId), `attempt-${attempt}`, "report.json")
     let report: Awaited<ReturnType<Ports["gates"]["run"]>>
     try {
       const task = this.task(taskId)
-      await log.apply({ type: "gates.started", taskId })
+      const started = await log.apply({ type: "gates.started", taskId })
+      // A command replayed for a task that has left its gates (a delta reset it, a restart raced it) owes nothing.
+      if (!started.ok && this.runtimeOf(taskId)?.status !== "gating") {
+        inbox.push(`task ${taskId}: its gates were not run: ${started.reason}`)
+        return
+      }
       const baseline = this.testBaseline()
       report = await this.ports.gates.run({
         root,
@@ -332,24 +420,19 @@ export class Interpreter {
     } catch (err) {
       // The gates could not reach a verdict (invalid toolchain.json, a git error, a full disk): the task must not
       // stay gating; the machine blocks it with the cause, and the answer runs the gates again.
-      await log.apply({ type: "gates.errored", taskId, ...classifyFault(err) })
+      await this.outcome({ type: "gates.errored", taskId, ...classifyFault(err) })
       return
     }
     if (report.passed) {
-      // Each gate's log by its id, and by the evidence kind it provides (what the machine checks against `requires`).
-      const evidence: Record<string, string> = {}
-      for (const g of report.gates) if (g.logPath) evidence[g.gate] = g.logPath
-      Object.assign(evidence, report.evidence)
-      evidence.report = join(this.evidenceDir(taskId), `attempt-${attempt}`, "report.json")
       // The tree the gates built: the merge builds only a candidate that differs from it (merge-build.ts).
       await this.ports.git(root, ["update-ref", MergeBuild.gatedRef(taskId), `refs/heads/${Worktrees.branchName(taskId)}^{commit}`]).catch(() => undefined)
-      await log.apply({ type: "gates.passed", taskId, evidence, requires: report.requires })
+    }
+    await this.outcome(gatesOutcomeEvent(taskId, report, reportPath))
+    if (report.passed) {
       // A Debugger's repair that passed becomes a repair pattern (knowledge/patterns.ts); never in the way of the run.
       try {
         RepairPatterns.learn(root, taskId)
       } catch {}
-    } else {
-      await log.apply(gatesFailedEvent(taskId, report, join(this.evidenceDir(taskId), `attempt-${attempt}`, "report.json")))
     }
   }
 
@@ -402,40 +485,44 @@ export class Interpreter {
       // Nothing landed (a lock held, index.lock left, local changes in the way): the queue must not wait on it.
       const named = (err as { taskId?: unknown }).taskId
       const blocked = typeof named === "string" && ids.includes(named) ? named : ids[0]!
-      await log.apply({ type: "merge.blocked", taskId: blocked, ...classifyFault(err) })
-      for (const taskId of ids) if (taskId !== blocked) await log.apply({ type: "merge.deferred", taskId })
+      await this.outcome({ type: "merge.blocked", taskId: blocked, ...classifyFault(err) })
+      for (const taskId of ids) if (taskId !== blocked) await this.outcome({ type: "merge.deferred", taskId })
       return
     }
     const landed: { taskId: string; round: number }[] = []
+    // Each task's outcome is recorded, whatever the machine said of the one before: a refusal fails that task's merge only.
+    const refused: OutcomeRefused[] = []
+    const record = (event: EventInput & { taskId: string }) => this.outcome(event).then(() => true, (err) => (err instanceof OutcomeRefused ? (refused.push(err.of(event.taskId)), false) : Promise.reject(err)))
     for (const outcome of result.outcomes) {
       const { taskId } = outcome
       switch (outcome.status) {
         case "merged":
         case "already-merged":
-          await log.apply({ type: "merge.succeeded", taskId, commit: outcome.commit, tag: outcome.tag, ...(outcome.status === "merged" && outcome.head ? { head: outcome.head } : {}) })
-          landed.push(tasks.find((t) => t.taskId === taskId)!)
+          if (await record({ type: "merge.succeeded", taskId, commit: outcome.commit, tag: outcome.tag, ...(outcome.status === "merged" && outcome.head ? { head: outcome.head } : {}) }))
+            landed.push(tasks.find((t) => t.taskId === taskId)!)
           break
         case "conflict":
-          await log.apply({ type: "merge.conflicted", taskId, files: outcome.files })
+          await record({ type: "merge.conflicted", taskId, files: outcome.files })
           break
         case "rejected":
-          await log.apply({ type: "merge.rejected", taskId, message: outcome.message, evidencePath: outcome.evidencePath })
+          await record({ type: "merge.rejected", taskId, message: outcome.message, evidencePath: outcome.evidencePath })
           break
         case "blocked":
-          await log.apply({ type: "merge.blocked", taskId, ...classifyFault(outcome.error) })
+          await record({ type: "merge.blocked", taskId, ...classifyFault(outcome.error) })
           break
         case "deferred":
-          await log.apply({ type: "merge.deferred", taskId })
+          await record({ type: "merge.deferred", taskId })
           break
       }
     }
-    if (result.rejected) await log.apply({ type: "merge.batch-rejected", taskIds: result.rejected.taskIds, message: result.rejected.summary, evidencePath: result.rejected.evidencePath })
+    if (result.rejected) await this.outcome({ type: "merge.batch-rejected", taskIds: result.rejected.taskIds, message: result.rejected.summary, evidencePath: result.rejected.evidencePath })
     // Only now, with the merge confirmed and tagged, may the branch and worktree go.
     for (const { taskId, round } of landed) {
       await this.ports.worktrees
         .remove(root, taskId, { integration: this.integration(), round })
         .catch((err) => inbox.push(`Worktree of ${taskId} kept: ${(err as Error).message}`))
     }
+    if (refused.length > 0) throw refused[0]
   }
 
   /** A task's merge evidence goes with its other evidence; a batch's, which blames no task, under `_merge`. */
@@ -464,7 +551,7 @@ export class Interpreter {
       )
     else inbox.push(`task ${taskId} reverted on ${this.integration()} (${result.tag})`)
     // The state keeps an ordered revert until this (a restart carries it out again through outstanding()).
-    await log.apply({ type: "revert.done", taskId, round, status: result.status === "conflict" ? "conflicted" : "reverted" })
+    await this.outcome({ type: "revert.done", taskId, round, status: result.status === "conflict" ? "conflicted" : "reverted" })
   }
 
   private async doneCommit(taskId: string, round: number): Promise<string> {

@@ -20,6 +20,7 @@ import { Store } from "./store/store"
 import { SCHEMA_VERSION, type TaskGraph, type TaskNode } from "../core/task.schema"
 import { boundErrors, validateDelta, validateGraph } from "../core/validate"
 import { PlanPaths } from "./plan-paths"
+import { Watchdog } from "./watchdog"
 import { Preflight } from "./preflight"
 import { writeFileAtomic } from "./store/atomic"
 import { Worktrees } from "./git/worktree"
@@ -113,6 +114,8 @@ class OrchestratorImpl {
       // The plan's files derive from the log: a crash before one was written leaves it to be written now.
       this.syncPlanFiles(store.state)
       resume(this.ports, this.interpreter, this.clock, store.state)
+      // Behind every rule, the watchdog: a run with nothing in flight, nothing asked and work left is asked about.
+      Watchdog.start(this.ports, () => this.interpreter.inFlightCount())
       return store
     })()
     this.opening.catch(() => (this.opening = undefined))

@@ -4,6 +4,7 @@ import { dirname, join, relative } from "node:path"
 import type { DeployCause } from "../../core/deploy"
 import { writeFileAtomic } from "../store/atomic"
 import { Proc } from "../process"
+import { DeployLock } from "./lock"
 import { DeployRestart } from "./restart"
 import type { DeployRules } from "./rules"
 import { DeploySsh } from "./ssh"
@@ -14,7 +15,8 @@ import { DeploySsh } from "./ssh"
  * symlink: the target runs the old release or the new one, never a mix), restart, wait for the service,
  * smoke-test. A failure after the switch puts the previous release back and restarts it (rollback).
  * Everything goes to `.air/local/evidence/_deploy/<target>/<n>/`. Run again with the same `n` after a
- * crash, it finds its own progress there and completes or rolls back.
+ * crash, it finds its own progress there and completes or rolls back; every step on the target holds the
+ * target's lock (DeployLock), so the resumed deploy ends what the crashed one left running there first.
  */
 export namespace Deploy {
   export type Outcome = {
@@ -92,6 +94,9 @@ export namespace Deploy {
     const outcome: Outcome = { status: "failed", message: "", release, previous: progress?.previous ?? null, hashMatch: null, service: "unknown", smoke: "not-run", rolledBack: false, evidencePath: rel, ms: 0, projectMs: 0 }
     const session = DeploySsh.open(root, target, o.env ?? process.env, o.sshIdleS !== undefined ? { idleS: o.sshIdleS } : {})
     const inRelease = (script: string) => `cd ${q(`${base}/current`)} && ${script}`
+    // Every step that changes or reads the release runs under the target's lock (a killed run's step is ended first).
+    const me = DeployLock.self({ target: target.name, n, ...(o.runId ? { runId: o.runId } : {}) })
+    const remote: Remote = (step, script) => DeployLock.run(session, step, script, steps, me)
     let switched = progress?.switched ?? false
     try {
       // 1. The artefacts, staged and hashed locally (a build that lacks one is the project's failure).
@@ -101,14 +106,12 @@ export namespace Deploy {
       // 2. Reach the target; the live release before this deploy is the one a rollback restores.
       await DeploySsh.connect(session, steps)
       // One round trip: the dir writable, the live release, whether ours is already whole (after a crash), no half copy left.
-      const probe = await DeploySsh.run(
-        session,
+      const probe = await remote(
         "probe",
         `mkdir -p ${q(`${base}/releases`)} && test -w ${q(`${base}/releases`)} || exit 3; echo "live=$(readlink ${q(`${base}/current`)})"; ` +
           `if test -d ${q(releasePath)}; then echo present=1; else rm -rf ${q(`${releasePath}.partial`)}; fi`,
-        steps,
       )
-      if (probe.code !== 0) throw new StepFailed("transfer", `${target.remoteDir} on ${target.host} is not writable by ${target.user}: ${tail(probe.output)}`)
+      if (probe.code !== 0) throw new StepFailed("transfer", `${target.remoteDir} on ${target.host} is not writable by ${target.user}${tail(probe.output) ? `: ${tail(probe.output)}` : ""}`)
       if (!progress) {
         const live = /^live=(.*)$/m.exec(probe.output)?.[1]?.trim() ?? ""
         outcome.previous = live ? live.replace(/^.*\//, "") : null
@@ -119,42 +122,42 @@ export namespace Deploy {
       // 3. A fresh release dir (a whole one from before a crash is kept: `.partial` is renamed only when complete).
       if (!/^present=1$/m.test(probe.output)) {
         const copy = await DeploySsh.copyDir(session, local.dir, `${releasePath}.partial`, steps)
-        if (copy.code !== 0) throw new StepFailed("transfer", `the copy to ${target.host} failed: ${tail(copy.output)}`)
-        const done = await DeploySsh.run(session, "transfer", `mv ${q(`${releasePath}.partial`)} ${q(releasePath)}`, steps)
-        if (done.code !== 0) throw new StepFailed("transfer", `the release could not be completed on ${target.host}: ${tail(done.output)}`)
+        if (copy.code !== 0) throw new StepFailed("transfer", said(`the copy to ${target.host} failed (exit ${copy.code})`, copy.output))
+        const done = await remote("transfer", `mv ${q(`${releasePath}.partial`)} ${q(releasePath)}`)
+        if (done.code !== 0) throw new StepFailed("transfer", said(`the release could not be completed on ${target.host} (exit ${done.code})`, done.output))
       }
       await o.hooks?.afterTransfer?.(releasePath)
 
       // 4. Every artefact's hash on the target against the local build.
       const names = Object.keys(local.hashes)
-      const sums = await DeploySsh.run(session, "hash", `cd ${q(releasePath)} && sha256sum -- ${names.map(q).join(" ")}`, steps)
-      const remote = parseSums(sums.output)
-      const mismatched = names.filter((name) => remote[name] !== local.hashes[name])
+      const sums = await remote("hash", `cd ${q(releasePath)} && sha256sum -- ${names.map(q).join(" ")}`)
+      const remoteHashes = parseSums(sums.output)
+      const mismatched = names.filter((name) => remoteHashes[name] !== local.hashes[name])
       outcome.hashMatch = mismatched.length === 0
-      await writeFileAtomic(join(dir, "hashes.json"), JSON.stringify({ local: local.hashes, remote, mismatched }, null, 2) + "\n")
+      await writeFileAtomic(join(dir, "hashes.json"), JSON.stringify({ local: local.hashes, remote: remoteHashes, mismatched }, null, 2) + "\n")
       if (mismatched.length > 0) throw new StepFailed("hash", `SHA-256 on ${target.name} differs from the local build for ${mismatched.slice(0, 5).join(", ")}${mismatched.length > 5 ? ` and ${mismatched.length - 5} more` : ""}`)
 
       // 5. The switch: recorded first, so a crash after it is rolled back to the right release.
       switched = true
       await saveProgress(progressFile, { release, previous: outcome.previous, switched, ...(o.runId ? { runId: o.runId } : {}) })
-      const flip = await DeploySsh.run(session, "switch", `ln -sfn ${q(`releases/${release}`)} ${q(`${base}/.current.tmp`)} && mv -Tf ${q(`${base}/.current.tmp`)} ${q(`${base}/current`)}`, steps)
-      if (flip.code !== 0) throw new StepFailed("transfer", `could not switch ${base}/current: ${tail(flip.output)}`)
+      const flip = await remote("switch", `ln -sfn ${q(`releases/${release}`)} ${q(`${base}/.current.tmp`)} && mv -Tf ${q(`${base}/.current.tmp`)} ${q(`${base}/current`)}`)
+      if (flip.code !== 0) throw new StepFailed("transfer", said(`could not switch ${base}/current (exit ${flip.code})`, flip.output))
       await o.hooks?.afterSwitch?.()
 
       // 6. Restart, wait for the service, smoke test.
-      await restartAndWait(session, restart, inRelease, target, steps, outcome)
-      const smoke = await DeploySsh.run(session, "smoke", inRelease(target.smoke), steps)
+      await restartAndWait(remote, restart, inRelease, target, outcome)
+      const smoke = await remote("smoke", inRelease(target.smoke))
       outcome.smoke = smoke.code === 0 ? "passed" : "failed"
       await writeFileAtomic(join(dir, "smoke.txt"), `$ ${target.smoke}\n${smoke.output}\n(exit ${smoke.code}${smoke.timedOut ? ", timed out" : ""})\n`)
-      if (smoke.code !== 0) throw new StepFailed("smoke", `the smoke test failed on ${target.name} (exit ${smoke.code}): ${tail(smoke.output)}`)
+      if (smoke.code !== 0) throw new StepFailed("smoke", said(`the smoke test failed on ${target.name} (exit ${smoke.code})`, smoke.output))
       outcome.status = "passed"
       outcome.message = `${release} runs on ${target.name}: hashes match, service ${outcome.service}, smoke passed`
     } catch (err) {
-      const known = err instanceof StepFailed || err instanceof DeploySsh.ConnectError
+      const known = err instanceof StepFailed || err instanceof DeploySsh.ConnectError || err instanceof DeployLock.Held
       outcome.cause = err instanceof StepFailed ? err.kind : err instanceof DeploySsh.ConnectError ? err.kind : "errored"
       outcome.message = known ? (err as Error).message : `the deploy to ${target.name} could not run: ${(err as Error).message}`
       // Unreachable before the switch: nothing on the target changed. After it: put the previous release back.
-      if (!(err instanceof DeploySsh.ConnectError) || switched) await rollback(session, o, outcome, { switched, releasePath, base, restart, inRelease, steps, dir })
+      if (!(err instanceof DeploySsh.ConnectError) || switched) await rollback(remote, o, outcome, { switched, releasePath, base, restart, inRelease, dir })
     } finally {
       await journal(session, restart, steps, dir).catch(() => undefined)
       await DeploySsh.close(session)
@@ -169,24 +172,19 @@ export namespace Deploy {
   /** Steps that run the project's own commands (the rest is the deploy's own cost: staging, copy, hashes, switch). */
   const PROJECT_STEPS = new Set(["reload", "restart", "status", "smoke", "rollback-restart", "rollback-status"])
 
-  async function restartAndWait(
-    session: DeploySsh.Session,
-    restart: DeployRestart.Commands,
-    inRelease: (script: string) => string,
-    target: DeployRules.Target,
-    steps: DeploySsh.Step[],
-    outcome: Outcome,
-    prefix = "",
-  ): Promise<void> {
+  /** One step on the target, under its lock (DeployLock.run). */
+  type Remote = (step: string, script: string) => Promise<DeploySsh.Step>
+
+  async function restartAndWait(remote: Remote, restart: DeployRestart.Commands, inRelease: (script: string) => string, target: DeployRules.Target, outcome: Outcome, prefix = ""): Promise<void> {
     if (restart.reload) {
-      const r = await DeploySsh.run(session, `${prefix}reload`, restart.reload, steps)
-      if (r.code !== 0) throw new StepFailed("restart", `${restart.reload} failed on ${target.name}: ${tail(r.output)}`)
+      const r = await remote(`${prefix}reload`, restart.reload)
+      if (r.code !== 0) throw new StepFailed("restart", said(`${restart.reload} failed on ${target.name} (exit ${r.code})`, r.output))
     }
-    const r = await DeploySsh.run(session, `${prefix}restart`, inRelease(restart.restart), steps)
-    if (r.code !== 0) throw new StepFailed("restart", `the restart failed on ${target.name} (exit ${r.code}): ${tail(r.output)}`)
+    const r = await remote(`${prefix}restart`, inRelease(restart.restart))
+    if (r.code !== 0) throw new StepFailed("restart", said(`the restart failed on ${target.name} (exit ${r.code})`, r.output))
     const until = performance.now() + target.activeWaitMs
     for (;;) {
-      const s = await DeploySsh.run(session, `${prefix}status`, inRelease(restart.status), steps)
+      const s = await remote(`${prefix}status`, inRelease(restart.status))
       outcome.service = s.code === 0 ? "active" : `inactive (${tail(s.output) || `exit ${s.code}`})`
       if (s.code === 0) return
       if (performance.now() >= until) throw new StepFailed("restart", `the service on ${target.name} is not active ${target.activeWaitMs} ms after the restart: ${tail(s.output) || `exit ${s.code}`}`)
@@ -200,27 +198,27 @@ export namespace Deploy {
    * went live; its release dir is removed.
    */
   async function rollback(
-    session: DeploySsh.Session,
+    remote: Remote,
     o: Options,
     outcome: Outcome,
-    c: { switched: boolean; releasePath: string; base: string; restart: DeployRestart.Commands; inRelease: (s: string) => string; steps: DeploySsh.Step[]; dir: string },
+    c: { switched: boolean; releasePath: string; base: string; restart: DeployRestart.Commands; inRelease: (s: string) => string; dir: string },
   ): Promise<void> {
     const q = DeploySsh.quote
     try {
       if (c.switched) {
         if (outcome.previous) {
-          await DeploySsh.run(session, "rollback-switch", `ln -sfn ${q(`releases/${outcome.previous}`)} ${q(`${c.base}/.current.tmp`)} && mv -Tf ${q(`${c.base}/.current.tmp`)} ${q(`${c.base}/current`)}`, c.steps)
+          await remote("rollback-switch", `ln -sfn ${q(`releases/${outcome.previous}`)} ${q(`${c.base}/.current.tmp`)} && mv -Tf ${q(`${c.base}/.current.tmp`)} ${q(`${c.base}/current`)}`)
           const probe: Outcome = { ...outcome }
-          await restartAndWait(session, c.restart, c.inRelease, o.target, c.steps, probe, "rollback-")
+          await restartAndWait(remote, c.restart, c.inRelease, o.target, probe, "rollback-")
           outcome.service = `${probe.service} (previous release ${outcome.previous})`
         } else {
           const stop = o.target.restart.preset === "systemd" ? `${o.target.restart.sudo ? "sudo -n " : ""}systemctl stop ${q(o.target.restart.unit)}` : o.target.restart.stop
-          await DeploySsh.run(session, "rollback-stop", c.inRelease(stop), c.steps)
-          await DeploySsh.run(session, "rollback-switch", `rm -f ${q(`${c.base}/current`)}`, c.steps)
+          await remote("rollback-stop", c.inRelease(stop))
+          await remote("rollback-switch", `rm -f ${q(`${c.base}/current`)}`)
           outcome.service = "stopped (no previous release)"
         }
       }
-      if (outcome.previous !== outcome.release) await DeploySsh.run(session, "rollback-remove", `rm -rf ${q(c.releasePath)} ${q(`${c.releasePath}.partial`)}`, c.steps)
+      if (outcome.previous !== outcome.release) await remote("rollback-remove", `rm -rf ${q(c.releasePath)} ${q(`${c.releasePath}.partial`)}`)
       outcome.rolledBack = true
       await saveProgress(join(c.dir, "progress.json"), { release: outcome.release, previous: outcome.previous, switched: false, ...(o.runId ? { runId: o.runId } : {}) })
     } catch (err) {
@@ -254,7 +252,7 @@ export namespace Deploy {
       const args = ["--install", join(o.root, a.cmakeInstall.buildDir), "--prefix", out, ...(a.cmakeInstall.component ? ["--component", a.cmakeInstall.component] : [])]
       const r = await Proc.run("cmake", args, { cwd: o.root, env: o.env ?? process.env, timeoutMs: o.target.stepTimeoutMs })
       steps.push({ step: "stage", command: ["cmake", ...args].join(" "), code: r.code ?? 124, ms: Math.round(r.ms), timedOut: r.timedOut, output: r.output })
-      if (!r.ok) throw new StepFailed("build", `cmake --install ${a.cmakeInstall.buildDir} failed: ${tail(r.output)}`)
+      if (!r.ok) throw new StepFailed("build", said(`cmake --install ${a.cmakeInstall.buildDir} failed (exit ${r.code ?? "none"})`, r.output))
     }
     const hashes: Record<string, string> = {}
     for (const file of walk(out)) hashes[relative(out, file)] = await sha256(file)
@@ -294,6 +292,12 @@ export namespace Deploy {
 
   function tail(text: string): string {
     return text.trim().split("\n").slice(-3).join(" | ").slice(0, 300)
+  }
+
+  /** A failed step's message with the end of what it printed, or saying it printed nothing (never a dangling colon). */
+  export function said(message: string, output: string): string {
+    const end = tail(output)
+    return end ? `${message}: ${end}` : `${message} and printed nothing`
   }
 
   function clip(text: string, max = 4000): string {

@@ -4,7 +4,7 @@ import { DeploySsh } from "./ssh"
 
 /**
  * `aircoding doctor` for each deploy target: reachable, authenticated (key accepted, host key known),
- * the remote dir writable, the restart preset's programs present. Each failure names its fix.
+ * the remote dir writable, the restart preset's programs and flock (the steps' lock) present. Each failure names its fix.
  */
 export namespace DeployDoctor {
   export type Check = { name: string; ok: boolean; detail: string; fix?: string }
@@ -32,6 +32,8 @@ export namespace DeployDoctor {
         `mkdir -p ${q(t.remoteDir)} && test -w ${q(t.remoteDir)} || { echo "AIR:not-writable"; exit 3; }`,
         ...programs.map((p) => `command -v ${q(p)} >/dev/null 2>&1 || { echo "AIR:missing ${p}"; exit 4; }`),
         "command -v sha256sum >/dev/null 2>&1 || { echo \"AIR:missing sha256sum\"; exit 4; }",
+        // Every remote step holds the target's lock (DeployLock).
+        "command -v flock >/dev/null 2>&1 || { echo \"AIR:missing flock\"; exit 4; }",
         "echo AIR:ok",
       ].join("; ")
       await DeploySsh.connect(session, steps)
@@ -39,6 +41,7 @@ export namespace DeployDoctor {
       if (r.output.includes("AIR:not-writable"))
         return { name, ok: false, detail: `${where}: ${t.remoteDir} is not writable by ${t.user}`, fix: `on the target: sudo mkdir -p ${t.remoteDir} && sudo chown ${t.user} ${t.remoteDir}` }
       const missing = /AIR:missing (\S+)/.exec(r.output)?.[1]
+      if (missing === "flock") return { name, ok: false, detail: `${where}: flock is not installed on the target (each deploy step holds a lock in ${t.remoteDir})`, fix: `install util-linux on the target (it provides flock)` }
       if (missing) return { name, ok: false, detail: `${where}: ${missing} is not installed on the target (the ${t.restart.preset} preset needs it)`, fix: t.restart.preset === "systemd" && missing !== "sha256sum" ? `install systemd on the target, or use the "commands" restart preset in ${DeployRules.RULES_PATH}` : `install coreutils on the target` }
       if (r.code !== 0) return { name, ok: false, detail: `${where}: the check failed (exit ${r.code}): ${r.output.trim().slice(0, 200)}`, fix: `run it by hand: ssh -p ${t.port} ${t.user}@${t.host}` }
       return { name, ok: true, detail: `${where} reachable, key accepted, ${t.remoteDir} writable, restart preset ${t.restart.preset} ready` }

@@ -47,7 +47,7 @@ async function analyse(ctx: GateContext): Promise<GateOutcome> {
   const cppcheck = ctx.rules.analysis.cppcheck
   if (!cppcheck.enabled) return { ran: false, summary: `cppcheck disabled in ${Toolchain.RULES_PATH}` }
   const files = ctx.changed.filter((c) => c.status !== "deleted" && isCppFile(c.path)).map((c) => c.path)
-  if (files.length === 0) return { ran: false, summary: "no C/C++ files changed" }
+  if (files.length === 0) return { ran: false, notApplicable: true, summary: "not applicable: no C/C++ file changed" }
   // The same files, inputs, base, cppcheck and rules passed before (an earlier gate run, another machine): reused.
   const config = { args: cppcheck.args, project: cppcheck.project ?? null, failOn: ctx.rules.analysis.failOn }
   const spec = { tool: "cppcheck", binary: cppcheck.binary, files, base: await BaseFindings.baseCommit(ctx), config, log: ANALYSIS_LOG }
@@ -58,7 +58,7 @@ async function analyseFiles(ctx: GateContext, files: string[]): Promise<GateOutc
   const { label } = ctx
   const cppcheck = ctx.rules.analysis.cppcheck
   const { result, log } = await runCppcheck(ctx, ctx.worktree, files, cppcheck.project)
-  if (!result) return { ran: false, summary: "no C/C++ files to analyse" }
+  if (!result) return { ran: false, notApplicable: true, summary: "not applicable: no C/C++ file to analyse" }
   const logPath = await ctx.write(ANALYSIS_LOG, log)
 
   if (result.spawnError && /ENOENT/.test(result.spawnError)) {

@@ -43,7 +43,8 @@ async function tidy(ctx: GateContext): Promise<GateOutcome> {
   if (rules.enabled === undefined && !configured) return { ran: false, summary: `no ${CLANG_TIDY_CONFIG} in the project` }
   const changed = ctx.changed.filter((c) => c.status !== "deleted" && isCppFile(c.path)).map((c) => c.path)
   const sources = changed.filter((f) => !HEADER.test(f))
-  if (sources.length === 0) return { ran: false, summary: changed.length > 0 ? "no C/C++ source changed (headers are checked through sources)" : "no C/C++ files changed" }
+  if (sources.length === 0)
+    return { ran: false, notApplicable: true, summary: changed.length > 0 ? "not applicable: no C/C++ source changed (headers are checked through sources)" : "not applicable: no C/C++ file changed" }
 
   const database = databaseOf(ctx)
   // The same files, inputs, base, clang-tidy and rules passed before: reused (the project's .clang-tidy is in the tree's key).

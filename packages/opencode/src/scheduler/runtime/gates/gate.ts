@@ -45,13 +45,22 @@ export interface Gate<Id extends string = string> {
    * throws (the pipeline tags it: `GateError`).
    */
   run(ctx: GateContext): Promise<GateOutcome>
-  /** For the evidence gate: why this gate's evidence is missing for a task that requires it, if it is. */
+  /**
+   * Words only: why this gate's evidence is missing, for the message of a task that requires it. Whether it is
+   * missing is the one rule's (`missingEvidence` in core/required-evidence.ts), never this function's.
+   */
   missingEvidence?(ctx: GateContext, result: GateResult | undefined): string | undefined
 }
 
 export interface GateOutcome {
   /** False when there was nothing to run (skipped, no command, no file to analyse). */
   ran: boolean
+  /**
+   * With `ran: false`: the change held nothing this gate checks (no C/C++ file for an analyser). The evidence it
+   * provides is then satisfied as not applicable (core/required-evidence.ts); a gate merely switched off or
+   * missing its tool never says so.
+   */
+  notApplicable?: boolean
   summary: string
   logPath?: string
   failure?: Failure

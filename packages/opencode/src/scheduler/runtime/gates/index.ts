@@ -10,7 +10,7 @@ export type { Exec, Failure, Gate, GateContext, GateOutcome, Route } from "./gat
 export type { GateId } from "./registry.ts"
 export { GATE_IDS, REGISTRY, requiredEvidence, routeOf, TOOL_MISSING } from "./registry.ts"
 export { nodeEvidenceFs, processExec, REPORT_FILE, runGates } from "./pipeline.ts"
-export { gatesFailedEvent } from "./failed-event.ts"
+export { gatesFailedEvent, gatesOutcomeEvent } from "./outcome-event.ts"
 
 /**
  * The evidence gates as one namespace (what runtime.ts and the views import): what the Scheduler's code

@@ -13,6 +13,7 @@ import type { Exec, Failure, Gate, GateContext, TestBaseline } from "./gate.ts"
 import { REGISTRY, requiredEvidence, routeOf, TOOL_MISSING } from "./registry.ts"
 import { type Finding, type GateReport, type GateResult, Requirement } from "./schema.ts"
 import { countBySeverity, indent } from "./text.ts"
+import { heldEvidence } from "./held-evidence.ts"
 import { BudgetExec } from "../jobs/exec.ts"
 import { RunJobs } from "../jobs/run-jobs.ts"
 import { SetupSteps } from "../../../knowledge/setup-steps.ts"
@@ -155,7 +156,7 @@ export async function runGates(input: RunInput): Promise<GateReport> {
       findings: ctx.findings,
       ...(ctx.inheritedTests.length > 0 ? { inheritedTests: ctx.inheritedTests } : {}),
       requires,
-      evidence: evidenceOf(results, gates, path.join(evidenceDir, REPORT_FILE)),
+      ...heldEvidence(results, gates, path.join(evidenceDir, REPORT_FILE)),
       toolchain: { source: input.toolchain ? "given" : resolved.source, note: resolved.note },
       evidenceDir,
     }
@@ -195,6 +196,7 @@ export async function runGates(input: RunInput): Promise<GateReport> {
       ran: outcome.ran,
       ms: Date.now() - started,
       ...(outcome.logPath ? { logPath: outcome.logPath } : {}),
+      ...(outcome.notApplicable && !outcome.ran && !failure ? { notApplicable: true } : {}),
       summary: outcome.summary,
       ...(failure?.missingTool ? { missingTool: failure.missingTool } : {}),
       ...(outcome.reused ? { reused: outcome.reused } : {}),
@@ -204,16 +206,6 @@ export async function runGates(input: RunInput): Promise<GateReport> {
   return finish()
 }
 
-/** What `gates.passed` carries: each provided evidence kind's log, keyed by the kind (not the gate's id). */
-function evidenceOf(results: readonly GateResult[], gates: readonly Gate[], report: string): Record<string, string> {
-  const evidence: Record<string, string> = {}
-  for (const result of results) {
-    const kind = gates.find((gate) => gate.id === result.gate)?.provides
-    if (kind && result.passed && result.logPath) evidence[kind] = result.logPath
-  }
-  evidence.report = report
-  return evidence
-}
 
 function passMessage(ctx: GateContext, gates: readonly Gate[]): string {
   const toolGate = (id: string) => gates.find((g) => g.id === id)?.reportsNotRun === true

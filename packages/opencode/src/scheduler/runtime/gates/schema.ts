@@ -35,6 +35,8 @@ export const GateResult = z.object({
   passed: z.boolean(),
   /** False when the gate had nothing to run (no command configured, no C/C++ file changed, skipped). */
   ran: z.boolean(),
+  /** With ran false: the change held nothing this gate checks, so the evidence it provides is not applicable (and satisfied). */
+  notApplicable: z.boolean().optional(),
   ms: z.number().int().nonnegative(),
   logPath: z.string().optional(),
   summary: z.string(),
@@ -67,6 +69,8 @@ export const GateReport = z.object({
   requires: z.array(Requirement),
   /** Evidence kind (a gate's `provides`) → the log that proves it, from the gate that `provides` it; plus `report`. */
   evidence: z.record(z.string(), z.string()).optional(),
+  /** Evidence kind → why its gate had nothing to check in this change; satisfies the requirement (core/required-evidence.ts). */
+  notApplicable: z.record(z.string(), z.string()).optional(),
   toolchain: z.object({ source: z.enum(["file", "detected", "none", "given"]), note: z.string() }),
   evidenceDir: z.string(),
 })
