@@ -7,7 +7,7 @@
  *   bun packages/opencode/scripts/kill-loop.ts [--kills N] [--min-ms A] [--max-ms B] [--seed S] [--keep]
  */
 import { spawn, execFileSync } from "node:child_process"
-import { readFileSync, statSync } from "node:fs"
+import { readdirSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { aircodingBin, bunBinary, makeSandbox, type Sandbox } from "../test/support/sandbox"
 import { passingReviewer, readJsonl, trivialProject } from "../test/support/runs"
@@ -76,9 +76,24 @@ export const TRIGGER_EVENTS = ["task.dispatched", "worker.reported", "gates.star
 
 const eventCount = (project: string, type: string) => readJsonl(join(project, ".air/local/state/events.jsonl")).filter((e) => e.type === type).length
 
-export function runOnce(sandbox: Sandbox, project: string, args: string[], input: string | null, killAfterMs: number | null, timeoutMs: number, trigger: Trigger = { kind: "request" }, armCapMs = 120_000) {
+/**
+ * `killProcessOnly`: the kill reaches the aircoding process alone, as `kill -9 <pid>`, an OOM killer or a CI timeout
+ * would, not its process group; what it started must then end by itself (the engine watches its launcher). The
+ * group's survivors, a second after the exit, are returned in `survivors` (and then ended).
+ */
+export function runOnce(
+  sandbox: Sandbox,
+  project: string,
+  args: string[],
+  input: string | null,
+  killAfterMs: number | null,
+  timeoutMs: number,
+  trigger: Trigger = { kind: "request" },
+  armCapMs = 120_000,
+  opts: { killProcessOnly?: boolean } = {},
+) {
   const modelLog = join(sandbox.root, "model.jsonl")
-  return new Promise<{ code: number | null; killed: boolean; stdout: string; stderr: string }>((resolve) => {
+  return new Promise<{ code: number | null; killed: boolean; stdout: string; stderr: string; survivors: string[] }>((resolve) => {
     const child = spawn(bunBinary(), [aircodingBin, ...args], {
       cwd: project,
       env: { ...sandbox.env, AIRCODING_SCRIPTED_LOG: modelLog, AIRCODING_INACTIVITY_MS: "20000", AIRCODING_LISTEN_MS: "600000" },
@@ -94,7 +109,7 @@ export function runOnce(sandbox: Sandbox, project: string, args: string[], input
     const kill = () => {
       killed = true
       try {
-        process.kill(-child.pid!, "SIGKILL")
+        process.kill(opts.killProcessOnly ? child.pid! : -child.pid!, "SIGKILL")
       } catch {}
     }
     let timer = setTimeout(kill, killAfterMs === null ? timeoutMs : armCapMs)
@@ -114,13 +129,38 @@ export function runOnce(sandbox: Sandbox, project: string, args: string[], input
     child.on("exit", (code) => {
       clearTimeout(timer)
       if (arm) clearInterval(arm)
-      // Whatever is left of the group (the engine) goes too, so no orphan keeps a lock.
-      try {
-        process.kill(-child.pid!, "SIGKILL")
-      } catch {}
-      setTimeout(() => resolve({ code, killed, stdout, stderr }), 200)
+      const endGroup = () => {
+        // Whatever is left of the group (the engine) goes too, so no orphan keeps a lock.
+        const survivors = groupMembers(child.pid!)
+        try {
+          process.kill(-child.pid!, "SIGKILL")
+        } catch {}
+        setTimeout(() => resolve({ code, killed, stdout, stderr, survivors }), 200)
+      }
+      // Killed alone, its children get the moment they need to notice and end by themselves.
+      if (killed && opts.killProcessOnly) setTimeout(endGroup, 1_500)
+      else endGroup()
     })
   })
+}
+
+/** The command lines of the processes of group `pgid` still alive (Linux /proc; none elsewhere). */
+function groupMembers(pgid: number): string[] {
+  const found: string[] = []
+  let entries: string[] = []
+  try {
+    entries = readdirSync("/proc")
+  } catch {}
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
+      // Fields after the command's closing parenthesis: state, ppid, pgrp. A zombie has ended (only not yet reaped).
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      if (Number(pgrp) === pgid && state !== "Z") found.push(readFileSync(`/proc/${entry}/cmdline`, "utf8").replace(/\0/g, " ").trim())
+    } catch {}
+  }
+  return found
 }
 
 function fileHas(file: string, text: string): boolean {

@@ -11,6 +11,7 @@ import { JsonLines } from "./scheduler/runtime/store/jsonl"
 import { CoordinatorTools } from "./tool/coordinator"
 import { resolveLang } from "./read/words"
 import { TuiBridge } from "./tui/bridge"
+import { Launcher } from "./engine/launcher"
 
 /**
  * AirCoding inside OpenCode. The engine loads this module once per instance (one per directory: the
@@ -44,7 +45,19 @@ function announce(input: Parameters<Plugin>[0]): void {
     setTimeout(() => void input.client.tui.showToast({ body: { message, variant: "info", duration: 20_000 } }).catch(() => undefined), delay).unref?.()
 }
 
+/** Once per engine process: it ends when the aircoding process that launched it is gone (engine/launcher.ts). */
+let watchingLauncher = false
+function watchLauncher(): void {
+  if (watchingLauncher) return
+  watchingLauncher = true
+  Launcher.watch(() => {
+    // Our own children (gates, builds) are killed by the process runner's exit hook; the engine's sessions end with us.
+    process.exit(137)
+  })
+}
+
 const server: Plugin = async (input) => {
+  watchLauncher()
   Orchestrators.attach(input.directory, input.client)
   Orchestrators.configure({ onSessionStarted: (id, info) => void Sessions.record(id, info) })
   const directoryOf = (sessionID: string) => Sessions.get(sessionID)?.directory ?? input.directory

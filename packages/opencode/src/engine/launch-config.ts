@@ -1,3 +1,4 @@
+import { Launcher } from "./launcher"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
@@ -73,7 +74,8 @@ export namespace LaunchConfig {
       env.OPENCODE_DISABLE_LSP_DOWNLOAD = "1"
       env.OPENCODE_DISABLE_SHARE = "1"
     }
-    return { ...env, ...opts.extra }
+    // The engine ends with the launcher (engine/launcher.ts): no orphan keeps working after a SIGKILL of aircoding.
+    return { ...env, ...Launcher.entry(), ...opts.extra }
   }
 
   /** AirCoding's TUI plugin (src/tui/plugin.tsx): the engine maps its @opentui/solid and solid-js imports to its own copies. */

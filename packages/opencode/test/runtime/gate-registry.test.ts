@@ -40,6 +40,9 @@ function tidy(ran: boolean): Gate {
   }
 }
 
+/** The gates that existed when `gates.failed` did not yet carry a route: only their ids can appear in such old logs. */
+const GATES_BEFORE_ROUTES: readonly string[] = ["commit", "diff", "write-set", "secrets", "build", "test", "analysis", "clang-tidy", "evidence", TOOL_MISSING]
+
 describe("gates as a registry", () => {
   let repo: CppRepo
   beforeAll(async () => {
@@ -65,7 +68,7 @@ describe("gates as a registry", () => {
   }
 
   test("the registry lists the gates in pipeline order", () => {
-    expect(GATE_IDS).toEqual(["commit", "diff", "write-set", "secrets", "build", "test", "analysis", "clang-tidy", "evidence"])
+    expect(GATE_IDS).toEqual(["commit", "diff", "write-set", "secrets", "build", "test", "analysis", "clang-tidy", "service-probe", "evidence"])
     // The views know the shipped gates from their copy of the facts (they do not load the registry): every gate
     // they know is registered, in the same order, with the same facts. A gate they do not know is optional (shown by its id).
     expect(SHIPPED_GATE_IDS).toEqual(GATE_IDS.filter((id) => (SHIPPED_GATE_IDS as readonly string[]).includes(id)))
@@ -109,8 +112,9 @@ describe("gates as a registry", () => {
     for (const id of [...GATE_IDS, TOOL_MISSING]) {
       const route = routeOf(id)
       expect({ id, to: routed(id, route) }).toEqual({ id, to: EXPECTED[route] })
-      // Logs written before events carried their route fold as they did: the legacy mapping agrees with every shipped gate.
-      expect({ id, old: routed(id, undefined) }).toEqual({ id, old: EXPECTED[route] })
+      // Logs written before events carried their route fold as they did: the legacy mapping agrees with every gate
+      // that existed then (a gate added since never wrote an event without its route).
+      if (GATES_BEFORE_ROUTES.includes(id)) expect({ id, old: routed(id, undefined) }).toEqual({ id, old: EXPECTED[route] })
     }
   })
 

@@ -53,10 +53,13 @@ export function randomGraph(rng: Rng, shape: GraphShape): TaskGraph {
       writeSet.push({ path: `src/f${Math.floor(rng() * shape.files)}.cpp`, action, ...(region ? { region } : {}) })
     }
     const unique = writeSet.filter((e, j) => writeSet.findIndex((o) => o.path === e.path && o.region === e.region) === j)
+    const kind = pick(rng, TASK_KINDS.filter((k) => k !== "verify"))
     tasks.push({
       id: `T-${i}`,
       title: `Add feature ${i}`,
-      kind: pick(rng, TASK_KINDS.filter((k) => k !== "verify")),
+      kind,
+      // A program task says how to start it; the machine never reads what (its gate does).
+      ...(kind === "ui" ? { ui: { command: "build/app" } } : kind === "service" ? { service: { service: { command: "build/server" }, ports: [7000] } } : {}),
       phase,
       deps: [...deps],
       writeSet: unique,

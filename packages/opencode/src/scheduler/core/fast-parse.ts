@@ -51,6 +51,8 @@ function parseTask(raw: unknown): TaskNode | null {
   const adrRefs = stringsOr(raw.adrRefs)
   const writeSet = writeSetOf(raw.writeSet)
   if (!deps || !keep || !validation || !adrRefs || !writeSet) return null
+  // A program's spec (ui, service) is zod's to read: its shape is the gates' business.
+  if (raw.ui !== undefined || raw.service !== undefined) return null
   const task: TaskNode = { id, title, kind: kind as TaskNode["kind"], phase: phase as number, deps, writeSet, keep, doneWhen, validation, adrRefs }
   if (raw.files !== undefined) {
     const files = stringsOr(raw.files)

@@ -13,6 +13,9 @@ const EVIDENCE_OF_LOGS_WITHOUT_REQUIRES: Readonly<Record<TaskKind, readonly stri
   build: ["diff", "build"],
   docs: ["diff"],
   verify: ["build", "test"],
+  // No log was written before these kinds existed; listed only because the table covers every kind.
+  ui: ["diff", "build", "test", "analysis"],
+  service: ["diff", "build", "test", "analysis"],
 }
 
 /**

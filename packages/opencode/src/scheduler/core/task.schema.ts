@@ -3,7 +3,7 @@ import { z } from "zod"
 /** Bumped whenever a file on disk (task-graph.json, events.jsonl, scheduler-state.json) changes shape. */
 export const SCHEMA_VERSION = 1 as const
 
-export const TASK_KINDS = ["code", "test", "docs", "build", "refactor", "fix", "verify"] as const
+export const TASK_KINDS = ["code", "test", "docs", "build", "refactor", "fix", "verify", "ui", "service"] as const
 export type TaskKind = (typeof TASK_KINDS)[number]
 
 /**
@@ -12,8 +12,12 @@ export type TaskKind = (typeof TASK_KINDS)[number]
  * `requiredFor` (scheduler/runtime/gates/), the runtime carries what it required in `gates.passed` (`requires`),
  * and the machine checks the evidence against it (`requiredEvidence` in required-evidence.ts).
  */
-export const KIND_RULES: Record<TaskKind, { needsWriteSet: boolean }> = {
+export const KIND_RULES: Record<TaskKind, { needsWriteSet: boolean; program?: "ui" | "service" }> = {
   code: { needsWriteSet: true },
+  // A program whose window (ui) or wire (service) is the evidence: the task says how to start it and what to check,
+  // in the field of its kind's name; the gate that provides that evidence reads the field and checks its shape.
+  ui: { needsWriteSet: true, program: "ui" },
+  service: { needsWriteSet: true, program: "service" },
   fix: { needsWriteSet: true },
   refactor: { needsWriteSet: true },
   test: { needsWriteSet: true },
@@ -65,6 +69,14 @@ export const TaskNode = z
     validation: z.array(z.string()).default([]).describe("commands that check the task"),
     adrRefs: z.array(z.string()).default([]),
     files: z.array(z.string()).optional().describe("files to read first"),
+    ui: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe("ui tasks only: how to start the program from the build and what its window must show (command, args, checks); see the ui gate"),
+    service: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe("service tasks only: how to start the service from the build, its ports and the probe with the output it must give; see the service gate"),
     status: z.enum(TASK_STATUSES).optional(),
   })
   .strict()

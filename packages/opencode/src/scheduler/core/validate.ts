@@ -230,6 +230,21 @@ function checkTask(task: TaskNode, path: string, errors: ValidationError[]): Tas
       message: `${where}: doneWhen is empty, so nobody can tell when the task is finished`,
       fix: 'state an observable condition, e.g. "ctest passes test_parser and parse(\\"\\") returns an empty list"',
     })
+  const program = KIND_RULES[task.kind].program
+  for (const field of ["ui", "service"] as const) {
+    if (field === program && task[field] === undefined)
+      errors.push({
+        path: `${path}.${field}`,
+        taskId,
+        message: `${where}: a ${field} task must say how to start its program and what to check (${field}), or its ${field === "ui" ? "window" : "service"} cannot be verified`,
+        fix:
+          field === "ui"
+            ? 'add "ui": { "command": "build/app", "checks": { "title": "App", "pixels": [{ "x": 10, "y": 10, "rgb": "#2060c0" }] } }'
+            : 'add "service": { "service": { "command": "build/server" }, "ports": [7000], "probe": { "command": "nc", "args": ["-N", "127.0.0.1", "7000"], "input": "PING\\n", "expect": { "contains": "PONG" } } }',
+      })
+    if (field !== program && task[field] !== undefined)
+      errors.push({ path: `${path}.${field}`, taskId, message: `${where}: only a ${field} task has a ${field} field (this one is ${task.kind})`, fix: `make it a ${field} task, or drop the field` })
+  }
   if (KIND_RULES[task.kind].needsWriteSet && task.writeSet.length === 0)
     errors.push({
       path: `${path}.writeSet`,

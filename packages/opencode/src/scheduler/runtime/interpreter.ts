@@ -415,6 +415,7 @@ export class Interpreter {
         attempt,
         evidenceDir: join(this.evidenceDir(taskId), `attempt-${attempt}`),
         writeSet: task.writeSet,
+        ...(task.ui !== undefined || task.service !== undefined ? { program: { ui: task.ui, service: task.service } } : {}),
         ...(baseline ? { baseline } : {}),
       })
     } catch (err) {

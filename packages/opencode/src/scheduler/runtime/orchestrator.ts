@@ -21,6 +21,7 @@ import { SCHEMA_VERSION, type TaskGraph, type TaskNode } from "../core/task.sche
 import { boundErrors, validateDelta, validateGraph } from "../core/validate"
 import { PlanPaths } from "./plan-paths"
 import { Watchdog } from "./watchdog"
+import { programProblems } from "./gates/registry"
 import { Preflight } from "./preflight"
 import { writeFileAtomic } from "./store/atomic"
 import { Worktrees } from "./git/worktree"
@@ -347,7 +348,7 @@ class OrchestratorImpl {
         : `Refused: the run is in stage "${store.state.stage}"; a new graph is not accepted now (use air_delta for changes).`
     const checked = validateGraph({ schemaVersion: SCHEMA_VERSION, requirement: args.requirement, tasks: args.tasks, ...(args.deployable !== undefined ? { deployable: args.deployable } : {}), ...(args.deployPhases !== undefined ? { deployPhases: args.deployPhases } : {}) })
     if (!checked.ok) return formatErrors("The task graph was refused; nothing changed.", checked.errors)
-    const outside = PlanPaths.writeSetProblems(this.root, checked.graph.tasks, (i) => `tasks[${i}]`)
+    const outside = [...PlanPaths.writeSetProblems(this.root, checked.graph.tasks, (i) => `tasks[${i}]`), ...programProblems(checked.graph.tasks)]
     if (outside.length > 0) return formatErrors("The task graph was refused; nothing changed.", boundErrors(outside))
     const r = await this.apply({ type: "graph.accepted", graph: checked.graph })
     if (!r.ok) return `The task graph was refused: ${r.reason}`
@@ -362,7 +363,7 @@ class OrchestratorImpl {
     const statusOf = (id: string) => store.state.tasks.find((t) => t.id === id)?.status
     const checked = validateDelta(graph, delta, statusOf)
     if (!checked.ok) return formatErrors("The plan delta was refused; nothing changed.", checked.errors)
-    const outside = PlanPaths.deltaProblems(this.root, checked.delta)
+    const outside = [...PlanPaths.deltaProblems(this.root, checked.delta), ...programProblems(checked.delta.add)]
     if (outside.length > 0) return formatErrors("The plan delta was refused; nothing changed.", boundErrors(outside))
     // The Architect consulted on a task (a worker's plan issue, a reviewer's block-release) answers with this delta.
     const purpose = this.supervisor.purposes.get(sessionID)

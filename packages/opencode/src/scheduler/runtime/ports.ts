@@ -7,6 +7,7 @@ import { ChildSessions } from "./sessions/sessions"
 import { Gates } from "./gates/index"
 import { MergeQueue } from "./integration/merge"
 import { Worktrees } from "./git/worktree"
+import { SandboxLeftovers } from "./sandbox/leftovers"
 import { FinalCheck } from "./integration/final-check"
 import { Baseline } from "./integration/baseline"
 import { git } from "./git/git"
@@ -111,7 +112,17 @@ export function realPorts(root: string, client: Client, inbox: Inbox, log: LogPo
     }),
     gates: { run: Gates.run },
     merge: { mergeBatch: MergeQueue.mergeBatch, revert: MergeQueue.revert },
-    worktrees: { create: Worktrees.create, remove: Worktrees.remove, pathFor: Worktrees.pathFor, diff: Worktrees.diff, setAside: Worktrees.setAside },
+    worktrees: {
+      create: Worktrees.create,
+      remove: Worktrees.remove,
+      pathFor: Worktrees.pathFor,
+      diff: Worktrees.diff,
+      // A killed attempt's sandbox still at work there is ended first: nothing of it may land after the reset.
+      setAside: (dir, patchFile) => {
+        SandboxLeftovers.end(dir)
+        return Worktrees.setAside(dir, patchFile)
+      },
+    },
     finalCheck: { run: FinalCheck.run, read: FinalCheck.read, build: FinalCheck.build },
     baseline: { run: Baseline.run },
     git: boundedGit(PORT_GIT_TIMEOUT_MS),

@@ -32,7 +32,7 @@ export const analysisGate = {
   id: "analysis",
   reportsNotRun: true,
   provides: "analysis",
-  requiredFor: ["code", "fix", "refactor"],
+  requiredFor: ["code", "fix", "refactor", "ui", "service"],
   route: "debugger",
   logs: [ANALYSIS_LOG],
   run: analyse,

@@ -11,7 +11,7 @@ export const buildGate = {
   id: "build",
   reportsNotRun: true,
   provides: "build",
-  requiredFor: ["code", "fix", "refactor", "test", "build", "verify"],
+  requiredFor: ["code", "fix", "refactor", "ui", "service", "test", "build", "verify"],
   route: "debugger-unless-baseline-build-failed",
   logs: [BUILD_LOG, CompilerCache.STATS_LOG, CompilerCache.STATS_FILE],
   async run(ctx: GateContext) {

@@ -11,7 +11,7 @@ const DIFF_LOG = "diff.patch"
 export const diffGate = {
   id: "diff",
   provides: "diff",
-  requiredFor: ["code", "fix", "refactor", "test", "build", "docs"],
+  requiredFor: ["code", "fix", "refactor", "ui", "service", "test", "build", "docs"],
   route: "executor",
   logs: [DIFF_LOG],
   async run(ctx: GateContext) {

@@ -1,3 +1,4 @@
+import type { ZodType } from "zod"
 import type { FailureRoute } from "../../core/gate-route.ts"
 import type { TaskKind } from "../../core/task.schema.ts"
 import type { Worktrees } from "../git/worktree.ts"
@@ -37,6 +38,11 @@ export interface Gate<Id extends string = string> {
   readonly requiredFor?: readonly TaskKind[]
   /** Where a failure of this gate goes: the pipeline writes it in the report, the runtime in `gates.failed`. */
   readonly route: Route
+  /**
+   * The task field this gate reads (a ui or service task's program: how to start it, what to check) and its shape:
+   * the plan is refused, naming the field, when a task of a kind this gate is `requiredFor` has it wrong.
+   */
+  readonly program?: { readonly field: "ui" | "service"; readonly schema: ZodType }
   /** Files this gate writes in the evidence directory; cleared before every run. */
   readonly logs?: readonly string[]
   /**
@@ -113,6 +119,8 @@ export interface GateContext {
   inheritedTests: string[]
   /** The task's write-set (the write-set gate); absent when the caller gave none. */
   readonly writeSet?: readonly WriteSetEntry[]
+  /** A ui or service task's program fields, as the plan gave them (the gate that reads one checks its shape). */
+  readonly program?: { readonly ui?: unknown; readonly service?: unknown }
   /** Runs a program (the process runner, or a sandbox around it). */
   exec: Exec
   /** Whether `exec` runs commands in the OS sandbox: part of the results key; absent, results are neither reused nor recorded. */

@@ -64,6 +64,8 @@ export interface RunInput {
   writeSet?: readonly WriteSetGate.Entry[]
   /** The run's baseline: the test gate does not blame a task for tests that failed there already. */
   baseline?: TestBaseline
+  /** A ui or service task's program fields (the plan's `ui` / `service`): the gate that provides their evidence reads them. */
+  program?: { ui?: unknown; service?: unknown }
   /**
    * The OS sandbox around build, test and analysis commands: "on" (default; no sandbox → the run stops,
    * a person is asked), "fallback" (the user allowed running without it), "off" (a caller's own `exec`).
@@ -124,6 +126,7 @@ export async function runGates(input: RunInput): Promise<GateReport> {
     changed: [],
     findings: [],
     ...(input.writeSet ? { writeSet: input.writeSet } : {}),
+    ...(input.program ? { program: input.program } : {}),
     ...(input.baseline ? { baseline: input.baseline } : {}),
     inheritedTests: [],
     // A caller's own exec (a test's fake) makes results that are not the project's: they are neither reused nor recorded.

@@ -7,6 +7,7 @@ import { evidenceGate } from "./evidence.ts"
 import type { Gate, Route } from "./gate.ts"
 import { TOOL_MISSING } from "./schema.ts"
 import { secretsGate } from "./secrets.ts"
+import { serviceProbeGate } from "./service-probe.ts"
 import { testGate } from "./test.ts"
 import { writeSetGate } from "./write-set.ts"
 
@@ -16,7 +17,7 @@ export { TOOL_MISSING }
  * The gates, in the order they run. A gate is one file exporting a `Gate` (`gate.ts`); adding one (clang-tidy,
  * a secret scan) is that file, its test, and one line in `REGISTRY`. See README.md in this folder.
  */
-export const REGISTRY = [commitGate, diffGate, writeSetGate, secretsGate, buildGate, testGate, analysisGate, clangTidyGate, evidenceGate] as const
+export const REGISTRY = [commitGate, diffGate, writeSetGate, secretsGate, buildGate, testGate, analysisGate, clangTidyGate, serviceProbeGate, evidenceGate] as const
 
 export type GateId = (typeof REGISTRY)[number]["id"]
 export const GATE_IDS = REGISTRY.map((gate) => gate.id) as [GateId, ...GateId[]]
@@ -39,4 +40,32 @@ export function requiredEvidence(kind: string, gates: readonly Gate[] = REGISTRY
 export function routeOf(id: string, gates: readonly Gate[] = REGISTRY): Route {
   if (id === TOOL_MISSING) return "block-for-tool"
   return gates.find((gate) => gate.id === id)?.route ?? "user"
+}
+
+/** One problem with a program field of the plan, said like the core's validation errors (path, task, message, fix). */
+export type ProgramProblem = { path: string; taskId: string; message: string; fix: string }
+
+/**
+ * The plan's program fields checked against the gates that read them (their `program`): a ui or service task whose
+ * field does not have the shape its gate needs is refused at the plan, naming the field, never at its gates.
+ */
+export function programProblems(tasks: readonly { id: string; kind: string; ui?: unknown; service?: unknown }[], gates: readonly Gate[] = REGISTRY): ProgramProblem[] {
+  const problems: ProgramProblem[] = []
+  tasks.forEach((task, i) => {
+    for (const gate of gates) {
+      if (!gate.program || !(gate.requiredFor as readonly string[] | undefined)?.includes(task.kind)) continue
+      const value = task[gate.program.field]
+      if (value === undefined) continue // the core names a missing field
+      const parsed = gate.program.schema.safeParse(value)
+      if (parsed.success) continue
+      for (const issue of parsed.error.issues.slice(0, 5))
+        problems.push({
+          path: `tasks[${i}].${gate.program.field}${issue.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("")}`,
+          taskId: task.id,
+          message: `task ${task.id}: ${gate.program.field}${issue.path.length ? `.${issue.path.join(".")}` : ""}: ${issue.message}`,
+          fix: `give the ${gate.program.field} field the shape the ${gate.id} gate reads (see its description in the air_plan tool)`,
+        })
+    }
+  })
+  return problems
 }

@@ -21,7 +21,7 @@ export const testGate = {
   id: "test",
   reportsNotRun: true,
   provides: "test",
-  requiredFor: ["code", "fix", "refactor", "test", "verify"],
+  requiredFor: ["code", "fix", "refactor", "ui", "service", "test", "verify"],
   route: "debugger",
   logs: [TEST_LOG],
   async run(ctx: GateContext) {

@@ -98,7 +98,10 @@ export namespace Sandbox {
       // The options are long (and would fill the model's context when it reads its own calls back): they
       // are read from a file the sandbox cannot write.
       writeFileSync(argsFile, options(policy).map((a) => a + "\0").join(""))
-      return `${BINARY} --args 3 -- /bin/bash -c ${quote(command)} 3<${quote(argsFile)}`
+      // `exec`: bwrap takes the place of the engine's shell, so the engine is its parent and --die-with-parent ends
+      // the sandbox with the engine. Behind a shell of its own it outlived a killed AirCoding and finished the
+      // worker's command (an edit, a commit) after the resumed run had set the worktree straight (issue 44).
+      return `exec ${BINARY} --args 3 -- /bin/bash -c ${quote(command)} 3<${quote(argsFile)}`
     }
     return wrap(["/bin/bash", "-c", command], policy).map(quote).join(" ")
   }
@@ -108,7 +111,7 @@ export namespace Sandbox {
    * line as the call's input: views and tests show the original), or the line itself.
    */
   export function originalCommand(line: string): string {
-    const m = /^bwrap --args 3 -- \/bin\/bash -c ((?:'[^']*'|\\'|[\w@%+=:,./-])+) 3</.exec(line)
+    const m = /^(?:exec )?bwrap --args 3 -- \/bin\/bash -c ((?:'[^']*'|\\'|[\w@%+=:,./-])+) 3</.exec(line)
     if (!m) return line
     return m[1]!.replace(/'([^']*)'|\\(.)|([^'\\]+)/g, (_, quoted: string | undefined, escaped: string | undefined, bare: string | undefined) => quoted ?? escaped ?? bare ?? "")
   }

@@ -12,7 +12,7 @@ import { GitSync } from "./git-sync"
  * A worker's bash call, run in the sandbox: the command line the engine's bash tool runs instead of the
  * model's, and the git bookkeeping around it (GitSync). `enter` before the call, `leave` after it, both
  * keyed by the call's id. The model's command reaches bwrap as one quoted argument; the engine's own
- * shell runs only `bwrap --args 3 -- /bin/bash -c '<command>' 3<<args file>` (the options sit in a file
+ * shell runs only `exec bwrap --args 3 -- /bin/bash -c '<command>' 3<<args file>` (the options sit in a file
  * under `.air/local/sandbox`, which the sandbox cannot write).
  */
 export namespace SandboxShell {
