@@ -15,7 +15,7 @@ const Message = z.looseObject({
     .optional(),
   tool_call_id: z.string().optional(),
 })
-export type Message = z.infer<typeof Message>
+type Message = z.infer<typeof Message>
 
 export const ChatRequest = z.looseObject({
   model: z.string().optional(),
@@ -38,7 +38,7 @@ export interface Conversation {
   assistantTurns: { toolResults: string; chaos: boolean }[]
 }
 
-export function contentText(content: Message["content"]): string {
+function contentText(content: Message["content"]): string {
   if (typeof content === "string") return content
   if (!content) return ""
   return content.map((p) => (p.type === "text" ? (p.text ?? "") : `[${p.type}]`)).join("")

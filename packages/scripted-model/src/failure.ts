@@ -17,7 +17,7 @@ export function failureMessage(decision: Extract<Decision, { kind: "fail" }>, co
   return `scripted model: unexpected request: ${where}: ${decision.reason}. Received: ${describeReceived(decision.agent, conv)}`
 }
 
-export function describeReceived(agent: string, conv: Conversation): string {
+function describeReceived(agent: string, conv: Conversation): string {
   return [
     `agent=${agent}`,
     `offered=[${conv.offered.join(", ")}]`,

@@ -76,7 +76,7 @@ function httpFault(name: FaultName | `status-${number}`, status: number, headers
  * The fault a named fault becomes for this request, or undefined when it does not apply here (a
  * semantic fault needs a scripted tool step; `false-success` a worker with a report still ahead).
  */
-export function realise(name: FaultName, decision: Decision, conv: Conversation, opts: { retryAfterS?: number; stallMs?: number; retryAfter?: string; retryAfterMs?: string } = {}): Fault | undefined {
+function realise(name: FaultName, decision: Decision, conv: Conversation, opts: { retryAfterS?: number; stallMs?: number; retryAfter?: string; retryAfterMs?: string } = {}): Fault | undefined {
   if (HTTP_FAULTS[name]) {
     const headers: Record<string, string> = {}
     if (name === "rate-limit") headers["retry-after"] = opts.retryAfter ?? String(opts.retryAfterS ?? 2)

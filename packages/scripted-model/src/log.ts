@@ -18,7 +18,7 @@ export interface LogEntry {
   fault?: string
 }
 
-export const LOG_TEXT_LIMIT = 300
+const LOG_TEXT_LIMIT = 300
 
 export function truncate(s: string, limit = LOG_TEXT_LIMIT): string {
   return s.length <= limit ? s : `${s.slice(0, limit)}…(+${s.length - limit} chars)`

@@ -34,7 +34,7 @@ export function isTitleRequest(conv: Conversation): boolean {
   return TITLE_SYSTEM.test(conv.system) || (conv.offered.length === 0 && ASKS_FOR_TITLE.test(`${conv.system}\n${conv.firstUser}`))
 }
 
-export interface ScriptChoice {
+interface ScriptChoice {
   index: number
   script: Script
   groups: Record<string, string | undefined>

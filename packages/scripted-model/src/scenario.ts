@@ -42,7 +42,7 @@ function readJson(path: string): unknown {
 }
 
 /** `scripts[0].steps[2].args` style, the way one would point at it in the JSON file. */
-export function jsonPath(path: readonly PropertyKey[]): string {
+function jsonPath(path: readonly PropertyKey[]): string {
   let out = "$"
   for (const key of path) {
     if (typeof key === "number") out += `[${key}]`

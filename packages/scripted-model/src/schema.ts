@@ -146,7 +146,7 @@ function checkRegex(source: string, path: (string | number)[], ctx: Ctx): void {
   }
 }
 
-export function namedGroups(source: string | undefined): Set<string> {
+function namedGroups(source: string | undefined): Set<string> {
   const names = new Set<string>()
   for (const m of (source ?? "").matchAll(/\(\?<([A-Za-z_$][\w$]*)>/g)) names.add(m[1]!)
   return names

@@ -10,7 +10,7 @@ export interface UsageNumbers {
   total_tokens: number
 }
 
-export interface Meta {
+interface Meta {
   id: string
   model: string
   created: number
@@ -19,7 +19,7 @@ export interface Meta {
 const finishReason = (reply: Reply) => (reply.kind === "text" ? "stop" : "tool_calls")
 
 /** Splits into up to `parts` non-empty pieces, so clients really have to reassemble deltas. */
-export function splitIntoPieces(s: string, parts = 3): string[] {
+function splitIntoPieces(s: string, parts = 3): string[] {
   if (s.length <= 1) return [s]
   const size = Math.ceil(s.length / parts)
   const out: string[] = []

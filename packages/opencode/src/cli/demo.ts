@@ -1,8 +1,8 @@
-import { execFileSync } from "node:child_process"
 import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { Paths } from "../engine"
+import { git, gitTry } from "../scheduler/runtime/git/git.ts"
 import { CompilerCache } from "../scheduler/runtime/toolchain/cache.ts"
 import { headlessRun, printSummary, type RunOutcome } from "./run"
 import { UsageError, Ui } from "./ui"
@@ -11,15 +11,9 @@ const REQUIREMENT =
   "Extend calc with calc::mul(a, b) and calc::avg3(a, b, c) (integer average of three values), and cover both with tests."
 
 /** A git identity for the demo's own commits when the machine has none (a fresh machine often has none). */
-function gitIdentity(dir: string): Record<string, string> {
-  const has = (key: string) => {
-    try {
-      return execFileSync("git", ["config", key], { cwd: dir, encoding: "utf8" }).trim().length > 0
-    } catch {
-      return false
-    }
-  }
-  if (has("user.name") && has("user.email")) return {}
+async function gitIdentity(dir: string): Promise<Record<string, string>> {
+  const has = async (key: string) => (await gitTry(dir, ["config", key])).stdout.trim().length > 0
+  if ((await has("user.name")) && (await has("user.email"))) return {}
   return {
     GIT_AUTHOR_NAME: "AirCoding demo",
     GIT_AUTHOR_EMAIL: "demo@aircoding.invalid",
@@ -29,13 +23,14 @@ function gitIdentity(dir: string): Record<string, string> {
 }
 
 /** The sample as a fresh repository on branch main; returns the identity its commits need. */
-function prepareSample(dir: string): Record<string, string> {
+async function prepareSample(dir: string): Promise<Record<string, string>> {
   cpSync(join(Paths.samples, "cpp-calc"), dir, { recursive: true })
-  execFileSync("git", ["init", "-q", "-b", "main"], { cwd: dir, stdio: "ignore" })
-  const identity = gitIdentity(dir)
-  const git = (...args: string[]) => execFileSync("git", args, { cwd: dir, env: { ...process.env, ...identity }, stdio: "ignore" })
-  git("add", "-A")
-  git("commit", "-q", "-m", "cpp-calc sample")
+  await git(dir, ["init", "-q", "-b", "main"])
+  const identity = await gitIdentity(dir)
+  // The same identity as the run's commits (given to it in its environment), here as git's own settings.
+  const config = identity.GIT_AUTHOR_NAME ? [`user.name=${identity.GIT_AUTHOR_NAME}`, `user.email=${identity.GIT_AUTHOR_EMAIL}`] : []
+  await git(dir, ["add", "-A"])
+  await git(dir, ["commit", "-q", "-m", "cpp-calc sample"], { config })
   return identity
 }
 
@@ -52,7 +47,7 @@ function onPath(name: string): boolean {
 }
 
 /** The one command that installs what is missing, or undefined when nothing is. */
-export function missingToolsCommand(): { missing: string[]; command: string } | undefined {
+function missingToolsCommand(): { missing: string[]; command: string } | undefined {
   const missing = DEMO_TOOLS.filter((tool) => !tool.found())
   if (missing.length === 0) return undefined
   const brew = missing.flatMap((tool) => (tool.brew ? [tool.brew] : []))
@@ -98,7 +93,7 @@ Install with:
     dir = resolve(opts.dir)
     if (existsSync(dir) && readdirSync(dir).length > 0) throw new UsageError(`--dir must be a new or empty directory: ${dir}`)
   } else dir = mkdtempSync(join(tmpdir(), "aircoding-demo-"))
-  const identity = prepareSample(dir)
+  const identity = await prepareSample(dir)
   if (!opts.json) {
     process.stderr.write(Ui.bold("AirCoding demo") + ` — offline, scripted model, sample copied to ${dir}\n`)
     process.stderr.write(`Requirement: ${REQUIREMENT}\n\n`)
@@ -111,7 +106,7 @@ Install with:
   printSummary(outcome, opts.json)
   if (!opts.json) {
     if (outcome.exitCode === 0) {
-      const log = execFileSync("git", ["log", "--oneline", "--decorate", "-8"], { cwd: dir, encoding: "utf8" })
+      const log = await git(dir, ["log", "--oneline", "--decorate", "-8"])
       process.stdout.write(`\nIntegration branch (main):\n${log}`)
     }
     process.stdout.write(`\n${outcome.exitCode === 0 ? Ui.green(closingWords(outcome)) : Ui.red(closingWords(outcome))}\n`)

@@ -6,7 +6,7 @@ import { viewLang } from "./status"
 import { Args } from "./args"
 import { Help } from "./help"
 
-export const EVENTS_HELP = `aircoding events — the Scheduler's event log, as readable lines
+const EVENTS_HELP = `aircoding events — the Scheduler's event log, as readable lines
 
 Usage:
   aircoding events [dir] [--follow] [--json] [--lang en|zh-CN]
@@ -19,7 +19,7 @@ time (UTC), type, task, and what happened. Read-only.
 Exit codes: 0 printed, 1 no event log or a usage error.
 `
 
-export type EventsOptions = {
+type EventsOptions = {
   follow?: boolean
   json?: boolean
   lang: Lang

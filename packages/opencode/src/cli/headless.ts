@@ -1,6 +1,7 @@
 import { Paths, runProcess } from "../engine"
 import type { ProviderFault } from "../scheduler/core/provider-fault"
 import { ProviderError } from "../scheduler/runtime/sessions/provider-error"
+import { JsonLines } from "../scheduler/runtime/store/jsonl"
 import { resolveLang, t, type Lang } from "../read/words"
 import { Launch } from "./launch"
 
@@ -21,14 +22,9 @@ export function parseEngineEvents(stdout: string, lang: Lang = "en"): Omit<Engin
   const toolCalls: EngineTranscript["toolCalls"] = []
   const errors: string[] = []
   const faults: ProviderFault[] = []
-  for (const line of stdout.split("\n")) {
-    if (!line.startsWith("{")) continue
-    let ev: any
-    try {
-      ev = JSON.parse(line)
-    } catch {
-      continue
-    }
+  // The engine's --format json output is JSON lines; anything else it prints on stdout is skipped.
+  for (const ev of JsonLines.parse<any>(stdout)) {
+    if (!ev || typeof ev !== "object") continue
     const part = ev.part ?? {}
     if (ev.type === "text" && part.text) texts.push(part.text)
     else if (ev.type === "tool_use")

@@ -5,7 +5,7 @@ import { Strict } from "../scheduler/core/strict"
 import { Args } from "./args"
 import { UsageError } from "./ui"
 
-export const KNOWLEDGE_HELP = `aircoding knowledge — the repair patterns runs have learned
+const KNOWLEDGE_HELP = `aircoding knowledge — the repair patterns runs have learned
 
 Usage:
   aircoding knowledge list [dir] [--user] [--json]
@@ -94,10 +94,8 @@ function setup(root: string, values: { run?: string; check?: string; install?: s
     else for (const s of steps) process.stdout.write(`${s.id}  ${s.run ? `run: ${s.run}` : `check: ${s.check}${s.install ? `; install: ${s.install}` : ""}`}  (${s.reason})\n`)
     return 0
   }
-  if (values.run && values.check) {
-    process.stderr.write("aircoding knowledge setup: give --run or --check, not both\n")
-    return 2
-  }
+  // A usage error exits 1 through the one policy (Args.USAGE_EXIT): 2 means a run waits for the person.
+  if (values.run && values.check) throw new UsageError("knowledge setup: give --run or --check, not both", "knowledge")
   const step = SetupSteps.record(root, {
     reason: values.reason ?? "recorded after an environment fix",
     ...(values.run ? { run: values.run } : {}),

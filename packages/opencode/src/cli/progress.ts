@@ -1,4 +1,4 @@
-import { existsSync, openSync, readSync, closeSync, statSync } from "node:fs"
+import { existsSync, statSync } from "node:fs"
 import { RunData } from "../read/run-data"
 import { RunView } from "../read/view"
 import { resolveLang, t, type Lang } from "../read/words"
@@ -18,24 +18,17 @@ export function followProgress(
   lang: Lang = resolveLang(root),
 ): () => void {
   const file = RunData.eventsFile(root)
-  let offset = existsSync(file) ? statSync(file).size : 0
-  let rest = ""
-  let lineNo = 0
+  // Only what is appended from now on: the lines already there are the run's past.
+  let tail = RunData.eventTail(root, existsSync(file) ? statSync(file).size : 0)
   const tick = () => {
-    if (!existsSync(file)) return
-    const size = statSync(file).size
-    if (size < offset) offset = 0
-    if (size === offset) return
-    const fd = openSync(file, "r")
-    const buf = Buffer.alloc(size - offset)
-    readSync(fd, buf, 0, buf.length, offset)
-    closeSync(fd)
-    offset = size
-    const lines = (rest + buf.toString("utf8")).split("\n")
-    rest = lines.pop() ?? ""
-    for (const line of lines) {
-      if (!line.trim()) continue
-      const text = progressLine(root, line, ++lineNo, lang)
+    let lines = tail.read()
+    if (lines === "reset") {
+      tail = RunData.eventTail(root)
+      lines = tail.read()
+      if (lines === "reset") return
+    }
+    for (const { text: line, lineNo } of lines) {
+      const text = progressLine(root, line, lineNo, lang)
       if (text) write(Ui.dim(`· ${RunView.truncate(text, 160)}`))
     }
   }

@@ -32,7 +32,7 @@ async function readStdin(): Promise<Buffer> {
 }
 
 /** The requirement from stdin's bytes: UTF-8, not empty, not too large — else a usage error saying which. */
-export function requirementOf(bytes: Buffer): string {
+function requirementOf(bytes: Buffer): string {
   if (bytes.length > MAX_REQUIREMENT_BYTES)
     throw new UsageError(
       `the requirement on stdin is ${(bytes.length / 1024 / 1024).toFixed(1)} MB; the limit is ${MAX_REQUIREMENT_BYTES / 1024} KB. Put long material in a file of the repository and name that file in a short requirement`,
@@ -145,7 +145,7 @@ export async function headlessRun(
 }
 
 /** Times `aircoding run` starts Main in one process: the first turn and at most two more. */
-export const MAX_MAIN_STARTS = 3
+const MAX_MAIN_STARTS = 3
 
 /**
  * Whether Main is started again after its turn ended, and with what: a run still at work (not waiting for

@@ -10,7 +10,7 @@ import { statusText } from "../read/status-text"
 
 export { renderStatus, statusText }
 
-export const STATUS_HELP = `aircoding status — the run's tasks, budgets and what it waits for
+const STATUS_HELP = `aircoding status — the run's tasks, budgets and what it waits for
 
 Usage:
   aircoding status [dir] [--json] [--lang en|zh-CN]

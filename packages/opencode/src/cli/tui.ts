@@ -1,7 +1,7 @@
-import { spawn } from "node:child_process"
 import { LaunchConfig, Paths } from "../engine"
 import { Args } from "./args"
-import { Launch } from "./launch"
+import { Proc } from "../scheduler/runtime/process"
+import { Launch, LaunchError } from "./launch"
 import { Ui } from "./ui"
 
 /**
@@ -10,7 +10,7 @@ import { Ui } from "./ui"
  * stops; no flag or config turns it off). That `opencode -s` would start without AirCoding, so the line
  * right under it says how to reopen AirCoding as it was opened, --scripted included.
  */
-export function exitLine(dir: string, scripted: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+function exitLine(dir: string, scripted: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
   return `  ${Ui.dim("AirCoding".padEnd(10))}${Ui.bold(Launch.reopenCommand(dir, scripted, env))}   (reopens AirCoding, and a run in progress resumes; use this, not "opencode -s", which starts without AirCoding)\n`
 }
 
@@ -19,14 +19,14 @@ export async function tui(dirArg: string | undefined, opts: { scripted?: string 
   const dir = Args.projectDir(dirArg)
   const prepared = await Launch.prepare(dir, { scripted: opts.scripted })
   try {
-    const child = spawn(Paths.opencodeBinary(), [dir], {
+    const engine = await Proc.run(Paths.opencodeBinary(), [dir], {
       cwd: dir,
       env: { ...prepared.env, ...LaunchConfig.tuiEnvironment(prepared.env), PWD: dir, AIRCODING_RESUME_ON_START: "1", AIRCODING_INTERACTIVE: "1" },
-      stdio: "inherit",
+      terminal: true,
     })
-    const code = await new Promise<number>((resolve) => child.on("close", (code) => resolve(code ?? 1)))
+    if (engine.spawnError) throw new LaunchError(`the OpenCode engine ${Paths.opencodeBinary()} could not start (${engine.spawnError}); \`aircoding doctor\` checks the install`)
     process.stdout.write(exitLine(dir, opts.scripted))
-    return code
+    return engine.code ?? 1
   } finally {
     await prepared.close()
   }

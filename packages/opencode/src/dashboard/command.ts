@@ -4,7 +4,7 @@ import { viewLang } from "../cli/status"
 import { UsageError } from "../cli/ui"
 import { DashboardServer } from "./server"
 
-export const DASHBOARD_HELP = `aircoding dashboard — watch a run live in the browser
+const DASHBOARD_HELP = `aircoding dashboard — watch a run live in the browser
 
 Usage:
   aircoding dashboard [dir] [--port N] [--lang en|zh-CN]

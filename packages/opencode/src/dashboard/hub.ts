@@ -4,10 +4,10 @@ import { RunData } from "../read/run-data"
 import { RunView } from "../read/view"
 
 /** One event as the page shows it: the text is already in the page's language. */
-export type PageEvent = { seq: number; at: string; clock: string; type: string; taskId: string | null; text: string; refused: boolean }
+type PageEvent = { seq: number; at: string; clock: string; type: string; taskId: string | null; text: string; refused: boolean }
 
 /** Everything the page draws; sent whole when a page connects and after the log was replaced. */
-export type FullPayload = {
+type FullPayload = {
   lang: Lang
   labels: Record<Key, string>
   root: string
@@ -25,7 +25,7 @@ export type FullPayload = {
   torn: boolean
 }
 /** What changed since the last message: the new events, and the view and graph as they are now. */
-export type UpdatePayload = Pick<FullPayload, "view" | "graph" | "warnings" | "torn" | "waiting" | "budgets" | "progress" | "gateLines"> & { events: PageEvent[] }
+type UpdatePayload = Pick<FullPayload, "view" | "graph" | "warnings" | "torn" | "waiting" | "budgets" | "progress" | "gateLines"> & { events: PageEvent[] }
 
 export type HubMessage = { kind: "full"; data: FullPayload } | { kind: "update"; data: UpdatePayload } | { kind: "close" }
 

@@ -7,7 +7,7 @@
  * Neither the core nor the runtime reads this file.
  */
 
-export interface GateDescriptor<Id extends string = string> {
+interface GateDescriptor<Id extends string = string> {
   readonly id: Id
   /**
    * A gate that runs a tool (the build, the tests, an analyser). When it had nothing to run, the pass
@@ -30,7 +30,7 @@ export const GATE_DESCRIPTORS = {
   evidence: { id: "evidence" },
 } as const satisfies Readonly<Record<string, GateDescriptor>>
 
-export type ShippedGateId = keyof typeof GATE_DESCRIPTORS
+type ShippedGateId = keyof typeof GATE_DESCRIPTORS
 
 /** The shipped gates' ids, in the order they run. */
 export const SHIPPED_GATE_IDS = Object.keys(GATE_DESCRIPTORS) as readonly ShippedGateId[]

@@ -1,5 +1,6 @@
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs"
 import { basename, join } from "node:path"
+import { JsonLines } from "../scheduler/runtime/store/jsonl"
 import { Event, type StoredEvent } from "../scheduler/core/event.schema"
 import { isRefused, transition } from "../scheduler/core/machine"
 import { initialState, SchedulerState } from "../scheduler/core/state"
@@ -26,28 +27,9 @@ export namespace RunData {
   /** One line of the log as a view sees it: the event, and whether the machine applied it. */
   export type Entry = { event: StoredEvent; refused?: string; /** the line as written */ raw?: string }
 
-  /** Splits new text of the log into complete lines; the unfinished tail is kept for the next read. */
-  export class LineReader {
-    private rest = ""
-    offset = 0
-    lineNo = 0
-
-    /** Feeds bytes read from `offset`; returns the complete lines. */
-    push(chunk: string): { line: string; lineNo: number }[] {
-      const parts = (this.rest + chunk).split("\n")
-      this.rest = parts.pop() ?? ""
-      const out: { line: string; lineNo: number }[] = []
-      for (const line of parts) {
-        this.lineNo++
-        if (line.trim()) out.push({ line, lineNo: this.lineNo })
-      }
-      return out
-    }
-
-    /** The text after the last newline: a line being written, or a line torn by a crash. */
-    get pending(): string {
-      return this.rest
-    }
+  /** events.jsonl read as it grows, from byte `from` (the views' one way to follow the log, through the store's reader). */
+  export function eventTail(root: string, from = 0): JsonLines.Tail {
+    return new JsonLines.Tail(eventsFile(root), from)
   }
 
   /** Parses one line of events.jsonl; a problem is returned as text naming the line. */
@@ -72,9 +54,11 @@ export namespace RunData {
     state: SchedulerState = initialState()
     readonly entries: Entry[] = []
     readonly warnings: string[] = []
-    private reader = new LineReader()
+    private tail: JsonLines.Tail
 
-    constructor(readonly root: string) {}
+    constructor(readonly root: string) {
+      this.tail = eventTail(root)
+    }
 
     get file(): string {
       return eventsFile(this.root)
@@ -82,24 +66,10 @@ export namespace RunData {
 
     /** Reads what was appended since the last call. Returns the new entries, or "reset" when the log shrank. */
     poll(): Entry[] | "reset" {
-      if (!existsSync(this.file)) return []
-      const size = statSync(this.file).size
-      if (size < this.reader.offset) return "reset"
-      if (size === this.reader.offset) return []
-      const buf = Buffer.alloc(size - this.reader.offset)
-      const fd = openSync(this.file, "r")
-      try {
-        readSync(fd, buf, 0, buf.length, this.reader.offset)
-      } finally {
-        closeSync(fd)
-      }
-      // Never cut a UTF-8 character in two: stop after the last newline byte.
-      const lastNewline = buf.lastIndexOf(0x0a)
-      if (lastNewline < 0) return []
-      this.reader.offset += lastNewline + 1
-      const lines = this.reader.push(buf.subarray(0, lastNewline + 1).toString("utf8"))
+      const lines = this.tail.read()
+      if (lines === "reset") return "reset"
       const added: Entry[] = []
-      for (const { line, lineNo } of lines) {
+      for (const { text: line, lineNo } of lines) {
         const event = parseLine(line, lineNo, this.file)
         if (typeof event === "string") {
           this.warnings.push(event)
@@ -116,8 +86,7 @@ export namespace RunData {
 
     /** A line without its newline at the end of the file: being written now, or torn by a crash. */
     tornTail(): boolean {
-      if (!existsSync(this.file)) return false
-      return statSync(this.file).size > this.reader.offset
+      return this.tail.hasPartialLine()
     }
   }
 

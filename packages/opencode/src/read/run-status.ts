@@ -27,7 +27,7 @@ export type Waiting =
   | { kind: "ready"; taskIds: string[] }
   | { kind: "deploy"; targets: string[] }
 
-export type RunStatus = {
+type RunStatus = {
   word: RunWord
   runId: string | null
   /** The Scheduler's stage (idle, planning, confirming, …): a detail, not a second status. */

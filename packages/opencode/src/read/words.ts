@@ -900,7 +900,7 @@ export function catalog(lang: Lang): Readonly<Record<Key, string>> {
 }
 
 /** "zh", "zh-CN", "zh-Hans" → zh-CN; "en…" → en; "auto", "" and anything else → undefined. */
-export function normaliseLang(value: string | undefined): Lang | undefined {
+function normaliseLang(value: string | undefined): Lang | undefined {
   if (!value) return undefined
   const v = value.trim().toLowerCase()
   if (v === "auto" || v === "") return undefined

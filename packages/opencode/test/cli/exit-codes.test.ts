@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from "node:fs"
 import { hostname } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
+import { Args } from "../../src/cli/args"
 import { aircoding } from "../support/engine"
 import { makeSandbox } from "../support/sandbox"
 
@@ -36,6 +37,15 @@ describe("usage errors exit 1 with the message and the usage hint", () => {
     expect(r.stderr).toContain(message)
     expect(r.stderr).toContain(hint)
     expect(r.stderr).not.toContain("unexpected error")
+  })
+
+  // Every command of the parser's list (main's table is typed by it), and none: the real process's exit code.
+  it.each(["", ...Args.COMMANDS])("an unknown flag of `aircoding %s`: exit 1, one line and that command's help hint", async (name) => {
+    const command = name ? [name] : []
+    const r = await cli([...command, "--bogus"], "x")
+    expect(r.code, r.stderr).toBe(Args.USAGE_EXIT)
+    expect(r.stderr.trimEnd().split("\n")).toEqual(["aircoding: unknown option --bogus", `Run \`${["aircoding", ...command].join(" ")} --help\` for usage.`])
+    expect(r.stdout).toBe("")
   })
 
   it("a file given as the directory", async () => {

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest"
-import { main } from "../../src/cli/main"
+import { COMMANDS as MAIN_COMMANDS, main } from "../../src/cli/main"
+import { Help } from "../../src/cli/help"
 import { Args } from "../../src/cli/args"
 import { capture, FIXTURE } from "../cli-view/helpers"
 import { makeSandbox } from "../support/sandbox"
@@ -12,7 +13,8 @@ import { makeSandbox } from "../support/sandbox"
 const sandbox = makeSandbox("air-usage-")
 afterAll(() => sandbox.cleanup())
 
-const COMMANDS = ["run", "demo", "init", "doctor", "status", "events", "dashboard"] as const
+/** Every command of `aircoding`: the parser's list, which main's table is typed by and the help names. */
+const COMMANDS = Args.COMMANDS
 
 async function usage(args: string[]) {
   const r = await capture(() => main(args))
@@ -27,6 +29,28 @@ async function usage(args: string[]) {
 describe("usage errors: one line, the nearest known word, the command's help hint, exit 1", () => {
   it("exit 1 is the one usage exit code (2 means the run waits for you)", () => {
     expect(Args.USAGE_EXIT).toBe(1)
+  })
+
+  it("the list driven here is every command: main's table and the help name the same ones", () => {
+    expect([...MAIN_COMMANDS].sort()).toEqual([...COMMANDS].sort())
+    for (const command of COMMANDS) expect(Help.main, command).toMatch(new RegExp(`^  aircoding ${command}\\b`, "m"))
+  })
+
+  it("with no command: an unknown flag names the flag and the main help", async () => {
+    const [bogus, hint] = await usage(["--bogus"])
+    expect(bogus).toBe("aircoding: unknown option --bogus")
+    expect(hint).toBe("Run `aircoding --help` for usage.")
+  })
+
+  it.each(["list", "show", "forget", "setup"])("knowledge %s: an unknown flag after the verb is the same usage error", async (verb) => {
+    expect(await usage(["knowledge", verb, "--bogus"])).toEqual(["aircoding: unknown option --bogus", "Run `aircoding knowledge --help` for usage."])
+  })
+
+  it("knowledge setup with both --run and --check: exit 1, not 2 (2 means a run waits for you)", async () => {
+    expect(await usage(["knowledge", "setup", sandbox.root, "--run", "true", "--check", "true"])).toEqual([
+      "aircoding: knowledge setup: give --run or --check, not both",
+      "Run `aircoding knowledge --help` for usage.",
+    ])
   })
 
   it.each(COMMANDS)("%s: an unknown flag names the flag; a misspelt one names the nearest flag", async (command) => {

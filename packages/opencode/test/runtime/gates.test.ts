@@ -9,6 +9,7 @@ import { CompilerCache } from "../../src/scheduler/runtime/toolchain/cache.ts"
 import { GateError } from "../../src/scheduler/runtime/errors.ts"
 import { MergeQueue } from "../../src/scheduler/runtime/integration/merge.ts"
 import { Worktrees } from "../../src/scheduler/runtime/git/worktree.ts"
+import { beforeStallEnds } from "../support/stall.ts"
 import { CALC_CPP, CALC_H, createCppRepo, type CppRepo } from "./cpp-repo.ts"
 import { taskBranches, firstGates } from "./task-branch.ts"
 
@@ -282,12 +283,11 @@ describe.concurrent("evidence gates", () => {
       await ws.write("src/calc.cpp", withFunction("int mul(int a, int b) { return a * b; }"))
       await ws.commitAll("mul")
     })
-    const started = Date.now()
-    const report = await gates("slow-build", wt.path, {
-      toolchain: { schemaVersion: 1, build: ["sleep 300"], timeoutMs: 300 },
+    // The command sleeps 600 times its 0.3 s bound: a report before the sleep ends means it was stopped, not waited for.
+    const report = await beforeStallEnds(gates("slow-build", wt.path, { toolchain: { schemaVersion: 1, build: ["sleep 180"], timeoutMs: 300 } }), {
+      ms: 180_000,
+      what: "the build command's sleep 180",
     })
-    // Far below the command's own 300 s, whatever the load: it was stopped, not waited for.
-    expect(Date.now() - started).toBeLessThan(120_000)
     expect(report.failedGate).toBe("build")
     expect(report.message).toContain("did not finish within 0.3 s")
   })

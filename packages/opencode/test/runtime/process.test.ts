@@ -1,4 +1,5 @@
 import { execFileSync, spawn } from "node:child_process"
+import { existsSync } from "node:fs"
 import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import path from "node:path"
@@ -52,12 +53,29 @@ describe("the process runner", () => {
     await until(() => pidsIn(stray.stdout).every((pid) => !alive(pid)))
   })
 
+  test("a program given the terminal stays in our process group (a background group reading it would stop) and ends in a result", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "air-terminal-"))
+    try {
+      const ours = execFileSync("ps", ["-o", "pgid=", "-p", String(process.pid)], { encoding: "utf8" }).trim()
+      const r = await Proc.run("sh", ["-c", `ps -o pgid= -p $$ > ${dir}/pgid; exit 3`], { cwd: dir, env: process.env, terminal: true })
+      expect(r).toMatchObject({ ok: false, code: 3, stdout: "" })
+      expect((await readFile(path.join(dir, "pgid"), "utf8")).trim()).toBe(ours)
+      const editor = Proc.runSync(`echo edited > "$FILE"`, [], { shell: true, terminal: true, timeoutMs: 0, env: { ...process.env, FILE: `${dir}/plan.md` } })
+      expect(editor).toMatchObject({ ok: true, code: 0 })
+      expect(await readFile(path.join(dir, "plan.md"), "utf8")).toBe("edited\n")
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
   test("the synchronous probe: its output, a timeout that kills, a missing program, a failing exit — all results", () => {
     const ok = Proc.runSync("sh", ["-c", "echo out; echo err >&2"], { env: process.env, timeoutMs: 10_000 })
     expect(ok).toMatchObject({ ok: true, code: 0, stdout: "out\n", stderr: "err\n", timedOut: false })
-    const slow = Proc.runSync("sleep", ["30"], { env: process.env, timeoutMs: 200 })
+    // The command marks the end of its 30 s sleep, 150 times its bound: no mark means it was stopped, not waited for.
+    const mark = path.join(tmpdir(), `air-stall-ended-${process.pid}`)
+    const slow = Proc.runSync("sh", ["-c", `sleep 30; touch ${mark}`], { env: process.env, timeoutMs: 200 })
     expect(slow).toMatchObject({ ok: false, timedOut: true, signal: "SIGKILL" })
-    expect(slow.ms).toBeLessThan(30_000)
+    expect(existsSync(mark), "the runner waited for the sleep to end").toBe(false)
     const missing = Proc.runSync("no-such-program-air", [], { env: process.env, timeoutMs: 10_000 })
     expect(missing.ok).toBe(false)
     expect(missing.spawnError).toMatch(/ENOENT/)

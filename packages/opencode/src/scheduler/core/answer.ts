@@ -5,7 +5,7 @@
 const YES = /^\s*(yes|y|ok|okay|sure|confirm(ed)?|go( ahead)?|lgtm|是|是的|好|好的|可以|行|确认|同意|没问题)\s*[.!。！]?\s*$/i
 const CHANGE_PREFIX = /^\s*(change|修改|更改)\s*[:：]\s*/i
 
-export type PlanAnswer = { kind: "confirm" } | { kind: "change"; text: string }
+type PlanAnswer = { kind: "confirm" } | { kind: "change"; text: string }
 
 /** An empty answer or a yes confirms; "change: …" (or any other text) asks for those changes. */
 export function parsePlanAnswer(text: string): PlanAnswer {

@@ -22,11 +22,11 @@ export { baselineHolds } from "./state"
  */
 
 
-export const baselineCommandId = (runs: number) => `baseline:${runs}`
+const baselineCommandId = (runs: number) => `baseline:${runs}`
 
 /** "go on" (and its kin, en and zh) accepts the failures; anything else says the user fixed it. */
 const GO_ON = /^\s*(go\s*on|go|continue|proceed|known|accept|ignore|继续|接受|忽略)\b/i
-export function isGoOn(answer: string): boolean {
+function isGoOn(answer: string): boolean {
   return GO_ON.test(answer)
 }
 
@@ -42,7 +42,7 @@ export function startBaseline(d: Draft): void {
   d.notify(runs === 1 ? "building and testing the integration branch once before the first task (the baseline)" : "building and testing the integration branch again (the baseline)")
 }
 
-export interface BaselineDone {
+interface BaselineDone {
   commit: string
   status: BaselineStatus
   buildFailed?: boolean | undefined

@@ -1,7 +1,7 @@
 import type { TaskGraph, TaskNode, WriteEntry } from "./task.schema"
 import { isLive } from "./graph-index"
 
-export interface Conflict {
+interface Conflict {
   a: string
   b: string
   path: string
@@ -22,7 +22,7 @@ export function entriesConflict(a: WriteEntry, b: WriteEntry): string | null {
   return regionsOverlap(a.region, b.region) ? `both touch region ${a.region === b.region ? a.region : `${a.region} / ${b.region}`}` : null
 }
 
-export function regionsOverlap(a: string, b: string): boolean {
+function regionsOverlap(a: string, b: string): boolean {
   const ra = LINE_RANGE.exec(a.trim())
   const rb = LINE_RANGE.exec(b.trim())
   if (ra && rb) {

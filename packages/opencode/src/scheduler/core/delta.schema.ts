@@ -2,7 +2,7 @@ import { z } from "zod"
 import { SCHEMA_VERSION, TaskNode, TASK_KINDS, WriteEntry } from "./task.schema"
 
 /** Fields of a task a delta may change; the id and the runtime status are not among them. */
-export const TaskPatch = z
+const TaskPatch = z
   .object({
       title: z.string().min(1),
       kind: z.enum(TASK_KINDS),
@@ -29,4 +29,3 @@ export const TaskPatch = z
   })
   .strict()
 export type PlanDelta = z.infer<typeof PlanDelta>
-export type PlanDeltaInput = z.input<typeof PlanDelta>

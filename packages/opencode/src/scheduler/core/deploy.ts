@@ -27,7 +27,7 @@ export function deployable(s: SchedulerState): boolean {
 }
 
 /** A phase the plan marks deployable, in a run with targets. */
-export function phaseDeployable(s: SchedulerState, phase: number): boolean {
+function phaseDeployable(s: SchedulerState, phase: number): boolean {
   return (s.config?.deploy?.targets.length ?? 0) > 0 && (s.graph?.deployPhases ?? []).includes(phase)
 }
 
@@ -166,7 +166,7 @@ function settleDeploy(d: Draft): void {
 }
 
 /** The task whose merge made the deployed commit; else the last merged task of the deployed phase (or of the graph). */
-export function culpritTask(s: SchedulerState, commit: string | null, phase?: number): string | undefined {
+function culpritTask(s: SchedulerState, commit: string | null, phase?: number): string | undefined {
   const phaseOf = new Map((s.graph?.tasks ?? []).map((n) => [n.id, n.phase]))
   const merged = s.tasks.filter((t) => t.status === "merged" && t.merged && (phase === undefined || phaseOf.get(t.id) === phase))
   const exact = commit ? merged.find((t) => [t.merged!.commit, t.merged!.head].some((c) => c && (c.startsWith(commit) || commit.startsWith(c)))) : undefined

@@ -524,7 +524,7 @@ export function workingCount(s: SchedulerState): number {
   return s.active.length - Math.min(s.mergeQueue.length + merging, cap)
 }
 
-export function countStatuses(tasks: readonly TaskRuntime[]): Partial<Record<TaskStatus, number>> {
+function countStatuses(tasks: readonly TaskRuntime[]): Partial<Record<TaskStatus, number>> {
   const counts: Partial<Record<TaskStatus, number>> = {}
   for (const task of tasks) counts[task.status] = (counts[task.status] ?? 0) + 1
   return counts

@@ -48,19 +48,18 @@ export const DEFAULT_RUN_CONFIG: RunConfig = {
 }
 
 
-export const BUDGET_KINDS = ["requests", "tokens", "cost", "minutes"] as const
+const BUDGET_KINDS = ["requests", "tokens", "cost", "minutes"] as const
 
 /**
  * What kind of fault stopped a command the runtime carried out (not a verdict on the work): the
  * question to the user names it, and the answer retries the same step.
  */
-export const FAULT_TAGS = ["toolchain", "git", "index-lock", "local-changes", "lock-timeout", "merge", "fs", "process", "session", "unexpected"] as const
+const FAULT_TAGS = ["toolchain", "git", "index-lock", "local-changes", "lock-timeout", "merge", "fs", "process", "session", "unexpected"] as const
 export type FaultTag = (typeof FAULT_TAGS)[number]
 
 /** How the final build of the integration branch ended: passed, failed (its commands failed) or errored (it could not run). */
 
-export const ADR_EDIT_KINDS = ["clarification", "decision-change"] as const
-export type AdrEditKind = (typeof ADR_EDIT_KINDS)[number]
+const ADR_EDIT_KINDS = ["clarification", "decision-change"] as const
 
 const at = z.string().min(1).describe("ISO time stamp given by the runtime; the machine never reads a clock")
 const taskId = z.string().min(1)

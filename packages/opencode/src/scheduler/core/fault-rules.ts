@@ -15,7 +15,7 @@ import { workerResume } from "./step-rules"
  */
 
 /** The answers the watchdog's question accepts. */
-export const FAULT_ANSWERS = ["retry", "stop"] as const
+const FAULT_ANSWERS = ["retry", "stop"] as const
 
 /** The statuses in which a task waits on a command of this type: a fault of it blocks the task; otherwise it is stale. */
 const AWAITED_BY: Partial<Record<string, readonly TaskStatus[]>> = {

@@ -41,11 +41,6 @@ export function graphIndex(graph: TaskGraph): GraphIndex {
   return index
 }
 
-export function taskById(graph: TaskGraph, id: string): TaskNode | undefined {
-  const i = graphIndex(graph).indexOf.get(id)
-  return i === undefined ? undefined : graph.tasks[i]
-}
-
 export function isLive(task: TaskNode): boolean {
   return task.status !== "invalidated"
 }

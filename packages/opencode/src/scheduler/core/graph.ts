@@ -5,10 +5,10 @@ import { compareIds } from "./names"
 import type { TaskGraph, TaskNode, TaskStatus } from "./task.schema"
 import { ACTIVE_STATUSES } from "./state"
 
-export type StatusOf = (id: string) => TaskStatus | undefined
+type StatusOf = (id: string) => TaskStatus | undefined
 
 /** Dispatch order: lowest phase first, then natural id order. */
-export function compareTasks(a: TaskNode, b: TaskNode): number {
+function compareTasks(a: TaskNode, b: TaskNode): number {
   return a.phase - b.phase || compareIds(a.id, b.id)
 }
 
@@ -37,7 +37,7 @@ export function readySet(graph: TaskGraph, statusOf: StatusOf): string[] {
   return ready.sort(compareTasks).map((task) => task.id)
 }
 
-export interface DeltaImpact {
+interface DeltaImpact {
   id: string
   /** How the delta reaches the task; "reverify" is a task the Scheduler generated to re-check a boundary task. */
   change: "removed" | "modified" | "superseded" | "added" | "reverify"
@@ -156,7 +156,7 @@ export function unusedId(id: string, taken: ReadonlySet<string>): string {
   for (let n = 2; ; n++) if (!taken.has(`${short}${n}`)) return `${short}${n}`
 }
 
-export interface AdrImpact {
+interface AdrImpact {
   /** Tasks that cite the ADR. */
   impacted: string[]
   /** Tasks that depend on an impacted task or share a file with one. */

@@ -4,8 +4,7 @@ import { z } from "zod"
  * What a worker found wrong with the plan itself (not with its own work): the Architect hears it first and
  * answers with a plan delta, an ADR, or one question to the user.
  */
-export const PLAN_ISSUE_KINDS = ["missing-dependency", "write-set", "interface", "other"] as const
-export type PlanIssueKind = (typeof PLAN_ISSUE_KINDS)[number]
+const PLAN_ISSUE_KINDS = ["missing-dependency", "write-set", "interface", "other"] as const
 
 export const PlanIssue = z
   .object({
@@ -89,10 +88,10 @@ export const ReviewRow = z
 export type ReviewRow = z.infer<typeof ReviewRow>
 
 /** The C++ risks every review answers for the diff, in this order (002 §3.2.15). */
-export const CHECKLIST_RISKS = ["lifetimes", "rawPointers", "concurrency", "exceptions", "integerOverflow", "undefinedBehaviour"] as const
-export type ChecklistRisk = (typeof CHECKLIST_RISKS)[number]
+const CHECKLIST_RISKS = ["lifetimes", "rawPointers", "concurrency", "exceptions", "integerOverflow", "undefinedBehaviour"] as const
+type ChecklistRisk = (typeof CHECKLIST_RISKS)[number]
 
-export const CHECKLIST_LABELS: Record<ChecklistRisk, string> = {
+const CHECKLIST_LABELS: Record<ChecklistRisk, string> = {
   lifetimes: "lifetimes and ownership",
   rawPointers: "raw pointers",
   concurrency: "concurrency",
@@ -109,7 +108,7 @@ export const FINDING_NEEDS_PLACE =
  * (checked), or a finding at a file and line. A finding without its place is refused: the executor must be
  * able to go to it.
  */
-export const ChecklistItem = z
+const ChecklistItem = z
   .object({
     status: z.enum(["not-applicable", "checked", "finding"]),
     file: z.string().min(1).optional().describe("repository path of the finding, e.g. src/calc.cpp"),
@@ -123,7 +122,7 @@ export const ChecklistItem = z
       ctx.addIssue({ code: "custom", path: item.file === undefined ? ["file"] : ["line"], message: FINDING_NEEDS_PLACE })
     if (item.note.trim().length === 0) ctx.addIssue({ code: "custom", path: ["note"], message: "a checklist finding must say what is wrong in its note" })
   })
-export type ChecklistItem = z.infer<typeof ChecklistItem>
+type ChecklistItem = z.infer<typeof ChecklistItem>
 
 export const Checklist = z.object(Object.fromEntries(CHECKLIST_RISKS.map((risk) => [risk, ChecklistItem.describe(CHECKLIST_LABELS[risk])])) as Record<ChecklistRisk, typeof ChecklistItem>).strict()
 export type Checklist = z.infer<typeof Checklist>

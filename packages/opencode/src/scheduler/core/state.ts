@@ -5,7 +5,7 @@ import { emptyUsage, UsageState } from "./usage"
 import { BaselineState, CONSULTANTS, CONSULT_OPTIONS, emptySteps, FINAL_CHECK_STATUSES, QuestionCause, STEPS, StepRuns, WORKER_ROLES } from "./vocabulary"
 import { DeployState } from "./deploy.schema"
 
-export const STAGES = ["idle", "planning", "confirming", "confirmed", "running", "milestone", "finished", "deploying"] as const
+const STAGES = ["idle", "planning", "confirming", "confirmed", "running", "milestone", "finished", "deploying"] as const
 export type Stage = (typeof STAGES)[number]
 
 const HistoryEntry = z.object({
@@ -15,7 +15,7 @@ const HistoryEntry = z.object({
   to: z.enum(TASK_STATUSES),
   note: z.string().nullable(),
 })
-export type HistoryEntry = z.infer<typeof HistoryEntry>
+type HistoryEntry = z.infer<typeof HistoryEntry>
 
 const Failure = z.object({
   source: z.string().describe("gate name, worker failure reason, review or merge"),

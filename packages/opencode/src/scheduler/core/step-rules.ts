@@ -19,7 +19,7 @@ import type { WorkerRole } from "./vocabulary"
 const PURPOSE_OF: Record<Step, PurposeKind> = { plan: "architect", change: "change", milestone: "milestone" }
 
 /** The answers a step's question accepts: each one the machine can carry out. */
-export const STEP_ANSWERS: Record<Step, readonly string[]> = {
+const STEP_ANSWERS: Record<Step, readonly string[]> = {
   plan: ["retry", "stop"],
   change: ["retry", "drop"],
   milestone: ["retry", "skip", "stop"],

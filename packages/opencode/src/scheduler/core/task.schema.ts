@@ -42,7 +42,6 @@ export const TASK_STATUSES = [
 export type TaskStatus = (typeof TASK_STATUSES)[number]
 
 export const WRITE_ACTIONS = ["create", "modify", "delete", "keep"] as const
-export type WriteAction = (typeof WRITE_ACTIONS)[number]
 
 export const WriteEntry = z
   .object({

@@ -5,8 +5,8 @@ import type { BudgetLimits } from "./vocabulary"
  * What the run's model sessions spent, folded from `usage.recorded` events: the budgets are decided from
  * this (by the machine), so a restart folds the same totals and takes the same decisions.
  */
-export const UsageTotals = z.object({ requests: z.number().int().min(0), tokens: z.number().int().min(0) })
-export type UsageTotals = z.infer<typeof UsageTotals>
+const UsageTotals = z.object({ requests: z.number().int().min(0), tokens: z.number().int().min(0) })
+type UsageTotals = z.infer<typeof UsageTotals>
 
 export const UsageState = z.object({
   /** When the run started (run.started's time): the run's minutes are counted from it. */
@@ -27,8 +27,8 @@ export function emptyUsage(startedAt: string | null): UsageState {
   return { startedAt, run: ZERO, sessions: {}, tasks: {}, runGrants: 0 }
 }
 
-export type UsageReport = { sessionId: string; requests: number; tokens: number }
-export type Overrun = { taskId?: string; kind: "requests" | "tokens" }
+type UsageReport = { sessionId: string; requests: number; tokens: number }
+type Overrun = { taskId?: string; kind: "requests" | "tokens" }
 
 /**
  * Adds a session's new totals. `taskId`: the task whose budget the session spends (its current worker or

@@ -18,7 +18,7 @@ export interface ValidationError {
 }
 
 /** How many problems a refusal lists; the rest are counted, so a 100k-task graph gets a short answer. */
-export const MAX_ERRORS = 20
+const MAX_ERRORS = 20
 
 /**
  * The first MAX_ERRORS problems, each cut to a readable length, and one more entry that counts the rest:
@@ -48,12 +48,12 @@ export function boundErrors(errors: readonly ValidationError[], limit = MAX_ERRO
  * policy for the plans the Architect sends now, checked at the door (air_plan, air_delta); the machine
  * replays logs written before the rule, so it checks structure only.
  */
-export interface ValidateOptions {
+interface ValidateOptions {
   boundaryTests?: boolean
 }
 
-export type GraphValidation = { ok: true; graph: TaskGraph } | { ok: false; errors: ValidationError[] }
-export type DeltaValidation =
+type GraphValidation = { ok: true; graph: TaskGraph } | { ok: false; errors: ValidationError[] }
+type DeltaValidation =
   | { ok: true; delta: PlanDelta; result: DeltaResult }
   | { ok: false; errors: ValidationError[] }
 
@@ -466,7 +466,7 @@ function checkBoundaryTests(tasks: readonly TaskNode[], pathOf: (i: number) => s
  * Cycles in a dependency graph given as adjacency lists, found by an iterative depth-first walk (no
  * recursion: a 10,000-task chain must not overflow the stack). Each cycle is returned closed: [a, b, a].
  */
-export function findCycles(edges: readonly (readonly number[])[], limit: number): number[][] {
+function findCycles(edges: readonly (readonly number[])[], limit: number): number[][] {
   const WHITE = 0
   const GREY = 1
   const BLACK = 2

@@ -22,7 +22,3 @@ export class GateError extends Error {
 /** `Refused`: a reason a person must fix that is none of the others (the message says which). */
 export const MERGE_ERROR_TAGS = ["LocalChangesInTheWay", "LockTimeout", "IndexLocked", "GitFailed", "Refused"] as const
 export type MergeErrorTag = (typeof MERGE_ERROR_TAGS)[number]
-
-export function isGateError(error: unknown, tag?: GateErrorTag): error is GateError {
-  return error instanceof GateError && (tag === undefined || error.tag === tag)
-}

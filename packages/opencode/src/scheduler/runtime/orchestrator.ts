@@ -38,7 +38,7 @@ type Client = PluginInput["client"]
 export type Orchestrator = InstanceType<typeof OrchestratorImpl>
 
 /** Hooks the plugin gives the runtime so the guard knows each session's role and worktree. */
-export type SessionHooks = {
+type SessionHooks = {
   onSessionStarted(sessionID: string, info: { agent: string; directory: string; worktree?: string; taskId?: string }): void
 }
 

@@ -1,7 +1,14 @@
 import { spawn, spawnSync } from "node:child_process"
 
 /**
- * The one way AirCoding runs a program (gates, the final check, git, the engine launcher).
+ * The one way AirCoding runs a program (gates, the final check, git, the engine launcher, the TUI, the
+ * demo). test/read/one-runner.test.ts fails on a file of the product that spawns a process any other way,
+ * unless it is listed here as an exception, one line each: "- `<path from the repository root>`: <why>".
+ * A program that needs the person's terminal (the TUI) uses `terminal: true`.
+ *
+ * - `packages/opencode/src/tui/plugin.tsx`: runs inside the engine's TUI process, which must load nothing of
+ *   the runtime (test/tui/plugin-imports.test.ts); it hands the terminal to the person's $EDITOR and waits, as
+ *   OpenCode's own prompt editor does, and the person ends it: there is no tree to time out or kill.
  *
  * - The child gets its own process group (`detached`), so a timeout or an abort kills the whole tree it
  *   started — a shell's ctest, a make's compilers — with SIGTERM to `-pgid`, then SIGKILL after a grace.
@@ -44,6 +51,12 @@ export namespace Proc {
     ownGroup?: boolean
     /** Sees every chunk of stdout and stderr as it arrives (a running gate's progress file); the capture is unchanged. */
     onOutput?: (chunk: Buffer) => void
+    /**
+     * The child takes over the person's terminal (the OpenCode TUI, an editor): stdin, stdout and stderr are
+     * ours, nothing is captured, and it stays in our process group, since a process of a background group that
+     * reads the terminal is stopped (SIGTTIN). The person ends it; a timeout or abort still stops it.
+     */
+    terminal?: boolean
   }
 
   export interface Result {
@@ -119,7 +132,7 @@ export namespace Proc {
     const started = Date.now()
     const cap = options.outputCap ?? DEFAULT_OUTPUT_CAP
     const grace = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS
-    const group = options.ownGroup !== false && !windows
+    const group = options.ownGroup !== false && !windows && !options.terminal
     return new Promise((resolve) => {
       const all = new Capture(cap)
       const out = new Capture(cap)
@@ -136,7 +149,7 @@ export namespace Proc {
         env: options.env,
         shell: options.shell ?? false,
         detached: group,
-        stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+        stdio: options.terminal ? "inherit" : [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
         windowsHide: true,
       })
       const pid = child.pid
@@ -238,6 +251,13 @@ export namespace Proc {
     timeoutMs: number
     /** Where the child's stderr goes: captured (default) or shown to the person (an install's progress). */
     stderr?: "capture" | "inherit"
+    /** Run through `/bin/sh -c` (args must then be empty): a command line the person wrote ($EDITOR). */
+    shell?: boolean
+    /**
+     * The child takes over the terminal until it exits (an editor the TUI hands the screen to): nothing is
+     * captured. The caller blocks on purpose; `timeoutMs` may then be 0, no timeout, for the person ends it.
+     */
+    terminal?: boolean
   }
 
   /**
@@ -251,9 +271,10 @@ export namespace Proc {
       cwd: options.cwd,
       env: options.env,
       encoding: "utf8",
-      timeout: options.timeoutMs,
+      timeout: options.timeoutMs || undefined,
       killSignal: "SIGKILL",
-      stdio: ["ignore", "pipe", options.stderr === "inherit" ? "inherit" : "pipe"],
+      shell: options.shell ?? false,
+      stdio: options.terminal ? "inherit" : ["ignore", "pipe", options.stderr === "inherit" ? "inherit" : "pipe"],
       maxBuffer: DEFAULT_OUTPUT_CAP,
       windowsHide: true,
     })

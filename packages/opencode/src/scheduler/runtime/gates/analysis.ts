@@ -12,7 +12,7 @@ import { Verdict } from "./verdict.ts"
 import type { Finding } from "./schema.ts"
 import { countBySeverity, formatRun, indent, INSTALL_HINTS, lastLines, listSome, stripPrefix } from "./text.ts"
 
-export const ANALYSIS_LOG = "cppcheck.log"
+const ANALYSIS_LOG = "cppcheck.log"
 
 export const CPPCHECK_ARGS = [
   "--enable=warning,style,performance,portability",

@@ -10,10 +10,10 @@ import type { Gate, GateContext, GateOutcome } from "./gate.ts"
 import { TOOL_MISSING, type Finding } from "./schema.ts"
 import { countBySeverity, formatRun, indent, INSTALL_HINTS, lastLines, listSome, stripPrefix } from "./text.ts"
 
-export const CLANG_TIDY_LOG = "clang-tidy.log"
+const CLANG_TIDY_LOG = "clang-tidy.log"
 
 /** The project's clang-tidy configuration, at the worktree's root. */
-export const CLANG_TIDY_CONFIG = ".clang-tidy"
+const CLANG_TIDY_CONFIG = ".clang-tidy"
 
 /** Where a build's compile_commands.json is looked for when toolchain.json names none. */
 const DATABASE_CANDIDATES = [path.join(Toolchain.BUILD_DIR, "compile_commands.json"), "build/compile_commands.json", "compile_commands.json"]

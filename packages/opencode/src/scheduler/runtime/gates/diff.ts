@@ -2,7 +2,7 @@ import { Worktrees } from "../git/worktree.ts"
 import type { Gate, GateContext } from "./gate.ts"
 import { listSome } from "./text.ts"
 
-export const DIFF_LOG = "diff.patch"
+const DIFF_LOG = "diff.patch"
 
 /**
  * The task's diff against the integration branch is not empty, and is kept as evidence. The changed files

@@ -44,7 +44,7 @@ export function routeOf(id: string, gates: readonly Gate[] = REGISTRY): Route {
 }
 
 /** One problem with a program field of the plan, said like the core's validation errors (path, task, message, fix). */
-export type ProgramProblem = { path: string; taskId: string; message: string; fix: string }
+type ProgramProblem = { path: string; taskId: string; message: string; fix: string }
 
 /**
  * The plan's program fields checked against the gates that read them (their `program`): a ui or service task whose

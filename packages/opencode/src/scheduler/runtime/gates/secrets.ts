@@ -2,7 +2,7 @@ import { Worktrees } from "../git/worktree.ts"
 import { SecretScan } from "./secret-scan.ts"
 import type { Gate, GateContext } from "./gate.ts"
 
-export const SECRETS_LOG = "secrets.log"
+const SECRETS_LOG = "secrets.log"
 
 /**
  * No credential lands: the lines the task added are scanned with secretlint's recommended rules before the

@@ -222,7 +222,7 @@ export function failingTests(output: string): string[] {
 }
 
 /** The lines of a test's own output that say what went wrong. */
-export function testFailureLines(output: string): string | undefined {
+function testFailureLines(output: string): string | undefined {
   const lines = output
     .split(/\r?\n/)
     .filter((line) => /\b(FAIL|FAILED|Assertion|assert|expected|Error)\b/i.test(line))

@@ -42,13 +42,13 @@ export class GitCommandError extends Error {
   }
 }
 
-export interface GitResult {
+interface GitResult {
   code: number
   stdout: string
   stderr: string
 }
 
-export interface GitOptions {
+interface GitOptions {
   /** `-c key=value` pairs put before the command, e.g. a fallback identity. */
   config?: string[]
   /** Stop git (and anything it started) after this long; a stopped git is a non-zero exit. */

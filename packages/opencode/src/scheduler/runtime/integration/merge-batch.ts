@@ -118,7 +118,7 @@ export async function batchLocked(top: string, input: BatchInput): Promise<Batch
 }
 
 /** The task's worktree, with no rebase left over and nothing uncommitted (that would not be part of the merge). */
-export async function readyToMerge(top: string, taskId: string, integration: string): Promise<string> {
+async function readyToMerge(top: string, taskId: string, integration: string): Promise<string> {
   const branch = Worktrees.branchName(taskId)
   await requireRef(top, `refs/heads/${branch}`, taskId, `there is no branch ${branch} to merge`)
   const worktree = await taskWorktree(top, taskId, integration)
@@ -134,7 +134,7 @@ export async function readyToMerge(top: string, taskId: string, integration: str
   return worktree
 }
 
-export type LinkResult =
+type LinkResult =
   | { status: "linked"; link: Link }
   | { status: "conflict"; conflict: { status: "conflict"; files: string[]; message: string } }
   /** Its change conflicts with a task before it in the batch, not with the head. */
@@ -145,7 +145,7 @@ export type LinkResult =
  * must leave each branch mergeable alone) and makes its squash commit on top of the chain so far, whose
  * tree is the three-way merge of the chain and the branch over the head.
  */
-export async function chainLink(top: string, input: BatchInput, task: BatchTask, worktree: string, base: string, after: string | undefined, identity: string[]): Promise<LinkResult> {
+async function chainLink(top: string, input: BatchInput, task: BatchTask, worktree: string, base: string, after: string | undefined, identity: string[]): Promise<LinkResult> {
   const { taskId } = task
   const { integration } = input
   const branch = Worktrees.branchName(taskId)
@@ -196,7 +196,7 @@ export async function chainLink(top: string, input: BatchInput, task: BatchTask,
 }
 
 /** A batch's tasks were never built together: the chain's last commit is, unless the batch changes nothing. */
-export async function buildBatch(top: string, input: BatchInput, base: string, chain: Link[]): Promise<MergeBuild.Verdict | undefined> {
+async function buildBatch(top: string, input: BatchInput, base: string, chain: Link[]): Promise<MergeBuild.Verdict | undefined> {
   if (!input.verify || chain.every((link) => link.touched.length === 0)) return undefined
   const taskIds = chain.map((link) => link.task.taskId)
   try {
@@ -212,7 +212,7 @@ export async function buildBatch(top: string, input: BatchInput, base: string, c
  * the tasks' squash commits, with the chain's tree. So the branch's first-parent history holds only trees
  * that were built and tested, while each task keeps its own commit (tagged, revertable on its own).
  */
-export async function batchCommit(top: string, base: string, chain: Link[], identity: string[]): Promise<string> {
+async function batchCommit(top: string, base: string, chain: Link[], identity: string[]): Promise<string> {
   const ids = chain.map((link) => link.task.taskId)
   const subject = `Merge ${ids.length} tasks, built and tested together: ${ids.join(", ")}`
   const body = chain.map((link) => `${link.task.taskId}: ${oneLine(link.task.title)}`).join("\n")
@@ -225,7 +225,7 @@ export async function batchCommit(top: string, base: string, chain: Link[], iden
  * they passed, or (no record) the branch as it was, not rebased. A change that adds nothing is not built.
  * Undefined when nothing was built.
  */
-export async function buildCandidate(
+async function buildCandidate(
   top: string,
   input: { taskId: string; integration: string; verify?: MergeBuild.Verify | undefined },
   c: { base: string; tip: string; commit: string; rebased: boolean; touched: string[] },
@@ -249,7 +249,7 @@ export async function buildCandidate(
  * The task's worktree (even if its HEAD wandered off the branch: the rebase switches it back), re-created
  * on its branch if it was removed (a rebase needs a working tree).
  */
-export async function taskWorktree(top: string, taskId: string, integration: string): Promise<string> {
+async function taskWorktree(top: string, taskId: string, integration: string): Promise<string> {
   const found = await Worktrees.find(top, taskId)
   if (found) return found.path
   const elsewhere = await Worktrees.checkoutOf(top, Worktrees.branchName(taskId))

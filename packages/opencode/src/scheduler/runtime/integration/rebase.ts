@@ -41,7 +41,7 @@ export async function rebase(
   return { files, detail }
 }
 
-export async function rebaseInProgress(worktree: string): Promise<boolean> {
+async function rebaseInProgress(worktree: string): Promise<boolean> {
   const out = await git(worktree, ["rev-parse", "--git-path", "rebase-merge", "--git-path", "rebase-apply"])
   for (const dir of out.split("\n").filter((line) => line.trim().length > 0)) {
     if (existsSync(path.resolve(worktree, dir.trim()))) return true

@@ -1,7 +1,8 @@
-import { appendFile, mkdir, readdir, readFile, rm, stat, utimes } from "node:fs/promises"
+import { readdir, readFile, rm, stat, utimes } from "node:fs/promises"
 import { hostname } from "node:os"
 import path from "node:path"
 import { writeFileAtomic } from "../store/atomic.ts"
+import { JsonLines } from "../store/jsonl.ts"
 import { Toolchain } from "../toolchain/index.ts"
 import { ResultEntry } from "./entry.ts"
 import { RemoteStore } from "./remote.ts"
@@ -47,9 +48,13 @@ export namespace ResultStore {
     const writable = mode === "read-write"
     const limit = parseSize(settings.maxSize)
     const fileOf = (key: string) => path.join(dir, "ac", key.slice(0, 2), `${key}.json`)
+    // A lookup is logged for doctor's figures only: a log that cannot be written never fails the lookup.
     const log = async (line: Record<string, unknown>) => {
-      await mkdir(dir, { recursive: true })
-      await appendFile(path.join(dir, LOOKUPS), JSON.stringify({ at: new Date().toISOString(), ...line }) + "\n").catch(() => undefined)
+      try {
+        JsonLines.append(path.join(dir, LOOKUPS), { at: new Date().toISOString(), ...line }, { fsync: false })
+      } catch {
+        // no figures for this lookup
+      }
     }
     const read = async <E>(key: string, what: string, open: Opener<E>): Promise<{ entry: E; source: string } | undefined> => {
       const file = fileOf(key)
@@ -142,6 +147,17 @@ export namespace ResultStore {
     return removed
   }
 
+  type Lookup = { hit?: string; miss?: boolean; savedMs?: number }
+
+  /** The logged lookups; a log that cannot be read counts none (doctor reports, it does not fail on it). */
+  function lookups(file: string): Lookup[] {
+    try {
+      return JsonLines.read<Lookup>(file)
+    } catch {
+      return []
+    }
+  }
+
   export interface Summary {
     dir: string
     entries: number
@@ -156,16 +172,7 @@ export namespace ResultStore {
   export async function summary(root: string, rules: Toolchain.Rules, env: NodeJS.ProcessEnv = process.env): Promise<Summary> {
     const store = open(root, rules, env)
     const all = await entries(store.dir)
-    const lines = (await readFile(path.join(store.dir, LOOKUPS), "utf8").catch(() => ""))
-      .split("\n")
-      .filter((line) => line.length > 0)
-      .flatMap((line) => {
-        try {
-          return [JSON.parse(line) as { hit?: string; miss?: boolean; savedMs?: number }]
-        } catch {
-          return []
-        }
-      })
+    const lines = lookups(path.join(store.dir, LOOKUPS))
     return {
       dir: store.dir,
       entries: all.length,

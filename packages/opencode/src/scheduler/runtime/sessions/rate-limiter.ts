@@ -29,9 +29,9 @@ export type LimiterChange =
   | { kind: "paused"; until: number; cap: number; sessionId: string; cause: RetryClass; message: string }
   | { kind: "eased"; cap: number }
 
-export type LimiterClock = { now(): number; sleep(ms: number): Promise<void> }
+type LimiterClock = { now(): number; sleep(ms: number): Promise<void> }
 
-export type LimiterOptions = {
+type LimiterOptions = {
   /** The run's configured concurrency: the cap goes back up to it. */
   concurrency: number
   /** Retries of one call before its session is given up on. */
@@ -49,7 +49,7 @@ export type LimiterOptions = {
 }
 
 /** The limiter's verdict on one retry status: let the engine retry, or give the session up. */
-export type RetryVerdict = { giveUp: false } | { giveUp: true; cause: RetryClass; message: string }
+type RetryVerdict = { giveUp: false } | { giveUp: true; cause: RetryClass; message: string }
 
 export class RateLimiter {
   /** No new model call before this time (ms since the epoch). */

@@ -202,7 +202,7 @@ export class Supervisor {
 }
 
 /** The purpose as the table knows it: its kind and the ids its events carry. */
-export function refOf(purpose: Purpose, sessionId: string): { kind: PurposeKind; ref: PurposeRef[PurposeKind] } {
+function refOf(purpose: Purpose, sessionId: string): { kind: PurposeKind; ref: PurposeRef[PurposeKind] } {
   switch (purpose.kind) {
     case "worker":
       return { kind: purpose.role, ref: { taskId: purpose.taskId, sessionId, attempt: purpose.attempt ?? 1 } }

@@ -38,7 +38,7 @@ export namespace Usage {
 }
 
 /** Who a session works for, as the supervisor knows it: the role, and the task when it has one. */
-export type SessionOwner = { role: string; taskId?: string }
+type SessionOwner = { role: string; taskId?: string }
 
 /**
  * Feeds the model use of the sessions the Scheduler started to the machine as `usage.recorded` events,

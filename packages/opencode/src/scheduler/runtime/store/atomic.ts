@@ -45,7 +45,7 @@ function keepBackup(path: string): void {
   fs.renameSync(tmp, bak)
 }
 
-export function fsyncDir(dir: string): void {
+function fsyncDir(dir: string): void {
   let fd: number | undefined
   try {
     fd = fs.openSync(dir, "r")

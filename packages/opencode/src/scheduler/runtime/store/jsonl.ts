@@ -47,6 +47,80 @@ export namespace JsonLines {
     return out
   }
 
+  /** One complete line of a file read as it grows, numbered from where reading started (1 is the first). */
+  export interface NumberedLine {
+    text: string
+    lineNo: number
+  }
+
+  /**
+   * A file read as it grows (a view following events.jsonl): each `read` returns the complete lines appended
+   * since the last one. A line still without its newline (being written, or torn by a crash) waits, so a
+   * UTF-8 character is never cut in two.
+   */
+  export class Tail {
+    lineNo = 0
+
+    constructor(
+      readonly file: string,
+      /** The byte after the last complete line read. */
+      public offset = 0,
+    ) {}
+
+    /** The new complete lines, blank ones skipped; "reset" when the file shrank (a new run replaced it). */
+    read(): NumberedLine[] | "reset" {
+      let size: number
+      try {
+        size = fs.statSync(this.file).size
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return []
+        throw error
+      }
+      if (size < this.offset) return "reset"
+      if (size === this.offset) return []
+      const buffer = Buffer.alloc(size - this.offset)
+      const fd = fs.openSync(this.file, "r")
+      try {
+        fs.readSync(fd, buffer, 0, buffer.length, this.offset)
+      } finally {
+        fs.closeSync(fd)
+      }
+      const out: NumberedLine[] = []
+      let consumed = 0
+      for (const line of lines(buffer)) {
+        if (!line.complete) break
+        consumed = line.end + 1
+        this.lineNo++
+        if (line.text.trim()) out.push({ text: line.text, lineNo: this.lineNo })
+      }
+      this.offset += consumed
+      return out
+    }
+
+    /** Bytes after the last complete line: a line being written now, or torn by a crash. */
+    hasPartialLine(): boolean {
+      try {
+        return fs.statSync(this.file).size > this.offset
+      } catch {
+        return false
+      }
+    }
+  }
+
+  /** The records of JSON-lines text (a process's output), in order; a line that is not JSON is skipped. */
+  export function parse<T>(text: string): T[] {
+    const out: T[] = []
+    for (const line of lines(Buffer.from(text))) {
+      if (!line.text.trim()) continue
+      try {
+        out.push(JSON.parse(line.text) as T)
+      } catch {
+        // not a record: a line of other output
+      }
+    }
+    return out
+  }
+
   /** The bytes of `record` as one line. */
   export function encode(record: unknown): Buffer {
     return Buffer.from(`${JSON.stringify(record)}\n`)

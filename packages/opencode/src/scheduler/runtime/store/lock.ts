@@ -9,7 +9,7 @@ import { hostname } from "node:os"
  * holder makes us wait (backing off), then fail with `LockTimeout` naming it.
  */
 
-export interface LockInfo {
+interface LockInfo {
   pid: number
   host: string
   at: string
@@ -53,7 +53,7 @@ const UNWRITTEN_GRACE_MS = 10_000
 /** Tokens of the locks this process holds now: a lock with our pid and another token is a dead namesake's. */
 const heldTokens = new Set<string>()
 
-export interface AcquireOptions {
+interface AcquireOptions {
   timeoutMs?: number
   /** First wait between tries; doubles up to `maxRetryMs`. */
   retryMs?: number
@@ -147,7 +147,7 @@ function staleReason(path: string, holder: LockInfo | null): string | null {
   return isAlive(holder.pid) ? null : `process ${holder.pid} that took it at ${holder.at} is gone`
 }
 
-export function isAlive(pid: number): boolean {
+function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0)
     return true

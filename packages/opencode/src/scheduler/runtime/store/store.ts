@@ -13,9 +13,9 @@ import { Strict } from "../../core/strict"
 import { RulesFingerprint } from "./rules-fingerprint"
 import { JsonLines } from "./jsonl"
 
-export type AppendResult = { state: SchedulerState; commands: Command[]; seq: number } | { refused: string }
+type AppendResult = { state: SchedulerState; commands: Command[]; seq: number } | { refused: string }
 
-export interface StoreOptions {
+interface StoreOptions {
   /** Write a snapshot after this many events (and on close). */
   snapshotEvery?: number
   lockTimeoutMs?: number
