@@ -21,7 +21,7 @@ export async function tui(dirArg: string | undefined, opts: { scripted?: string 
   try {
     const child = spawn(Paths.opencodeBinary(), [dir], {
       cwd: dir,
-      env: { ...prepared.env, ...LaunchConfig.tuiEnvironment(prepared.env), PWD: dir, AIRCODING_RESUME_ON_START: "1", AIRCODING_INTERACTIVE: "1" },
+      env: { ...prepared.env, ...LaunchConfig.tuiEnvironment(prepared.env), PWD: dir, AIRCODING_RESUME_ON_START: "1", AIRCODING_INTERACTIVE: "1", AIRCODING_RESUME_COMMAND: Launch.reopenCommand(dir, opts.scripted) },
       stdio: "inherit",
     })
     const code = await new Promise<number>((resolve) => child.on("close", (code) => resolve(code ?? 1)))

@@ -7,7 +7,7 @@ import type { RunData } from "./run-data"
 import { runStatus, waitingFor as waitingForState, type RunWord, type Waiting as RunWaiting } from "./run-status"
 import { failureText, faultText, gateFacts, gateLabel as gateWord, gateRunOf, type GateFacts } from "./gate-words"
 import { list, t, tOr, type Key, type Lang } from "./words"
-import type { GateProgress } from "./gate-progress"
+import { GateProgress } from "./gate-progress"
 import type { CheckReuse } from "./check-reuse"
 import { durationText } from "./duration"
 
@@ -57,13 +57,21 @@ export namespace RunView {
   /** A running build or test: its step, the tool's count or percentage, and the time since it started. */
   export type Progress = { gate: string; command: string; step: string; done: number | null; total: number | null; percent: number | null; elapsedMs: number; updatedAt: string }
 
+  /** The baseline's or the final check's command running now, with its progress as a task's gates show it. */
+  export type CheckProgress = Progress & { check: GateProgress.Check }
+
   export type Waiting = RunWaiting
 
   export type Status = {
     kind: "aircoding.status"
     version: 1
-    /** The one run status word (src/read/run-status.ts). */
-    status: RunWord | "error"
+    /**
+     * The one run status word (src/read/run-status.ts), or "interrupted": the log says the run is at work but
+     * its process is gone (src/read/run-liveness.ts), so nothing runs until `resume` is typed.
+     */
+    status: RunWord | "interrupted" | "error"
+    /** The command that resumes an interrupted run; absent otherwise. */
+    resume?: string
     runId: string | null
     /** The Scheduler's stage: a detail for tools, not shown as a second status. */
     stage: string
@@ -93,6 +101,8 @@ export namespace RunView {
     retries?: Retry[]
     /** Set when the run's baseline or its final check reused a recorded result instead of building and testing. */
     reusedChecks?: CheckReuse.Checks
+    /** The baseline or the final check running now (absent when neither runs). */
+    checks?: CheckProgress[]
   }
 
   export type Retry = { taskId: string | null; role: string | null; nextAt: string }
@@ -113,6 +123,19 @@ export namespace RunView {
     progress?: Record<string, GateProgress.File>
     /** The baseline's and the final check's reuses (src/read/check-reuse.ts). */
     reusedChecks?: CheckReuse.Checks
+    /** Whether the run's process still runs (src/read/run-liveness.ts); absent: the log is trusted as it is. */
+    process?: { state: "live" | "gone" | "unknown"; resume: string }
+  }
+
+  /**
+   * The log says the run is at work (or its final check has not ended) while its process is gone. A run that
+   * waits for the user, is paused or has ended says so truthfully without a process.
+   */
+  export function isInterrupted(state: SchedulerState, process: Input["process"]): boolean {
+    if (process?.state !== "gone" || state.stage === "idle") return false
+    if (state.finished) return state.finalCheck === null
+    const word = runStatus(state).word
+    return word === "running" || word === "planning"
   }
 
   const TERMINAL = new Set(["merged", "blocked", "invalidated"])
@@ -121,7 +144,9 @@ export namespace RunView {
     const { state } = input
     const nodes = new Map((state.graph?.tasks ?? []).map((n) => [n.id, n]))
     const sessions = sessionsByTask(input.entries ?? [], input.requestsBySession)
-    const nowMs = Date.parse(input.now ?? state.lastAt ?? "") || null
+    const interrupted = isInterrupted(state, input.process)
+    // Nothing has moved since the process died: times stop at its last event instead of climbing with the clock.
+    const nowMs = Date.parse((interrupted ? undefined : input.now) ?? state.lastAt ?? "") || null
     const config = state.config
     const tasks: Task[] = state.tasks.map((rt) => {
       const node = nodes.get(rt.id)
@@ -151,16 +176,25 @@ export namespace RunView {
           : null,
         merged: rt.merged,
         waitingOn: rt.waitingOn,
-        progress: rt.status === "gating" ? progressOf(input.progress?.[rt.id], input.now) : null,
+        // A task's gates, or its merge build (the same commands, on the integration head), running now.
+        progress: !interrupted && (rt.status === "gating" || rt.status === "merging") ? progressOf(input.progress?.[rt.id], input.now) : null,
       }
     })
     const byAgent = input.modelRequests ?? {}
+    const checks: CheckProgress[] = interrupted
+      ? []
+      : (Object.keys(GateProgress.CHECK_IDS) as GateProgress.Check[]).flatMap((check) => {
+          const progress = progressOf(input.progress?.[GateProgress.CHECK_IDS[check]], input.now)
+          return progress ? [{ check, ...progress }] : []
+        })
     const run = runStatus(state)
-    const status: Status["status"] = run.word
+    const status: Status["status"] = interrupted ? "interrupted" : run.word
+    const resume = interrupted ? input.process!.resume : undefined
     return {
       kind: "aircoding.status",
       version: 1,
       status,
+      ...(resume ? { resume } : {}),
       runId: state.runId,
       stage: state.stage,
       requirement: state.requirement,
@@ -174,7 +208,7 @@ export namespace RunView {
         stallRetries: config?.stallRetries ?? null,
         concurrency: config?.concurrency ?? null,
         wallClockMs: config?.wallClockMs ?? null,
-        active: state.active.length,
+        active: interrupted ? 0 : state.active.length,
         perTask: state.tasks.map((rt) => ({ id: rt.id, repairs: rt.repairs, left: config ? Math.max(0, config.repairBudget - rt.repairs) : null })),
         modelRequests: { total: Object.values(byAgent).reduce((a, b) => a + b, 0), byAgent },
         runBudgetSpent: state.runBudgetSpent,
@@ -182,12 +216,25 @@ export namespace RunView {
           ? { jobs: { size: input.jobs.size, inUse: input.jobs.inUse, waiting: input.jobs.waiting, peakInUse: input.jobs.peakInUse, timeoutMs: input.jobs.timeout?.ms ?? null } }
           : {}),
       },
-      waitingFor: run.waitingFor,
+      // An interrupted run waits for nobody's work but the person's: its questions, then the resume command.
+      waitingFor: resume ? [...run.waitingFor.filter((w) => w.kind === "question"), { kind: "interrupted", resume }] : run.waitingFor,
       questions: state.questions.map((q) => ({ questionId: q.questionId, taskId: q.taskId, text: q.text })),
       ...(state.deploy ? { deploy: DeployLines.of(state) } : {}),
       retries: retries(input.entries ?? [], nowMs),
       ...(input.reusedChecks && (input.reusedChecks.baseline || input.reusedChecks.final) ? { reusedChecks: input.reusedChecks } : {}),
+      ...(checks.length ? { checks } : {}),
     }
+  }
+
+  /**
+   * Whether the view changes with the clock alone (no event): a gate, a merge build, the baseline or the final
+   * check may be running, whose progress file moves and whose time ticks; or a model call waits for its retry.
+   * The TUI and the dashboard read the run again every second while it does.
+   */
+  export function moves(state: SchedulerState, v: Pick<Status, "status" | "retries">): boolean {
+    if (v.retries?.length) return true
+    if (v.status === "interrupted") return false
+    return state.active.length > 0 || state.baseline?.status === "running" || (state.finished !== null && state.finalCheck === null)
   }
 
   /**
@@ -289,6 +336,11 @@ export namespace RunView {
     return [head, duration(p.elapsedMs), p.step].filter(Boolean).join(" · ")
   }
 
+  /** "baseline: build [3/10] 30% · 12s · Building CXX object …": the run's own check in one line, as a task's gates. */
+  export function checkProgressText(lang: Lang, c: CheckProgress): string {
+    return `${t(lang, `check.${c.check}`)}: ${progressText(lang, c)}`
+  }
+
   function elapsed(rt: TaskRuntime, nowMs: number | null): number | null {
     const start = rt.history.find((h) => h.from === "pending" && h.to !== "pending" && h.to !== "invalidated" && h.to !== "blocked")
     if (!start) return null
@@ -369,6 +421,8 @@ export namespace RunView {
         return t(lang, "waiting.mergeQueue", { ids: w.taskIds.join(", ") })
       case "ready":
         return t(lang, "waiting.ready", { ids: w.taskIds.join(", ") })
+      case "interrupted":
+        return t(lang, "waiting.interrupted", { command: w.resume })
     }
   }
 
@@ -535,6 +589,7 @@ export namespace RunView {
         if (task.waitingOn) lines.push(truncate(`  ${task.id}: ${t(lang, "tasks.waitsOn", { what: task.waitingOn })}`, W))
       }
     }
+    for (const c of v.checks ?? []) lines.push(truncate(checkProgressText(lang, c), W))
     for (const line of reusedCheckLines(lang, v)) lines.push(truncate(line, W))
     const deploy = DeployLines.section(lang, v.deploy)
     if (deploy.length) lines.push("", ...deploy)

@@ -46,7 +46,7 @@ export namespace TuiView {
   export function sidebar(v: RunView.Status, lang: Lang, maxTasks = 30, width = 36): Sidebar {
     if (v.stage === "idle" && v.runId === null)
       return { heading: { text: `${t(lang, "tui.sidebar.title")} · ${statusWord(lang, v)}`, tone: "muted" }, tasks: [], deployHeading: "", deploy: [], waitingHeading: "", waiting: [{ text: t(lang, "tui.sidebar.none"), tone: "muted" }] }
-    const headingTone: Tone = v.status === "done" ? "success" : v.status === "blocked" ? "error" : v.status === "waiting" || v.status === "paused" ? "warning" : "accent"
+    const headingTone: Tone = v.status === "done" ? "success" : v.status === "blocked" ? "error" : v.status === "waiting" || v.status === "paused" || v.status === "interrupted" ? "warning" : "accent"
     // One line per task, and its last gates below it when it has been through them: a 40-column sidebar fits both.
     const tasks: Line[] = v.tasks.slice(0, maxTasks).flatMap((task) => {
       const tone = TONE[task.state] ?? "normal"
@@ -59,6 +59,8 @@ export namespace TuiView {
       return out
     })
     if (v.tasks.length > maxTasks) tasks.push({ text: t(lang, "tui.sidebar.more", { count: v.tasks.length - maxTasks }), tone: "muted" })
+    // The baseline or the final check running now, its step, count and time as a task's gates show them.
+    for (const c of v.checks ?? []) tasks.push({ text: RunView.truncate(RunView.checkProgressText(lang, c), width), tone: "accent" })
     // The baseline or the final check that ran nothing, reusing a recorded result: said under the tasks.
     for (const text of RunView.reusedCheckLines(lang, v, true)) tasks.push({ text: RunView.truncate(text, width), tone: "muted" })
     const titles = new Map(v.tasks.map((task) => [task.id, task.title]))
