@@ -2,6 +2,7 @@ import * as fs from "node:fs"
 import { randomUUID } from "node:crypto"
 import { hostname } from "node:os"
 import { ProcessIdentity } from "./process-identity"
+import { readLockFile, type LockInfo } from "./run-holder"
 
 /**
  * The one lock across processes (the event store, the merge queue): a file created with O_EXCL that names
@@ -11,18 +12,8 @@ import { ProcessIdentity } from "./process-identity"
  * process's start time (`ProcessIdentity`), so a pid that another process took since is not taken for it.
  */
 
-export interface LockInfo {
-  pid: number
-  host: string
-  at: string
-  token: string
-  /** What the holder is doing ("merge of T-1"), for the message of whoever waits. */
-  what?: string
-  /** The holder process's start time (`ProcessIdentity.started`): its pid alone may be another process's later. */
-  started?: number
-  /** The command that takes the holder's work up again if it dies (the run's resume command), for the views. */
-  restart?: string
-}
+/** The lock file's content: its holder (the shape lives with its reader, run-holder.ts, which the views load). */
+export type { LockInfo }
 
 export interface HeldLock {
   readonly path: string
@@ -127,25 +118,8 @@ function tryCreate(path: string, info: LockInfo): boolean {
   return true
 }
 
-/** Who holds the lock at `path` as its file says (null when absent, empty or damaged); for the views too. */
-export function readHolder(path: string): LockInfo | null {
-  try {
-    const parsed = JSON.parse(fs.readFileSync(path, "utf8")) as Partial<LockInfo> & { since?: string }
-    if (typeof parsed.pid !== "number" || typeof parsed.host !== "string") return null
-    // `since` is how the merge lock named the time before it used this lock.
-    // A start time that is not a count of ticks judges nothing: the pid alone is judged then.
-    const { started, restart, ...rest } = parsed
-    return {
-      token: "",
-      ...rest,
-      at: String(parsed.at ?? parsed.since ?? "?"),
-      ...(Number.isInteger(started) ? { started } : {}),
-      ...(typeof restart === "string" ? { restart } : {}),
-    } as LockInfo
-  } catch {
-    return null
-  }
-}
+/** Who holds the lock at `path` as its file says (null when absent, empty or damaged); the views read it too. */
+export const readHolder = readLockFile
 
 function staleReason(path: string, holder: LockInfo | null): string | null {
   if (!holder) {

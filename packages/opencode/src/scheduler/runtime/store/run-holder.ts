@@ -1,15 +1,27 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { z } from "zod"
-import { writeFileAtomicSync } from "./atomic"
-import { readHolder, type LockInfo } from "./lock"
+
+/** A lock file's content (store/lock.ts): its holder. */
+export interface LockInfo {
+  pid: number
+  host: string
+  at: string
+  token: string
+  /** What the holder is doing ("merge of T-1"), for the message of whoever waits. */
+  what?: string
+  /** The holder process's start time (`ProcessIdentity.started`): its pid alone may be another process's later. */
+  started?: number
+  /** The command that takes the holder's work up again if it dies (the run's resume command), for the views. */
+  restart?: string
+}
 
 /**
- * Which process carries the run, for the views: the store's lock names its holder while it holds the log
- * (pid, host, start time, and the command that resumes the run should it die); `holder.json` keeps a copy
- * that outlives the lock, so a run whose process closed the log and exited (a TUI quit) still names its
- * last holder and its resume command. Only the run's own process records itself here (the Orchestrator),
- * never a reader that opens the store for a moment (`aircoding run` folding the final state).
+ * Which process carries the run, as files say it (readers only: the TUI plugin loads this): the store's lock
+ * names its holder while it holds the log (pid, host, start time, and the command that resumes the run should
+ * it die); `holder.json` keeps a copy that outlives the lock, so a run whose process closed the log and exited
+ * (a TUI quit) still names its last holder and its resume command. Only the run's own process records itself
+ * there (Store.open with `runHolder`), never a reader that opens the store for a moment.
  */
 export namespace RunHolder {
   export const Schema = z.object({
@@ -31,7 +43,7 @@ export namespace RunHolder {
 
   /** The lock's holder now (null: no process holds the log). */
   export function current(stateDir: string): LockInfo | null {
-    return readHolder(lockPath(stateDir))
+    return readLockFile(lockPath(stateDir))
   }
 
   /** The last process that carried the run, as it recorded itself; undefined when none did (an older run, a test's log). */
@@ -44,18 +56,34 @@ export namespace RunHolder {
     }
   }
 
-  export function record(stateDir: string, info: LockInfo): void {
-    const data: Data = {
+  /** What holder.json keeps of a lock's holder. */
+  export function recordOf(info: LockInfo): Data {
+    return {
       pid: info.pid,
       host: info.host,
       at: info.at,
       ...(info.started !== undefined ? { started: info.started } : {}),
       ...(info.restart ? { restart: info.restart } : {}),
     }
-    try {
-      writeFileAtomicSync(recordPath(stateDir), JSON.stringify(data) + "\n", { backup: false })
-    } catch {
-      // For the views only: the run goes on without it (they fall back to the lock and the log).
-    }
+  }
+}
+
+/** Who holds the lock at `path` as its file says (null when absent, empty or damaged). */
+export function readLockFile(path: string): LockInfo | null {
+  try {
+    const parsed = JSON.parse(readFileSync(path, "utf8")) as Partial<LockInfo> & { since?: string }
+    if (typeof parsed.pid !== "number" || typeof parsed.host !== "string") return null
+    // `since` is how the merge lock named the time before it used this lock. A start time that is not a count
+    // of ticks judges nothing: the pid alone is judged then.
+    const { started, restart, ...rest } = parsed
+    return {
+      token: "",
+      ...rest,
+      at: String(parsed.at ?? parsed.since ?? "?"),
+      ...(Number.isInteger(started) ? { started } : {}),
+      ...(typeof restart === "string" ? { restart } : {}),
+    } as LockInfo
+  } catch {
+    return null
   }
 }

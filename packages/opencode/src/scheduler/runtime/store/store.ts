@@ -81,7 +81,7 @@ export class Store {
       timeoutMs: settings.lockTimeoutMs,
       ...(options.runHolder?.restart ? { restart: options.runHolder.restart } : {}),
     })
-    if (options.runHolder) RunHolder.record(dir, lock.info)
+    if (options.runHolder) recordHolder(dir, lock.info)
     try {
       const opened = load(dir, settings.verify)
       const store = new Store(dir, lock, settings, opened)
@@ -159,6 +159,15 @@ export class Store {
       this.fd = null
       this.lock.release()
     }
+  }
+}
+
+/** holder.json: the run's process as its lock names it, kept past the lock's release (RunHolder). */
+function recordHolder(dir: string, info: HeldLock["info"]): void {
+  try {
+    writeFileAtomicSync(RunHolder.recordPath(dir), JSON.stringify(RunHolder.recordOf(info)) + "\n", { backup: false })
+  } catch {
+    // For the views only: the run goes on without it (they fall back to the lock and the log).
   }
 }
 
