@@ -11,6 +11,7 @@ import { JsonLines } from "./scheduler/runtime/store/jsonl"
 import { CoordinatorTools } from "./tool/coordinator"
 import { resolveLang } from "./read/words"
 import { TuiBridge } from "./tui/bridge"
+import { TuiView } from "./tui/view"
 
 /**
  * AirCoding inside OpenCode. The engine loads this module once per instance (one per directory: the
@@ -41,7 +42,7 @@ function announce(input: Parameters<Plugin>[0]): void {
   const message = Orchestrators.forRoot(input.directory).whereItStands()
   if (!message) return
   for (const delay of [3_000, 12_000])
-    setTimeout(() => void input.client.tui.showToast({ body: { message, variant: "info", duration: 20_000 } }).catch(() => undefined), delay).unref?.()
+    setTimeout(() => void input.client.tui.showToast({ body: { message: TuiView.toastText(message), variant: "info", duration: 20_000 } }).catch(() => undefined), delay).unref?.()
 }
 
 const server: Plugin = async (input) => {
@@ -90,7 +91,8 @@ const server: Plugin = async (input) => {
           event,
           () => Orchestrators.forRoot(input.directory),
           () => resolveLang(input.directory),
-          (message, variant) => input.client.tui.showToast({ body: { message, variant } }),
+          // The server does not know the terminal's width: lines for the toast of an 80-column terminal (54 columns).
+          (message, variant) => input.client.tui.showToast({ body: { message: TuiView.toastText(message), variant } }),
         )
       Orchestrators.observe(input.directory, event)
     },

@@ -6,7 +6,7 @@ import { isBookkeepingGate, isShippedGate, SHIPPED_GATE_IDS } from "./gate-descr
 import type { RunData } from "./run-data"
 import { runStatus, waitingFor as waitingForState, type RunWord, type Waiting as RunWaiting } from "./run-status"
 import { failureText, faultText, gateFacts, gateLabel as gateWord, gateRunOf, type GateFacts } from "./gate-words"
-import { list, t, tOr, type Key, type Lang } from "./words"
+import { list, t, tCount, tOr, type Key, type Lang } from "./words"
 import { GateProgress } from "./gate-progress"
 import type { CheckReuse } from "./check-reuse"
 import { durationText } from "./duration"
@@ -464,17 +464,17 @@ export namespace RunView {
   /** "test ✓ reused (20 tests, 1m15s saved)"; without the count when the reuse holds no test result (an analysis). */
   export function reusedText(lang: Lang, what: string, reused: { tests: number; savedMs: number }): string {
     return reused.tests > 0
-      ? t(lang, "gates.reused", { gate: what, tests: reused.tests, saved: duration(reused.savedMs) })
+      ? tCount(lang, "gates.reused", reused.tests, { gate: what, tests: reused.tests, saved: duration(reused.savedMs) })
       : t(lang, "gates.reusedSaved", { gate: what, saved: duration(reused.savedMs) })
   }
 
   /**
    * "baseline ✓ reused (…)", "final check ✓ reused (…)": the run's own checks that ran nothing. `short`
-   * leaves the counts out (a 36-column sidebar; the status has them).
+   * leaves the test count out (a 36-column sidebar; the status has it) but keeps the time saved.
    */
   export function reusedCheckLines(lang: Lang, v: Pick<Status, "reusedChecks">, short = false): string[] {
     const checks = v.reusedChecks ?? {}
-    const line = (what: string, reuse: CheckReuse.Reuse) => (short ? t(lang, "gates.reusedShort", { gate: what }) : reusedText(lang, what, reuse))
+    const line = (what: string, reuse: CheckReuse.Reuse) => (short ? t(lang, "gates.reusedSaved", { gate: what, saved: duration(reuse.savedMs) }) : reusedText(lang, what, reuse))
     return [
       ...(checks.baseline ? [line(t(lang, "check.baseline"), checks.baseline)] : []),
       ...(checks.final ? [line(t(lang, "check.final"), checks.final)] : []),
@@ -523,6 +523,19 @@ export namespace RunView {
       w += cw
     }
     return out + "…"
+  }
+
+  /** The longest start of text that fits `width` columns (at least one character, so a loop over it ends). */
+  function fit(text: string, width: number): string {
+    let out = ""
+    let w = 0
+    for (const ch of text) {
+      const cw = wide(ch.codePointAt(0)!) ? 2 : 1
+      if (w + cw > width && out) break
+      out += ch
+      w += cw
+    }
+    return out
   }
 
   export function pad(text: string, width: number): string {
@@ -613,9 +626,12 @@ export namespace RunView {
       }
       if (line.trim()) out.push(line.trimEnd())
       line = indent + (/^\s+$/.test(token) ? "" : token)
-      while (displayWidth(line) > width) {
-        out.push(truncate(line, width))
-        line = indent + line.slice(truncate(line, width).length - 1)
+      // A word longer than the line (a path, a URL) is broken where the line ends, and goes on on the next line:
+      // nothing of it is lost, and no "…" says it was cut, because it was not.
+      while (displayWidth(line) > width && width > displayWidth(indent)) {
+        const head = fit(line, width)
+        out.push(head)
+        line = indent + line.slice(head.length)
       }
     }
     if (line.trim()) out.push(line.trimEnd())

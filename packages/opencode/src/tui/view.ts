@@ -114,6 +114,20 @@ export namespace TuiView {
 
   export type Toast = { message: string; variant: "info" | "success" | "warning" | "error" }
 
+  /**
+   * A toast's message with its lines broken here, at spaces, to fit the engine's toast: a box at most 60 columns
+   * wide (less on a narrow terminal: width − 6), 2 columns of padding and a border on each side. Left to the
+   * engine, its word wrap breaks at "/" too, and a path came out as "… /" over "tmp/…"; broken here, a path starts
+   * its own line and stays whole when it fits one.
+   */
+  export function toastText(message: string, terminalWidth = 80): string {
+    const inner = Math.max(20, Math.min(60, terminalWidth - 6) - 6)
+    return message
+      .split("\n")
+      .flatMap((line) => (line.trim() ? RunView.wrap(line, inner) : [""]))
+      .join("\n")
+  }
+
   /** Milestones, merges and blocks between two states of the same run: one toast each. */
   export function toasts(prev: SchedulerState, next: SchedulerState, lang: Lang): Toast[] {
     // Only a newer state speaks: a re-read log (or a fold that is behind) never repeats a toast already shown.
