@@ -82,7 +82,8 @@ export class RunHub {
     return {
       view,
       graph: RunView.graph(state),
-      waiting: view.waitingFor.map((w) => RunView.waitingText(this.lang, w)),
+      // The baseline or the final check running now comes first, with its step, count and time (like a task's gates).
+      waiting: [...(view.checks ?? []).map((c) => RunView.checkProgressText(this.lang, c)), ...view.waitingFor.map((w) => RunView.waitingText(this.lang, w))],
       budgets: RunView.budgetLines(this.lang, view),
       progress: Object.fromEntries(view.tasks.flatMap((t) => (t.progress ? [[t.id, RunView.progressText(this.lang, t.progress)]] : []))),
       gateLines: Object.fromEntries(view.tasks.map((t) => [t.id, RunView.gatesText(this.lang, t.gates)])),

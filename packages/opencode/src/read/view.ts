@@ -611,7 +611,11 @@ export namespace RunView {
     lines.push("", t(lang, "waiting.heading"))
     for (const r of v.retries ?? []) lines.push(truncate("- " + retryText(lang, r), W))
     const titles = new Map(v.tasks.map((task) => [task.id, task.title]))
-    for (const w of v.waitingFor) lines.push(...wrap("- " + waitingText(lang, w, titles), W, "  ").slice(0, 4))
+    for (const w of v.waitingFor) {
+      // The resume command on a line of its own, whole (never wrapped or cut): it is typed, or copied, as it stands.
+      if (w.kind === "interrupted") lines.push(...wrap("- " + t(lang, "waiting.interrupted.lead"), W, "  "), `    ${w.resume}`)
+      else lines.push(...wrap("- " + waitingText(lang, w, titles), W, "  ").slice(0, 4))
+    }
     return lines.join("\n") + "\n"
   }
 

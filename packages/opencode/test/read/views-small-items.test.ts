@@ -5,6 +5,8 @@ import { RunView } from "../../src/read/view"
 import { GateProgress } from "../../src/read/gate-progress"
 import { tCount } from "../../src/read/words"
 import { TuiView } from "../../src/tui/view"
+import { transition } from "../../src/scheduler/core/machine"
+import { initialState } from "../../src/scheduler/core/state"
 
 /**
  * Issue 39's small items and the progress of the run's own checks: counts read right in both languages, a toast
@@ -71,6 +73,26 @@ describe("the baseline and the final check show their progress like a task's gat
       const final = RunView.build({ state, progress: { _final: file("final") }, now: "2026-11-29T09:01:00.000Z" })
       expect(RunView.render(final, "en", 100)).toMatch(/^final check: build \[3\/10\] 30% · 1m00s · /m)
       expect(RunView.build({ state, progress: {}, now: "2026-11-29T09:01:00.000Z" }).checks).toBeUndefined()
+    } finally {
+      cleanup()
+    }
+  })
+})
+
+describe("a merge build shows its progress under the task it merges", () => {
+  test("the task merging, its build's step, count and time in the status and the sidebar", () => {
+    const { root, cleanup } = copyFixture()
+    try {
+      const entries = RunData.load(root).entries
+      const n = entries.findIndex((e) => e.event.type === "merge.started") + 1
+      // The state right after T-1's merge started: fold the log's first n events.
+      const cut = entries.slice(0, n)
+      const state = cut.reduce((s, e) => (e.refused ? s : (transition(s, e.event) as { state: typeof s }).state), initialState())
+      expect(state.tasks.find((t) => t.id === "T-1")?.status).toBe("merging")
+      const progress = { "T-1": { taskId: "T-1", gate: "build", command: "cmake --build build", startedAt: "2026-11-29T09:03:00.000Z", updatedAt: "2026-11-29T09:03:02.000Z", done: 7, total: 9, percent: 77, step: "Linking CXX executable calc_tests" } }
+      const v = RunView.build({ state, progress, now: "2026-11-29T09:03:27.000Z" })
+      expect(v.tasks.find((t) => t.id === "T-1")?.progress).toMatchObject({ done: 7, total: 9, elapsedMs: 27_000 })
+      expect(RunView.render(v, "en", 100)).toMatch(/^  T-1: build \[7\/9\] 77% · 27s · Linking CXX executable calc_tests$/m)
     } finally {
       cleanup()
     }
