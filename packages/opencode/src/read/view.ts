@@ -220,7 +220,8 @@ export namespace RunView {
       waitingFor: resume ? [...run.waitingFor.filter((w) => w.kind === "question"), { kind: "interrupted", resume }] : run.waitingFor,
       questions: state.questions.map((q) => ({ questionId: q.questionId, taskId: q.taskId, text: q.text })),
       ...(state.deploy ? { deploy: DeployLines.of(state) } : {}),
-      retries: retries(input.entries ?? [], nowMs),
+      // A dead process retries nothing.
+      retries: interrupted ? [] : retries(input.entries ?? [], nowMs),
       ...(input.reusedChecks && (input.reusedChecks.baseline || input.reusedChecks.final) ? { reusedChecks: input.reusedChecks } : {}),
       ...(checks.length ? { checks } : {}),
     }
