@@ -27,8 +27,10 @@ export namespace RunLiveness {
 
   export function of(root: string): Process {
     const dir = RunData.stateDir(root)
-    const holder = RunHolder.current(dir) ?? RunHolder.last(dir) ?? null
-    const resume = RunHolder.current(dir)?.restart ?? RunHolder.last(dir)?.restart ?? defaultResume(root)
+    const lock = RunHolder.current(dir)
+    const last = RunHolder.last(dir)
+    const holder = lock ?? last ?? null
+    const resume = lock?.restart ?? last?.restart ?? defaultResume(root)
     if (!holder) return { state: "unknown", pid: null, resume }
     return { state: ProcessIdentity.judge(holder) === "gone" ? "gone" : "live", pid: holder.pid, resume }
   }
