@@ -22,7 +22,8 @@ last gate results; the budgets spent and left; and what the run waits for (your 
 confirmation, running sessions, the merge queue…). A run whose process is gone (killed, or the TUI
 quit) is "interrupted", with the command that resumes it. Read-only: it never changes the run (it only
 removes progress files a process that is gone left behind).
-  --json        print the status as JSON (kind "aircoding.status")
+  --json        print the status as JSON (kind "aircoding.status"; an interrupted run has "status":
+                "interrupted" and "resume": the command that resumes it)
   --lang LANG   en or zh-CN (default: "language" in .air/shared/config.json; auto → en)
 Exit codes: 0 shown, 1 no run, unreadable state or a usage error.
 `
