@@ -12,6 +12,7 @@ import { CoordinatorTools } from "./tool/coordinator"
 import { resolveLang } from "./read/words"
 import { TuiBridge } from "./tui/bridge"
 import { Launcher } from "./engine/launcher"
+import { TuiView } from "./tui/view"
 
 /**
  * AirCoding inside OpenCode. The engine loads this module once per instance (one per directory: the
@@ -42,7 +43,7 @@ function announce(input: Parameters<Plugin>[0]): void {
   const message = Orchestrators.forRoot(input.directory).whereItStands()
   if (!message) return
   for (const delay of [3_000, 12_000])
-    setTimeout(() => void input.client.tui.showToast({ body: { message, variant: "info", duration: 20_000 } }).catch(() => undefined), delay).unref?.()
+    setTimeout(() => void input.client.tui.showToast({ body: { message: TuiView.toastText(message), variant: "info", duration: 20_000 } }).catch(() => undefined), delay).unref?.()
 }
 
 /** Once per engine process: it ends when the aircoding process that launched it is gone (engine/launcher.ts). */
@@ -103,7 +104,8 @@ const server: Plugin = async (input) => {
           event,
           () => Orchestrators.forRoot(input.directory),
           () => resolveLang(input.directory),
-          (message, variant) => input.client.tui.showToast({ body: { message, variant } }),
+          // The server does not know the terminal's width: lines for the toast of an 80-column terminal (54 columns).
+          (message, variant) => input.client.tui.showToast({ body: { message: TuiView.toastText(message), variant } }),
         )
       Orchestrators.observe(input.directory, event)
     },

@@ -35,6 +35,15 @@ export namespace Launch {
   }
 
   /**
+   * The command that resumes a headless run in `dir` as it was started (its --scripted scenario, its --yes):
+   * the engine records it with the run (AIRCODING_RESUME_COMMAND → the store's lock), and `aircoding status`
+   * prints it for a run whose process is gone.
+   */
+  export function resumeCommand(dir: string, opts: { scripted?: string; yes?: boolean } = {}, env: NodeJS.ProcessEnv = process.env): string {
+    return [command(env), "run", dir, "--resume", ...(opts.yes ? ["--yes"] : []), ...(opts.scripted ? ["--scripted", resolve(opts.scripted)] : [])].map(shellWord).join(" ")
+  }
+
+  /**
    * Without a model of the user's choosing the engine would pick one itself, over the network (offline it
    * spins for a minute before "Cannot connect to API"): say so before anything opens, with the fix. The
    * demo hint names the project folder: without it the TUI would open wherever the command is typed.

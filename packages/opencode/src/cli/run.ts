@@ -81,7 +81,11 @@ export async function headlessRun(
   const silenceMs = Settings.load(dir, { ...process.env, ...opts.extra }).inactivityMs
   const prepared = await Launch.prepare(dir, {
     scripted: opts.scripted,
-    extra: { ...(opts.yes ? { AIRCODING_AUTO_CONFIRM: "1" } : {}), ...opts.extra },
+    extra: {
+      ...(opts.yes ? { AIRCODING_AUTO_CONFIRM: "1" } : {}),
+      AIRCODING_RESUME_COMMAND: Launch.resumeCommand(dir, { scripted: opts.scripted, yes: opts.yes }),
+      ...opts.extra,
+    },
   })
   const stop = opts.progress === false ? () => {} : followProgress(dir)
   // The Scheduler's state, not Main's turn, decides when the process ends.

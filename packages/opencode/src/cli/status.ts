@@ -7,6 +7,7 @@ import { readStatus } from "../read/status-read"
 import { RunData } from "../read/run-data"
 import { RunView, renderStatus } from "../read/view"
 import { statusText } from "../read/status-text"
+import { sweepStaleProgress } from "../scheduler/runtime/gates/progress"
 
 export { renderStatus, statusText }
 
@@ -18,8 +19,11 @@ Usage:
 Reads the run in dir (default: .) from .air/local/state/events.jsonl (or the snapshot when there is
 no log) and shows: each task's state, the session working on it, elapsed time, attempts and its
 last gate results; the budgets spent and left; and what the run waits for (your answer, your
-confirmation, running sessions, the merge queue…). Read-only: it never changes the run.
-  --json        print the status as JSON (kind "aircoding.status")
+confirmation, running sessions, the merge queue…). A run whose process is gone (killed, or the TUI
+quit) is "interrupted", with the command that resumes it. Read-only: it never changes the run (it only
+removes progress files a process that is gone left behind).
+  --json        print the status as JSON (kind "aircoding.status"; an interrupted run has "status":
+                "interrupted" and "resume": the command that resumes it)
   --lang LANG   en or zh-CN (default: "language" in .air/shared/config.json; auto → en)
 Exit codes: 0 shown, 1 no run, unreadable state or a usage error.
 `
@@ -52,6 +56,8 @@ async function status(argv: string[]): Promise<number> {
   }
   const now = loaded.state.finished ? undefined : new Date().toISOString()
   const view = readStatus(root, loaded.state, loaded.entries, now)
+  // Whoever finds a dead process's progress files removes them (only those naming their writer: it is judged gone).
+  sweepStaleProgress(root)
   if (values.json) process.stdout.write(JSON.stringify(view, null, 2) + "\n")
   else process.stdout.write(RunView.render(view, lang, process.stdout.isTTY ? Math.max(80, process.stdout.columns ?? 80) : 80))
   return 0

@@ -21,7 +21,7 @@ export async function tui(dirArg: string | undefined, opts: { scripted?: string 
   try {
     const engine = await Proc.run(Paths.opencodeBinary(), [dir], {
       cwd: dir,
-      env: { ...prepared.env, ...LaunchConfig.tuiEnvironment(prepared.env), PWD: dir, AIRCODING_RESUME_ON_START: "1", AIRCODING_INTERACTIVE: "1" },
+      env: { ...prepared.env, ...LaunchConfig.tuiEnvironment(prepared.env), PWD: dir, AIRCODING_RESUME_ON_START: "1", AIRCODING_INTERACTIVE: "1", AIRCODING_RESUME_COMMAND: Launch.reopenCommand(dir, opts.scripted) },
       terminal: true,
     })
     if (engine.spawnError) throw new LaunchError(`the OpenCode engine ${Paths.opencodeBinary()} could not start (${engine.spawnError}); \`aircoding doctor\` checks the install`)

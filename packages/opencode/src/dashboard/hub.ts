@@ -40,6 +40,8 @@ export class RunHub {
   private timer?: ReturnType<typeof setInterval>
   private snapshot?: ReturnType<typeof RunData.readSnapshot>
   private quiet = 0
+  /** The view last sent: whether it moves with the clock alone (RunView.moves). */
+  private lastView?: Pick<RunView.Status, "status" | "retries">
 
   constructor(
     readonly root: string,
@@ -76,10 +78,12 @@ export class RunHub {
     const state = this.state()
     const now = state.finished ? undefined : new Date().toISOString()
     const view = readStatus(this.root, state, this.follower.entries, now)
+    this.lastView = view
     return {
       view,
       graph: RunView.graph(state),
-      waiting: view.waitingFor.map((w) => RunView.waitingText(this.lang, w)),
+      // The baseline or the final check running now comes first, with its step, count and time (like a task's gates).
+      waiting: [...(view.checks ?? []).map((c) => RunView.checkProgressText(this.lang, c)), ...view.waitingFor.map((w) => RunView.waitingText(this.lang, w))],
       budgets: RunView.budgetLines(this.lang, view),
       progress: Object.fromEntries(view.tasks.flatMap((t) => (t.progress ? [[t.id, RunView.progressText(this.lang, t.progress)]] : []))),
       gateLines: Object.fromEntries(view.tasks.map((t) => [t.id, RunView.gatesText(this.lang, t.gates)])),
@@ -124,7 +128,7 @@ export class RunHub {
     }
     // A running gate moves without events: its progress is sent about once a second while a task is in its gates.
     if (added.length === 0) {
-      if (!this.state().tasks.some((t) => t.status === "gating") || ++this.quiet * this.pollMs < 1000) return
+      if (!RunView.moves(this.state(), this.lastView ?? { status: "running" }) || ++this.quiet * this.pollMs < 1000) return
       this.quiet = 0
     }
     this.broadcast({ kind: "update", data: { ...this.current(), events: added.map((entry) => this.pageEvent(entry)) } })

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { z } from "zod"
+import { ProcessIdentity } from "../scheduler/runtime/store/process-identity"
 
 /**
  * A running gate's progress, for the views: the runtime writes one small file per task while a build or
@@ -22,8 +23,20 @@ export namespace GateProgress {
     percent: z.number().nullable(),
     /** The last line of output that says what the tool is at, cut to one short line. */
     step: z.string(),
+    /**
+     * The process that writes the file (and removes it when the command ends): a file whose writer is gone is
+     * left over from a kill, not a command running (src/read/run-liveness.ts). Absent in files of older versions.
+     */
+    writer: ProcessIdentity.Schema.optional(),
   })
   export type File = z.infer<typeof File>
+
+  /**
+   * The run's own checks publish their progress as a task's gates do, under these ids (never a task id: task
+   * ids start with a letter or a digit): the baseline before the first task, the final check after the last merge.
+   */
+  export const CHECK_IDS = { baseline: "_baseline", final: "_final" } as const
+  export type Check = keyof typeof CHECK_IDS
 
   export function dir(root: string): string {
     return join(root, ".air", "local", "state", "progress")

@@ -26,6 +26,8 @@ export type Waiting =
   | { kind: "mergeQueue"; taskIds: string[] }
   | { kind: "ready"; taskIds: string[] }
   | { kind: "deploy"; targets: string[] }
+  /** The run's process is gone (a kill, a quit): nothing runs until this command resumes it (views only, src/read/run-liveness.ts). */
+  | { kind: "interrupted"; resume: string }
 
 type RunStatus = {
   word: RunWord

@@ -5,8 +5,12 @@ import { RunData } from "./run-data"
 import { RunView } from "./view"
 import { GateProgress } from "./gate-progress"
 import { CheckReuse } from "./check-reuse"
+import { RunLiveness } from "./run-liveness"
 
-/** The status view of a run on disk: the fold of its log plus what evidence/ and requests.jsonl hold. */
+/**
+ * The status view of a run on disk: the fold of its log plus what evidence/ and requests.jsonl hold, and whether
+ * its process still runs (RunLiveness: a run whose process is gone is "interrupted", its leftovers ignored).
+ */
 export function readStatus(
   root: string,
   state: SchedulerState,
@@ -16,6 +20,7 @@ export function readStatus(
   const gateReports: Record<string, RunData.GateReportFile | null> = {}
   // The gate run the state knows of: a directory beyond it belongs to a later moment than the log shows.
   for (const rt of state.tasks) gateReports[rt.id] = RunData.lastGateReport(root, rt.id, rt.gateRuns)
+  const run = RunLiveness.of(root)
   return RunView.build({
     state,
     entries,
@@ -23,14 +28,15 @@ export function readStatus(
     modelRequests: Usage.byAgent(root),
     requestsBySession: Usage.bySession(root),
     now,
-    ...jobsOf(root),
-    progress: GateProgress.readAll(root),
+    ...jobsOf(root, run),
+    progress: RunLiveness.liveProgress(GateProgress.readAll(root), run),
+    process: run,
     reusedChecks: CheckReuse.read(root, state),
   })
 }
 
 /** The run's job budget, when jobs.json is there. */
-function jobsOf(root: string): { jobs?: JobsFile.Data } {
+function jobsOf(root: string, run: RunLiveness.Process): { jobs?: JobsFile.Data } {
   const jobs = JobsFile.read(root)
-  return jobs ? { jobs } : {}
+  return jobs ? { jobs: RunLiveness.liveJobs(jobs, run) } : {}
 }

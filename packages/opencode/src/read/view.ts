@@ -6,8 +6,8 @@ import { isBookkeepingGate, isShippedGate, SHIPPED_GATE_IDS } from "./gate-descr
 import type { RunData } from "./run-data"
 import { runStatus, waitingFor as waitingForState, type RunWord, type Waiting as RunWaiting } from "./run-status"
 import { failureText, faultText, gateFacts, gateLabel as gateWord, gateRunOf, type GateFacts } from "./gate-words"
-import { list, t, tOr, type Key, type Lang } from "./words"
-import type { GateProgress } from "./gate-progress"
+import { list, t, tCount, tOr, type Key, type Lang } from "./words"
+import { GateProgress } from "./gate-progress"
 import type { CheckReuse } from "./check-reuse"
 import { durationText } from "./duration"
 
@@ -57,13 +57,21 @@ export namespace RunView {
   /** A running build or test: its step, the tool's count or percentage, and the time since it started. */
   export type Progress = { gate: string; command: string; step: string; done: number | null; total: number | null; percent: number | null; elapsedMs: number; updatedAt: string }
 
+  /** The baseline's or the final check's command running now, with its progress as a task's gates show it. */
+  export type CheckProgress = Progress & { check: GateProgress.Check }
+
   export type Waiting = RunWaiting
 
   export type Status = {
     kind: "aircoding.status"
     version: 1
-    /** The one run status word (src/read/run-status.ts). */
-    status: RunWord | "error"
+    /**
+     * The one run status word (src/read/run-status.ts), or "interrupted": the log says the run is at work but
+     * its process is gone (src/read/run-liveness.ts), so nothing runs until `resume` is typed.
+     */
+    status: RunWord | "interrupted" | "error"
+    /** The command that resumes an interrupted run; absent otherwise. */
+    resume?: string
     runId: string | null
     /** The Scheduler's stage: a detail for tools, not shown as a second status. */
     stage: string
@@ -93,6 +101,8 @@ export namespace RunView {
     retries?: Retry[]
     /** Set when the run's baseline or its final check reused a recorded result instead of building and testing. */
     reusedChecks?: CheckReuse.Checks
+    /** The baseline or the final check running now (absent when neither runs). */
+    checks?: CheckProgress[]
   }
 
   export type Retry = { taskId: string | null; role: string | null; nextAt: string }
@@ -113,6 +123,19 @@ export namespace RunView {
     progress?: Record<string, GateProgress.File>
     /** The baseline's and the final check's reuses (src/read/check-reuse.ts). */
     reusedChecks?: CheckReuse.Checks
+    /** Whether the run's process still runs (src/read/run-liveness.ts); absent: the log is trusted as it is. */
+    process?: { state: "live" | "gone" | "unknown"; resume: string }
+  }
+
+  /**
+   * The log says the run is at work (or its final check has not ended) while its process is gone. A run that
+   * waits for the user, is paused or has ended says so truthfully without a process.
+   */
+  export function isInterrupted(state: SchedulerState, process: Input["process"]): boolean {
+    if (process?.state !== "gone" || state.stage === "idle") return false
+    if (state.finished) return state.finalCheck === null
+    const word = runStatus(state).word
+    return word === "running" || word === "planning"
   }
 
   const TERMINAL = new Set(["merged", "blocked", "invalidated"])
@@ -121,7 +144,9 @@ export namespace RunView {
     const { state } = input
     const nodes = new Map((state.graph?.tasks ?? []).map((n) => [n.id, n]))
     const sessions = sessionsByTask(input.entries ?? [], input.requestsBySession)
-    const nowMs = Date.parse(input.now ?? state.lastAt ?? "") || null
+    const interrupted = isInterrupted(state, input.process)
+    // Nothing has moved since the process died: times stop at its last event instead of climbing with the clock.
+    const nowMs = Date.parse((interrupted ? undefined : input.now) ?? state.lastAt ?? "") || null
     const config = state.config
     const tasks: Task[] = state.tasks.map((rt) => {
       const node = nodes.get(rt.id)
@@ -151,16 +176,25 @@ export namespace RunView {
           : null,
         merged: rt.merged,
         waitingOn: rt.waitingOn,
-        progress: rt.status === "gating" ? progressOf(input.progress?.[rt.id], input.now) : null,
+        // A task's gates, or its merge build (the same commands, on the integration head), running now.
+        progress: !interrupted && (rt.status === "gating" || rt.status === "merging") ? progressOf(input.progress?.[rt.id], input.now) : null,
       }
     })
     const byAgent = input.modelRequests ?? {}
+    const checks: CheckProgress[] = interrupted
+      ? []
+      : (Object.keys(GateProgress.CHECK_IDS) as GateProgress.Check[]).flatMap((check) => {
+          const progress = progressOf(input.progress?.[GateProgress.CHECK_IDS[check]], input.now)
+          return progress ? [{ check, ...progress }] : []
+        })
     const run = runStatus(state)
-    const status: Status["status"] = run.word
+    const status: Status["status"] = interrupted ? "interrupted" : run.word
+    const resume = interrupted ? input.process!.resume : undefined
     return {
       kind: "aircoding.status",
       version: 1,
       status,
+      ...(resume ? { resume } : {}),
       runId: state.runId,
       stage: state.stage,
       requirement: state.requirement,
@@ -174,7 +208,7 @@ export namespace RunView {
         stallRetries: config?.stallRetries ?? null,
         concurrency: config?.concurrency ?? null,
         wallClockMs: config?.wallClockMs ?? null,
-        active: state.active.length,
+        active: interrupted ? 0 : state.active.length,
         perTask: state.tasks.map((rt) => ({ id: rt.id, repairs: rt.repairs, left: config ? Math.max(0, config.repairBudget - rt.repairs) : null })),
         modelRequests: { total: Object.values(byAgent).reduce((a, b) => a + b, 0), byAgent },
         runBudgetSpent: state.runBudgetSpent,
@@ -182,12 +216,26 @@ export namespace RunView {
           ? { jobs: { size: input.jobs.size, inUse: input.jobs.inUse, waiting: input.jobs.waiting, peakInUse: input.jobs.peakInUse, timeoutMs: input.jobs.timeout?.ms ?? null } }
           : {}),
       },
-      waitingFor: run.waitingFor,
+      // An interrupted run waits for nobody's work but the person's: its questions, then the resume command.
+      waitingFor: resume ? [...run.waitingFor.filter((w) => w.kind === "question"), { kind: "interrupted", resume }] : run.waitingFor,
       questions: state.questions.map((q) => ({ questionId: q.questionId, taskId: q.taskId, text: q.text })),
       ...(state.deploy ? { deploy: DeployLines.of(state) } : {}),
-      retries: retries(input.entries ?? [], nowMs),
+      // A dead process retries nothing.
+      retries: interrupted ? [] : retries(input.entries ?? [], nowMs),
       ...(input.reusedChecks && (input.reusedChecks.baseline || input.reusedChecks.final) ? { reusedChecks: input.reusedChecks } : {}),
+      ...(checks.length ? { checks } : {}),
     }
+  }
+
+  /**
+   * Whether the view changes with the clock alone (no event): a gate, a merge build, the baseline or the final
+   * check may be running, whose progress file moves and whose time ticks; or a model call waits for its retry.
+   * The TUI and the dashboard read the run again every second while it does.
+   */
+  export function moves(state: SchedulerState, v: Pick<Status, "status" | "retries">): boolean {
+    if (v.retries?.length) return true
+    if (v.status === "interrupted") return false
+    return state.active.length > 0 || state.baseline?.status === "running" || (state.finished !== null && state.finalCheck === null)
   }
 
   /**
@@ -289,6 +337,11 @@ export namespace RunView {
     return [head, duration(p.elapsedMs), p.step].filter(Boolean).join(" · ")
   }
 
+  /** "baseline: build [3/10] 30% · 12s · Building CXX object …": the run's own check in one line, as a task's gates. */
+  export function checkProgressText(lang: Lang, c: CheckProgress): string {
+    return `${t(lang, `check.${c.check}`)}: ${progressText(lang, c)}`
+  }
+
   function elapsed(rt: TaskRuntime, nowMs: number | null): number | null {
     const start = rt.history.find((h) => h.from === "pending" && h.to !== "pending" && h.to !== "invalidated" && h.to !== "blocked")
     if (!start) return null
@@ -369,6 +422,8 @@ export namespace RunView {
         return t(lang, "waiting.mergeQueue", { ids: w.taskIds.join(", ") })
       case "ready":
         return t(lang, "waiting.ready", { ids: w.taskIds.join(", ") })
+      case "interrupted":
+        return t(lang, "waiting.interrupted", { command: w.resume })
     }
   }
 
@@ -410,17 +465,17 @@ export namespace RunView {
   /** "test ✓ reused (20 tests, 1m15s saved)"; without the count when the reuse holds no test result (an analysis). */
   export function reusedText(lang: Lang, what: string, reused: { tests: number; savedMs: number }): string {
     return reused.tests > 0
-      ? t(lang, "gates.reused", { gate: what, tests: reused.tests, saved: duration(reused.savedMs) })
+      ? tCount(lang, "gates.reused", reused.tests, { gate: what, tests: reused.tests, saved: duration(reused.savedMs) })
       : t(lang, "gates.reusedSaved", { gate: what, saved: duration(reused.savedMs) })
   }
 
   /**
    * "baseline ✓ reused (…)", "final check ✓ reused (…)": the run's own checks that ran nothing. `short`
-   * leaves the counts out (a 36-column sidebar; the status has them).
+   * leaves the test count out (a 36-column sidebar; the status has it) but keeps the time saved.
    */
   export function reusedCheckLines(lang: Lang, v: Pick<Status, "reusedChecks">, short = false): string[] {
     const checks = v.reusedChecks ?? {}
-    const line = (what: string, reuse: CheckReuse.Reuse) => (short ? t(lang, "gates.reusedShort", { gate: what }) : reusedText(lang, what, reuse))
+    const line = (what: string, reuse: CheckReuse.Reuse) => (short ? t(lang, "gates.reusedSaved", { gate: what, saved: duration(reuse.savedMs) }) : reusedText(lang, what, reuse))
     return [
       ...(checks.baseline ? [line(t(lang, "check.baseline"), checks.baseline)] : []),
       ...(checks.final ? [line(t(lang, "check.final"), checks.final)] : []),
@@ -469,6 +524,19 @@ export namespace RunView {
       w += cw
     }
     return out + "…"
+  }
+
+  /** The longest start of text that fits `width` columns (at least one character, so a loop over it ends). */
+  function fit(text: string, width: number): string {
+    let out = ""
+    let w = 0
+    for (const ch of text) {
+      const cw = wide(ch.codePointAt(0)!) ? 2 : 1
+      if (w + cw > width && out) break
+      out += ch
+      w += cw
+    }
+    return out
   }
 
   export function pad(text: string, width: number): string {
@@ -535,6 +603,7 @@ export namespace RunView {
         if (task.waitingOn) lines.push(truncate(`  ${task.id}: ${t(lang, "tasks.waitsOn", { what: task.waitingOn })}`, W))
       }
     }
+    for (const c of v.checks ?? []) lines.push(truncate(checkProgressText(lang, c), W))
     for (const line of reusedCheckLines(lang, v)) lines.push(truncate(line, W))
     const deploy = DeployLines.section(lang, v.deploy)
     if (deploy.length) lines.push("", ...deploy)
@@ -543,7 +612,11 @@ export namespace RunView {
     lines.push("", t(lang, "waiting.heading"))
     for (const r of v.retries ?? []) lines.push(truncate("- " + retryText(lang, r), W))
     const titles = new Map(v.tasks.map((task) => [task.id, task.title]))
-    for (const w of v.waitingFor) lines.push(...wrap("- " + waitingText(lang, w, titles), W, "  ").slice(0, 4))
+    for (const w of v.waitingFor) {
+      // The resume command on a line of its own, whole (never wrapped or cut): it is typed, or copied, as it stands.
+      if (w.kind === "interrupted") lines.push(...wrap("- " + t(lang, "waiting.interrupted.lead"), W, "  "), `    ${w.resume}`)
+      else lines.push(...wrap("- " + waitingText(lang, w, titles), W, "  ").slice(0, 4))
+    }
     return lines.join("\n") + "\n"
   }
 
@@ -558,9 +631,12 @@ export namespace RunView {
       }
       if (line.trim()) out.push(line.trimEnd())
       line = indent + (/^\s+$/.test(token) ? "" : token)
-      while (displayWidth(line) > width) {
-        out.push(truncate(line, width))
-        line = indent + line.slice(truncate(line, width).length - 1)
+      // A word longer than the line (a path, a URL) is broken where the line ends, and goes on on the next line:
+      // nothing of it is lost, and no "…" says it was cut, because it was not.
+      while (displayWidth(line) > width && width > displayWidth(indent)) {
+        const head = fit(line, width)
+        out.push(head)
+        line = indent + line.slice(head.length)
       }
     }
     if (line.trim()) out.push(line.trimEnd())

@@ -54,6 +54,7 @@ const en = {
   "status.running": "running",
   "status.idle": "idle",
   "status.paused": "paused",
+  "status.interrupted": "interrupted",
   "state.pending": "pending",
   "state.running": "running",
   "state.gating": "gating",
@@ -77,9 +78,9 @@ const en = {
   "tasks.waitsOn": "waits on {what}",
   "gates.none": "—",
   "gates.reused": "{gate} ✓ reused ({tests} tests, {saved} saved)",
+  "gates.reused.one": "{gate} ✓ reused (1 test, {saved} saved)",
   // a reuse with no test result in it (an analysis), and the run's own checks when they reused a result
   "gates.reusedSaved": "{gate} ✓ reused ({saved} saved)",
-  "gates.reusedShort": "{gate} ✓ reused",
   "check.baseline": "baseline",
   "check.final": "final check",
   "budgets.heading": "Budgets",
@@ -102,6 +103,8 @@ const en = {
   "waiting.question": "your answer to {questionId}: {text}",
   "waiting.paused": "the run is paused: resume it to start new tasks",
   "waiting.baseline": "the baseline: the integration branch is built and tested before the first task",
+  "waiting.interrupted": "you to resume it: its process is gone (killed or quit) and nothing runs. Resume with: {command}",
+  "waiting.interrupted.lead": "you to resume it: its process is gone (killed or quit) and nothing runs. Resume with:",
   "waiting.frozen": "the Architect's plan delta for the change: {text}",
   "waiting.milestone": "the Architect's review of milestone {phase}",
   "waiting.finalReview": "the Architect's final review of the whole requirement (phase {phase})",
@@ -430,6 +433,7 @@ const en = {
   "tui.intro.commands": "/air-status shows the run · /air-answer answers the plan or a question · ctrl+p lists every command",
   "tui.plan.keys": "PgUp/PgDn scroll · ctrl+e opens plan.md in your editor",
   "tui.plan.more": "… {count} more lines (PgDn)",
+  "tui.plan.more.one": "… 1 more line (PgDn)",
   "tui.plan.noEditor": "No editor set ($VISUAL or $EDITOR): the plan is in {path}",
   "tui.plan.editorFailed": "The editor could not open {path}: {reason}",
   "plan.tasks": "Tasks ({count})",
@@ -486,6 +490,7 @@ const zhCN: Record<Key, string> = {
   "status.running": "运行中",
   "status.idle": "空闲",
   "status.paused": "已暂停",
+  "status.interrupted": "已中断",
   "state.pending": "待开始",
   "state.running": "执行中",
   "state.gating": "门禁检查中",
@@ -509,8 +514,8 @@ const zhCN: Record<Key, string> = {
   "tasks.waitsOn": "等待 {what}",
   "gates.none": "—",
   "gates.reused": "{gate} ✓ 复用（{tests} 个测试，节省 {saved}）",
+  "gates.reused.one": "{gate} ✓ 复用（1 个测试，节省 {saved}）",
   "gates.reusedSaved": "{gate} ✓ 复用（节省 {saved}）",
-  "gates.reusedShort": "{gate} ✓ 复用",
   "check.baseline": "基线",
   "check.final": "最终检查",
   "budgets.heading": "预算",
@@ -533,6 +538,8 @@ const zhCN: Record<Key, string> = {
   "waiting.question": "你对 {questionId} 的回答：{text}",
   "waiting.paused": "运行已暂停：恢复后才会开始新任务",
   "waiting.baseline": "基线：第一个任务开始前，先构建并测试集成分支",
+  "waiting.interrupted": "你来继续：运行它的进程已不在（被终止或已退出），没有任何工作在进行。继续运行：{command}",
+  "waiting.interrupted.lead": "你来继续：运行它的进程已不在（被终止或已退出），没有任何工作在进行。继续运行：",
   "waiting.frozen": "架构师针对变更的计划增量：{text}",
   "waiting.milestone": "架构师对里程碑 {phase} 的评审",
   "waiting.finalReview": "架构师对整个需求的最终评审（阶段 {phase}）",
@@ -855,6 +862,7 @@ const zhCN: Record<Key, string> = {
   "tui.intro.commands": "/air-status 查看运行 · /air-answer 回答计划或问题 · ctrl+p 列出全部命令",
   "tui.plan.keys": "PgUp/PgDn 滚动 · ctrl+e 在编辑器中打开 plan.md",
   "tui.plan.more": "… 还有 {count} 行（PgDn）",
+  "tui.plan.more.one": "… 还有 1 行（PgDn）",
   "tui.plan.noEditor": "未设置编辑器（$VISUAL 或 $EDITOR）：计划位于 {path}",
   "tui.plan.editorFailed": "编辑器无法打开 {path}：{reason}",
   "plan.tasks": "任务（{count} 个）",
@@ -877,6 +885,15 @@ export type Params = Record<string, string | number>
 export function t(lang: Lang, key: Key, params: Params = {}): string {
   const text: string = CATALOG[lang][key] ?? en[key] ?? key
   return text.replace(/\{(\w+)\}/g, (whole, name: string) => (params[name] === undefined ? whole : String(params[name])))
+}
+
+/**
+ * A text that counts something: `<key>.one` when the count is 1 and the catalogue has that form ("1 test",
+ * "1 more line"), else `<key>` ("3 tests"); `{count}` is filled with the count unless params name it.
+ */
+export function tCount(lang: Lang, key: Key, count: number, params: Params = {}): string {
+  const one = `${key}.one`
+  return t(lang, count === 1 && isKey(one) ? one : key, { count, ...params })
 }
 
 /** A list in the language's way: "a, b, c" or "甲、乙、丙". */

@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { createSignal, For, Show } from "solid-js"
 import { PlanView } from "../read/plan-view"
 import { statusText } from "../read/status-text"
-import { resolveLang, t, type Key, type Lang } from "../read/words"
+import { resolveLang, t, tCount, type Key, type Lang } from "../read/words"
 import { readStatus } from "../read/status-read"
 import { RunData } from "../read/run-data"
 import { RunView } from "../read/view"
@@ -24,12 +24,14 @@ import { parsePlanAnswer } from "../scheduler/core/answer"
 const POLL_MS = 1000
 
 /**
- * The sidebar's view, at the log's last event (a gate's elapsed time is its progress file's), except for the
- * waits for the model provider: one whose time has passed on the wall clock is over, though no event says so.
+ * The sidebar's view at the clock of the view: a running gate's or check's elapsed time counts from its start to
+ * now, so it ticks while the tool prints nothing (its progress file is written only when output arrives); a
+ * wait for the model provider whose time has passed is over, though no event says so. A finished run's
+ * times stop at its last event.
  */
 function runView(root: string, follower: RunData.Follower): RunView.Status {
-  const view = readStatus(root, follower.state, follower.entries)
   const now = Date.now()
+  const view = readStatus(root, follower.state, follower.entries, follower.state.finished ? undefined : new Date(now).toISOString())
   return { ...view, retries: view.retries?.filter((r) => Date.parse(r.nextAt) > now) }
 }
 
@@ -55,7 +57,8 @@ const tui: TuiPlugin = async (api) => {
   api.renderer.on("resize", onResize)
   api.lifecycle.onDispose(() => void api.renderer.off("resize", onResize))
 
-  const toast = (message: string, variant: TuiView.Toast["variant"] = "info") => api.ui.toast({ message, variant, duration: 5000 })
+  const toast = (message: string, variant: TuiView.Toast["variant"] = "info") =>
+    api.ui.toast({ message: TuiView.toastText(message, api.renderer.width), variant, duration: 5000 })
 
   const send = async (request: TuiBridge.Request, sent: Key) => {
     try {
@@ -132,7 +135,7 @@ const tui: TuiPlugin = async (api) => {
               <box flexDirection="column">
                 <For each={body.slice(offset(), offset() + rows)}>{(l) => <text fg={tone(l.tone)}>{l.text}</text>}</For>
                 <Show when={body.length > offset() + rows}>
-                  <text fg={api.theme.current.textMuted}>{t(lang, "tui.plan.more", { count: body.length - offset() - rows })}</text>
+                  <text fg={api.theme.current.textMuted}>{tCount(lang, "tui.plan.more", body.length - offset() - rows)}</text>
                 </Show>
                 <text> </text>
                 <text wrapMode="word" fg={api.theme.current.textMuted}>
@@ -199,7 +202,7 @@ const tui: TuiPlugin = async (api) => {
       if (langNow !== lang) {
         lang = langNow
         setView(runView(root, follower))
-      } else if (state.tasks.some((rt) => rt.status === "gating") || view().retries?.length) setView(runView(root, follower)) // a gate's progress and a retry's time move without events
+      } else if (RunView.moves(state, view())) setView(runView(root, follower)) // a gate's or a check's progress and a retry's time move without events
       return
     }
     const prev = state

@@ -46,7 +46,7 @@ export namespace TuiView {
   export function sidebar(v: RunView.Status, lang: Lang, maxTasks = 30, width = 36): Sidebar {
     if (v.stage === "idle" && v.runId === null)
       return { heading: { text: `${t(lang, "tui.sidebar.title")} · ${statusWord(lang, v)}`, tone: "muted" }, tasks: [], deployHeading: "", deploy: [], waitingHeading: "", waiting: [{ text: t(lang, "tui.sidebar.none"), tone: "muted" }] }
-    const headingTone: Tone = v.status === "done" ? "success" : v.status === "blocked" ? "error" : v.status === "waiting" || v.status === "paused" ? "warning" : "accent"
+    const headingTone: Tone = v.status === "done" ? "success" : v.status === "blocked" ? "error" : v.status === "waiting" || v.status === "paused" || v.status === "interrupted" ? "warning" : "accent"
     // One line per task, and its last gates below it when it has been through them: a 40-column sidebar fits both.
     const tasks: Line[] = v.tasks.slice(0, maxTasks).flatMap((task) => {
       const tone = TONE[task.state] ?? "normal"
@@ -59,6 +59,8 @@ export namespace TuiView {
       return out
     })
     if (v.tasks.length > maxTasks) tasks.push({ text: t(lang, "tui.sidebar.more", { count: v.tasks.length - maxTasks }), tone: "muted" })
+    // The baseline or the final check running now, its step, count and time as a task's gates show them.
+    for (const c of v.checks ?? []) tasks.push({ text: RunView.truncate(RunView.checkProgressText(lang, c), width), tone: "accent" })
     // The baseline or the final check that ran nothing, reusing a recorded result: said under the tasks.
     for (const text of RunView.reusedCheckLines(lang, v, true)) tasks.push({ text: RunView.truncate(text, width), tone: "muted" })
     const titles = new Map(v.tasks.map((task) => [task.id, task.title]))
@@ -111,6 +113,20 @@ export namespace TuiView {
   }
 
   export type Toast = { message: string; variant: "info" | "success" | "warning" | "error" }
+
+  /**
+   * A toast's message with its lines broken here, at spaces, to fit the engine's toast: a box at most 60 columns
+   * wide (less on a narrow terminal: width − 6), 2 columns of padding and a border on each side. Left to the
+   * engine, its word wrap breaks at "/" too, and a path came out as "… /" over "tmp/…"; broken here, a path starts
+   * its own line and stays whole when it fits one.
+   */
+  export function toastText(message: string, terminalWidth = 80): string {
+    const inner = Math.max(20, Math.min(60, terminalWidth - 6) - 6)
+    return message
+      .split("\n")
+      .flatMap((line) => (line.trim() ? RunView.wrap(line, inner) : [""]))
+      .join("\n")
+  }
 
   /** Milestones, merges and blocks between two states of the same run: one toast each. */
   export function toasts(prev: SchedulerState, next: SchedulerState, lang: Lang): Toast[] {

@@ -55,7 +55,9 @@ describe("reuse in the views", () => {
       expect(text).toMatch(/^final check ✓ reused \(3 tests, 1m20s saved\)$/m)
       expect(View.render(v, "zh-CN", 100)).toMatch(/^最终检查 ✓ 复用（3 个测试，节省 1m20s）$/m)
       const sidebar = TuiView.sidebar(v, "en", 30, 60).tasks.map((line) => line.text)
-      expect(sidebar).toContain("final check ✓ reused")
+      // The sidebar leaves the test count out, never the time saved (issue 39).
+      expect(sidebar).toContain("final check ✓ reused (1m20s saved)")
+      expect(sidebar).toContain("baseline ✓ reused (1m15s saved)")
       expect(RunReport.endText(fixture.root, state)).toMatch(/^Final check of the integration branch: passed, reused \(.*nothing ran, 1m20s saved\)\.$/m)
 
       // A final check the state does not know of yet (a record from an earlier run) is not this run's.

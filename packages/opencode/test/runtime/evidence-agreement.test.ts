@@ -52,7 +52,8 @@ async function gateRun(kind: TaskKind, classes: readonly FileClass[]) {
 
 /** The machine with one task of `kind` at its gates (a verify task reports with no change, as the runtime lets it). */
 function gatingState(kind: TaskKind) {
-  const node = task("T-1", kind === "verify" ? { kind, writeSet: [] } : { kind })
+  const program = kind === "ui" ? { ui: { command: ".air-build/app" } } : kind === "service" ? { service: { service: { command: ".air-build/server" }, ports: [7000] } } : {}
+  const node = task("T-1", kind === "verify" ? { kind, writeSet: [] } : { kind, ...program })
   return apply(started(graphOf(node), { concurrency: 1 }).state, steps.dispatched("T-1"), steps.reported("T-1")).state
 }
 

@@ -28,8 +28,9 @@ function rules(build: string[]): void {
 /** Everything outside the project root, plus its .git, its run state and its shared rules. */
 function hashOutside(): string {
   const h = createHash("sha256")
-  // The run's job budget (jobs.json) is written by AirCoding itself, outside the sandbox, for the views.
-  const skip = new Set([root, join(root, ".air", "local", "state", "jobs.json")])
+  // The run's job budget (jobs.json) and the running command's progress (progress/) are written by AirCoding itself,
+  // outside the sandbox, for the views.
+  const skip = new Set([root, join(root, ".air", "local", "state", "jobs.json"), join(root, ".air", "local", "state", "progress")])
   const walk = (p: string) => {
     if (skip.has(p)) return
     const st = lstatSync(p)

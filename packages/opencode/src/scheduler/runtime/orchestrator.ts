@@ -16,6 +16,7 @@ import { Interpreter } from "./interpreter"
 import { resume } from "./recovery"
 import { realPorts, type Applied, type EventInput, type Ports } from "./ports"
 import type { SchedulerState } from "../core/state"
+import { sweepStaleProgress } from "./gates/progress"
 import { Store } from "./store/store"
 import { SCHEMA_VERSION, type TaskGraph, type TaskNode } from "../core/task.schema"
 import { boundErrors, validateDelta, validateGraph } from "../core/validate"
@@ -109,8 +110,13 @@ class OrchestratorImpl {
   private open(): Promise<Store> {
     if (this.store) return Promise.resolve(this.store)
     this.opening ??= (async () => {
-      const store = await Store.open(join(this.root, ".air"))
+      // The launcher says how to resume this run should this process die (`aircoding run … --resume`, the TUI's
+      // reopen command); the views print it for a run whose process is gone (src/read/run-liveness.ts).
+      const restart = process.env.AIRCODING_RESUME_COMMAND
+      const store = await Store.open(join(this.root, ".air"), { runHolder: restart ? { restart } : {} })
       this.store = store
+      // Holding the store, this process is the run's only one: progress left by a dead one is nobody's now.
+      sweepStaleProgress(this.root, { unnamed: true })
       for (const w of store.warnings) this.inbox.push(`Warning from the Scheduler's store: ${w}`)
       // The plan's files derive from the log: a crash before one was written leaves it to be written now.
       this.syncPlanFiles(store.state)

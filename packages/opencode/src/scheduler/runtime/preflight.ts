@@ -5,6 +5,8 @@ import { hostname } from "node:os"
 import { join, relative } from "node:path"
 import { git, gitTry, identityConfig } from "./git/git"
 import { Settings } from "./settings"
+import { readLockFile } from "./store/run-holder"
+import { ProcessIdentity } from "./store/process-identity"
 import { Toolchain } from "./toolchain/index"
 
 /**
@@ -171,7 +173,8 @@ export namespace Preflight {
     const problems: Problem[] = []
     const live = (file: string) => {
       const holder = holderOf(join(dir, file))
-      return holder && holder.pid !== process.pid && holder.host === hostname() && alive(holder.pid) ? holder : undefined
+      // That very process, judged by its start time too: a killed engine's pid handed to another process holds nothing.
+      return holder && holder.pid !== process.pid && holder.host === hostname() && ProcessIdentity.judge(holder) === "alive" ? holder : undefined
     }
     const deadline = Date.now() + waitMs
     for (const file of [".air/local/state/lock", ".air/local/state/merge.lock"]) {
@@ -190,30 +193,10 @@ export namespace Preflight {
     return problems
   }
 
-  function holderOf(file: string): { pid: number; host: string; since?: string } | undefined {
-    try {
-      const info = JSON.parse(readFileSync(file, "utf8")) as { pid?: unknown; host?: unknown; at?: unknown; since?: unknown }
-      if (typeof info.pid !== "number" || typeof info.host !== "string") return undefined
-      const since = typeof info.since === "string" ? info.since : typeof info.at === "string" ? info.at : undefined
-      return { pid: info.pid, host: info.host, ...(since ? { since } : {}) }
-    } catch {
-      return undefined
-    }
-  }
-
-  /** A process that exists and is not a zombie (a killed engine not yet reaped holds nothing). */
-  function alive(pid: number): boolean {
-    try {
-      process.kill(pid, 0)
-    } catch (err) {
-      return (err as NodeJS.ErrnoException).code === "EPERM"
-    }
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-      return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z"
-    } catch {
-      return true
-    }
+  function holderOf(file: string): { pid: number; host: string; started?: number; since?: string } | undefined {
+    const info = readLockFile(file)
+    if (!info) return undefined
+    return { pid: info.pid, host: info.host, ...(info.started !== undefined ? { started: info.started } : {}), ...(info.at !== "?" ? { since: info.at } : {}) }
   }
 
   /**

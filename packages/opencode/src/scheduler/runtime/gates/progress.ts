@@ -1,6 +1,7 @@
-import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs"
-import { dirname } from "node:path"
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { dirname, join } from "node:path"
 import { GateProgress } from "../../../read/gate-progress.ts"
+import { ProcessIdentity } from "../store/process-identity.ts"
 
 /**
  * Publishes a running build or test command's progress for the views: its output, as it arrives through
@@ -50,7 +51,15 @@ export class ProgressWriter {
 
   private write(): void {
     this.lastWrite = Date.now()
-    const data: GateProgress.File = { taskId: this.taskId, gate: this.gate, command: this.command, startedAt: this.startedAt, updatedAt: new Date().toISOString(), ...this.parsed }
+    const data: GateProgress.File = {
+      taskId: this.taskId,
+      gate: this.gate,
+      command: this.command,
+      startedAt: this.startedAt,
+      updatedAt: new Date().toISOString(),
+      ...this.parsed,
+      writer: ProcessIdentity.self(),
+    }
     try {
       mkdirSync(dirname(this.file), { recursive: true })
       const tmp = `${this.file}.${process.pid}.tmp`
@@ -69,4 +78,40 @@ export class ProgressWriter {
       rmSync(this.file, { force: true })
     } catch {}
   }
+}
+
+/**
+ * Removes progress files left by a process that is gone (a kill, a quit mid-build): nobody else ever would,
+ * and the views would read them as a command still running. Safe only for a file whose writer is recorded and
+ * judged gone on this host; `unnamed` also removes files that name no writer (an older version's), which only
+ * the process holding the run's store may judge (no other process of this run can be writing them).
+ * Returns the files removed.
+ */
+export function sweepStaleProgress(root: string, opts: { unnamed?: boolean } = {}): string[] {
+  const dir = GateProgress.dir(root)
+  if (!existsSync(dir)) return []
+  const removed: string[] = []
+  for (const name of readdirSync(dir)) {
+    const file = join(dir, name)
+    let writer: ProcessIdentity.Data | undefined
+    if (name.endsWith(".tmp")) {
+      // A temp of a write cut short: its writer's pid is in its name.
+      const pid = Number(/\.(\d+)\.tmp$/.exec(name)?.[1])
+      if (!Number.isInteger(pid) || ProcessIdentity.signalable(pid)) continue
+    } else if (name.endsWith(".json")) {
+      try {
+        const parsed = GateProgress.File.safeParse(JSON.parse(readFileSync(file, "utf8")))
+        if (!parsed.success) continue
+        writer = parsed.data.writer
+      } catch {
+        continue // being replaced: its writer is at work
+      }
+      if (writer ? ProcessIdentity.judge(writer) !== "gone" : !opts.unnamed) continue
+    } else continue
+    try {
+      rmSync(file, { force: true })
+      removed.push(file)
+    } catch {}
+  }
+  return removed
 }

@@ -19,6 +19,8 @@ import { BudgetExec } from "../jobs/exec"
 import { RunJobs } from "../jobs/run-jobs"
 import { Results } from "../results/index.ts"
 import { Selection } from "../results/selection.ts"
+import { ProgressWriter } from "../gates/progress.ts"
+import { GateProgress } from "../../../read/gate-progress.ts"
 
 /**
  * The run's baseline (`runBaseline`): the integration head built and tested once per commit in a detached
@@ -140,7 +142,11 @@ export namespace Baseline {
       const inner = exec(worktree)
       // The run's one job budget around the baseline's commands.
       const budgeted = BudgetExec.wrap(inner.exec, RunJobs.of(top), "baseline")
-      const run: Run = (command) => budgeted(command, [], { cwd: worktree, env, shell: true, timeoutMs: rules.timeoutMs })
+      // The views see the baseline move (step, count, time) as they see a task's gates.
+      const run: Run = (command, gate) => {
+        const progress = new ProgressWriter(top, GateProgress.CHECK_IDS.baseline, gate, command)
+        return budgeted(command, [], { cwd: worktree, env, shell: true, timeoutMs: rules.timeoutMs, onOutput: progress.onOutput }).finally(() => progress.end())
+      }
       const build = await buildStep(rules.build, worktree, dir, run, inner.note)
       const test = build.passed ? await testStep(rules, worktree, dir, run) : { step: { ...notRun(), source: "none" as const }, tests: {} }
       const failingTests = JUnit.failed(test.tests)
@@ -168,7 +174,7 @@ export namespace Baseline {
     return { commit: record.commit, status: record.status, buildFailed: record.build.ran && !record.build.passed, failingTests: record.failingTests, message: record.message }
   }
 
-  type Run = (command: string) => Promise<Proc.Result>
+  type Run = (command: string, gate: "build" | "test") => Promise<Proc.Result>
 
   /**
    * The exec for a worktree, sandboxed as the gates' is; throws before anything runs when the sandbox
@@ -192,7 +198,7 @@ export namespace Baseline {
     const started = Date.now()
     let log = note
     for (const command of commands) {
-      const result = await exec(command)
+      const result = await exec(command, "build")
       const output = result.output.split(worktree + "/").join("")
       log += `$ ${command}\n${output}\n# ${Proc.describe(result)}\n\n`
       if (!result.ok) {
@@ -224,7 +230,7 @@ export namespace Baseline {
       await mkdir(path.dirname(junitFile), { recursive: true })
       await rm(junitFile, { force: true })
       const run = JUnit.withCtestJunit(command, junitFile) ?? command
-      const result = await exec(run)
+      const result = await exec(run, "test")
       const output = result.output.split(worktree + "/").join("")
       log += `$ ${run}\n${output}\n# ${Proc.describe(result)}\n\n`
       const xml = await readFile(junitFile, "utf8").catch(() => undefined)

@@ -11,6 +11,8 @@ import { SandboxExec } from "../sandbox/exec"
 import { BudgetExec } from "../jobs/exec"
 import { RunJobs } from "../jobs/run-jobs"
 import { Results } from "../results/index.ts"
+import { ProgressWriter } from "../gates/progress.ts"
+import { GateProgress } from "../../../read/gate-progress.ts"
 
 /**
  * After the last merge, the Scheduler builds and tests the integration branch itself: each task passed
@@ -24,12 +26,16 @@ export namespace FinalCheck {
     return join(root, ".air", "local", "evidence", "_final")
   }
 
-  type Exec = (command: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv; shell: boolean; timeoutMs: number }) => Promise<Proc.Result>
+  type Exec = (
+    command: string,
+    args: readonly string[],
+    options: { cwd: string; env: NodeJS.ProcessEnv; shell: boolean; timeoutMs: number; onOutput?: (chunk: Buffer) => void },
+  ) => Promise<Proc.Result>
   const processExec: Exec = (command, args, options) => Proc.run(command, args, options)
 
   /** Through the one process runner: a timeout kills the shell and everything it started (a hung ctest too). */
-  async function sh(exec: Exec, command: string, cwd: string, timeoutMs: number, env: NodeJS.ProcessEnv): Promise<{ code: number; output: string; how: string }> {
-    const r = await exec(command, [], { cwd, env, shell: true, timeoutMs })
+  async function sh(exec: Exec, command: string, cwd: string, timeoutMs: number, env: NodeJS.ProcessEnv, onOutput?: (chunk: Buffer) => void): Promise<{ code: number; output: string; how: string }> {
+    const r = await exec(command, [], { cwd, env, shell: true, timeoutMs, ...(onOutput ? { onOutput } : {}) })
     const code = r.spawnError ? 127 : r.timedOut ? 124 : (r.code ?? 128)
     return { code, output: r.output, how: Proc.describe(r, timeoutMs) }
   }
@@ -96,7 +102,9 @@ export namespace FinalCheck {
       if (isTest && buildMs === 0) buildMs = Date.now() - started
       const run = (isTest && JUnit.withCtestJunit(command, junit)) || command
       if (run !== command) await rm(junit, { force: true })
-      const r = await sh(exec, run, root, rules.timeoutMs, env)
+      // The views see the final check move (step, count, time) as they see a task's gates.
+      const progress = new ProgressWriter(root, GateProgress.CHECK_IDS.final, rules.test.includes(command) && !rules.build.includes(command) ? "test" : "build", run)
+      const r = await sh(exec, run, root, rules.timeoutMs, env, progress.onOutput).finally(() => progress.end())
       if (isTest && run !== command) Object.assign(tests, JUnit.results(JUnit.parse(await readFile(junit, "utf8").catch(() => "")) ?? []))
       // Only tests that already failed on the baseline failing: inherited, the check goes on.
       const failing = isTest && r.code !== 0 ? await failingTests(run !== command ? junit : undefined, root, rules.junit) : []

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { z } from "zod"
+import { ProcessIdentity } from "../store/process-identity.ts"
 
 /**
  * `.air/local/state/jobs.json`: the run's job budget as the views see it (size, jobs in use, commands waiting,
@@ -19,6 +20,8 @@ export namespace JobsFile {
       /** The per-command timeout of build and test commands, and the baseline duration it was scaled from. */
       timeout: z.object({ ms: z.number().int().positive(), baselineMs: z.number().int().nonnegative().optional(), rule: z.string() }).strict().optional(),
       at: z.string(),
+      /** The run's process, whose budget this is: once it is gone, its holders hold nothing (src/read/run-liveness.ts). */
+      writer: ProcessIdentity.Schema.optional(),
     })
     .strict()
   export type Data = z.infer<typeof Schema>

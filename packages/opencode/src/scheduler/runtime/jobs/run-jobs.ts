@@ -4,6 +4,7 @@ import { writeFileAtomicSync } from "../store/atomic.ts"
 import { Toolchain } from "../toolchain/index.ts"
 import { JobBudget } from "./budget.ts"
 import { JobsFile } from "./file.ts"
+import { ProcessIdentity } from "../store/process-identity.ts"
 
 /**
  * The one budget per run: every gate, merge build, baseline and final check of a project in this process
@@ -77,7 +78,7 @@ export namespace RunJobs {
 
   function save(root: string, snapshot: JobBudget.Snapshot): void {
     const timeout = timeouts.get(root)
-    const data: JobsFile.Data = { ...snapshot, ...(timeout ? { timeout } : {}), at: new Date().toISOString() }
+    const data: JobsFile.Data = { ...snapshot, ...(timeout ? { timeout } : {}), at: new Date().toISOString(), writer: ProcessIdentity.self() }
     try {
       mkdirSync(dirname(JobsFile.path(root)), { recursive: true })
       writeFileAtomicSync(JobsFile.path(root), JSON.stringify(data, null, 2) + "\n", { backup: false })

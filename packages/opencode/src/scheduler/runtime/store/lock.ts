@@ -1,22 +1,19 @@
 import * as fs from "node:fs"
 import { randomUUID } from "node:crypto"
 import { hostname } from "node:os"
+import { ProcessIdentity } from "./process-identity"
+import { readLockFile, type LockInfo } from "./run-holder"
 
 /**
  * The one lock across processes (the event store, the merge queue): a file created with O_EXCL that names
  * its holder. A lock whose holder died on this host is taken over — moved aside atomically and checked, so
  * two processes judging the same stale lock cannot both win (an unlink-and-create would let them). A live
- * holder makes us wait (backing off), then fail with `LockTimeout` naming it.
+ * holder makes us wait (backing off), then fail with `LockTimeout` naming it. The holder is named with its
+ * process's start time (`ProcessIdentity`), so a pid that another process took since is not taken for it.
  */
 
-interface LockInfo {
-  pid: number
-  host: string
-  at: string
-  token: string
-  /** What the holder is doing ("merge of T-1"), for the message of whoever waits. */
-  what?: string
-}
+/** The lock file's content: its holder (the shape lives with its reader, run-holder.ts, which the views load). */
+export type { LockInfo }
 
 export interface HeldLock {
   readonly path: string
@@ -59,6 +56,7 @@ interface AcquireOptions {
   retryMs?: number
   maxRetryMs?: number
   what?: string
+  restart?: string
 }
 
 export async function acquireLock(path: string, options: AcquireOptions = {}): Promise<HeldLock> {
@@ -67,12 +65,15 @@ export async function acquireLock(path: string, options: AcquireOptions = {}): P
   const maxDelay = options.maxRetryMs ?? Math.max(delay, 250)
   const started = Date.now()
   const warnings: string[] = []
+  const me = ProcessIdentity.self()
   const info: LockInfo = {
-    pid: process.pid,
-    host: hostname(),
+    pid: me.pid,
+    host: me.host,
     at: new Date().toISOString(),
     token: randomUUID(),
+    ...(me.started !== undefined ? { started: me.started } : {}),
     ...(options.what ? { what: options.what } : {}),
+    ...(options.restart ? { restart: options.restart } : {}),
   }
   for (;;) {
     if (tryCreate(path, info)) return held(path, info, warnings)
@@ -117,16 +118,8 @@ function tryCreate(path: string, info: LockInfo): boolean {
   return true
 }
 
-function readHolder(path: string): LockInfo | null {
-  try {
-    const parsed = JSON.parse(fs.readFileSync(path, "utf8")) as Partial<LockInfo> & { since?: string }
-    if (typeof parsed.pid !== "number" || typeof parsed.host !== "string") return null
-    // `since` is how the merge lock named the time before it used this lock.
-    return { token: "", ...parsed, at: String(parsed.at ?? parsed.since ?? "?") } as LockInfo
-  } catch {
-    return null
-  }
-}
+/** Who holds the lock at `path` as its file says (null when absent, empty or damaged); the views read it too. */
+export const readHolder = readLockFile
 
 function staleReason(path: string, holder: LockInfo | null): string | null {
   if (!holder) {
@@ -144,16 +137,16 @@ function staleReason(path: string, holder: LockInfo | null): string | null {
     // we never issued is a previous process that had our pid (pids repeat across container restarts).
     return heldTokens.has(holder.token) ? null : `it names this process's pid but was taken by an earlier process (${holder.at})`
   }
-  return isAlive(holder.pid) ? null : `process ${holder.pid} that took it at ${holder.at} is gone`
+  return holderAlive(holder) ? null : `process ${holder.pid} that took it at ${holder.at} is gone`
+}
+
+/** Whether the process named by a lock file still runs (that very process: its start time is checked); another host's counts as alive. */
+export function holderAlive(holder: Pick<LockInfo, "pid" | "host" | "started">): boolean {
+  return ProcessIdentity.judge(holder) !== "gone"
 }
 
 function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM"
-  }
+  return ProcessIdentity.signalable(pid)
 }
 
 /**

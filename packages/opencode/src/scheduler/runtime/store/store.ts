@@ -12,6 +12,7 @@ import { formatPath } from "../../core/validate"
 import { Strict } from "../../core/strict"
 import { RulesFingerprint } from "./rules-fingerprint"
 import { JsonLines } from "./jsonl"
+import { RunHolder } from "./run-holder"
 
 type AppendResult = { state: SchedulerState; commands: Command[]; seq: number } | { refused: string }
 
@@ -21,6 +22,11 @@ interface StoreOptions {
   lockTimeoutMs?: number
   /** How much of each logged event a replay checks: "envelope" (default) or "full" (the whole schema). */
   verify?: Verify
+  /**
+   * Set by the process that carries the run (not a reader opening the log for a moment): its lock names the
+   * command that resumes the run, and holder.json keeps them for the views once the lock is gone (RunHolder).
+   */
+  runHolder?: { restart?: string }
 }
 
 /**
@@ -55,7 +61,7 @@ export class Store {
   private constructor(
     readonly dir: string,
     private readonly lock: HeldLock,
-    private readonly options: Required<StoreOptions>,
+    private readonly options: Required<Omit<StoreOptions, "runHolder">>,
     opened: { state: SchedulerState; seq: number; size: number; warnings: string[]; logHash: Hash },
   ) {
     this.logHash = opened.logHash
@@ -70,8 +76,12 @@ export class Store {
     const dir = join(airRoot, "local", "state")
     fs.mkdirSync(dir, { recursive: true })
     ignoreLocal(join(airRoot, "local"))
-    const settings = { snapshotEvery: options.snapshotEvery ?? 200, lockTimeoutMs: options.lockTimeoutMs ?? 5_000, verify: options.verify ?? "envelope" }
-    const lock = await acquireLock(join(dir, "lock"), { timeoutMs: settings.lockTimeoutMs })
+    const settings: Required<Omit<StoreOptions, "runHolder">> = { snapshotEvery: options.snapshotEvery ?? 200, lockTimeoutMs: options.lockTimeoutMs ?? 5_000, verify: options.verify ?? "envelope" }
+    const lock = await acquireLock(RunHolder.lockPath(dir), {
+      timeoutMs: settings.lockTimeoutMs,
+      ...(options.runHolder?.restart ? { restart: options.runHolder.restart } : {}),
+    })
+    if (options.runHolder) recordHolder(dir, lock.info)
     try {
       const opened = load(dir, settings.verify)
       const store = new Store(dir, lock, settings, opened)
@@ -149,6 +159,15 @@ export class Store {
       this.fd = null
       this.lock.release()
     }
+  }
+}
+
+/** holder.json: the run's process as its lock names it, kept past the lock's release (RunHolder). */
+function recordHolder(dir: string, info: HeldLock["info"]): void {
+  try {
+    writeFileAtomicSync(RunHolder.recordPath(dir), JSON.stringify(RunHolder.recordOf(info)) + "\n", { backup: false })
+  } catch {
+    // For the views only: the run goes on without it (they fall back to the lock and the log).
   }
 }
 
