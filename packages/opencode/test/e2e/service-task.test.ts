@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { reproduction } from "../../src/scheduler/runtime/gates/service-probe"
@@ -140,6 +140,19 @@ let sandbox: Sandbox
 let project: string
 let r: RunResult
 const evidence = (...parts: string[]) => join(project, ".air/local/evidence", ...parts)
+/** Live processes running a program built in the project (its worktrees' servers): what the probes may not leave behind. */
+function projectPrograms(): string[] {
+  const found: string[] = []
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const exe = readlinkSync(`/proc/${pid}/exe`)
+      if (exe.startsWith(project + "/")) found.push(`${pid} ${exe}`)
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found
+}
 const report = (id: string, attempt: number) => JSON.parse(readFileSync(evidence(id, `attempt-${attempt}`, "report.json"), "utf8"))
 
 beforeAll(async () => {
@@ -220,5 +233,9 @@ describe("service tasks, end to end (issue 37 item 7)", () => {
     expect(last, "T-3's passing attempt has a capture").toBeDefined()
     expect(readFileSync(last!).includes(Buffer.from("PONG v3\n"))).toBe(true)
     expect(readFileSync(join(project, "src/reply.h"), "utf8")).toContain('"PONG v3"')
+  })
+
+  test("no service outlives its probe: neither the gates' nor the Debugger's", () => {
+    expect(projectPrograms()).toEqual([])
   })
 })

@@ -58,6 +58,12 @@ describe("reproducing a failed service probe in a worktree", () => {
     const passing = await inWorkerShell(reproduction(right))
     expect(passing.code, passing.output).toBe(0)
     expect(passing.output).toContain("PONG")
+
+    // The right reply from a probe that exits otherwise than the task says: still a failure.
+    const wrongExit = ServiceProbe.Spec.parse(w.spec(["--reply", "PONG"], { probe: { command: "sh", args: ["-c", "nc -N 127.0.0.1 7000; exit 3"], input: "PING\n", expect: { contains: "PONG" }, exitCode: 0 } }))
+    const exited = await inWorkerShell(reproduction(wrongExit))
+    expect(exited.code, exited.output).toBe(1)
+    expect(exited.output).toContain("PONG")
   }, 120_000)
 
   test("the reproduction counts as evidence of the failure; starting the service alone does not", async () => {

@@ -64,7 +64,7 @@ const shell = (argv: readonly string[]) => argv.map(Sandbox.quote).join(" ")
 /**
  * One bash command that does in a worker's worktree what the gate did: start the service, wait until its ports
  * listen (bounded by the task's listenTimeoutS), run the probe with its input, stop the service, print what the
- * probe got, and exit non-zero when that lacks what the task expects (grep's reading of `contains`, or of `matches`
+ * probe got, and exit non-zero when that lacks what the task expects or the probe's exit is not the one it names (grep's reading of `contains`, or of `matches`
  * as an extended regular expression: close to the gate's JavaScript one, not the same). A worker's shell has a
  * network namespace of its own (the sandbox), so the port is free there whatever runs on the host.
  */
@@ -82,8 +82,9 @@ export function reproduction(spec: ServiceProbe.Spec): string {
   // One line of shell: an expected text over several lines is checked line by line.
   const wanted = (contains ?? "").split("\n").filter(Boolean)
   const checks = [...wanted.map((line) => `grep -qF ${Sandbox.quote(line)} <<< "$out"`), ...(matches !== undefined ? [`grep -qE ${Sandbox.quote(matches)} <<< "$out"`] : [])]
+  if (spec.probe.exitCode !== undefined) checks.push(`[ $rc -eq ${spec.probe.exitCode} ]`)
   const check = checks.join(" && ")
-  return `(${service} & S=$!; ${wait}; out=$(${input}${probe} 2>&1); kill $S; printf '%s\\n' "$out"; ${check})`
+  return `(${service} & S=$!; ${wait}; out=$(${input}${probe} 2>&1); rc=$?; kill $S; printf '%s\\n' "$out"; ${check})`
 }
 
 /** Text as printf's format that prints it: one line of shell, its newlines as `\n` (a bash command split over lines reads as several). */
