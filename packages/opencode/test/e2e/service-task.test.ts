@@ -1,0 +1,241 @@
+import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, test } from "vitest"
+import { reproduction } from "../../src/scheduler/runtime/gates/service-probe"
+import { ServiceProbe } from "../../src/scheduler/runtime/verify/service-probe"
+import { makeSandbox, type Sandbox } from "../support/sandbox"
+import { passingReviewer, planningArchitect, runScenario, shellStep, submittingMain, trivialProject, type RunResult } from "../support/runs"
+
+/**
+ * Issue 37 item 7, the service half: a service task is verified by what goes over the wire. One headless run on a
+ * small CMake project with a TCP line service (real cmake, ninja, g++, ctest; the real gates, bwrap, tcpdump, nc):
+ * T-1 changes the reply and merges with a capture holding the new bytes; T-2, a code task beside it, needs no
+ * capture; T-3's executor plants a wrong reply, the probe names it, and the Debugger reproduces it by starting the
+ * service and running the probe in its worktree, fixes it, verifies with the same command, and T-3 merges.
+ */
+const SERVER = `#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <cstdio>
+#include <cstring>
+#include "reply.h"
+
+// Answers every line it reads with SERVICE_REPLY and a newline, on 127.0.0.1:7000.
+int main() {
+  int server = socket(AF_INET, SOCK_STREAM, 0);
+  int one = 1;
+  setsockopt(server, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in at{};
+  at.sin_family = AF_INET;
+  at.sin_port = htons(7000);
+  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(server, reinterpret_cast<sockaddr*>(&at), sizeof at) != 0 || listen(server, 8) != 0) {
+    std::perror("listen on 7000");
+    return 2;
+  }
+  const char reply[] = SERVICE_REPLY "\\n";
+  for (;;) {
+    int client = accept(server, nullptr, nullptr);
+    if (client < 0) continue;
+    char buf[512];
+    ssize_t n;
+    while ((n = read(client, buf, sizeof buf)) > 0) {
+      for (ssize_t i = 0; i < n; i++)
+        if (buf[i] == '\\n') send(client, reply, sizeof reply - 1, MSG_NOSIGNAL);
+    }
+    close(client);
+  }
+}
+`
+const FILES: Record<string, string> = {
+  "CMakeLists.txt": `cmake_minimum_required(VERSION 3.16)
+project(lineservice CXX)
+set(CMAKE_CXX_STANDARD 17)
+add_executable(server src/server.cpp)
+add_library(util src/util.cpp)
+add_executable(util_test tests/util_test.cpp)
+target_include_directories(util_test PRIVATE src)
+target_link_libraries(util_test util)
+enable_testing()
+add_test(NAME util_test COMMAND util_test)
+`,
+  "src/reply.h": `#pragma once
+#define SERVICE_REPLY "PONG v1"
+`,
+  "src/server.cpp": SERVER,
+  "src/util.h": "#pragma once\nint twice(int x);\n",
+  "src/util.cpp": '#include "util.h"\nint twice(int x) { return x + x; }\n',
+  "tests/util_test.cpp": '#include "util.h"\nint main() { return twice(2) == 4 ? 0 : 1; }\n',
+  ".gitignore": ".air-build/\n",
+}
+
+const serviceField = (reply: string) => ({
+  service: { command: ".air-build/server" },
+  ports: [7000],
+  probe: { command: "nc", args: ["-N", "127.0.0.1", "7000"], input: "PING\n", expect: { contains: reply } },
+})
+
+const requirement = "Version the service's reply."
+const tasks = [
+  { id: "T-1", title: "Reply PONG v2", kind: "service", writeSet: [{ path: "src/reply.h", action: "modify" }], doneWhen: "the service answers PING with PONG v2", service: serviceField("PONG v2") },
+  { id: "T-2", title: "Comment twice()", kind: "code", writeSet: [{ path: "src/util.cpp", action: "modify" }], doneWhen: "twice() has a comment" },
+  { id: "T-3", title: "Reply PONG v3", kind: "service", deps: ["T-1", "T-2"], writeSet: [{ path: "src/reply.h", action: "modify" }], doneWhen: "the service answers PING with PONG v3", service: serviceField("PONG v3") },
+]
+
+const commit = (change: string, msg: string) => shellStep(`${change} && git add -A && git commit -qm '${msg}'`)
+const executor = (id: string, change: string, msg: string) => ({
+  agent: "executor",
+  match: `^Task ${id}:`,
+  steps: [commit(change, msg), { tool: "air_report", args: { summary: msg } }, { text: "Reported." }],
+})
+
+/**
+ * Build, then what the gate's log offers: start the service and run the gate's probe command (its log's `$ ` line) in
+ * one bash call, which prints the reply and fails when it is wrong.
+ */
+const PROBE_IN_WORKTREE = `cmake --build .air-build > /dev/null && ${reproduction(ServiceProbe.Spec.parse(serviceField("PONG v3")))}`
+
+const debuggerT3 = {
+  agent: "debugger",
+  match: "^Task T-3:",
+  steps: [
+    { tool: "bash", args: { command: PROBE_IN_WORKTREE, description: "Reproduce the probe's failure" }, expect: { lastUserIncludes: ["service-probe", "PONX v3"] } },
+    { tool: "edit", args: { filePath: "src/reply.h", oldString: "PONX v3", newString: "PONG v3" }, expect: { lastToolResultIncludes: ["PONX v3"] } },
+    { tool: "bash", args: { command: PROBE_IN_WORKTREE, description: "Verify: the probe gets PONG v3 now" } },
+    { ...commit("true", "Fix the reply: PONG v3"), expect: { lastToolResultIncludes: ["PONG v3"] } },
+    {
+      tool: "air_report",
+      args: {
+        summary: "The service answered PONX v3; src/reply.h had a typo. Fixed; the probe gets PONG v3.",
+        debug: {
+          symptom: "the probe's output lacks 'PONG v3' (it printed 'PONX v3')",
+          reproduction: { command: PROBE_IN_WORKTREE, output: "PONX v3 (grep found no PONG v3, exit 1)" },
+          rootCause: { file: "src/reply.h", line: 2, explanation: "SERVICE_REPLY is spelled PONX v3" },
+          fix: "spelled the reply PONG v3",
+          verification: { command: PROBE_IN_WORKTREE, output: "PONG v3" },
+          pattern: "none",
+        },
+      },
+    },
+    { text: "Fixed and reported." },
+  ],
+}
+
+const scenario = {
+  name: "service-task",
+  scripts: [
+    submittingMain(requirement),
+    planningArchitect("Two service tasks and a code task.", tasks),
+    executor("T-1", "sed -i 's/PONG v1/PONG v2/' src/reply.h", "Reply PONG v2"),
+    executor("T-2", "sed -i '1a // twice(): doubles x, no overflow check' src/util.cpp", "Comment twice()"),
+    // The planted fault: a wrong reply that builds and passes the tests.
+    executor("T-3", "sed -i 's/PONG v2/PONX v3/' src/reply.h", "Reply PONG v3"),
+    debuggerT3,
+    passingReviewer,
+  ],
+}
+
+let sandbox: Sandbox
+let project: string
+let r: RunResult
+const evidence = (...parts: string[]) => join(project, ".air/local/evidence", ...parts)
+/** Live processes running a program built in the project (its worktrees' servers): what the probes may not leave behind. */
+function projectPrograms(): string[] {
+  const found: string[] = []
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const exe = readlinkSync(`/proc/${pid}/exe`)
+      if (exe.startsWith(project + "/")) found.push(`${pid} ${exe}`)
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found
+}
+const report = (id: string, attempt: number) => JSON.parse(readFileSync(evidence(id, `attempt-${attempt}`, "report.json"), "utf8"))
+
+beforeAll(async () => {
+  sandbox = makeSandbox("air-service-")
+  project = trivialProject(sandbox, {
+    ...FILES,
+    ".air/shared/rules/toolchain.json": JSON.stringify({
+      schemaVersion: 1,
+      build: ["cmake -S . -B .air-build -G Ninja", "cmake --build .air-build"],
+      test: ["ctest --test-dir .air-build --output-on-failure"],
+      // cppcheck stays on (its default): the analysis is required of service and code tasks alike.
+    }),
+  }, {}, "lineservice")
+  r = await runScenario(sandbox, project, scenario, { input: requirement, timeoutMs: 420_000, env: { AIRCODING_CONCURRENCY: "2" } })
+}, 900_000)
+
+afterAll(() => sandbox?.cleanup())
+
+describe("service tasks, end to end (issue 37 item 7)", () => {
+  test("the run ends well: all three merge", () => {
+    expect(r.code, r.stderr.slice(-3000)).toBe(0)
+    expect(r.summary.tasks.map((t: any) => [t.id, t.state])).toEqual([["T-1", "merged"], ["T-2", "merged"], ["T-3", "merged"]])
+    expect(r.events.filter((e) => e.type === "gates.errored" || e.type === "runtime.fault")).toEqual([])
+  })
+
+  test("T-1 merges with a capture holding the new reply and exact byte counts each way", () => {
+    const probeDir = evidence("T-1", "attempt-1", "probe")
+    expect(readFileSync(join(probeDir, "capture.pcap")).includes(Buffer.from("PONG v2\n"))).toBe(true)
+    const summary = JSON.parse(readFileSync(join(probeDir, "summary.json"), "utf8"))
+    expect(summary.verdict).toMatchObject({ ok: true, kind: "passed" })
+    const connections = summary.capture.connections
+    expect(connections).toHaveLength(1)
+    // "PING\n" out, "PONG v2\n" back.
+    expect(connections[0].toServer.bytes).toBe(5)
+    expect(connections[0].toClient.bytes).toBe(8)
+    const passed = r.events.find((e) => e.type === "gates.passed" && e.taskId === "T-1")
+    expect(passed.requires).toContain("probe")
+    expect(report("T-1", 1).gates.find((g: any) => g.gate === "service-probe")).toMatchObject({ passed: true, ran: true })
+  })
+
+  test("T-2, a code task in the same run, merges without a probe: not run, not required", () => {
+    expect(report("T-2", 1).gates.find((g: any) => g.gate === "service-probe")).toMatchObject({ passed: true, ran: false })
+    const passed = r.events.find((e) => e.type === "gates.passed" && e.taskId === "T-2")
+    expect(passed.requires).not.toContain("probe")
+    expect(existsSync(evidence("T-2", "attempt-1", "probe", "capture.pcap"))).toBe(false)
+  })
+
+  test("T-3's wrong reply fails at the probe, named, and the Debugger gets that failure", () => {
+    const failed = r.events.find((e) => e.type === "gates.failed" && e.taskId === "T-3")
+    expect(failed).toMatchObject({ gate: "service-probe" })
+    expect(JSON.stringify(failed)).toContain("PONX v3")
+    const first = report("T-3", 1)
+    expect(first).toMatchObject({ passed: false, failedGate: "service-probe" })
+    expect(first.message).toContain("PONX v3")
+    // The gate's log names the probe command as the build gate names its commands: the Debugger's rule reads it.
+    const log = readFileSync(first.gates.find((g: any) => g.gate === "service-probe").logPath, "utf8")
+    expect(log).toMatch(/^\$ nc -N 127\.0\.0\.1 7000$/m)
+    expect(r.events.filter((e) => e.type === "task.dispatched" && e.taskId === "T-3" && e.role === "debugger")).toHaveLength(1)
+    const debuggerPrompt = r.modelLog.find((l) => l.agent === "debugger")
+    expect(debuggerPrompt?.lastUser).toContain("service-probe")
+  })
+
+  test("the Debugger reproduces with the probe, fixes, verifies, and T-3 merges with PONG v3 on the wire", () => {
+    expect(r.modelLog.filter((l) => l.failure)).toEqual([])
+    const reported = r.events.find((e) => e.type === "worker.reported" && e.taskId === "T-3" && e.result.role === "debugger")
+    expect(reported?.result.debug.reproduction.command).toBe(PROBE_IN_WORKTREE)
+    // The Debugger's steps as the guard saw them and DebugSteps judged them: the probe failed before the edit, passed after.
+    const stepsFile = readdirSync(evidence("T-3")).find((f) => /^debug-.*\.json$/.test(f))
+    expect(stepsFile).toBeDefined()
+    const steps = JSON.parse(readFileSync(evidence("T-3", stepsFile!), "utf8"))
+    expect(steps.verdict).toEqual({ ok: true, route: "gates" })
+    const runs = steps.steps.filter((s: any) => s.kind === "command" && s.command === PROBE_IN_WORKTREE)
+    const edit = steps.steps.find((s: any) => s.kind === "edit")
+    expect(runs.map((s: any) => s.exit)).toEqual([1, 0])
+    expect(runs[0].seq).toBeLessThan(edit.seq)
+    expect(runs[1].seq).toBeGreaterThan(edit.seq)
+    const last = [2, 3].map((n) => evidence("T-3", `attempt-${n}`, "probe", "capture.pcap")).filter(existsSync).at(-1)
+    expect(last, "T-3's passing attempt has a capture").toBeDefined()
+    expect(readFileSync(last!).includes(Buffer.from("PONG v3\n"))).toBe(true)
+    expect(readFileSync(join(project, "src/reply.h"), "utf8")).toContain('"PONG v3"')
+  })
+
+  test("no service outlives its probe: neither the gates' nor the Debugger's", () => {
+    expect(projectPrograms()).toEqual([])
+  })
+})
