@@ -3,6 +3,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Language } from "./language"
 import { Roles } from "./roles"
+import { TASK_KINDS } from "../scheduler/core/task.schema"
 
 /**
  * Role prompts are content: `prompts/<role>.md` at the repository root, with `{{language_rule}}` filled
@@ -22,6 +23,14 @@ export namespace Prompt {
   ] as const
 
   export const PLACEHOLDER = "{{language_rule}}"
+
+  /** Where a model-facing text names the task kinds: filled from the schema, so a prompt cannot drift from it. */
+  export const KINDS_PLACEHOLDER = "{{task_kinds}}"
+
+  /** A model-facing text (a prompt, a tool's description) with the code's vocabulary filled in. */
+  export function withVocabulary(text: string): string {
+    return text.replaceAll(KINDS_PLACEHOLDER, TASK_KINDS.join(", "))
+  }
 
   /** The first line of every prompt: the scripted test model recognises agents by it. */
   export function roleLine(role: string): string {
@@ -62,7 +71,7 @@ export namespace Prompt {
 
   /** The prompt for a role with the language rule filled in. */
   export function load(role: string, language: Language.Setting = "auto", from: string = dir, roles: Roles.Table = Roles.table): string {
-    return raw(role, from, roles).replaceAll(PLACEHOLDER, Language.rule(Language.parse(language)))
+    return withVocabulary(raw(role, from, roles)).replaceAll(PLACEHOLDER, Language.rule(Language.parse(language)))
   }
 }
 

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs"
+import { Prompt } from "../agent/prompt"
 import { tool, type ToolContext, type ToolDefinition } from "@opencode-ai/plugin"
 import { z } from "zod"
 import { Strict } from "../scheduler/core/strict"
@@ -13,7 +14,7 @@ import { Orchestrators, type Orchestrator } from "../scheduler/runtime/orchestra
  * claims), and the decision is the Scheduler's. Model-facing texts live in descriptions/*.txt.
  */
 function describe(id: string): string {
-  return readFileSync(new URL(`./descriptions/${id}.txt`, import.meta.url), "utf8").trim()
+  return Prompt.withVocabulary(readFileSync(new URL(`./descriptions/${id}.txt`, import.meta.url), "utf8").trim())
 }
 
 /** Errors go back to the model as the tool's output, never as a crash of the session loop. */
