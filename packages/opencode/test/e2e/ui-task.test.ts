@@ -13,7 +13,8 @@ import { commitStep, passingReviewer, planningArchitect, runScenario, submitting
  * T-1 (ui) changes the colour: its window is captured on a private Xvfb, checked in code, and its base captured
  * too (the before picture). T-2 (code), beside it, needs no capture. T-3 (ui), after both, plants a window that
  * never draws: the ui-capture gate fails it and the Debugger gets the capture's failure; its repair is captured
- * again by the gate before it merges.
+ * again by the gate before it merges. The Debugger's reproduction here is a check of the source, not a capture:
+ * a capture a worker can run (issue 37 item 4, `air_capture`) does not exist yet.
  */
 const VERSION_H = (version: string) => `#pragma once\n\n#define APP_VERSION "${version}"\n`
 const CMAKELISTS = `cmake_minimum_required(VERSION 3.16)
@@ -50,7 +51,7 @@ const tasks = [
   { id: "T-3", title: "Make the badge bigger", kind: "ui", deps: ["T-1", "T-2"], writeSet: [{ path: "src/app.cpp", action: "modify" }], doneWhen: "the badge is 80x40", ui: t3Spec },
 ]
 const BUILD = "cmake --build .air-build"
-/** The Debugger's check that the program draws at all (a source check, not a capture: see the report's limits). */
+/** The Debugger's reproduction and verification: whether the program draws at all (a source check; see above). */
 const DRAWS = "grep -q XFillRectangle src/app.cpp"
 
 const scenario = {
