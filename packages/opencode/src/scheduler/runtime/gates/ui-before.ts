@@ -7,6 +7,7 @@ import { BudgetExec } from "../jobs/exec.ts"
 import { RunJobs } from "../jobs/run-jobs.ts"
 import { Proc } from "../process.ts"
 import { SandboxExec } from "../sandbox/exec.ts"
+import { CompilerCache } from "../toolchain/cache.ts"
 import { Toolchain } from "../toolchain/index.ts"
 import { UiCapture } from "../verify/ui-capture.ts"
 import { BaseFindings } from "./base-findings.ts"
@@ -40,12 +41,14 @@ export namespace UiBefore {
       changedShare: z.number().min(0).max(1).optional(),
       /** Why there is no before picture (or no comparison). */
       note: z.string().optional(),
+      /** The base build's compiler-cache hits ("ccache 3/3 hits (100%)"), when it was built for this capture. */
+      baseBuild: z.string().optional(),
     })
     .strict()
   export type Comparison = z.infer<typeof Comparison>
 
   /** What a base capture left, kept per commit and spec: a screenshot, or why there is none. */
-  const Kept = z.object({ screenshot: z.boolean(), note: z.string().optional() }).strict()
+  const Kept = z.object({ screenshot: z.boolean(), note: z.string().optional(), cache: z.string().optional() }).strict()
 
   /**
    * Captures the base (or reuses its kept capture), copies its files to `<outDir>/before/`, compares it with
@@ -66,10 +69,11 @@ export namespace UiBefore {
   export function describe(c: Comparison): string {
     if (c.note && !c.before) return c.note
     const base = c.base ? ` of the base ${c.base.slice(0, 12)}` : ""
-    return c.changedShare === undefined ? `before picture${base}: ${c.before}` : `before picture${base}: ${(c.changedShare * 100).toFixed(1)}% of the pixels changed`
+    const built = c.baseBuild ? `; the base's build: ${c.baseBuild}` : ""
+    return (c.changedShare === undefined ? `before picture${base}: ${c.before}` : `before picture${base}: ${(c.changedShare * 100).toFixed(1)}% of the pixels changed`) + built
   }
 
-  async function before(ctx: GateContext, spec: UiCapture.Spec, dir: string): Promise<Pick<Comparison, "base" | "before" | "note">> {
+  async function before(ctx: GateContext, spec: UiCapture.Spec, dir: string): Promise<Pick<Comparison, "base" | "before" | "note" | "baseBuild">> {
     await rm(dir, { recursive: true, force: true })
     const commit = await BaseFindings.baseCommit(ctx)
     if (!commit) return { note: `no before picture: the task has no merge-base with ${ctx.base}` }
@@ -78,17 +82,18 @@ export namespace UiBefore {
     if (!done) {
       done = await BaseFindings.withTree(ctx.root, commit, (tree) => buildAndCapture(ctx, spec, tree, kept))
       // Kept only when it says something about the base itself (not an abort, a missing tool, a display that failed).
-      if (done.keep) await writeFile(path.join(kept, "kept.json"), JSON.stringify({ screenshot: done.screenshot, ...(done.note ? { note: done.note } : {}) }) + "\n")
+      if (done.keep) await writeFile(path.join(kept, "kept.json"), JSON.stringify({ screenshot: done.screenshot, ...(done.note ? { note: done.note } : {}), ...(done.cache ? { cache: done.cache } : {}) }) + "\n")
     }
     await mkdir(dir, { recursive: true })
     for (const name of ["screenshot.png", "screen.png", "windows.json", "program.log", "build.log"])
       if (existsSync(path.join(kept, name))) await copyFile(path.join(kept, name), path.join(dir, name))
     const screenshot = path.join(dir, "screenshot.png")
-    if (done.screenshot && existsSync(screenshot)) return { base: commit, before: screenshot }
-    return { base: commit, note: `no before picture: ${done.note ?? "the base's capture has no screenshot"}` }
+    const cache = done.cache ? { baseBuild: done.cache } : {}
+    if (done.screenshot && existsSync(screenshot)) return { base: commit, before: screenshot, ...cache }
+    return { base: commit, note: `no before picture: ${done.note ?? "the base's capture has no screenshot"}`, ...cache }
   }
 
-  type Done = { screenshot: boolean; note?: string; keep: boolean }
+  type Done = { screenshot: boolean; note?: string; cache?: string; keep: boolean }
 
   async function readKept(dir: string): Promise<Done | undefined> {
     try {
@@ -99,12 +104,29 @@ export namespace UiBefore {
     }
   }
 
-  /** The toolchain's build commands in the base tree, then the spec captured there (its checks recorded, not judged). */
+  /** The base built in its tree, then the spec captured there (its checks recorded, not judged). */
   async function buildAndCapture(ctx: GateContext, spec: UiCapture.Spec, tree: string, kept: string): Promise<Done> {
     await rm(kept, { recursive: true, force: true })
     await mkdir(kept, { recursive: true })
     const exec = baseExec(ctx, tree)
-    const env = Toolchain.commandEnv(ctx.rules, { root: ctx.root, worktree: tree }, ctx.env)
+    // ccache's log of this build, in the cache dir (the one place outside the tree a sandboxed build may write).
+    const statsLog = path.join(path.resolve(ctx.root, ctx.rules.cache.dir), "stats", `${ctx.taskId.replace(/[^\w.+-]/g, "_")}-base.log`)
+    await mkdir(path.dirname(statsLog), { recursive: true })
+    await rm(statsLog, { force: true })
+    const env = Toolchain.commandEnv(ctx.rules, { root: ctx.root, worktree: tree, statsLog }, ctx.env)
+    const built = await build(ctx, exec, env, tree, kept)
+    const stats = await CompilerCache.readStats(statsLog)
+    await rm(statsLog, { force: true })
+    const cache = stats ? { cache: CompilerCache.describe(stats) } : {}
+    if (built) return { ...built, ...cache }
+    const result = await UiCapture.capture(spec, { worktree: tree, outDir: kept, project: ctx.root, env: ctx.env, ...(ctx.signal ? { signal: ctx.signal } : {}) })
+    if (result.evidence.screenshot) return { screenshot: true, keep: true, ...cache }
+    const why = result.failures[0] ?? `the capture ended ${result.outcome}`
+    return { screenshot: false, note: `the base shows no window: ${why}`, keep: result.outcome === "no-window" || result.outcome === "exited" || result.outcome === "shown", ...cache }
+  }
+
+  /** The toolchain's build commands in the base tree: undefined when they passed, else why there is no picture. */
+  async function build(ctx: GateContext, exec: Exec, env: NodeJS.ProcessEnv, tree: string, kept: string): Promise<Done | undefined> {
     let log = ""
     for (const command of ctx.rules.build) {
       const result = await exec(command, [], { cwd: tree, env, shell: true, timeoutMs: ctx.rules.timeoutMs, ...(ctx.signal ? { signal: ctx.signal } : {}) })
@@ -113,10 +135,7 @@ export namespace UiBefore {
       if (ctx.signal?.aborted) return { screenshot: false, note: "the run was aborted", keep: false }
       if (!result.ok) return { screenshot: false, note: `the base does not build (\`${command}\` ${Proc.describe(result, ctx.rules.timeoutMs)}; see before/build.log)`, keep: true }
     }
-    const result = await UiCapture.capture(spec, { worktree: tree, outDir: kept, project: ctx.root, env: ctx.env, ...(ctx.signal ? { signal: ctx.signal } : {}) })
-    if (result.evidence.screenshot) return { screenshot: true, keep: true }
-    const why = result.failures[0] ?? `the capture ended ${result.outcome}`
-    return { screenshot: false, note: `the base shows no window: ${why}`, keep: result.outcome === "no-window" || result.outcome === "exited" || result.outcome === "shown" }
+    return undefined
   }
 
   /**
