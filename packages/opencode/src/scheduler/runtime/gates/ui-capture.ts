@@ -3,6 +3,7 @@ import { GateError } from "../errors.ts"
 import { UiCapture } from "../verify/ui-capture.ts"
 import type { Gate, GateContext, GateOutcome } from "./gate.ts"
 import { TOOL_MISSING } from "./schema.ts"
+import { UiBefore } from "./ui-before.ts"
 
 /**
  * A ui task is verified by what its window shows (issue 37, invariant 16): its program is started from the task's
@@ -10,6 +11,8 @@ import { TOOL_MISSING } from "./schema.ts"
  * (title, size, not blank, pixels) are judged in code (runtime/verify/ui-capture.ts). The evidence (`screenshot`,
  * beside the window tree and the program's output) is required of ui tasks only, so a code task never waits on a
  * display. A blank window, no window, a crash go to the Debugger with the capture; a missing tool to a person.
+ * Once the program ran, the task's base is captured too (ui-before.ts): the before picture and the changed share
+ * go in the evidence and the summary, never into the verdict.
  */
 export const uiCaptureGate = {
   id: "ui-capture",
@@ -42,8 +45,11 @@ async function captureWindow(ctx: GateContext): Promise<GateOutcome> {
   if (result.outcome === "failed-to-start")
     throw new GateError("ToolCrashed", `${ctx.label}: the display for the window capture could not start, so there is no verdict on the program: ${result.failures.join("; ")}. Evidence: ${files.join(", ")}`)
   if (result.outcome === "aborted") throw new GateError("Aborted", `${ctx.label}: the window capture was stopped (the run was aborted)`)
+  const comparison = await UiBefore.compare(ctx, spec.data, result.evidence.screenshot, outDir)
+  if (ctx.signal?.aborted) throw new GateError("Aborted", `${ctx.label}: the window capture was stopped (the run was aborted)`)
+  const before = UiBefore.describe(comparison)
   const shown = `${result.windowsShown} window(s)${result.evidence.screenshot ? `, screenshot ${result.evidence.screenshot}` : ""}`
-  if (result.ok) return { ran: true, summary: `window shown and checked: ${shown}`, ...(result.evidence.screenshot ? { logPath: result.evidence.screenshot } : {}) }
+  if (result.ok) return { ran: true, summary: `window shown and checked: ${shown}; ${before}`, ...(result.evidence.screenshot ? { logPath: result.evidence.screenshot } : {}) }
   const summary = `window check failed: ${result.failures.join("; ")}`
   return {
     ran: true,
@@ -55,7 +61,7 @@ async function captureWindow(ctx: GateContext): Promise<GateOutcome> {
         `${ctx.label}: the program's window did not pass its checks:\n` +
         result.failures.map((f) => `  ${f}`).join("\n") +
         `\nThe program: ${[result.program.command, ...result.program.args].join(" ")} (exit ${result.program.exitCode ?? "none: stopped by the capture"}).` +
-        `\nEvidence: ${files.join(", ")}\nLook at the screenshot and the window tree before changing code, fix the program, commit, and report again.`,
+        `\nEvidence: ${files.join(", ")}\nThe base, for comparison: ${before}${comparison.before ? ` (${comparison.before})` : ""}.\nLook at the screenshot and the window tree before changing code, fix the program, commit, and report again.`,
     },
   }
 }
