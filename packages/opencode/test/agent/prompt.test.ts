@@ -8,6 +8,14 @@ const scratch = mkdtempSync(join(tmpdir(), "air-prompts-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
 describe("the role prompts", () => {
+  it("name the task kinds from the schema: the Architect's prompt and air_plan's description list every kind the plan accepts", async () => {
+    const { TASK_KINDS } = await import("../../src/scheduler/core/task.schema")
+    const { readFileSync: read } = await import("node:fs")
+    const plan = Prompt.withVocabulary(read(new URL("../../src/tool/descriptions/air_plan.txt", import.meta.url), "utf8"))
+    for (const text of [loadPrompt("architect", "en"), plan]) expect(text).toContain(`(${TASK_KINDS.join(", ")})`)
+    expect(TASK_KINDS).toEqual(expect.arrayContaining(["ui", "service"]))
+  })
+
   it("live in prompts/ at the repository root, found from the module", () => {
     expect(Prompt.dir.replace(/\\/g, "/")).toMatch(/\/prompts\/?$/)
     expect(Prompt.file("main")).toBe(join(Prompt.dir, "main.md"))

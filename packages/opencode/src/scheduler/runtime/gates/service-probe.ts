@@ -13,7 +13,7 @@ import { TOOL_MISSING } from "./schema.ts"
  * code task never waits on it. A wrong reply, a service that never listens or crashes goes to the Debugger with the
  * captured exchange; a missing tool or privilege to a person, with the install command.
  */
-export const SERVICE_PROBE_LOG = "service-probe.log"
+const SERVICE_PROBE_LOG = "service-probe.log"
 
 export const serviceProbeGate = {
   id: "service-probe",

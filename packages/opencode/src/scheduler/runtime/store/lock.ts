@@ -119,7 +119,7 @@ function tryCreate(path: string, info: LockInfo): boolean {
 }
 
 /** Who holds the lock at `path` as its file says (null when absent, empty or damaged); the views read it too. */
-export const readHolder = readLockFile
+const readHolder = readLockFile
 
 function staleReason(path: string, holder: LockInfo | null): string | null {
   if (!holder) {
@@ -141,7 +141,7 @@ function staleReason(path: string, holder: LockInfo | null): string | null {
 }
 
 /** Whether the process named by a lock file still runs (that very process: its start time is checked); another host's counts as alive. */
-export function holderAlive(holder: Pick<LockInfo, "pid" | "host" | "started">): boolean {
+function holderAlive(holder: Pick<LockInfo, "pid" | "host" | "started">): boolean {
   return ProcessIdentity.judge(holder) !== "gone"
 }
 
