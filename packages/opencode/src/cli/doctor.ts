@@ -10,6 +10,7 @@ import { Ui } from "./ui"
 import { Readiness } from "../scheduler/runtime/toolchain/readiness.ts"
 import { DeployDoctor } from "../scheduler/runtime/deploy/doctor"
 import { UiTools } from "../scheduler/runtime/verify/ui-tools"
+import { ServiceProbe } from "../scheduler/runtime/verify/service-probe"
 
 type Check = { name: string; ok: boolean; detail: string; fix?: string }
 
@@ -89,6 +90,14 @@ async function pluginAndModel(dir: string, env: NodeJS.ProcessEnv): Promise<Chec
 }
 
 /** The OS sandbox around workers' commands and the gates: bubblewrap installed and able to start. */
+/** What a service task's gate needs: tcpdump, nc, the OS sandbox and the privileges for a namespace of its own. */
+function serviceProbe(): Check {
+  const name = "service probe"
+  const ready = ServiceProbe.readiness()
+  if (!ready.ok) return { name, ok: false, detail: `service tasks cannot be probed: ${ready.message}`, ...(ready.install ? { fix: `${ready.install} (or ./start.sh setup)` } : {}) }
+  return { name, ok: true, detail: "tcpdump, nc and network namespaces available: service tasks are probed on a loopback of their own" }
+}
+
 function sandbox(): Check {
   const c = Sandbox.check(true)
   return c.ok
@@ -116,6 +125,7 @@ export async function doctor(dirArg: string | undefined, opts: { json: boolean }
     ])).flat(),
     sandbox(),
     UiTools.doctorCheck(),
+    serviceProbe(),
   ]
   const failed = checks.filter((c) => !c.ok)
   if (opts.json) {
