@@ -3,6 +3,7 @@ import path from "node:path"
 import { Sandbox } from "../sandbox/sandbox.ts"
 import { ServiceProbe } from "../verify/service-probe.ts"
 import type { Gate, GateContext, GateOutcome } from "./gate.ts"
+import { programSpec } from "./program-field.ts"
 import { TOOL_MISSING } from "./schema.ts"
 
 /**
@@ -28,22 +29,17 @@ export const serviceProbeGate = {
 } as const satisfies Gate
 
 async function probe(ctx: GateContext): Promise<GateOutcome> {
-  const raw = ctx.program?.service
-  if (raw === undefined) return { ran: false, summary: `no service to probe in a ${ctx.kind} task` }
-  const spec = ServiceProbe.Spec.safeParse(raw)
-  if (!spec.success) {
-    const summary = `the task's service field is not valid: ${spec.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`
-    // The plan's words, not the code's: only the Architect or a person can change them.
-    return { ran: false, summary, failure: { gate: "plan", summary, message: `${ctx.label}: ${summary}. The plan must say how to start the service and probe it.` } }
-  }
+  const read = programSpec(ctx, "service", ServiceProbe.Spec, "no service to probe", "how to start the service and probe it")
+  if ("outcome" in read) return read.outcome
+  const spec = read.spec
   const ready = ServiceProbe.readiness(ctx.env)
   if (!ready.ok) {
     const summary = `the service probe cannot run here: ${ready.message}`
     return { ran: false, summary, failure: { gate: TOOL_MISSING, missingTool: "tcpdump", summary, message: `${ctx.label}: ${summary}${ready.install ? `. Install it: ${ready.install}` : ""}. Then run the gates again.` } }
   }
   const outDir = path.join(ctx.evidenceDir, "probe")
-  const result = await ServiceProbe.run(spec.data, { worktree: ctx.worktree, outDir, env: ctx.env, ...(ctx.signal ? { signal: ctx.signal } : {}) })
-  const logPath = await ctx.write(SERVICE_PROBE_LOG, serviceProbeLog(spec.data, result))
+  const result = await ServiceProbe.run(spec, { worktree: ctx.worktree, outDir, env: ctx.env, ...(ctx.signal ? { signal: ctx.signal } : {}) })
+  const logPath = await ctx.write(SERVICE_PROBE_LOG, serviceProbeLog(spec, result))
   const described = ServiceProbe.describe(result)
   if (result.verdict.ok) return { ran: true, summary: `probe passed: ${result.verdict.reason}`, logPath }
   if (result.verdict.cause === "environment") {
@@ -55,7 +51,7 @@ async function probe(ctx: GateContext): Promise<GateOutcome> {
     ran: true,
     summary,
     logPath,
-    failure: { summary, message: `${ctx.label}: ${described}\nReproduce it in your worktree: build, start the service and run the probe in one bash command (${reproduction(spec.data)}), fix the service, run that command again, commit, and report again.` },
+    failure: { summary, message: `${ctx.label}: ${described}\nReproduce it in your worktree: build, start the service and run the probe in one bash command (${reproduction(spec)}), fix the service, run that command again, commit, and report again.` },
   }
 }
 

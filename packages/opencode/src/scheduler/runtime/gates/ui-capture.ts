@@ -2,6 +2,7 @@ import path from "node:path"
 import { GateError } from "../errors.ts"
 import { UiCapture } from "../verify/ui-capture.ts"
 import type { Gate, GateContext, GateOutcome } from "./gate.ts"
+import { programSpec } from "./program-field.ts"
 import { TOOL_MISSING } from "./schema.ts"
 import { UiBefore } from "./ui-before.ts"
 
@@ -27,16 +28,11 @@ export const uiCaptureGate = {
 } as const satisfies Gate
 
 async function captureWindow(ctx: GateContext): Promise<GateOutcome> {
-  const raw = ctx.program?.ui
-  if (raw === undefined) return { ran: false, summary: `no window to capture in a ${ctx.kind} task` }
-  const spec = UiCapture.Spec.safeParse(raw)
-  if (!spec.success) {
-    const summary = `the task's ui field is not valid: ${spec.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`
-    // The plan's words, not the code's: only the Architect or a person can change them.
-    return { ran: false, summary, failure: { gate: "plan", summary, message: `${ctx.label}: ${summary}. The plan must say how to start the program and what its window shows.` } }
-  }
+  const read = programSpec(ctx, "ui", UiCapture.Spec, "no window to capture", "how to start the program and what its window shows")
+  if ("outcome" in read) return read.outcome
+  const spec = read.spec
   const outDir = path.join(ctx.evidenceDir, "capture")
-  const result = await UiCapture.capture(spec.data, { worktree: ctx.worktree, outDir, project: ctx.root, env: ctx.env, ...(ctx.signal ? { signal: ctx.signal } : {}) })
+  const result = await UiCapture.capture(spec, { worktree: ctx.worktree, outDir, project: ctx.root, env: ctx.env, ...(ctx.signal ? { signal: ctx.signal } : {}) })
   const files = [result.evidence.screenshot, result.evidence.windows, result.evidence.log].filter((f): f is string => !!f)
   if (result.outcome === "missing-tool") {
     const summary = `the window capture cannot run here: ${result.missingTool?.tools.join(", ") ?? "a tool"} missing`
@@ -45,7 +41,7 @@ async function captureWindow(ctx: GateContext): Promise<GateOutcome> {
   if (result.outcome === "failed-to-start")
     throw new GateError("ToolCrashed", `${ctx.label}: the display for the window capture could not start, so there is no verdict on the program: ${result.failures.join("; ")}. Evidence: ${files.join(", ")}`)
   if (result.outcome === "aborted") throw new GateError("Aborted", `${ctx.label}: the window capture was stopped (the run was aborted)`)
-  const comparison = await UiBefore.compare(ctx, spec.data, result.evidence.screenshot, outDir)
+  const comparison = await UiBefore.compare(ctx, spec, result.evidence.screenshot, outDir)
   if (ctx.signal?.aborted) throw new GateError("Aborted", `${ctx.label}: the window capture was stopped (the run was aborted)`)
   const before = UiBefore.describe(comparison)
   const shown = `${result.windowsShown} window(s)${result.evidence.screenshot ? `, screenshot ${result.evidence.screenshot}` : ""}`
