@@ -51,11 +51,11 @@ export function runtimeFault(d: Draft, e: EventOf<"runtime.fault">): string | un
   if (s.questions.length > 0) return "a person is already asked; the run waits on the answer, not on nothing"
   const questionId = `fault:${s.eventCount}`
   const text =
-    `The Scheduler found nothing at work and nothing waiting for you, with work left (${e.message}).` +
+    `The Scheduler found nothing at work and nothing waiting for you, with work left (${e.state ?? e.message}).` +
     ` Answer "retry" to carry out again what the run waits on, as a restart would, or "stop" to end the run blocked.`
   s.questions = [...s.questions, { questionId, taskId: null, text, fault: true, answers: [...FAULT_ANSWERS] }]
   d.emit({ type: "ask", id: commandId.ask(questionId), questionId, text })
-  d.notify(`the run stalled with nothing in flight (${e.message}); the user is asked`)
+  d.notify(`the run stalled with nothing in flight (${e.state ?? e.message}); the user is asked`)
   return undefined
 }
 

@@ -72,7 +72,7 @@ export namespace Watchdog {
         for (const l of lost) await ports.log.apply({ type: "session.lost", taskId: l.taskId, sessionId: l.sessionId })
         return
       }
-      await ports.log.apply({ type: "runtime.fault", source: "watchdog", message: why, state: why })
+      await ports.log.apply({ type: "runtime.fault", source: "watchdog", message: "nothing in flight, nothing asked, work left", state: why })
     }
   }
 }
