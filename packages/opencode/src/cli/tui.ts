@@ -3,6 +3,7 @@ import { Args } from "./args"
 import { Proc } from "../scheduler/runtime/process"
 import { Launch, LaunchError } from "./launch"
 import { Ui } from "./ui"
+import { resolveLang, t } from "../read/words"
 
 /**
  * What follows the engine's exit screen. The pinned engine prints its own block when the TUI closes on a
@@ -11,7 +12,7 @@ import { Ui } from "./ui"
  * right under it says how to reopen AirCoding as it was opened, --scripted included.
  */
 function exitLine(dir: string, scripted: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  return `  ${Ui.dim("AirCoding".padEnd(10))}${Ui.bold(Launch.reopenCommand(dir, scripted, env))}   (reopens AirCoding, and a run in progress resumes; use this, not "opencode -s", which starts without AirCoding)\n`
+  return `  ${Ui.dim("AirCoding".padEnd(10))}${Ui.bold(Launch.reopenCommand(dir, scripted, env))}   ${t(resolveLang(dir, undefined, env), "tui.exit.reopen")}\n`
 }
 
 /** Opens the OpenCode TUI with AirCoding loaded; returns the engine's exit code. */

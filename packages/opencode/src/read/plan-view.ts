@@ -37,7 +37,7 @@ export namespace PlanView {
     const idWidth = Math.max(0, ...tasks.map((n) => RunView.displayWidth(n.id)))
     const indent = " ".repeat(idWidth + 2)
     for (const n of tasks) {
-      const facts = [n.kind, t(lang, "plan.phase", { phase: n.phase }), n.deps.length ? t(lang, "plan.after", { ids: list(lang, n.deps) }) : t(lang, "plan.noDeps")].join(" · ")
+      const facts = [t(lang, `kind.${n.kind}`), t(lang, "plan.phase", { phase: n.phase }), n.deps.length ? t(lang, "plan.after", { ids: list(lang, n.deps) }) : t(lang, "plan.noDeps")].join(" · ")
       out.push({ text: RunView.truncate(`${RunView.pad(n.id, idWidth)}  ${n.title}`, width), tone: "normal" })
       out.push({ text: RunView.truncate(`${indent}${facts}`, width), tone: "muted" })
       for (const action of ["create", "modify", "delete"] as const) {

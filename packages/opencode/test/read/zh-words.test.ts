@@ -6,6 +6,9 @@ import { RunView } from "../../src/read/view"
 import { RunReport } from "../../src/read/run-report"
 import { recordedEvents } from "../fixtures/recorded-run/generate"
 import { FIXTURE } from "../cli-view/helpers"
+import { catalog, KEYS } from "../../src/read/words"
+import { PlanView } from "../../src/read/plan-view"
+import { TASK_KINDS } from "../../src/scheduler/core/task.schema"
 
 /**
  * A Chinese rendering of the recorded run speaks Chinese: every sentence of ours comes from the
@@ -113,5 +116,30 @@ describe("events other branches add", () => {
   test("and in English", () => {
     expect(RunView.describeEvent(events[1]!, "en")).toBe("the merge could not be carried out: another process holds the merge lock")
     expect(RunView.describeEvent(events[3]!, "en")).toBe("final check of the integration branch: could not run")
+  })
+})
+
+describe("the whole catalogue in Chinese", () => {
+  // Names that are the same in both languages: a tool's or a product's name is not a sentence.
+  const NAMES = new Set(["cppcheck", "clang-tidy", "AirCoding"])
+
+  test("no Chinese word is left in English (code in backticks and {placeholders} aside)", () => {
+    const zh = catalog("zh-CN")
+    const en = catalog("en")
+    const english = KEYS.filter((k) => {
+      const text = zh[k].replace(/`[^`]*`/g, "").replace(/"[^"]*"/g, "").replace(/\{[A-Za-z]+\}/g, "")
+      return ENGLISH_SENTENCE.test(text) || (zh[k] === en[k] && !NAMES.has(zh[k]) && /[A-Za-z]{3,}/.test(zh[k]))
+    })
+    expect(english).toEqual([])
+  })
+
+  test("the plan dialog names every task kind in Chinese", () => {
+    const tasks = TASK_KINDS.map((kind, i) => ({ id: `T-${i + 1}`, title: `t${i}`, kind, phase: 1, deps: [], writeSet: [] }))
+    const text = PlanView.lines({ tasks } as never, [], "zh-CN", 200)
+      .map((l) => l.text)
+      .join("\n")
+    for (const kind of TASK_KINDS) expect(text).not.toMatch(new RegExp(`^\\s+${kind} · `, "m"))
+    expect(text).toContain("代码 · 阶段 1")
+    expect(text).toContain("界面 · 阶段 1")
   })
 })
