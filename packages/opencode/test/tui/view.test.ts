@@ -167,7 +167,7 @@ describe("the plan a person confirms", () => {
       "  ADR-1 Integer arithmetic stays in namespace calc",
     ])
     const zh = PlanView.lines(draft, [], "zh-CN", 30).map((l) => l.text)
-    expect(zh).toContain("     test · 阶段 2 · 依赖 T-1")
+    expect(zh).toContain("     测试 · 阶段 2 · 依赖 T-1")
     for (const line of zh) expect(RunView.displayWidth(line)).toBeLessThanOrEqual(30)
   })
 })
