@@ -60,8 +60,8 @@ function commandTask(cmd: Command): { taskId?: string } {
  * interpreter decides nothing itself. A command id already in flight is not carried out twice.
  */
 export class Interpreter {
-  private inFlight = new Set<string>()
-  private running = new Set<Promise<void>>()
+  /** Commands being carried out, by command id: the id keeps a command from running twice, the promise lets `settled` wait. */
+  private inFlight = new Map<string, Promise<void>>()
   /** Reverts in flight: a dispatch waits for them before it branches off the integration branch. */
   private reverting: Promise<void> = Promise.resolve()
 
@@ -80,14 +80,10 @@ export class Interpreter {
    */
   execute(cmd: Command): void {
     if (this.inFlight.has(cmd.id)) return
-    this.inFlight.add(cmd.id)
     const done = this.run(cmd)
       .catch((err) => this.failed(cmd, err))
-      .finally(() => {
-        this.inFlight.delete(cmd.id)
-        this.running.delete(done)
-      })
-    this.running.add(done)
+      .finally(() => this.inFlight.delete(cmd.id))
+    this.inFlight.set(cmd.id, done)
   }
 
   /** Commands being carried out now (the watchdog's "nothing in flight" reads it). */
@@ -97,7 +93,7 @@ export class Interpreter {
 
   /** Resolves once every command started so far has ended, its failure recorded: for tests. */
   async settled(): Promise<void> {
-    while (this.running.size > 0) await Promise.allSettled([...this.running])
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight.values()])
   }
 
   /**
