@@ -26,6 +26,11 @@ export namespace Looks {
     return (Object.keys(TOOLS) as Tool[]).find((tool) => TOOLS[tool].gate === gate)
   }
 
+  /** The look of a task kind (`ui` → air_capture, `service` → air_probe), if it has one. */
+  export function ofKind(kind: string): Tool | undefined {
+    return (Object.keys(TOOLS) as Tool[]).find((tool) => TOOLS[tool].field === kind)
+  }
+
   /** The arguments that point a look at something else than the task's own program. */
   const OVERRIDES = ["command", "args", "input"] as const
 
