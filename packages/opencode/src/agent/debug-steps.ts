@@ -1,5 +1,6 @@
 import type { DebugReport } from "../scheduler/core/report.schema"
 import { Evidence } from "./evidence"
+import { Looks } from "./looks"
 import { Roles } from "./roles"
 
 /**
@@ -8,11 +9,13 @@ import { Roles } from "./roles"
  * reproduced (a command that ran, failed, before the first edit, and reproduces the gate's failure) or not
  * reproducible (every command tried ran, nothing edited); root cause at a file and line; a fix (an edit
  * was made); verified (the failing command, or one that reproduces the failure, run green after the last
- * edit). A report that misses a step, or has them out of order, is refused with the step named.
+ * edit). A report that misses a step, or has them out of order, is refused with the step named. A look at the
+ * program (air_capture, air_probe: looks.ts) is recorded as a command too, with the exit code of its verdict.
  */
 export namespace DebugSteps {
   export type Step =
-    | { kind: "command"; seq: number; command: string; exit: number | null; at: string }
+    /** `tool`: the look that ran it (air_capture, air_probe); absent for a bash command. */
+    | { kind: "command"; seq: number; command: string; exit: number | null; at: string; tool?: Looks.Tool }
     | { kind: "edit"; seq: number; tool: string; at: string }
 
   const logs = new Map<string, Step[]>()
@@ -21,7 +24,8 @@ export namespace DebugSteps {
 
   /** Before a Debugger's call runs (`Guard.before`): what it is, before any rewriting (the sandbox's). */
   export function begin(key: string, sessionID: string, tool: string, args: Record<string, unknown>): void {
-    started.set(key, { sessionID, tool, ...(typeof args.command === "string" ? { command: args.command } : {}) })
+    const command = Looks.isTool(tool) ? Looks.command(tool, args) : args.command
+    started.set(key, { sessionID, tool, ...(typeof command === "string" ? { command } : {}) })
   }
 
   /** After it ran (`Guard.after`): a command with its exit code, or an edit. */
@@ -31,7 +35,10 @@ export namespace DebugSteps {
     started.delete(key)
     const at = new Date().toISOString()
     const exit = typeof metadata.exit === "number" ? metadata.exit : null
-    if (call.tool === "bash" && call.command !== undefined) {
+    if (Looks.isTool(call.tool) && call.command !== undefined) {
+      // A look that could not judge (a missing tool, no display, stopped) has no exit code: it showed nothing.
+      if (exit !== null) record(call.sessionID, { kind: "command", seq: ++seq, command: call.command, exit, at, tool: call.tool })
+    } else if (call.tool === "bash" && call.command !== undefined) {
       record(call.sessionID, { kind: "command", seq: ++seq, command: call.command, exit, at })
       if (Evidence.writesFiles(call.command)) record(call.sessionID, { kind: "edit", seq: ++seq, tool: "bash", at })
     } else if (Roles.isWriteTool(call.tool)) record(call.sessionID, { kind: "edit", seq: ++seq, tool: call.tool, at })
@@ -58,10 +65,14 @@ export namespace DebugSteps {
 
   const norm = (command: string) => command.trim().replace(/\s+/g, " ")
 
-  /** The last run of `command` in the log (the same text, or a command it is one segment of). */
+  /**
+   * The last run of `command` in the log (the same text, or a command it is one segment of). A look is found only
+   * among the looks (a bash command named `air_capture` is not one), a bash command only among bash commands.
+   */
   function lastRun(steps: readonly Step[], command: string): Extract<Step, { kind: "command" }> | undefined {
     const want = norm(command)
-    const runs = steps.filter((s): s is Extract<Step, { kind: "command" }> => s.kind === "command")
+    const look = want.split(" ")[0] ?? ""
+    const runs = steps.filter((s): s is Extract<Step, { kind: "command" }> => s.kind === "command" && (Looks.isTool(look) ? s.tool === look : s.tool === undefined))
     return runs.reverse().find((s) => norm(s.command) === want || norm(s.command).split(/\s*(?:&&|\|\||;)\s*/).includes(want))
   }
 

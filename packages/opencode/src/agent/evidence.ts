@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs"
 import { basename, isAbsolute, join, resolve, sep } from "node:path"
+import { Looks } from "./looks"
 import { Paths } from "./paths"
 import { Roles } from "./roles"
 
@@ -104,7 +105,9 @@ export namespace Evidence {
       } catch {
         // a report without its log: the names still count
       }
-      const commands = [...log.matchAll(/^\$ (.+)$/gm)].map((m) => m[1]!.trim()).reverse()
+      // A gate a worker can look with (air_capture, air_probe) names that look first: it reproduces the failure.
+      const look = Looks.ofGate(report.failedGate)
+      const commands = [...(look ? [look] : []), ...[...log.matchAll(/^\$ (.+)$/gm)].map((m) => m[1]!.trim()).reverse()]
       return { commands, names: namesIn(`${report.message ?? ""}\n${log}\n${(report.findings ?? []).map((f) => f.file).join("\n")}`) }
     }
     return undefined
@@ -156,7 +159,8 @@ export namespace Evidence {
       const rest = new Set(p.rest)
       for (const g of gate) {
         const gp = program(g)
-        if (gp && basename(gp.name) === p.name && gp.rest.every((w) => rest.has(w))) return true
+        if (!gp || basename(gp.name) !== p.name) continue
+        if (Looks.isTool(gp.name) ? Looks.isOwnLook(gp.name, ws) : gp.rest.every((w) => rest.has(w))) return true
       }
       const runs = PROGRAMS[p.name] !== undefined || (p.invoked.includes("/") && /test/i.test(p.name) && !["test", "["].includes(p.name))
       if (runs && !trivial(p.name, p.rest)) {
@@ -225,6 +229,8 @@ export namespace Evidence {
    * log must succeed (a missing file shows nothing) — or a file tool that returned content.
    */
   export function ran(item: Item, result: { exit?: unknown; output?: unknown }): boolean {
+    // A look that reached a verdict has an exit code (Looks.EXIT); one that could not judge (a missing tool) has none.
+    if (Looks.isTool(item.tool)) return typeof result.exit === "number"
     if (item.tool !== "bash") return typeof result.output === "string" && !/^(Error|File not found)/.test(result.output)
     const exit = result.exit
     if (typeof exit !== "number") return false
@@ -255,11 +261,22 @@ export namespace Evidence {
   /** What a call proves about the failure, or undefined when it proves nothing. */
   export function classify(tool: string, args: Record<string, unknown>, ctx: Context = {}): Item | undefined {
     if (tool === "bash") return typeof args.command === "string" ? fromBash(args.command, ctx.commands, ctx.root, ctx.failure) : undefined
+    if (Looks.isTool(tool)) return fromLook(tool, args, ctx)
     const target = tool === "read" ? args.filePath : tool === "grep" || tool === "glob" || tool === "list" ? args.path : undefined
     if (typeof target !== "string" || target === "") return undefined
     const abs = ctx.root && !isAbsolute(target) ? resolve(ctx.root, target) : target
     if (isLogPath(abs, ctx.evidenceDirs)) return { kind: "log", tool, detail: target }
     return undefined
+  }
+
+  /**
+   * A look at the program (air_capture, air_probe) as evidence: it ran the program and judged it, like a test. When
+   * the failure being repaired is known, only a look that reproduces it counts (a capture says nothing of a failed build).
+   */
+  function fromLook(tool: Looks.Tool, args: Record<string, unknown>, ctx: Context): Item | undefined {
+    const command = Looks.command(tool, args)
+    if (ctx.failure && (ctx.failure.commands.length > 0 || ctx.failure.names.length > 0) && !reproduces(command, ctx.failure, ctx.root)) return undefined
+    return { kind: "test", tool, detail: command }
   }
 
   /** The detail text of `classify` (the shape the first plugin draft records). */

@@ -29,8 +29,8 @@ export namespace Roles {
     main: ["air_submit", "air_confirm", "air_status", "air_listen", "air_change", "air_answer", "air_pause", "air_resume"],
     architect: ["air_propose", "air_plan", "air_delta", "air_adr", "air_milestone", "air_decide"],
     reviewer: ["air_diff", "air_review"],
-    executor: ["air_report"],
-    debugger: ["air_report"],
+    executor: ["air_report", "air_capture", "air_probe"],
+    debugger: ["air_report", "air_capture", "air_probe"],
     scheduler: ["air_status", "air_decide"],
   } as const satisfies Record<Name, readonly string[]>
 

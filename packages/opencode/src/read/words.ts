@@ -22,9 +22,9 @@ const en = {
   "guard.instead.reviewer":
     "The Reviewer only reads: get the change and its evidence with air_diff, report with air_review; the executor fixes what you find.",
   "guard.instead.executor":
-    "An executor works on its task with read, glob, grep, edit, write and bash inside its worktree, and reports with air_report (with `blocked` when something else is needed).",
+    "An executor works on its task with read, glob, grep, edit, write and bash inside its worktree, looks at a ui or service task's program with air_capture or air_probe, and reports with air_report (with `blocked` when something else is needed).",
   "guard.instead.debugger":
-    "The debugger works with read, glob, grep, edit, write and bash inside the task's worktree, and reports with air_report (with `blocked` when something else is needed).",
+    "The debugger works with read, glob, grep, edit, write and bash inside the task's worktree, looks at a ui or service task's program with air_capture or air_probe, and reports with air_report (with `blocked` when something else is needed).",
   "guard.instead.scheduler": "The scheduler agent only chooses one of the options it was offered: answer with air_decide.",
   "guard.instead.row": "It may use only: {tools}.",
   "guard.path":
@@ -469,9 +469,9 @@ const zhCN: Record<Key, string> = {
     "架构师不直接修改任何东西：用 air_propose 提出方案，用 air_plan 写入任务图（变更用 air_delta，决策用 air_adr）；代码由执行者修改。",
   "guard.instead.reviewer": "审查者只读：用 air_diff 获取改动及其证据，用 air_review 报告；发现的问题由执行者修复。",
   "guard.instead.executor":
-    "执行者只在自己的 worktree 内用 read、glob、grep、edit、write 和 bash 完成任务，并用 air_report 报告（需要其他东西时附 `blocked`）。",
+    "执行者只在自己的 worktree 内用 read、glob、grep、edit、write 和 bash 完成任务，用 air_capture 或 air_probe 查看 ui 或 service 任务的程序，并用 air_report 报告（需要其他东西时附 `blocked`）。",
   "guard.instead.debugger":
-    "调试者只在任务的 worktree 内用 read、glob、grep、edit、write 和 bash 工作，并用 air_report 报告（需要其他东西时附 `blocked`）。",
+    "调试者只在任务的 worktree 内用 read、glob、grep、edit、write 和 bash 工作，用 air_capture 或 air_probe 查看 ui 或 service 任务的程序，并用 air_report 报告（需要其他东西时附 `blocked`）。",
   "guard.instead.scheduler": "调度智能体只能在给出的选项中选择一个：用 air_decide 回答。",
   "guard.instead.row": "它只能使用：{tools}。",
   "guard.path": "AirCoding 守卫：{agent} 角色只能在自己的 worktree {root} 内工作；`{tool}` 被拒绝，因为{why}。请使用 worktree 内的路径（相对路径从 worktree 解析）。",

@@ -1,12 +1,13 @@
 import { readFileSync } from "node:fs"
 import { Prompt } from "../agent/prompt"
-import { tool, type ToolContext, type ToolDefinition } from "@opencode-ai/plugin"
+import { tool, type ToolContext, type ToolDefinition, type ToolResult } from "@opencode-ai/plugin"
 import { z } from "zod"
 import { Strict } from "../scheduler/core/strict"
 import { PlanDelta } from "../scheduler/core/delta.schema"
 import { Checklist, DebugReport, PlanIssue, REVIEW_VERDICTS, ReviewRow } from "../scheduler/core/report.schema"
 import { TaskNode } from "../scheduler/core/task.schema"
 import { Orchestrators, type Orchestrator } from "../scheduler/runtime/orchestrator"
+import { WorkerLook } from "../scheduler/runtime/looks/worker-look"
 
 /**
  * The coordinator tools: the only way agents talk to the Scheduler. Each tool is a thin adapter —
@@ -21,6 +22,19 @@ function describe(id: string): string {
 async function guarded(run: () => Promise<string>): Promise<string> {
   try {
     return await run()
+  } catch (err) {
+    return `Error: ${err instanceof Error ? err.message : String(err)}`
+  }
+}
+
+/**
+ * A look's answer: its verdict in words, and its exit code in the metadata, which the plugin's `tool.execute.after`
+ * hook records for the Debugger's steps as a bash command's (agent/looks.ts). An error has no exit code.
+ */
+async function looked(run: () => Promise<WorkerLook.Result>): Promise<ToolResult> {
+  try {
+    const result = await run()
+    return { output: result.text, metadata: result.exit === undefined ? {} : { exit: result.exit } }
   } catch (err) {
     return `Error: ${err instanceof Error ? err.message : String(err)}`
   }
@@ -161,6 +175,23 @@ export namespace CoordinatorTools {
           debug: DebugReport.optional().describe("debugger only: your steps — symptom, reproduction (or notReproducible), rootCause, fix, verification"),
         },
         execute: (args, ctx) => guarded(() => orchestratorFor(ctx).report(ctx.sessionID, args)),
+      }),
+      air_capture: tool({
+        description: describe("air_capture"),
+        args: {
+          command: WorkerLook.Override.shape.command.describe("only to look at another program than the task's own: its path relative to the worktree, or a name on PATH"),
+          args: WorkerLook.Override.shape.args.describe("only with command, or to start the task's program with other arguments"),
+        },
+        execute: (args, ctx) => looked(() => orchestratorFor(ctx).look(ctx.sessionID, "air_capture", args, ctx.abort)),
+      }),
+      air_probe: tool({
+        description: describe("air_probe"),
+        args: {
+          command: WorkerLook.Override.shape.command.describe("only to probe with another command than the task's probe (nc, curl, the project's client)"),
+          args: WorkerLook.Override.shape.args.describe("the probe's arguments, instead of the task's"),
+          input: WorkerLook.Override.shape.input.describe("what the probe writes to the service, instead of the task's input"),
+        },
+        execute: (args, ctx) => looked(() => orchestratorFor(ctx).look(ctx.sessionID, "air_probe", args, ctx.abort)),
       }),
       // Reviewer
       air_diff: tool({

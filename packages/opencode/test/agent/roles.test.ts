@@ -39,7 +39,7 @@ describe("the role table", () => {
     expect(Roles.table.main.tools).toEqual([...Roles.READ_ONLY, "air_submit", "air_confirm", "air_status", "air_listen", "air_change", "air_answer", "air_pause", "air_resume"])
     expect(Roles.table.architect.tools).toEqual([...Roles.READ_ONLY, "air_propose", "air_plan", "air_delta", "air_adr", "air_milestone", "air_decide"])
     expect(Roles.table.reviewer.tools).toEqual([...Roles.READ_ONLY, "air_diff", "air_review"])
-    expect(Roles.table.executor.tools).toEqual([...Roles.READ_ONLY, "edit", "write", "apply_patch", "bash", "air_report"])
+    expect(Roles.table.executor.tools).toEqual([...Roles.READ_ONLY, "edit", "write", "apply_patch", "bash", "air_report", "air_capture", "air_probe"])
     expect(Roles.table.debugger.tools).toEqual(Roles.table.executor.tools)
   })
 

@@ -11,7 +11,8 @@ import { passingReviewer, planningArchitect, runScenario, shellStep, submittingM
  * small CMake project with a TCP line service (real cmake, ninja, g++, ctest; the real gates, bwrap, tcpdump, nc):
  * T-1 changes the reply and merges with a capture holding the new bytes; T-2, a code task beside it, needs no
  * capture; T-3's executor plants a wrong reply, the probe names it, and the Debugger reproduces it by starting the
- * service and running the probe in its worktree, fixes it, verifies with the same command, and T-3 merges.
+ * service and running the probe in its worktree (one bash command), fixes it, verifies with `air_probe` (the gate's
+ * own probe on its worktree, issue 37 item 4), and T-3 merges.
  */
 const SERVER = `#include <arpa/inet.h>
 #include <netinet/in.h>
@@ -102,8 +103,8 @@ const debuggerT3 = {
   steps: [
     { tool: "bash", args: { command: PROBE_IN_WORKTREE, description: "Reproduce the probe's failure" }, expect: { lastUserIncludes: ["service-probe", "PONX v3"] } },
     { tool: "edit", args: { filePath: "src/reply.h", oldString: "PONX v3", newString: "PONG v3" }, expect: { lastToolResultIncludes: ["PONX v3"] } },
-    { tool: "bash", args: { command: PROBE_IN_WORKTREE, description: "Verify: the probe gets PONG v3 now" } },
-    { ...commit("true", "Fix the reply: PONG v3"), expect: { lastToolResultIncludes: ["PONG v3"] } },
+    { tool: "air_probe", args: {} },
+    { ...commit("true", "Fix the reply: PONG v3"), expect: { lastToolResultIncludes: ["air_probe of task T-3: PASSED", "PONG v3"] } },
     {
       tool: "air_report",
       args: {
@@ -113,7 +114,7 @@ const debuggerT3 = {
           reproduction: { command: PROBE_IN_WORKTREE, output: "PONX v3 (grep found no PONG v3, exit 1)" },
           rootCause: { file: "src/reply.h", line: 2, explanation: "SERVICE_REPLY is spelled PONX v3" },
           fix: "spelled the reply PONG v3",
-          verification: { command: PROBE_IN_WORKTREE, output: "PONG v3" },
+          verification: { command: "air_probe", output: "air_probe of task T-3: PASSED" },
           pattern: "none",
         },
       },
@@ -215,20 +216,25 @@ describe("service tasks, end to end (issue 37 item 7)", () => {
     expect(debuggerPrompt?.lastUser).toContain("service-probe")
   })
 
-  test("the Debugger reproduces with the probe, fixes, verifies, and T-3 merges with PONG v3 on the wire", () => {
+  test("the Debugger reproduces with the probe, fixes, verifies with air_probe, and T-3 merges with PONG v3 on the wire", () => {
     expect(r.modelLog.filter((l) => l.failure)).toEqual([])
     const reported = r.events.find((e) => e.type === "worker.reported" && e.taskId === "T-3" && e.result.role === "debugger")
     expect(reported?.result.debug.reproduction.command).toBe(PROBE_IN_WORKTREE)
-    // The Debugger's steps as the guard saw them and DebugSteps judged them: the probe failed before the edit, passed after.
+    expect(reported?.result.debug.verification.command).toBe("air_probe")
+    // The Debugger's steps as the guard saw them and DebugSteps judged them: the probe failed before the edit (bash), the
+    // look passed after it (air_probe, recorded with its verdict's exit code).
     const stepsFile = readdirSync(evidence("T-3")).find((f) => /^debug-.*\.json$/.test(f))
     expect(stepsFile).toBeDefined()
     const steps = JSON.parse(readFileSync(evidence("T-3", stepsFile!), "utf8"))
     expect(steps.verdict).toEqual({ ok: true, route: "gates" })
-    const runs = steps.steps.filter((s: any) => s.kind === "command" && s.command === PROBE_IN_WORKTREE)
+    const runs = steps.steps.filter((s: any) => s.kind === "command" && (s.command === PROBE_IN_WORKTREE || s.tool === "air_probe"))
     const edit = steps.steps.find((s: any) => s.kind === "edit")
-    expect(runs.map((s: any) => s.exit)).toEqual([1, 0])
+    expect(runs.map((s: any) => `${s.tool ?? "bash"} → ${s.exit}`)).toEqual(["bash → 1", "air_probe → 0"])
     expect(runs[0].seq).toBeLessThan(edit.seq)
     expect(runs[1].seq).toBeGreaterThan(edit.seq)
+    // The look's evidence is the task's: its capture holds the fixed reply.
+    const look = evidence("T-3", "looks", "1-air_probe", "capture.pcap")
+    expect(readFileSync(look).includes(Buffer.from("PONG v3\n"))).toBe(true)
     const last = [2, 3].map((n) => evidence("T-3", `attempt-${n}`, "probe", "capture.pcap")).filter(existsSync).at(-1)
     expect(last, "T-3's passing attempt has a capture").toBeDefined()
     expect(readFileSync(last!).includes(Buffer.from("PONG v3\n"))).toBe(true)

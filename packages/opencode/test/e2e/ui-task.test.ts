@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process"
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
@@ -12,9 +12,10 @@ import { commitStep, passingReviewer, planningArchitect, runScenario, submitting
  * painted in the colour of src/colour.h, built by the real toolchain (cmake, Ninja, g++), gated by the real gates.
  * T-1 (ui) changes the colour: its window is captured on a private Xvfb, checked in code, and its base captured
  * too (the before picture). T-2 (code), beside it, needs no capture. T-3 (ui), after both, plants a window that
- * never draws: the ui-capture gate fails it and the Debugger gets the capture's failure; its repair is captured
- * again by the gate before it merges. The Debugger's reproduction here is a check of the source, not a capture:
- * a capture a worker can run (issue 37 item 4, `air_capture`) does not exist yet.
+ * never draws: the ui-capture gate fails it and the Debugger gets the capture's failure. The Debugger looks with
+ * `air_capture` (issue 37 item 4: the same capture on its worktree) and sees the blank window, fixes the program,
+ * looks again and sees it drawn, and reports the failing look as its reproduction and the passing one as its
+ * verification, which the code holds against its recorded steps; its repair is captured again by the gate before it merges.
  */
 const VERSION_H = (version: string) => `#pragma once\n\n#define APP_VERSION "${version}"\n`
 const CMAKELISTS = `cmake_minimum_required(VERSION 3.16)
@@ -51,8 +52,6 @@ const tasks = [
   { id: "T-3", title: "Make the badge bigger", kind: "ui", deps: ["T-1", "T-2"], writeSet: [{ path: "src/app.cpp", action: "modify" }], doneWhen: "the badge is 80x40", ui: t3Spec },
 ]
 const BUILD = "cmake --build .air-build"
-/** The Debugger's reproduction and verification: whether the program draws at all (a source check; see above). */
-const DRAWS = "grep -q XFillRectangle src/app.cpp"
 
 const scenario = {
   name: "ui-task",
@@ -94,10 +93,9 @@ const scenario = {
       agent: "debugger",
       match: "^Task T-3:",
       steps: [
-        { tool: "bash", args: { command: BUILD, description: "look: build the program" }, expect: { lastUserIncludes: ["ui-capture", "the window stayed blank"] } },
-        { tool: "bash", args: { command: DRAWS, description: "reproduce: does the program draw?" } },
+        { tool: "air_capture", args: {}, expect: { lastUserIncludes: ["ui-capture", "the window stayed blank", "air_capture"] } },
         { tool: "write", args: { filePath: "src/app.cpp", content: APP_CPP(true, BIG_BADGE) } },
-        { tool: "bash", args: { command: DRAWS, description: "verify: the program draws" } },
+        { tool: "air_capture", args: {} },
         commitStep("draw the 80x40 badge on Expose"),
         {
           tool: "air_report",
@@ -105,10 +103,10 @@ const scenario = {
             summary: "The window never drew: the Expose handler was gone. It draws the badge on Expose again.",
             debug: {
               symptom: "the ui-capture gate: the window stayed blank",
-              reproduction: { command: DRAWS, output: "exit 1: src/app.cpp never calls XFillRectangle" },
+              reproduction: { command: "air_capture", output: "FAILED: the window stayed blank" },
               rootCause: { file: "src/app.cpp", line: 22, explanation: "the event loop ignores Expose, so nothing is ever drawn over the background" },
               fix: "draw the 80x40 badge on Expose",
-              verification: { command: DRAWS, output: "exit 0" },
+              verification: { command: "air_capture", output: "PASSED: the window was shown and every check passed" },
               pattern: "none",
             },
           },
@@ -210,6 +208,23 @@ describe("a ui task end to end: captured, checked in code, merged; a code task b
     // The Debugger's prompt carried the capture's failure (its first request is the task's prompt).
     const debuggerPrompt = JSON.stringify(r.modelLog.find((l) => l.agent === "debugger") ?? {})
     expect(debuggerPrompt).toMatch(/the window stayed blank/)
+    // It looked before it changed code, and again after: the looks' verdicts reached it, their evidence is the task's.
+    const debuggerLog = JSON.stringify(r.modelLog.filter((l) => l.agent === "debugger"))
+    expect(debuggerLog).toMatch(/air_capture of task T-3: FAILED/)
+    expect(debuggerLog).toMatch(/air_capture of task T-3: PASSED/)
+    const looks = readdirSync(join(project, ".air/local/evidence/T-3/looks")).sort()
+    expect(looks).toEqual(["1-air_capture", "2-air_capture"])
+    expect(pixel(join(project, ".air/local/evidence/T-3/looks/1-air_capture/screenshot.png"), 20, 15)).toBe(NEW_COLOUR)
+    expect(pixel(join(project, ".air/local/evidence/T-3/looks/2-air_capture/screenshot.png"), BIG_BADGE_POINT.x, BIG_BADGE_POINT.y)).toBe("#ffffff")
+    // The code held its report against the record of its steps: the failing look before the edit, the passing one after.
+    const debugFile = readdirSync(join(project, ".air/local/evidence/T-3")).find((f) => /^debug-.*\.json$/.test(f))!
+    const debug = JSON.parse(readFileSync(join(project, ".air/local/evidence/T-3", debugFile), "utf8"))
+    expect(debug.verdict).toEqual({ ok: true, route: "gates" })
+    expect(debug.steps.map((s: any) => (s.kind === "command" ? `${s.tool ?? "bash"} → ${s.exit}` : `edit ${s.tool}`)).filter((s: string) => !s.startsWith("bash"))).toEqual([
+      "air_capture → 1",
+      "edit write",
+      "air_capture → 0",
+    ])
     // Its repair was captured again by the gate, and passed.
     const repaired = report("T-3", 2)
     expect(gate(repaired, "ui-capture")).toMatchObject({ passed: true, ran: true })

@@ -70,7 +70,8 @@ describe("reproducing a failed service probe in a worktree", () => {
     const spec = ServiceProbe.Spec.parse(w.spec(["--reply", "PANG"]))
     const result = await ServiceProbe.run(spec, { worktree: w.worktree, outDir: w.outDir("evidence") })
     const failure = Evidence.failureOf(failedTask("T-9", serviceProbeLog(spec, result), `T-9: ${ServiceProbe.describe(result)}`))
-    expect(failure?.commands).toEqual(["nc -N 127.0.0.1 7000"])
+    // The worker's look (air_probe) first, then the probe command of the gate's log.
+    expect(failure?.commands).toEqual(["air_probe", "nc -N 127.0.0.1 7000"])
     const command = `cmake --build .air-build > /dev/null && ${reproduction(spec)}`
     expect(Evidence.writesFiles(command)).toBe(false)
     expect(Evidence.reproduces(command, failure!)).toBe(true)

@@ -8,6 +8,8 @@ import type { Event } from "../core/event.schema"
 import type { Checklist, DebugReport, PlanIssue } from "../core/report.schema"
 import { DebugSteps } from "../../agent/debug-steps"
 import { Evidence } from "../../agent/evidence"
+import type { Looks } from "../../agent/looks"
+import { WorkerLook } from "./looks/worker-look"
 import { Inbox } from "./sessions/inbox"
 import { Settings } from "./settings"
 import { Supervisor } from "./sessions/supervisor"
@@ -446,6 +448,27 @@ class OrchestratorImpl {
     return args.blocked || args.planIssue
       ? "Recorded: the Architect hears it first and answers with a plan change, a decision, or a question to the user. End your turn."
       : "Report received. The Scheduler now runs the gates itself (commit, diff, build, tests, cppcheck). End your turn."
+  }
+
+  /**
+   * A worker's look at its task's program (air_capture, air_probe): the caller is known by its session, the executor
+   * or Debugger the Scheduler started for the task; the look builds its worktree and runs the gate's capture or probe
+   * there (looks/worker-look.ts). A look is not a report: nothing of the run's state changes.
+   */
+  async look(sessionID: string, tool: Looks.Tool, override: WorkerLook.Override, signal?: AbortSignal): Promise<WorkerLook.Result> {
+    const purpose = this.supervisor.purposes.get(sessionID)
+    if (purpose?.kind !== "worker") throw new Error(`${tool} is for the executor or debugger session of a task`)
+    const task = (await this.open()).state.graph?.tasks.find((t) => t.id === purpose.taskId)
+    if (!task) throw new Error(`task ${purpose.taskId} is not in the plan`)
+    return WorkerLook.look(tool, {
+      root: this.root,
+      task,
+      worktree: Worktrees.pathFor(this.root, purpose.taskId),
+      evidenceDir: this.interpreter.evidenceDir(purpose.taskId),
+      base: this.integrationBranch(),
+      override,
+      ...(signal ? { signal } : {}),
+    })
   }
 
   async diffForReview(sessionID: string): Promise<string> {

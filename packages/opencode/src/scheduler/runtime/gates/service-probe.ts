@@ -51,7 +51,7 @@ async function probe(ctx: GateContext): Promise<GateOutcome> {
     ran: true,
     summary,
     logPath,
-    failure: { summary, message: `${ctx.label}: ${described}\nReproduce it in your worktree: build, start the service and run the probe in one bash command (${reproduction(spec)}), fix the service, run that command again, commit, and report again.` },
+    failure: { summary, message: `${ctx.label}: ${described}\nLook before changing code: air_probe runs this same probe on your worktree (a failing look is the reproduction; or build, then start the service and run the probe in one bash command: ${reproduction(spec)}), fix the service, look again (a passing look after your last edit is the verification), commit, and report again.` },
   }
 }
 

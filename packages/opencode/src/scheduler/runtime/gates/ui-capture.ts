@@ -57,7 +57,7 @@ async function captureWindow(ctx: GateContext): Promise<GateOutcome> {
         `${ctx.label}: the program's window did not pass its checks:\n` +
         result.failures.map((f) => `  ${f}`).join("\n") +
         `\nThe program: ${[result.program.command, ...result.program.args].join(" ")} (exit ${result.program.exitCode ?? "none: stopped by the capture"}).` +
-        `\nEvidence: ${files.join(", ")}\nThe base, for comparison: ${before}${comparison.before ? ` (${comparison.before})` : ""}.\nLook at the screenshot and the window tree before changing code, fix the program, commit, and report again.`,
+        `\nEvidence: ${files.join(", ")}\nThe base, for comparison: ${before}${comparison.before ? ` (${comparison.before})` : ""}.\nLook before changing code: air_capture runs this same capture on your worktree (a failing look is the reproduction); read the screenshot and the window tree, fix the program, look again (a passing look after your last edit is the verification), commit, and report again.`,
     },
   }
 }

@@ -3,6 +3,7 @@ import { join } from "node:path"
 import type { TaskNode } from "../../core/task.schema"
 import { RepairPatterns } from "../../../knowledge/patterns"
 import type { TaskRuntime } from "../../core/state"
+import { Looks } from "../../../agent/looks"
 import type { Roles } from "../../../agent/roles"
 
 /**
@@ -91,7 +92,15 @@ export namespace ContextPack {
             "finish, call air_report with `blocked` — never a temporary or fallback shortcut. If the plan itself is wrong (a missing",
             "dependency, a file outside your write-set, an interface that does not exist), say so in `planIssue`: the Architect fixes the plan.",
           ]
-    return workerMessage(input, intro)
+    return workerMessage(input, intro, lookLines(task.kind, "before you change code, and again before you report"))
+  }
+
+  /** A ui or service task's worker is told its look (agent/looks.ts): the gate's own capture or probe, on its worktree. */
+  function lookLines(kind: string, when: string): string[] {
+    const tool = Looks.ofKind(kind)
+    if (!tool) return []
+    const what = tool === "air_capture" ? "its window (the ui-capture gate's capture)" : "its service (the service-probe gate's probe)"
+    return [`This is a ${kind} task: look at ${what} with ${tool} ${when}; it builds your worktree and answers PASSED or FAILED with the evidence.`]
   }
 
   function debuggerPack(input: WorkerInput): string {
@@ -102,7 +111,10 @@ export namespace ContextPack {
       "a time. Commit the fix, then call air_report with what you found and changed.",
     ]
     // A Debugger hears of repairs that fixed the same failure before (this project's, and the user's when shared).
-    return workerMessage(input, intro, RepairPatterns.contextLines(root, task.id))
+    return workerMessage(input, intro, [
+      ...lookLines(task.kind, "before you change code (a FAILED look is your reproduction) and after your last edit (a PASSED look is your verification)"),
+      ...RepairPatterns.contextLines(root, task.id),
+    ])
   }
 
   /**
