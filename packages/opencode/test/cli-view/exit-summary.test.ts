@@ -3,6 +3,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, test } from "vitest"
 import { ExitSummary } from "../../src/cli/exit-summary"
+import { printSummary } from "../../src/cli/run"
+import { capture } from "./helpers"
 import { PlanView } from "../../src/read/plan-view"
 import { RunReport } from "../../src/read/run-report"
 import { transition } from "../../src/scheduler/core/machine"
@@ -101,6 +103,18 @@ describe("the exit summary's waits", () => {
     expect(zh[0]).toMatch(/^问题 T-1:blocked:1：/)
     expect(zh[1]).toBe(`  回答方式：${resume} --answer "T-1:blocked:1: <your answer>"`)
     expect(zh[2]).toMatch(/^等待回答期间已合并：T-2.*T-4。$/)
+  })
+
+  test("aircoding run's text output: the tasks, then each question with its command, then what merged meanwhile", async () => {
+    const root = project()
+    const state = run(...begin, ...merge("T-4"), ...ask, ...merge("T-2"))
+    const summary = { ...RunReport.summary(root, state), ...ExitSummary.waits(root, state, resume), answer: "", wallTimeMs: 1000, errors: [] }
+    const out = await capture(async () => (printSummary({ exitCode: 2, summary }, false, root), 0))
+    const lines = out.stdout.split("\n")
+    const asked = lines.findIndex((l) => l.startsWith("Question T-1:blocked:1: "))
+    expect(lines.slice(asked + 1, asked + 3)).toEqual([`  answer with: ${resume} --answer "T-1:blocked:1: <your answer>"`, "Merged while the questions waited: T-2."])
+    // The commands by id replace the one generic "Answer with" line.
+    expect(out.stdout).not.toContain("Answer with:")
   })
 
   test("a run that needs nobody adds nothing", () => {
