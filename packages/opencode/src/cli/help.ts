@@ -33,8 +33,8 @@ Options for the TUI:
   run: `aircoding run — run a requirement headless, to the end
 
 Usage:
-  aircoding run [dir] [--yes] [--json] [--scripted FILE] < requirement.txt
-  aircoding run [dir] --resume [--json] [--scripted FILE]
+  aircoding run [dir] [--yes] [--json] [--exit-on-question] [--scripted FILE] < requirement.txt
+  aircoding run [dir] --resume [--json] [--exit-on-question] [--scripted FILE]
   aircoding run [dir] --resume --answer "yes" | --answer "change: <what to change>"
   aircoding run [dir] --resume --answer "<answer>" | --answer "<question id>: <answer>"
   aircoding run [dir] --init-git [--yes] [--json] < requirement.txt
@@ -51,6 +51,9 @@ Reads the requirement from stdin and gives it to the main agent in dir (default:
   --init-git        make dir a git repository first if it is none or has no commit:
                     git init && git add -A && git commit -m baseline && git tag air/baseline
   --yes             confirm the Architect's plan without asking
+  --exit-on-question  stop at the first question (exit 2 within seconds), even while other tasks could
+                    go on; without it a question stops only the tasks that wait on its answer, the rest
+                    of the run goes on, and the run exits 2 once nothing can move without you
   --json            print a JSON summary on stdout instead of the text answer
   --scripted FILE   use the scripted model with this scenario instead of your configured model
 Before the engine starts, a pre-flight check refuses (exit 1, one line each with the fix): a directory
@@ -60,7 +63,8 @@ requirement (256 KB), a run here that waits for an answer or was interrupted (an
 or start again with --new). With no git identity, commits are made as AirCoding <aircoding@localhost>.
 Exit codes, from the Scheduler's state (never from the main agent's last turn): 0 every task merged and
 the final check passed; 2 the run waits for you (a plan to confirm, a question, a blocked task, a failed
-baseline) — the questions are printed (and in --json) and the process ends within seconds; 1 an error
+baseline) once nothing else can move without you — every question is printed with the command that answers
+it, with what merged meanwhile (and in --json) —; 1 an error
 that left the work undone, or a usage error. When the main agent's turn ends while the run is at work, or
 its model gives no answer for inactivityMs before a run begins, it is started again (twice at most); a
 first turn that starts nothing is told once to call air_submit.

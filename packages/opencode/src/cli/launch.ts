@@ -39,8 +39,9 @@ export namespace Launch {
    * the engine records it with the run (AIRCODING_RESUME_COMMAND → the store's lock), and `aircoding status`
    * prints it for a run whose process is gone.
    */
-  export function resumeCommand(dir: string, opts: { scripted?: string; yes?: boolean } = {}, env: NodeJS.ProcessEnv = process.env): string {
-    return [command(env), "run", dir, "--resume", ...(opts.yes ? ["--yes"] : []), ...(opts.scripted ? ["--scripted", resolve(opts.scripted)] : [])].map(shellWord).join(" ")
+  export function resumeCommand(dir: string, opts: { scripted?: string; yes?: boolean; exitOnQuestion?: boolean } = {}, env: NodeJS.ProcessEnv = process.env): string {
+    const flags = [...(opts.yes ? ["--yes"] : []), ...(opts.exitOnQuestion ? ["--exit-on-question"] : []), ...(opts.scripted ? ["--scripted", resolve(opts.scripted)] : [])]
+    return [command(env), "run", dir, "--resume", ...flags].map(shellWord).join(" ")
   }
 
   /**

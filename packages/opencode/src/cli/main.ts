@@ -33,6 +33,7 @@ const commands: Record<(typeof Args.COMMANDS)[number], Command> = {
       new: { type: "boolean" },
       "init-git": { type: "boolean" },
       answer: { type: "string" },
+      "exit-on-question": { type: "boolean" },
     } as const)
     if (values.help) return print(Help.run)
     const { run } = await import("./run")
@@ -44,6 +45,7 @@ const commands: Record<(typeof Args.COMMANDS)[number], Command> = {
       fresh: Boolean(values.new),
       initGit: Boolean(values["init-git"]),
       answer: values.answer as string | undefined,
+      exitOnQuestion: Boolean(values["exit-on-question"]),
     })
   },
   async doctor(argv) {

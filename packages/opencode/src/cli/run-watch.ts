@@ -4,8 +4,9 @@ import { headlessEnd } from "../read/run-status"
 /**
  * A headless run ends on the Scheduler's state, not on the main agent's turn (issue 21 item 3): this
  * follows the event log while the engine runs and says when the process should stop the engine.
- * - The run waits for the user (a plan to confirm, a question): after `answerWindowMs` still waiting —
- *   Main, the person's stand-in, may answer from the requirement within it — stop, exit 2.
+ * - Nothing can move until the user acts (a plan to confirm; questions, once every task they do not block
+ *   has merged or stopped — or at the first question with `exitOnQuestion`): after `answerWindowMs` still
+ *   waiting — Main, the person's stand-in, may answer from the requirement within it — stop, exit 2.
  * - The run finished and its final check is recorded: Main gets `doneGraceMs` to write its last message,
  *   then the engine is stopped (whatever that turn is doing, the work is done).
  * Read-only: the engine process owns the log.
@@ -15,7 +16,7 @@ export namespace RunWatch {
   export const DONE_GRACE_MS = 30_000
   const POLL_MS = 250
 
-  export type Options = { answerWindowMs?: number; doneGraceMs?: number; pollMs?: number }
+  export type Options = { answerWindowMs?: number; doneGraceMs?: number; pollMs?: number; exitOnQuestion?: boolean }
 
   /** The window Main has to answer for the user: AIRCODING_HEADLESS_ANSWER_MS, else ANSWER_WINDOW_MS. */
   export function answerWindow(env: NodeJS.ProcessEnv = process.env): number {
@@ -42,7 +43,7 @@ export namespace RunWatch {
         follower = new RunData.Follower(root)
         follower.poll()
       }
-      const end = headlessEnd(follower.state)
+      const end = headlessEnd(follower.state, { exitOnQuestion: opts.exitOnQuestion })
       if (!end) {
         since = undefined
         return

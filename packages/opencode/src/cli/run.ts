@@ -16,11 +16,12 @@ import { Args } from "./args"
 import { RunWatch } from "./run-watch"
 import { RunData } from "../read/run-data"
 import { RunView } from "../read/view"
-import { exitCodeOf, headlessEnd, runStatus, type Waiting } from "../read/run-status"
+import { exitCodeOf, headlessEnd, runStatus } from "../read/run-status"
 import { Strict } from "../scheduler/core/strict"
 import { Answer } from "./answer"
+import { ExitSummary } from "./exit-summary"
 
-export type RunOutcome = { exitCode: number; summary: RunReport.Summary & Partial<Waits> & { answer: string; wallTimeMs: number; errors: string[]; notes?: string[] } }
+export type RunOutcome = { exitCode: number; summary: RunReport.Summary & Partial<ExitSummary.Waits> & { answer: string; wallTimeMs: number; errors: string[]; notes?: string[] } }
 
 const MAX_REQUIREMENT_BYTES = Strict.MAX_REQUIREMENT_BYTES
 
@@ -59,22 +60,10 @@ async function finalState(dir: string) {
   }
 }
 
-/** What CI reads when the run waits for the user: what for, and the plan (its summary, file and graph) when a plan waits. */
-type Waits = { waitingFor: Waiting[]; plan?: { summary: string; file: string; graph: SchedulerState["graph"] | SchedulerState["proposedGraph"] } }
-
-function waitsOf(state: SchedulerState | undefined): Waits | {} {
-  if (!state || !runStatus(state).needsUser) return {}
-  const waiting = runStatus(state).waitingFor.filter((w) => w.kind === "confirm" || w.kind === "question")
-  return {
-    waitingFor: waiting,
-    ...(state.stage === "confirming" ? { plan: { summary: state.planSummary ?? "", file: ".air/shared/plan/plan.md", graph: state.graph ?? state.proposedGraph ?? null } } : {}),
-  }
-}
-
 export async function headlessRun(
   dir: string,
   requirement: string,
-  opts: { yes: boolean; scripted?: string; extra?: Record<string, string>; progress?: boolean },
+  opts: { yes: boolean; scripted?: string; extra?: Record<string, string>; progress?: boolean; exitOnQuestion?: boolean },
 ): Promise<RunOutcome> {
   const started = Date.now()
   // Read before anything starts (pre-flight has checked the file): how long Main may be silent before a run begins.
@@ -83,14 +72,14 @@ export async function headlessRun(
     scripted: opts.scripted,
     extra: {
       ...(opts.yes ? { AIRCODING_AUTO_CONFIRM: "1" } : {}),
-      AIRCODING_RESUME_COMMAND: Launch.resumeCommand(dir, { scripted: opts.scripted, yes: opts.yes }),
+      AIRCODING_RESUME_COMMAND: Launch.resumeCommand(dir, { scripted: opts.scripted, yes: opts.yes, exitOnQuestion: opts.exitOnQuestion }),
       ...opts.extra,
     },
   })
   const stop = opts.progress === false ? () => {} : followProgress(dir)
   // The Scheduler's state, not Main's turn, decides when the process ends.
   let engine = new AbortController()
-  const watch = RunWatch.start(dir, () => engine.abort())
+  const watch = RunWatch.start(dir, () => engine.abort(), { exitOnQuestion: opts.exitOnQuestion })
   /** One start of Main; before any run begins, its silence is bounded too (MainSilence). */
   const startMain = async (prompt: string): Promise<EngineTranscript> => {
     engine = new AbortController()
@@ -111,7 +100,7 @@ export async function headlessRun(
     // engine that hosts the Scheduler: Main is started again (the run resumes from its log), a bounded number of times.
     let nudged = false
     for (let starts = 1; starts < MAX_MAIN_STARTS && !watch.stoppedFor; starts++) {
-      const again = mainAgain(await finalState(dir), transcript, requirement, nudged)
+      const again = mainAgain(await finalState(dir), transcript, requirement, nudged, opts.exitOnQuestion)
       if (!again) break
       nudged ||= again.nudge === true
       notes.push(again.note)
@@ -145,7 +134,8 @@ export async function headlessRun(
     if (base.status === "running" || base.status === "planning") errors.push("the engine stopped before the run ended (see .air/local/state/events.jsonl)")
     if (base.final && !base.final.passed) errors.push(base.final.summary)
   } else if (engineErrors.length) notes.push(`the main agent's last turn failed after the run had settled (${RunView.oneLine(engineErrors[0]!, 200)}); the run's state decides the exit code`)
-  return { exitCode, summary: { ...base, ...waitsOf(state), answer: transcript.text, wallTimeMs: Date.now() - started, errors, notes } }
+  const resume = Launch.resumeCommand(dir, { scripted: opts.scripted, yes: opts.yes, exitOnQuestion: opts.exitOnQuestion })
+  return { exitCode, summary: { ...base, ...ExitSummary.waits(dir, state, resume), answer: transcript.text, wallTimeMs: Date.now() - started, errors, notes } }
 }
 
 /** Times `aircoding run` starts Main in one process: the first turn and at most two more. */
@@ -163,10 +153,11 @@ export function mainAgain(
   transcript: Pick<EngineTranscript, "errors" | "faults" | "exitCode">,
   requirement: string,
   nudged = false,
+  exitOnQuestion = false,
 ): { prompt: string; note: string; nudge?: true } | undefined {
   const why = transcript.errors[0] ?? (transcript.exitCode !== 0 ? `the engine exited with code ${transcript.exitCode}` : "the main agent ended its turn without following the run")
   if (state && state.stage !== "idle") {
-    if (headlessEnd(state) !== undefined) return undefined
+    if (headlessEnd(state, { exitOnQuestion }) !== undefined) return undefined
     return { prompt: RESUME_PROMPT, note: `${why}; the run was still at work (${state.stage}), so the main agent was started again to follow it` }
   }
   const quiet = transcript.exitCode === 0 && !transcript.errors.length && !transcript.faults.length
@@ -191,13 +182,15 @@ export function printSummary(outcome: RunOutcome, json: boolean, dir?: string): 
     if (s.final) process.stdout.write(`  final check: ${s.final.summary}\n`)
     process.stdout.write(`  evidence: ${s.evidenceRoot}/<task-id>/\n`)
   }
-  for (const q of s.questions) process.stdout.write(Ui.yellow(`Question ${q.questionId}: ${q.text}\n`))
+  const lang = langOf(dir ?? process.cwd())
+  // Each question with the command that answers it, and what merged while they waited (issue 39 item 8).
+  for (const line of ExitSummary.questionLines(s, lang)) process.stdout.write(Ui.yellow(line) + "\n")
   const cmd = `${Launch.command()} run${dir ? ` ${dir}` : ""}`
   if (s.stage === "confirming") {
-    process.stdout.write(Ui.yellow(`The plan waits for your confirmation (${s.plan?.file ?? ".air/shared/plan/plan.md"}): ${s.plan?.summary ?? ""}\n`))
-    for (const task of s.plan?.graph?.tasks ?? []) process.stdout.write(`  ${task.id.padEnd(6)} ${task.title}${task.deps.length ? `  (after ${task.deps.join(", ")})` : ""}\n`)
+    const [head, ...plan] = ExitSummary.planLines(s.plan, lang)
+    process.stdout.write(Ui.yellow(head!) + "\n" + plan.map((l) => l + "\n").join(""))
     process.stdout.write(Ui.yellow(`Answer with:\n  ${cmd} --resume --answer "yes"\n  ${cmd} --resume --answer "change: <what to change>"\n`))
-  } else if (outcome.exitCode === 2 && s.questions.length)
+  } else if (outcome.exitCode === 2 && s.questions.length && !s.answerWith)
     process.stdout.write(Ui.yellow(`Answer with:\n  ${cmd} --resume --answer "<your answer>"\n`))
   for (const n of s.notes ?? []) process.stderr.write(`note: ${n}\n`)
   for (const e of s.errors) process.stderr.write(Ui.red(`error: ${e}\n`))
@@ -241,7 +234,7 @@ export function openRun(dir: string): { state: SchedulerState; problem: Prefligh
 
 export async function run(
   dirArg: string | undefined,
-  opts: { yes: boolean; json: boolean; scripted?: string; resume?: boolean; fresh?: boolean; initGit?: boolean; answer?: string },
+  opts: { yes: boolean; json: boolean; scripted?: string; resume?: boolean; fresh?: boolean; initGit?: boolean; answer?: string; exitOnQuestion?: boolean },
 ): Promise<number> {
   const dir = Args.projectDir(dirArg, "run")
   if (opts.initGit && opts.resume) throw new UsageError("--init-git starts a new run; it cannot be used with --resume", "run")

@@ -12,8 +12,11 @@ import { list, t, type Key, type Lang } from "./words"
 export namespace PlanView {
   export type Line = { text: string; tone: "normal" | "muted" | "accent" }
 
-  /** The ADR titles under .air/shared/plan/adr ("ADR-1 Integer arithmetic stays in namespace calc"), in id order. */
-  export function adrTitles(root: string): string[] {
+  /** An ADR as the plan shows it: its id, its title (the file's first heading) and its file, relative to the project. */
+  export type Adr = { id: string; title: string; file: string }
+
+  /** The ADRs under .air/shared/plan/adr, in id order. */
+  export function adrs(root: string): Adr[] {
     const dir = join(root, ".air", "shared", "plan", "adr")
     if (!existsSync(dir)) return []
     const names = readdirSync(dir).filter((f) => /^ADR-\d+\.md$/.test(f))
@@ -25,8 +28,17 @@ export namespace PlanView {
         title = /^# (.+)$/m.exec(readFileSync(join(dir, name), "utf8"))?.[1]?.trim() ?? ""
       } catch {}
       // The heading may already carry the id ("# ADR-1: title").
-      return title.startsWith(id) ? title.replace(/^ADR-\d+:?\s*/, `${id} `) : `${id} ${title}`.trim()
+      return { id, title: title.replace(new RegExp(`^${id}\\b:?\\s*`), ""), file: `.air/shared/plan/adr/${name}` }
     })
+  }
+
+  /** The ADR titles ("ADR-1 Integer arithmetic stays in namespace calc"), in id order. */
+  export function adrTitles(root: string): string[] {
+    return adrs(root).map(adrTitle)
+  }
+
+  export function adrTitle(adr: Pick<Adr, "id" | "title">): string {
+    return `${adr.id} ${adr.title}`.trim()
   }
 
   /** The tasks and decisions in `width` columns; long file lists wrap under their task. */
@@ -53,10 +65,14 @@ export namespace PlanView {
     return out
   }
 
-  /** plan.md: the summary, then the tasks (when the proposal drafted them). */
-  export function markdown(summary: string, graph: TaskGraph | null | undefined): string {
+  /**
+   * plan.md: the summary, then the tasks with their files (when there are any) and the decisions (ADRs),
+   * as the dialog shows them; each section under its own heading.
+   */
+  export function markdown(summary: string, graph: TaskGraph | null | undefined, adrs: readonly string[] = []): string {
     const head = `# Plan\n\n${summary}\n`
-    if (!graph?.tasks.length) return head
-    return head + "\n" + lines(graph, [], "en", 100).map((l) => l.text).join("\n").replace(/^(Tasks.*)$/m, "## $1\n") + "\n"
+    const body = lines(graph, adrs, "en", 100)
+    if (!body.length) return head
+    return head + "\n" + body.map((l) => (l.tone === "accent" ? `\n## ${l.text}\n` : l.text)).join("\n").trimStart() + "\n"
   }
 }

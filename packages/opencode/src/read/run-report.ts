@@ -70,6 +70,22 @@ export namespace RunReport {
     }
   }
 
+  /**
+   * The tasks that merged while a question waited (issue 39 item 8): after the task of the earliest open
+   * task question was blocked, from the tasks' histories. Questions of no task (a baseline, a step) hold the
+   * whole run, so nothing merges past them; with none of a task open the list is empty.
+   */
+  export function mergedMeanwhile(state: SchedulerState): string[] {
+    const byId = new Map(state.tasks.map((t) => [t.id, t]))
+    const asked = state.questions.flatMap((q) => {
+      const at = q.taskId === null ? undefined : byId.get(q.taskId)?.history.findLast((h) => h.to === "blocked")?.at
+      return at === undefined ? [] : [Date.parse(at)]
+    })
+    if (asked.length === 0) return []
+    const since = Math.min(...asked)
+    return state.tasks.filter((t) => t.status === "merged" && t.history.some((h) => h.to === "merged" && Date.parse(h.at) >= since)).map((t) => t.id)
+  }
+
   function spentOf(state: SchedulerState): Summary["spent"] {
     const s = Budget.spent(state, Date.now())
     return { requests: s.run.requests, tokens: s.run.tokens, minutes: s.run.minutes, byTask: Object.fromEntries(Object.entries(s.tasks).map(([id, t]) => [id, t.requests])) }

@@ -1,4 +1,5 @@
 import { baselineHolds } from "../scheduler/core/baseline"
+import { waitsOnlyForPerson } from "../scheduler/core/person-waits"
 import type { SchedulerState } from "../scheduler/core/state"
 
 /**
@@ -97,15 +98,17 @@ export function exitCodeOf(state: SchedulerState | undefined, opts: { engineFail
 }
 
 /**
- * Where a headless run's process may end, whatever its main agent is doing: "waits" when the run needs
- * the user (the process prints the questions and exits 2), "ended" once the run finished and its final
- * check is recorded; undefined while the Scheduler still works (or no run has started).
+ * Where a headless run's process may end, whatever its main agent is doing: "waits" when nothing can move
+ * until a person acts (the process prints the questions and exits 2) — a question stops only what waits on
+ * it, the rest of the run goes on (issue 39 item 8); with `exitOnQuestion` the first open question is
+ * enough, as before —, "ended" once the run finished and its final check is recorded; undefined while the
+ * Scheduler still works (or no run has started).
  */
-export function headlessEnd(state: SchedulerState): "waits" | "ended" | undefined {
+export function headlessEnd(state: SchedulerState, opts: { exitOnQuestion?: boolean } = {}): "waits" | "ended" | undefined {
   if (state.stage === "idle") return undefined
   if (state.finished) return state.finalCheck !== null ? "ended" : undefined
-  const word = runWord(state)
-  return word === "waiting" || word === "paused" ? "waits" : undefined
+  if (opts.exitOnQuestion && (state.questions.length > 0 || state.paused)) return "waits"
+  return waitsOnlyForPerson(state) ? "waits" : undefined
 }
 
 export function waitingFor(state: SchedulerState): Waiting[] {

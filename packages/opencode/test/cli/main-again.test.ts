@@ -25,6 +25,20 @@ describe("whether Main is started again", () => {
     expect(mainAgain(at({ stage: "running", paused: true }), ok, "r")).toBeUndefined()
   })
 
+  test("a question while other tasks are at work: Main is started again to follow them; with --exit-on-question the exit code decides", async () => {
+    const { apply, graphOf, started, steps, task } = await import("../scheduler/fixtures")
+    const questioned = apply(
+      started(graphOf(task("T-1"), task("T-2")), { concurrency: 2 }).state,
+      steps.dispatched("T-1"),
+      steps.dispatched("T-2"),
+      { type: "worker.reported", taskId: "T-1", sessionId: "s-T-1-1", result: { taskId: "T-1", role: "executor", summary: "", blocked: { reason: "which API?" } } },
+      { type: "consult.answered", taskId: "T-1", choice: "block", by: "architect", reason: "the user must pick" },
+    ).state
+    expect(questioned.questions.map((q) => q.questionId)).toEqual(["T-1:blocked:1"])
+    expect(mainAgain(questioned, ok, "r")?.prompt).toBe(RESUME_PROMPT)
+    expect(mainAgain(questioned, ok, "r", false, true)).toBeUndefined()
+  })
+
   test("before any run: a failure waiting may cure gets the requirement again; one only a person fixes, or an engine that did not start, does not", () => {
     expect(mainAgain(undefined, failed("server", true), "the requirement")?.prompt).toBe("the requirement")
     expect(mainAgain(initialState(), failed("auth", false), "r")).toBeUndefined()

@@ -53,6 +53,11 @@ describe("usage errors: one line, the nearest known word, the command's help hin
     ])
   })
 
+  it("run: a misspelt --exit-on-question names the flag, which the run's help documents", async () => {
+    expect(await usage(["run", "--exit-on-questoin"])).toEqual(["aircoding: unknown option --exit-on-questoin; did you mean --exit-on-question?", "Run `aircoding run --help` for usage."])
+    expect(Help.run).toMatch(/^ {2}--exit-on-question {2}stop at the first question/m)
+  })
+
   it.each(COMMANDS)("%s: an unknown flag names the flag; a misspelt one names the nearest flag", async (command) => {
     const [bogus, hint] = await usage([command, "--bogus"])
     expect(bogus).toBe("aircoding: unknown option --bogus")

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { aircoding } from "../support/engine"
@@ -24,6 +24,8 @@ const change = "Split the docs in two."
 const tasks = [{ id: "T-1", title: "Document the install", kind: "docs", writeSet: [{ path: "docs/install.md", action: "create" }], doneWhen: "docs/install.md exists" }]
 const planV1 = "Plan v1: one task writes docs/install.md."
 const planV2 = "Plan v2: the same task, in two paragraphs."
+/** A decision recorded with the first proposal: the plan that waits carries it (issue 39 item 7). */
+const adr = { id: "ADR-1", title: "Docs are Markdown under docs/", status: "accepted", body: "Every document is a Markdown file under docs/." }
 
 /** Main listens until the run ends and has nothing after it: its last request is a 400. */
 const listeningMain = [
@@ -42,7 +44,11 @@ const architect = [
     match: "Your proposed plan[\\s\\S]*confirmed this plan",
     steps: [{ tool: "air_plan", args: { tasks }, expect: { lastUserIncludes: [planV2] } }, { text: "Planned." }],
   },
-  { agent: "architect", match: "^Requirement:", steps: [{ tool: "air_propose", args: { summary: planV1 } }, { tool: "air_plan", args: { tasks } }, { text: "Planned." }] },
+  {
+    agent: "architect",
+    match: "^Requirement:",
+    steps: [{ tool: "air_adr", args: adr }, { tool: "air_propose", args: { summary: planV1 } }, { tool: "air_plan", args: { tasks } }, { text: "Planned." }],
+  },
 ]
 const executor = {
   agent: "executor",
@@ -147,7 +153,8 @@ describe("(c) a plan to confirm, proposed twice, then confirmed", () => {
     const r = plan[0]!
     expect(r.code, r.stderr.slice(-3000)).toBe(2)
     expect([r.summary.status, r.summary.stage, r.summary.errors]).toEqual(["waiting", "confirming", []])
-    expect(r.summary.plan).toMatchObject({ summary: planV1, file: ".air/shared/plan/plan.md" })
+    expect(r.summary.plan).toMatchObject({ summary: planV1, file: ".air/shared/plan/plan.md", adrs: [{ id: "ADR-1", title: adr.title, file: ".air/shared/plan/adr/ADR-1.md" }] })
+    expect(readFileSync(join(docs, ".air/shared/plan/plan.md"), "utf8")).toContain(`## Decisions (ADRs)\n\n  ADR-1 ${adr.title}\n`)
     expect(mainAtTheEnd(r)).toEqual(stillListening)
   })
 

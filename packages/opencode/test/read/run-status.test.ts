@@ -94,7 +94,10 @@ describe("one derivation of run status", () => {
     expect(headlessEnd(at("run.started"))).toBeUndefined()
     expect(headlessEnd(at("plan.proposed"))).toBe("waits")
     expect(headlessEnd(at("graph.accepted"))).toBeUndefined()
-    expect(headlessEnd({ ...at("graph.accepted"), questions: [{ questionId: "baseline:1:question", taskId: null, text: "does not build" }] })).toBe("waits")
+    // A question while tasks are at work stops only what waits on it (issue 39 item 8); --exit-on-question stops at it.
+    const asked = { ...at("graph.accepted"), questions: [{ questionId: "T-9:blocked:1", taskId: null, text: "which API?" }] }
+    expect(headlessEnd(asked)).toBeUndefined()
+    expect(headlessEnd(asked, { exitOnQuestion: true })).toBe("waits")
     expect(headlessEnd({ ...last, finalCheck: null })).toBeUndefined()
     expect(headlessEnd({ ...last, finalCheck: { status: "passed", message: "ok" } })).toBe("ended")
   })

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest"
@@ -72,6 +72,19 @@ describe("the plan's files are written after their event", () => {
     expect(PlanFiles.sync(root, state)).toEqual([])
     rmSync(planFile(root))
     expect(PlanFiles.sync(root, state)).toEqual(["plan.md"])
-    expect(readFileSync(planFile(root), "utf8")).toBe(`# Plan\n\n${state.planSummary}\n`)
+    // The accepted graph's tasks, each with its files (issue 39 item 7).
+    expect(readFileSync(planFile(root), "utf8")).toBe(`# Plan\n\n${state.planSummary}\n\n## Tasks (2)\n\nA  Add A\n   code · phase 1 · no dependencies\n   modifies src/A.cpp\nB  Add B\n   code · phase 1 · after A\n   modifies src/B.cpp\n`)
+  })
+
+  it("plan.md carries the decisions (ADRs) on disk, like the dialog; an ADR written later is added at the next sync", () => {
+    const root = project()
+    const state = apply(started(graphOf(task("A"))).state).state
+    PlanFiles.sync(root, state)
+    expect(readFileSync(planFile(root), "utf8")).not.toContain("ADR-1")
+    mkdirSync(join(PlanFiles.dir(root), "adr"), { recursive: true })
+    writeFileSync(join(PlanFiles.dir(root), "adr", "ADR-1.md"), "# ADR-1: Integer arithmetic stays in namespace calc\n\nStatus: accepted\n")
+    expect(PlanFiles.sync(root, state)).toEqual(["plan.md"])
+    expect(readFileSync(planFile(root), "utf8")).toMatch(/\n\n## Decisions \(ADRs\)\n\n {2}ADR-1 Integer arithmetic stays in namespace calc\n$/)
+    expect(PlanFiles.EVENTS.has("adr.recorded")).toBe(true)
   })
 })

@@ -24,18 +24,21 @@ export namespace Proposal {
  * leaves no file claiming a plan the log does not have), and derived from the state when missing or stale.
  */
 export namespace PlanFiles {
-  /** Events after which a plan file may change. */
-  export const EVENTS: ReadonlySet<string> = new Set(["run.started", "plan.proposed", "graph.accepted", "delta.accepted", "milestone.reviewed"])
+  /** Events after which a plan file may change (an ADR recorded or reclassified changes plan.md's decisions). */
+  export const EVENTS: ReadonlySet<string> = new Set(["run.started", "plan.proposed", "graph.accepted", "delta.accepted", "milestone.reviewed", "adr.recorded", "adr.classified"])
 
   export function dir(root: string): string {
     return join(root, ".air", "shared", "plan")
   }
 
-  /** Each file with the content the state gives it (absent: the state says nothing of it yet). */
-  export function expected(state: SchedulerState): { name: string; content: string }[] {
+  /**
+   * Each file with the content the state gives it (absent: the state says nothing of it yet); plan.md shows
+   * the accepted graph once there is one (the proposal's draft before), and the decisions `adrs` (their titles).
+   */
+  export function expected(state: SchedulerState, adrs: readonly string[] = []): { name: string; content: string }[] {
     if (state.runId === null) return []
     const files = [{ name: "requirements.md", content: `# Requirement\n\n${state.requirement}\n` }]
-    if (state.planSummary !== null) files.push({ name: "plan.md", content: PlanView.markdown(state.planSummary, state.proposedGraph) })
+    if (state.planSummary !== null) files.push({ name: "plan.md", content: PlanView.markdown(state.planSummary, state.graph ?? state.proposedGraph, adrs) })
     if (state.graph !== null) files.push({ name: "task-graph.json", content: JSON.stringify(state.graph, null, 2) })
     return files
   }
@@ -43,7 +46,7 @@ export namespace PlanFiles {
   /** Brings the files in line with the state: writes those missing or different (atomically); returns their names. */
   export function sync(root: string, state: SchedulerState): string[] {
     const written: string[] = []
-    for (const { name, content } of expected(state)) {
+    for (const { name, content } of expected(state, PlanView.adrTitles(root))) {
       const path = join(dir(root), name)
       if (existsSync(path) && readFileSync(path, "utf8") === content) continue
       writeFileAtomicSync(path, content)
