@@ -39,7 +39,7 @@ export async function runCommands(
     await mkdir(path.dirname(statsLog), { recursive: true })
     await rm(statsLog, { force: true })
   }
-  const env = Toolchain.commandEnv(ctx.rules, { root: ctx.root, worktree: ctx.worktree, ...(statsLog ? { statsLog } : {}) }, ctx.env)
+  const env = await Toolchain.commandEnv(ctx.rules, { root: ctx.root, worktree: ctx.worktree, ...(statsLog ? { statsLog } : {}) }, ctx.env)
   for (const command of commands) {
     // The views see a long build or test move (steps done, elapsed time) through a small file, not the log.
     const progress = new ProgressWriter(ctx.root, ctx.taskId, which, command)

@@ -113,7 +113,7 @@ export namespace UiBefore {
     const statsLog = path.join(path.resolve(ctx.root, ctx.rules.cache.dir), "stats", `${ctx.taskId.replace(/[^\w.+-]/g, "_")}-base.log`)
     await mkdir(path.dirname(statsLog), { recursive: true })
     await rm(statsLog, { force: true })
-    const env = Toolchain.commandEnv(ctx.rules, { root: ctx.root, worktree: tree, statsLog }, ctx.env)
+    const env = await Toolchain.commandEnv(ctx.rules, { root: ctx.root, worktree: tree, statsLog }, ctx.env)
     const built = await build(ctx, exec, env, tree, kept)
     const stats = await CompilerCache.readStats(statsLog)
     await rm(statsLog, { force: true })

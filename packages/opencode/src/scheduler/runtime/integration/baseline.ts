@@ -138,7 +138,7 @@ export namespace Baseline {
       await Worktrees.checkoutSubmodules(top, worktree)
       const statsLog = path.join(path.resolve(top, rules.cache.dir), "stats", "_baseline.log")
       await mkdir(path.dirname(statsLog), { recursive: true })
-      const env = Toolchain.commandEnv(rules, { root: top, worktree, statsLog }, options.env ?? process.env)
+      const env = await Toolchain.commandEnv(rules, { root: top, worktree, statsLog }, options.env ?? process.env)
       const inner = exec(worktree)
       // The run's one job budget around the baseline's commands.
       const budgeted = BudgetExec.wrap(inner.exec, RunJobs.of(top), "baseline")

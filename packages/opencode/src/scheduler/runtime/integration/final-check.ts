@@ -60,7 +60,7 @@ export namespace FinalCheck {
     let log = `# ${note}\n`
     let lastHow = ""
     // Through the compiler cache the task worktrees filled: the same sources hit at the project root too.
-    const env = Toolchain.commandEnv(rules, { root, worktree: root }, process.env)
+    const env = await Toolchain.commandEnv(rules, { root, worktree: root }, process.env)
     // The merged tree's CMakeLists.txt and tests are the tasks' code: they run in the gates' sandbox, with
     // the project root writable (its build dir) but its .git and .air (the run's state) read-only.
     const mode = options.sandbox ?? SandboxExec.modeOf(root)
@@ -139,7 +139,7 @@ export namespace FinalCheck {
    */
   export async function build(root: string, out: string, options: Pick<Options, "sandbox"> = {}): Promise<Result> {
     const { rules, note } = await Toolchain.load(root)
-    const env = Toolchain.commandEnv(rules, { root, worktree: root }, process.env)
+    const env = await Toolchain.commandEnv(rules, { root, worktree: root }, process.env)
     const mode = options.sandbox ?? SandboxExec.modeOf(root)
     const check = mode === "off" ? undefined : Sandbox.check()
     const commands: Result["commands"] = []

@@ -62,7 +62,7 @@ export namespace BaselineRun {
       await mkdir(path.dirname(statsLog), { recursive: true })
       await rm(statsLog, { force: true })
       const baseEnv = options.env ?? process.env
-      const env = Toolchain.commandEnv(rules, { root: top, worktree: dir, statsLog }, baseEnv)
+      const env = await Toolchain.commandEnv(rules, { root: top, worktree: dir, statsLog }, baseEnv)
       const build = await steps(exec, rules.build, dir, env, rules.timeoutMs, path.join(evidenceDir, "build.log"))
       const cache = await CompilerCache.readStats(statsLog)
       await copyFile(statsLog, path.join(evidenceDir, CompilerCache.STATS_LOG)).catch(() => undefined)

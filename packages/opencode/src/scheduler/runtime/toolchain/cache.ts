@@ -41,7 +41,8 @@ export namespace CompilerCache {
    * The environment for one build in `worktree`. base_dir is the project root: worktrees live under it
    * (`.air/local/worktrees/<id>`), so ccache rewrites their absolute paths relative to the build directory
    * and the same source in two worktrees hashes the same. hash_dir is off for the same reason (with -g
-   * ccache would hash each build directory; the price is debug info naming the first worktree's path).
+   * ccache would hash each build directory); at no price, since the build maps the worktree's path out of
+   * the debug info (path-map.ts), so an object from another worktree's compile is the one this one makes.
    */
   export function env(
     settings: Settings,

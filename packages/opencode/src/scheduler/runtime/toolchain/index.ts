@@ -3,6 +3,7 @@ import path from "node:path"
 import { z } from "zod"
 import { Strict } from "../../core/strict"
 import { CompilerCache } from "./cache.ts"
+import { PathMap } from "./path-map.ts"
 import { CppcheckArgs } from "./cppcheck.ts"
 
 /**
@@ -76,6 +77,10 @@ export namespace Toolchain {
         .min(1)
         .optional()
         .describe("shared storage for a team: ccache remote_storage (http://host/cache, redis://host) or sccache's SCCACHE_* via env"),
+      pathMap: z
+        .boolean()
+        .optional()
+        .describe("false: builds keep the worktree's path in their outputs (no -ffile-prefix-map); absent or true: outputs independent of it (path-map.ts)"),
       results: z
         .lazy(() => ResultsRules)
         .optional()
@@ -257,14 +262,16 @@ export namespace Toolchain {
 
   /**
    * The environment the build and test commands run with in `worktree`: the compiler cache (launcher,
-   * shared directory, base_dir, size limit, this build's stats log) on top of `base`.
+   * shared directory, base_dir, size limit, this build's stats log) and the flags that keep the worktree's
+   * path out of the outputs (path-map.ts; `cache.pathMap: false` turns them off) on top of `base`.
    */
-  export function commandEnv(
+  export async function commandEnv(
     rules: Rules,
     where: { root: string; worktree: string; statsLog?: string },
     base: NodeJS.ProcessEnv = process.env,
-  ): NodeJS.ProcessEnv {
-    return { ...base, ...CompilerCache.env(rules.cache, where, base) }
+  ): Promise<NodeJS.ProcessEnv> {
+    const mapped = rules.cache.pathMap === false ? {} : await PathMap.env(where.worktree, base)
+    return { ...base, ...CompilerCache.env(rules.cache, where, base), ...mapped }
   }
 
   /** The cppcheck invocations (argument lists, run in the worktree) for the changed files. */

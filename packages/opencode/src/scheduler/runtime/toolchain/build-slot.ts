@@ -1,0 +1,134 @@
+import { createHash } from "node:crypto"
+import { existsSync } from "node:fs"
+import { mkdir, readFile, rm } from "node:fs/promises"
+import path from "node:path"
+import { z } from "zod"
+import { git, gitTry } from "../git/git.ts"
+import { Worktrees } from "../git/worktree.ts"
+import { ResultKey } from "../results/key.ts"
+import { ToolVersions } from "../results/versions.ts"
+import { writeFileAtomic } from "../store/atomic.ts"
+import { Serial } from "../store/serial.ts"
+import { Toolchain } from "./index.ts"
+
+/**
+ * A build slot (issue 38 item 1): a detached checkout at a fixed path, `.air/local/slots/<id>`, whose build
+ * directory is kept from one build to the next. Moving it to the next commit with git rewrites only the files
+ * that differ, so only they get new timestamps and the build (configure included) is incremental; its fixed
+ * path keeps CMake's cache valid, which names the source directory.
+ *
+ * Correctness first. Before each use the tree is reset to the commit exactly (tracked changes discarded,
+ * every untracked and ignored file removed but the build directory); the build directory is dropped when
+ * what made it changed (the build commands, the tools' versions, the compiler and flag variables, the path
+ * map: `fingerprint`) or when the slot's last use never ended (a process killed mid-build may leave a
+ * half-written cache). A slot whose checkout is missing or broken is made again.
+ *
+ * A slot holds no work: only a commit's tree and a cache of its build. The task's own worktree, branch and
+ * recovery stay as they are; a slot can be deleted at any moment and costs only a full build.
+ */
+export namespace BuildSlot {
+  export function dir(root: string): string {
+    return path.join(root, ".air", "local", "slots")
+  }
+
+  const State = z.object({ fingerprint: z.string(), busy: z.boolean(), commit: z.string() }).strict()
+  type State = z.infer<typeof State>
+
+  export interface Taken {
+    path: string
+    /** What was done to make the slot right, for the gate's log ("build directory dropped: …"). */
+    notes: string[]
+  }
+
+  /** What the build directory depends on beside the sources: a change drops it. */
+  export async function fingerprint(rules: Toolchain.Rules, env: NodeJS.ProcessEnv): Promise<string> {
+    const parts = {
+      build: rules.build,
+      tools: await ToolVersions.all(env),
+      env: Object.fromEntries(ResultKey.BUILD_ENV.map((name) => [name, env[name] ?? null])),
+      cache: { tool: rules.cache.tool, pathMap: rules.cache.pathMap ?? true },
+      buildDir: rules.detected?.buildDir ?? Toolchain.BUILD_DIR,
+    }
+    return createHash("sha256").update(ResultKey.canonical(parts)).digest("hex")
+  }
+
+  const serial = new Serial()
+
+  /**
+   * Slot `id` with `commit` checked out exactly and its build directory kept when `print` (see `fingerprint`)
+   * is the one it was built with. Marked busy until `release`.
+   */
+  export async function take(root: string, id: string, commit: string, print: string, buildDir: string = Toolchain.BUILD_DIR): Promise<Taken> {
+    Worktrees.assertTaskId(id)
+    const top = await Worktrees.repoRoot(root)
+    return serial.run(top, async () => {
+      const slot = path.join(dir(top), id)
+      const notes: string[] = []
+      if (!(await healthy(top, slot))) {
+        if (existsSync(slot)) notes.push("the slot's checkout was missing or broken: made again")
+        await Worktrees.dropDetached(top, slot)
+        await mkdir(dir(top), { recursive: true })
+        await git(top, ["worktree", "add", "--detach", slot, commit])
+      }
+      const before = await readState(top, id)
+      const built = path.join(slot, buildDir)
+      const drop = !existsSync(built)
+        ? undefined
+        : !before
+          ? "no readable record of what built it"
+          : before.busy
+            ? "its last build never ended"
+            : before.fingerprint !== print
+              ? "the build commands, tools or flags changed"
+              : undefined
+      if (drop) {
+        await rm(built, { recursive: true, force: true })
+        notes.push(`build directory dropped: ${drop}`)
+      }
+      await writeState(top, id, { fingerprint: print, busy: true, commit })
+      // Only the files that differ are rewritten: the build directory's outputs stay newer than the rest.
+      await git(slot, ["checkout", "--force", "--detach", "--quiet", commit])
+      const cleaned = await git(slot, ["clean", "-ffdx", "-e", `/${buildDir}`])
+      if (cleaned.trim()) notes.push(`files left by the last use removed: ${cleaned.trim().split("\n").length}`)
+      const submodules = await Worktrees.checkoutSubmodules(top, slot)
+      notes.push(...submodules)
+      return { path: slot, notes }
+    })
+  }
+
+  /** The slot's use ended (its build finished, passed or failed): its build directory is kept for the next. */
+  export async function release(root: string, id: string): Promise<void> {
+    const top = await Worktrees.repoRoot(root)
+    await serial.run(top, async () => {
+      const state = await readState(top, id)
+      if (state) await writeState(top, id, { ...state, busy: false })
+    })
+  }
+
+  /** A registered worktree at `slot` that git can read. */
+  async function healthy(top: string, slot: string): Promise<boolean> {
+    if (!existsSync(path.join(slot, ".git"))) return false
+    const listed = await git(top, ["worktree", "list", "--porcelain"])
+    if (!listed.split("\n").some((line) => line === `worktree ${slot}`)) return false
+    return (await gitTry(slot, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])).code === 0
+  }
+
+  function stateFile(top: string, id: string): string {
+    return path.join(dir(top), `${id}.json`)
+  }
+
+  /** The slot's state; undefined when absent or unreadable (its build directory is then of unknown making). */
+  async function readState(top: string, id: string): Promise<State | undefined> {
+    const text = await readFile(stateFile(top, id), "utf8").catch(() => undefined)
+    if (text === undefined) return undefined
+    try {
+      return State.parse(JSON.parse(text))
+    } catch {
+      return undefined
+    }
+  }
+
+  async function writeState(top: string, id: string, state: State): Promise<void> {
+    await writeFileAtomic(stateFile(top, id), JSON.stringify(state, null, 2) + "\n")
+  }
+}
