@@ -340,6 +340,8 @@ const en = {
   "q.for": " for {id}",
   "q.about": " ({doing})",
   "q.tries": " ({n} fresh sessions tried)",
+  "q.overflow":
+    "The {agent}'s session{for} ran out of the model's context again: a fresh session started from the task's context pack and its worktree overflowed too ({message}). The task is likely too large for one session: split it with a requirement change or use a model with a longer context. Answer {answers}.",
   "q.no-report": "{session} ended without its report{tries}: {detail}. Answer {answers}.",
   "q.stalled": "{session} stalled: no output within the time allowed{tries}. Answer {answers}.",
   "q.spawn-failed": "{session} could not start{tries}: {detail}. Answer {answers}.",
@@ -771,6 +773,8 @@ const zhCN: Record<Key, string> = {
   "q.for": "（任务 {id}）",
   "q.about": "（{doing}）",
   "q.tries": "（已尝试 {n} 个新会话）",
+  "q.overflow":
+    "{agent}的会话{for}再次超出了模型的上下文长度：从任务的上下文包和工作树重新开始的新会话也超出了（{message}）。这个任务对一个会话来说可能太大：请通过需求变更拆分它，或换用上下文更长的模型，然后回答 {answers}。",
   "q.no-report": "{session}结束时没有提交报告{tries}：{detail}。请回答 {answers}。",
   "q.stalled": "{session}停滞：在允许的时间内没有输出{tries}。请回答 {answers}。",
   "q.spawn-failed": "{session}无法启动{tries}：{detail}。请回答 {answers}。",
