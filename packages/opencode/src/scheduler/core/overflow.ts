@@ -15,7 +15,7 @@ import type { OverflowRecord, OverflowRole } from "./vocabulary"
 /** Fresh sessions after an overflow of the same step before the user is asked (an answer "retry" gives them again). */
 export const FRESH_AFTER_OVERFLOW = 1
 
-export type OverflowDecision = "fresh" | "ask"
+type OverflowDecision = "fresh" | "ask"
 
 /**
  * THE rule: a first overflow of a step gets a fresh session; one of a fresh session the user hears of. An

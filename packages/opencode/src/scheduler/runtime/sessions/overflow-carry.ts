@@ -1,14 +1,12 @@
-import { join } from "node:path"
-import { z } from "zod"
 import type { TaskRuntime } from "../../core/state"
 import type { OverflowRecord, RefreshCarried } from "../../core/vocabulary"
 import type { GitPort } from "../ports"
-import { JsonLines } from "../store/jsonl"
+import { GuardLog } from "./guard-log"
 
 /**
  * What a fresh session after a context overflow starts from beside its context pack (core/overflow.ts): what
  * the worktree holds — the task's diff so far, the last gate failure (already in the pack's history) and the
- * steps the overflowed Debugger's session recorded (the evidence the guard allowed it, from guard.jsonl). Kept
+ * steps the overflowed Debugger's session recorded (the evidence the guard allowed it, from its log). Kept
  * small on purpose: the session that gets it ran out of context once already.
  */
 export namespace OverflowCarry {
@@ -33,27 +31,6 @@ export namespace OverflowCarry {
     gateFailure: boolean
   }
 
-  /** Where the plugin appends the guard's refusals and evidence (one writer: plugin.ts). */
-  export function guardLogFile(root: string): string {
-    return join(root, ".air", "local", "state", "guard.jsonl")
-  }
-
-  const EvidenceLine = z.object({
-    type: z.literal("guard.evidence"),
-    sessionID: z.string(),
-    evidence: z.object({ kind: z.string(), detail: z.string() }),
-  })
-
-  /** The evidence the guard recorded for `sessionID`, as "<kind>: <detail>" lines (lines of any other shape are skipped). */
-  export function stepsOf(root: string, sessionID: string): string[] {
-    const steps: string[] = []
-    for (const line of JsonLines.read<unknown>(guardLogFile(root))) {
-      const parsed = EvidenceLine.safeParse(line)
-      if (parsed.success && parsed.data.sessionID === sessionID) steps.push(`${parsed.data.evidence.kind}: ${parsed.data.evidence.detail}`)
-    }
-    return steps.slice(-MAX_STEPS)
-  }
-
   /** Gathers the carry for the fresh session of `record.role`; a git that cannot say leaves the diff empty. */
   export async function gather(input: { root: string; worktree: string; base: string; record: OverflowRecord; rt: TaskRuntime | undefined; git: GitPort }): Promise<Carry> {
     const { root, worktree, base, record, rt, git } = input
@@ -67,7 +44,7 @@ export namespace OverflowCarry {
       diff: diffOut.length > DIFF_CHARS ? diffOut.slice(0, DIFF_CHARS) : diffOut,
       diffChars: diffOut.length,
       diffCut: diffOut.length > DIFF_CHARS,
-      steps: record.role === "debugger" ? stepsOf(root, record.sessionId) : [],
+      steps: record.role === "debugger" ? GuardLog.evidenceOf(root, record.sessionId).slice(-MAX_STEPS) : [],
       gateFailure: Boolean(rt?.lastFailure?.evidencePath),
     }
   }
