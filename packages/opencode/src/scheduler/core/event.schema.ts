@@ -173,6 +173,10 @@ export const Event = z.discriminatedUnion("type", [
     role: z.string().min(1),
     requests: z.number().int().min(0),
     tokens: z.number().int().min(0),
+    /** Of `tokens`, those estimated by content class for calls the provider reported no usage for (runtime/sessions/token-estimate.ts). */
+    estimated: z.number().int().min(0).optional(),
+    /** The provider's reported tokens over the estimate for the same calls: how far the estimate is from this provider. */
+    ratio: z.number().positive().optional(),
   }),
   /** A revert the machine ordered was carried out (or found already made), or it conflicted and the user was told. */
   event("revert.done", { taskId, round: z.number().int().min(1), status: z.enum(["reverted", "conflicted"]) }),
