@@ -13,6 +13,7 @@ import { resolveLang } from "./read/words"
 import { TuiBridge } from "./tui/bridge"
 import { Launcher } from "./engine/launcher"
 import { TuiView } from "./tui/view"
+import { GuardLog } from "./scheduler/runtime/sessions/guard-log"
 
 /**
  * AirCoding inside OpenCode. The engine loads this module once per instance (one per directory: the
@@ -34,7 +35,7 @@ function languageOf(directory: string): string {
 
 /** Guard events (refusals, evidence) are kept beside the Scheduler's log: what each role tried, and when. */
 function recordGuardEvent(directory: string, event: Record<string, unknown>): void {
-  const file = join(Orchestrators.projectRoot(directory), ".air", "local", "state", "guard.jsonl")
+  const file = GuardLog.file(Orchestrators.projectRoot(directory))
   JsonLines.append(file, { at: new Date().toISOString(), ...event }, { fsync: false })
 }
 

@@ -1,3 +1,4 @@
+import { isOverflowAgain } from "../scheduler/core/session-outcome"
 import type { Question } from "../scheduler/core/state"
 import { t, type Lang } from "./words"
 
@@ -15,6 +16,7 @@ export function questionText(q: Pick<Question, "text" | "cause" | "answers">, la
   const forTask = cause.taskId ? t(lang, "q.for", { id: cause.taskId }) : ""
   const tries = cause.tries ? t(lang, "q.tries", { n: cause.tries }) : ""
   const answers = listAnswers(lang, q.answers ?? [])
+  if (isOverflowAgain(cause)) return t(lang, "q.overflow", { agent, for: forTask, message: trimStop(cause.fault!.message), answers })
   if (cause.fault) {
     const about = forTask || (doing ? t(lang, "q.about", { doing }) : "")
     return t(lang, "q.fault", { agent, for: about, what: t(lang, `fault.${cause.fault.class}`), message: trimStop(cause.fault.message), tries, answers })

@@ -752,6 +752,10 @@ export namespace RunView {
         return L(e.status === "reverted" ? "ev.revert.done" : "ev.revert.conflicted", { id: e.taskId, round: e.round })
       case "session.lost":
         return L("ev.session.lost", { sessionId: e.sessionId })
+      case "session.overflowed":
+        return L("ev.session.overflowed", { role: roleLabel(lang, e.role), sessionId: e.sessionId, message: oneLine(e.message, 100) })
+      case "session.refreshed":
+        return L("ev.session.refreshed", { role: roleLabel(lang, e.role), sessionId: e.sessionId, files: e.carried.diffFiles, steps: e.carried.steps })
       case "timer.fired":
         return L("ev.timer.fired", { kind: L(`ev.timer.${e.kind}`) })
       case "step.failed":

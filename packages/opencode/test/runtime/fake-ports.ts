@@ -46,7 +46,7 @@ export class FakeWorld {
   }
   finalCheckFile: ReturnType<Ports["finalCheck"]["read"]> = undefined
   /** What the engine says each session used (completed assistant messages and their tokens). */
-  readonly stats = new Map<string, { requests: number; tokens: number; agent: string }>()
+  readonly stats = new Map<string, { requests: number; tokens: number; agent: string; estimated?: number; ratio?: number }>()
   revertImpl: Ports["merge"]["revert"] = async () => {
     throw new Error("revert not scripted")
   }

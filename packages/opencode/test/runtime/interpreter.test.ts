@@ -282,6 +282,16 @@ describe("usage as events: the machine decides the budgets", () => {
     expect([unlimited.state.runBudgetSpent, unlimited.state.usage.run]).toEqual([false, { requests: 2, tokens: 300 }])
   })
 
+  it("tokens the provider never reported are held on the estimate: the run's token budget is spent by them, and the log carries the estimate's share and its ratio", async () => {
+    const limits = { taskRequests: 0, runRequests: 0, taskTokens: 0, runTokens: 500, runMinutes: 0 }
+    const w = world(apply(started(graph, { budgets: limits }).state, steps.dispatched("T-1")).state)
+    w.stats.set("s-T-1-1", { requests: 3, tokens: 650, agent: "executor", estimated: 600, ratio: 1.25 })
+    await w.clock.tick(60_000)
+    expect(w.accepted[0]).toMatchObject({ type: "usage.recorded", sessionId: "s-T-1-1", tokens: 650, estimated: 600, ratio: 1.25 })
+    expect(w.state.runBudgetSpent).toBe(true)
+    expect(w.take("ask").map((c) => c.questionId)).toEqual([expect.stringMatching(/^run:budget:/)])
+  })
+
   it("a worker's turn that ends reports its use with its task first: past the task's budget, the task blocks", async () => {
     const limits = { taskRequests: 3, runRequests: 0, taskTokens: 0, runTokens: 0, runMinutes: 0 }
     const w = world(started(graphOf(task("T-1")), { budgets: limits }).state)

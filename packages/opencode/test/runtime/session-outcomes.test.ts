@@ -114,8 +114,13 @@ describe("supervisor: every purpose × outcome becomes one accepted event, never
         const inbox = w.inbox.take()
         // Whatever the inbox got came from the machine's commands, not in place of an event.
         expect(inbox.filter((t) => /needs attention|session .* failed|stalled .* aborted/.test(t))).toEqual([])
-        if (outcome === "errored" && kind !== "consult" && kind !== "adr") {
-          // A 400 context-too-long: the machine is told the class, and asks at once.
+        if (outcome === "errored" && (kind === "executor" || kind === "debugger" || kind === "reviewer")) {
+          // A 400 context-too-long of a task's session: its work is in the worktree, so a fresh session of the same role goes on (core/overflow.ts).
+          expect(failures[0]).toMatchObject({ type: "session.overflowed", role: kind, message: expect.stringContaining("maximum context length is 8192 tokens") })
+          expect(w.issued.filter((c) => c.type === "ask")).toEqual([])
+          expect(w.issued.filter((c) => c.type === "dispatch" || c.type === "review")).toHaveLength(1)
+        } else if (outcome === "errored" && kind !== "consult" && kind !== "adr") {
+          // A 400 context-too-long of a step's session (the Architect's, to be compacted, not thrown away): the class, and one question at once.
           const asks = w.issued.filter((c) => c.type === "ask")
           expect(asks).toHaveLength(1)
           expect(JSON.stringify(failures[0])).toContain("context-too-long")

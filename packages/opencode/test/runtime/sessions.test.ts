@@ -2,6 +2,7 @@ import type { PluginInput } from "@opencode-ai/plugin"
 import type { AssistantMessage, Event, EventMessagePartUpdated, EventSessionError, EventSessionIdle, TextPart } from "@opencode-ai/sdk"
 import { afterEach, describe, expect, test } from "vitest"
 import { ChildSessions } from "../../src/scheduler/runtime/sessions/sessions"
+import { TokenEstimate } from "../../src/scheduler/runtime/sessions/token-estimate"
 
 // ChildSessions against the engine's own event shapes (typed by the pinned SDK, so a changed shape fails to
 // compile here): what each event means for a session the Scheduler started. The client is the engine's
@@ -120,7 +121,28 @@ describe("a session the Scheduler started", () => {
     ChildSessions.observe(assistant(id, "msg_1", 2))
     ChildSessions.observe(assistant(id, "msg_1", 2))
     ChildSessions.observe(assistant(id, "msg_2", 3, { input: 100, output: 20, reasoning: 0 }))
-    expect(ChildSessions.stats(id)).toEqual({ requests: 2, tokens: 16 + 120, agent: "executor" })
+    expect(ChildSessions.stats(id)).toEqual({ requests: 2, tokens: 16 + 120, agent: "executor", estimated: 0 })
+  })
+
+  test("a call the provider reported no usage for is held on the estimate; where both are known, their ratio is kept", async () => {
+    const { client } = recorder()
+    const id = await start(client, [])
+    const text = (messageID: string, partID: string, body: string): Event => ({ type: "message.part.updated", properties: { part: { id: partID, sessionID: id, messageID, type: "text", text: body } as TextPart } })
+    const prompt = "Task T-1: 给计算器加上 mul(a, b)，并写一个测试。\nint mul(int a, int b);"
+    const reply = "I will add mul to src/calc.cpp and a check to the test."
+    ChildSessions.observe(text("msg_user", "prt_u", prompt))
+    ChildSessions.observe(assistant(id, "msg_1"))
+    ChildSessions.observe(text("msg_1", "prt_1", reply))
+    // The provider said nothing of this call's tokens: the budget counts the estimate (the prompt, then the reply).
+    ChildSessions.observe(assistant(id, "msg_1", 2, { input: 0, output: 0, reasoning: 0 }))
+    const first = TokenEstimate.tokens(prompt) + TokenEstimate.tokens(reply)
+    expect(ChildSessions.stats(id)).toEqual({ requests: 1, tokens: first, agent: "executor", estimated: first })
+    // The next call is reported: its figure counts, and its ratio to the estimate of the same call is kept.
+    ChildSessions.observe(assistant(id, "msg_2"))
+    ChildSessions.observe(text("msg_2", "prt_2", "Done."))
+    ChildSessions.observe(assistant(id, "msg_2", 3, { input: 90, output: 10, reasoning: 0 }))
+    const second = first + TokenEstimate.tokens("Done.")
+    expect(ChildSessions.stats(id)).toEqual({ requests: 2, tokens: first + 100, agent: "executor", estimated: first, ratio: Math.round((100 / second) * 100) / 100 })
   })
 
   test("silence is measured from the last event; before the model first answers, the start-up grace applies", async () => {

@@ -5,7 +5,7 @@ import { ReviewReport, WorkerResult } from "./report.schema"
 import { TaskGraph, TaskNode } from "./task.schema"
 import { ProviderFault } from "./provider-fault"
 import { FAILURE_ROUTES } from "./gate-route"
-import { BASELINE_STATUSES, BudgetLimits, CONSULTANTS, FAILED_OUTCOMES, FINAL_CHECK_STATUSES, STEPS, WORKER_ROLES } from "./vocabulary"
+import { BASELINE_STATUSES, BudgetLimits, CONSULTANTS, FAILED_OUTCOMES, FINAL_CHECK_STATUSES, FRESH_ON_OVERFLOW, RefreshCarried, STEPS, WORKER_ROLES } from "./vocabulary"
 
 export { BudgetLimits, FINAL_CHECK_STATUSES, WORKER_ROLES, type WorkerRole } from "./vocabulary"
 
@@ -150,6 +150,13 @@ export const Event = z.discriminatedUnion("type", [
   event("session.nudged", { taskId, sessionId: z.string().min(1) }),
   /** A worker's or reviewer's session ended in an error (or without its report, twice): `cause` says which. */
   event("session.errored", { taskId, sessionId: z.string().min(1), cause: z.string(), fault: ProviderFault.optional() }),
+  /**
+   * A worker's or reviewer's session ended with the provider's context-length error: the machine starts a
+   * fresh session of the same role for the same task, or asks the user when a fresh one overflowed too (core/overflow.ts).
+   */
+  event("session.overflowed", { taskId, sessionId: z.string().min(1), role: z.enum(FRESH_ON_OVERFLOW), message: z.string() }),
+  /** The fresh session after an overflow started (`from`: the session that overflowed), with what it carried beside its context pack. */
+  event("session.refreshed", { taskId, sessionId: z.string().min(1), role: z.enum(FRESH_ON_OVERFLOW), from: z.string().min(1), carried: RefreshCarried }),
   /** The final build and tests of the integration branch, run when the run finished (done or blocked). */
   event("finalCheck.done", { status: z.enum(FINAL_CHECK_STATUSES), message: z.string() }),
   /** A task's session (`taskId`) or a step's (`step`: plan, change, milestone review) ran out of time; exactly one of the two. */
@@ -166,6 +173,10 @@ export const Event = z.discriminatedUnion("type", [
     role: z.string().min(1),
     requests: z.number().int().min(0),
     tokens: z.number().int().min(0),
+    /** Of `tokens`, those estimated by content class for calls the provider reported no usage for (runtime/sessions/token-estimate.ts). */
+    estimated: z.number().int().min(0).optional(),
+    /** The provider's reported tokens over the estimate for the same calls: how far the estimate is from this provider. */
+    ratio: z.number().positive().optional(),
   }),
   /** A revert the machine ordered was carried out (or found already made), or it conflicted and the user was told. */
   event("revert.done", { taskId, round: z.number().int().min(1), status: z.enum(["reverted", "conflicted"]) }),

@@ -16,6 +16,7 @@ import { answerStep, answerTaskChoice, blockOnFault, isHopeless, isRepairing, is
 import { stepEnded, stepStarted } from "./steps"
 import { answerFault, isFaultQuestion, runtimeFault } from "./fault-rules"
 import { answerDeploy, deployFailed, deployPassed, deployStarted, startDeploy } from "./deploy"
+import { sessionOverflowed, sessionRefreshed } from "./overflow"
 
 export type TransitionResult = { state: SchedulerState; commands: Command[] } | { refused: string }
 
@@ -180,6 +181,8 @@ const RULES: { [T in EventType]: Handler<T> } = {
     if (typeof t === "string") return t
     if (e.result.taskId !== t.id) return `the report is for task ${e.result.taskId} but came from the session of ${t.id}`
     if (e.result.role !== t.role) return `task ${t.id}: the report says ${e.result.role}, but the session belongs to the ${t.role}`
+    // The step is over: a later overflow is the first of its own step.
+    if (t.overflow !== null) d.patch(t.id, { overflow: null })
     if (e.result.blocked || e.result.planIssue) {
       fieldReport(d, t, e.result)
     } else {
@@ -223,6 +226,9 @@ const RULES: { [T in EventType]: Handler<T> } = {
     if (current !== e.sessionId) return `session ${e.sessionId} is not the current session of task ${t.id} (${current ?? "none"}); it is not nudged`
     d.patch(t.id, { nudges: t.nudges + 1 })
   },
+
+  "session.overflowed": (d, e) => sessionOverflowed(d, e),
+  "session.refreshed": (d, e) => sessionRefreshed(d, e),
 
   "session.errored": (d, e) => {
     const t = findTask(d, e.taskId)
@@ -346,7 +352,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
     const t = findTask(d, e.taskId, ["reviewing"])
     if (typeof t === "string") return t
     if (e.report.taskId !== t.id) return `the review report is for task ${e.report.taskId}, not ${t.id}`
-    d.patch(t.id, { reviewSessionId: null })
+    d.patch(t.id, { reviewSessionId: null, overflow: null })
     const disagreeing = e.report.rows.filter((row) => row.status !== "match")
     const risks = checklistFindings(e.report)
     const findings = [...e.report.findings, ...disagreeing.map((row) => `${row.status}: ${row.designRef} ↔ ${row.code}${row.note ? ` — ${row.note}` : ""}`), ...risks.map((risk) => `checklist ${risk}`)]
@@ -903,6 +909,7 @@ function acceptDelta(d: Draft, input: unknown): string | undefined {
       consultOptions: null,
       consultBy: null,
       findings: [],
+      overflow: null,
       ...(impact.undo === "revert" ? { merged: null } : {}),
     })
   }

@@ -46,13 +46,21 @@ export function failureText(f: SessionFailure): string {
   return f.fault && f.fault.class !== "unknown" ? `${f.fault.class}: ${f.fault.message}` : f.message
 }
 
+/** The session ran out of the model's context: its role starts afresh from the task's pack (core/overflow.ts), it is not a failure of the work. */
+function overflowed(f: SessionFailure): boolean {
+  return f.fault?.class === "context-too-long"
+}
+
 function worker(role: WorkerRole): Rules<typeof role> {
   return {
     tool: "air_report",
     reported: ["worker.reported"],
     failed: {
       "no-report": (r) => ({ type: "worker.failed", taskId: r.taskId, sessionId: r.sessionId, reason: "error", message: NO_REPORT("air_report") }),
-      errored: (r, f) => ({ type: "worker.failed", taskId: r.taskId, sessionId: r.sessionId, reason: "error", message: failureText(f), ...(f.fault ? { fault: f.fault } : {}) }),
+      errored: (r, f) =>
+        overflowed(f)
+          ? { type: "session.overflowed", taskId: r.taskId, sessionId: r.sessionId, role, message: f.fault!.message }
+          : { type: "worker.failed", taskId: r.taskId, sessionId: r.sessionId, reason: "error", message: failureText(f), ...(f.fault ? { fault: f.fault } : {}) },
       stalled: (r) => ({ type: "timer.fired", taskId: r.taskId, kind: "inactivity" }),
       "spawn-failed": (r, f) => ({ type: "dispatch.failed", taskId: r.taskId, role, run: r.attempt, message: failureText(f) }),
     },
@@ -94,7 +102,10 @@ export const SESSION_RULES: { [P in PurposeKind]: Rules<P> } = {
     reported: ["review.reported"],
     failed: {
       "no-report": (r) => ({ type: "session.errored", taskId: r.taskId, sessionId: r.sessionId, cause: NO_REPORT("air_review") }),
-      errored: (r, f) => ({ type: "session.errored", taskId: r.taskId, sessionId: r.sessionId, cause: `error: ${failureText(f)}`, ...(f.fault ? { fault: f.fault } : {}) }),
+      errored: (r, f) =>
+        overflowed(f)
+          ? { type: "session.overflowed", taskId: r.taskId, sessionId: r.sessionId, role: "reviewer", message: f.fault!.message }
+          : { type: "session.errored", taskId: r.taskId, sessionId: r.sessionId, cause: `error: ${failureText(f)}`, ...(f.fault ? { fault: f.fault } : {}) },
       stalled: (r) => ({ type: "timer.fired", taskId: r.taskId, kind: "inactivity" }),
       "spawn-failed": (r, f) => ({ type: "dispatch.failed", taskId: r.taskId, role: "reviewer", run: r.run, message: failureText(f) }),
     },
@@ -174,13 +185,20 @@ export function causeQuestion(cause: QuestionCause, answers: readonly string[]):
   const session = `the ${agent}'s ${what ? `${what} ` : ""}session${cause.taskId ? ` for ${cause.taskId}` : ""}`
   const tries = cause.tries ? ` (${cause.tries} fresh session${cause.tries === 1 ? "" : "s"} tried)` : ""
   let said: string
-  if (cause.fault)
+  if (isOverflowAgain(cause))
+    said = `The ${agent}'s session for ${cause.taskId} ran out of the model's context again: a fresh session started from the task's context pack and its worktree overflowed too (${trimStop(cause.fault!.message)}). The task is likely too large for one session: split it with a requirement change or use a model with a longer context.`
+  else if (cause.fault)
     said = `The model provider refused the ${agent}'s request${cause.taskId ? ` for ${cause.taskId}` : what ? ` (${what})` : ""}: ${CLASS_WORDS[cause.fault.class]} (${trimStop(cause.fault.message)})${tries}.`
   else if (cause.outcome === "no-report") said = `${capital(session)} ended without its report${tries}: ${trimStop(cause.detail)}.`
   else if (cause.outcome === "stalled") said = `${capital(session)} stalled: no output within the time allowed${tries}.`
   else if (cause.outcome === "spawn-failed") said = `${capital(session)} could not start${tries}: ${trimStop(cause.detail)}.`
   else said = `${capital(session)} failed${tries}: ${trimStop(cause.detail)}.`
   return `${said} Answer ${listAnswers(answers)}.`
+}
+
+/** The question of a task whose fresh session overflowed too (core/overflow.ts): worded apart, with what to do next. */
+export function isOverflowAgain(cause: QuestionCause): boolean {
+  return cause.fault?.class === "context-too-long" && (cause.tries ?? 0) > 0 && cause.taskId !== undefined
 }
 
 function trimStop(text: string): string {

@@ -2,7 +2,7 @@ import { z } from "zod"
 import { RunConfig } from "./event.schema"
 import { SCHEMA_VERSION, TASK_STATUSES, TaskGraph } from "./task.schema"
 import { emptyUsage, UsageState } from "./usage"
-import { BaselineState, CONSULTANTS, CONSULT_OPTIONS, emptySteps, FINAL_CHECK_STATUSES, QuestionCause, STEPS, StepRuns, WORKER_ROLES } from "./vocabulary"
+import { BaselineState, CONSULTANTS, CONSULT_OPTIONS, emptySteps, FINAL_CHECK_STATUSES, OverflowRecord, QuestionCause, STEPS, StepRuns, WORKER_ROLES } from "./vocabulary"
 import { DeployState } from "./deploy.schema"
 
 const STAGES = ["idle", "planning", "confirming", "confirmed", "running", "milestone", "finished", "deploying"] as const
@@ -74,6 +74,8 @@ export const TaskRuntime = z.object({
   deadline: z.string().nullable().default(null),
   /** Times the current worker or reviewer session was told to call its report tool; one nudge, then it fails. */
   nudges: z.number().int().default(0),
+  /** The task's last context overflow, until a session of it reports (core/overflow.ts); the runtime builds the fresh session's pack from it. */
+  overflow: OverflowRecord.nullable().default(null),
   history: z.array(HistoryEntry),
 })
 export type TaskRuntime = z.infer<typeof TaskRuntime>
@@ -235,6 +237,7 @@ export function newTaskRuntime(id: string, remainingDeps: number): TaskRuntime {
     merges: 0,
     deadline: null,
     nudges: 0,
+    overflow: null,
     history: [],
   }
 }

@@ -162,12 +162,12 @@ function stopRun(d: Draft, step: Step): void {
 }
 
 /**
- * A task's session refused by the provider for a reason waiting cannot cure (context too long, credentials,
- * a model that does not exist, quota): no fresh session would fare better, so the task blocks at once and
- * the question names the cause and the answers.
+ * A task's session refused by the provider for a reason waiting cannot cure (credentials, a model that does
+ * not exist, quota; a context overflow once a fresh session overflowed too, `tries`): no fresh session would
+ * fare better, so the task blocks at once and the question names the cause and the answers.
  */
-export function blockOnFault(d: Draft, t: TaskRuntime, who: WorkerRole | "reviewer", fault: ProviderFault, resume: NonNullable<TaskRuntime["resume"]>): void {
-  const cause: QuestionCause = { who, taskId: t.id, outcome: "errored", fault, detail: fault.message }
+export function blockOnFault(d: Draft, t: TaskRuntime, who: WorkerRole | "reviewer", fault: ProviderFault, resume: NonNullable<TaskRuntime["resume"]>, tries = 0): void {
+  const cause: QuestionCause = { who, taskId: t.id, outcome: "errored", fault, detail: fault.message, ...(tries > 0 ? { tries } : {}) }
   const answers = ["retry", `skip ${t.id}`]
   // A Debugger's gate failure stays the task's failure: the session resumed by "retry" is sent to fix it.
   if (!(who === "debugger" && isRepairing(t))) d.patch(t.id, { lastFailure: { source: who === "reviewer" ? "reviewer" : "worker", message: `${fault.class}: ${fault.message}`, evidencePath: null } })

@@ -9,6 +9,38 @@ import { ProviderFault } from "./provider-fault"
 export const WORKER_ROLES = ["executor", "debugger"] as const
 export type WorkerRole = (typeof WORKER_ROLES)[number]
 
+/**
+ * The roles whose session is thrown away and started afresh when it runs out of the model's context: their
+ * work is safe in the task's worktree, so a fresh session from the context pack goes on (core/overflow.ts).
+ * Main and the Architect are not among them: their conversations are compacted instead.
+ */
+export const FRESH_ON_OVERFLOW = [...WORKER_ROLES, "reviewer"] as const
+export type OverflowRole = (typeof FRESH_ON_OVERFLOW)[number]
+
+/**
+ * A task's last context overflow: which role's session (`sessionId`) ran out, and how many fresh sessions
+ * of that role have been started since (the user's answer sets it back to 0). Cleared by a report.
+ */
+export const OverflowRecord = z.object({
+  role: z.enum(FRESH_ON_OVERFLOW),
+  sessionId: z.string().min(1),
+  fresh: z.number().int().min(0),
+})
+export type OverflowRecord = z.infer<typeof OverflowRecord>
+
+/** What a fresh session after an overflow was started with, beside its context pack (session.refreshed). */
+export const RefreshCarried = z.object({
+  /** Files the task's diff so far touches, and its size in characters; `diffCut`: only its first part was given. */
+  diffFiles: z.number().int().min(0),
+  diffChars: z.number().int().min(0),
+  diffCut: z.boolean(),
+  /** The last gate failure was in the pack. */
+  gateFailure: z.boolean(),
+  /** The overflowed Debugger's steps (evidence the guard recorded) carried over. */
+  steps: z.number().int().min(0),
+})
+export type RefreshCarried = z.infer<typeof RefreshCarried>
+
 export const FINAL_CHECK_STATUSES = ["passed", "failed", "errored"] as const
 
 /** The choices the code offers the scheduler agent when a rule cannot decide. */

@@ -7,7 +7,8 @@ import { ContextPack } from "./sessions/context-pack"
 import { RunReport } from "../../read/run-report"
 import { headlessEnd } from "../../read/run-status"
 import type { TaskRuntime } from "../core/state"
-import type { WorkerRole } from "../core/vocabulary"
+import type { OverflowRole, WorkerRole } from "../core/vocabulary"
+import { OverflowCarry } from "./sessions/overflow-carry"
 import type { TaskNode } from "../core/task.schema"
 import { Worktrees } from "./git/worktree"
 import type { Clock } from "./sessions/clock"
@@ -371,15 +372,34 @@ export class Interpreter {
       const setAside = await worktrees.setAside(wt.path, join(this.evidenceDir(taskId), `uncommitted-before-attempt-${attempt}.patch`))
       // A later attempt is told what the branch already holds: it builds on those commits instead of adding their work again.
       const earlier = attempt > 1 ? await this.commitsSinceBase(wt.path) : []
-      const spec = WorkerSession.spec(role, { root, task, rt: this.runtimeOf(taskId), worktree: wt, attempt, ...(setAside ? { setAside } : {}), earlier })
+      const rt = this.runtimeOf(taskId)
+      // The session before ran out of the model's context: the fresh one starts from what the worktree holds too.
+      const overflow = await this.overflowCarry(rt, role, wt.path)
+      const spec = WorkerSession.spec(role, { root, task, rt, worktree: wt, attempt, ...(setAside ? { setAside } : {}), earlier, ...(overflow ? { overflow } : {}) })
       await this.supervisor.spawn(
         { kind: "worker", taskId, role, nudged: false, attempt },
         spec,
-        (sessionId) => log.apply({ type: "task.dispatched", taskId, role, sessionId, attempt }),
+        (sessionId) => this.recordStart({ type: "task.dispatched", taskId, role, sessionId, attempt }, role, overflow),
       )
     } catch (err) {
       return this.dispatchFailed(taskId, role, attempt, err)
     }
+  }
+
+  /** What a fresh session of `role` carries when the task's last session of that role overflowed (none otherwise). */
+  private async overflowCarry(rt: TaskRuntime | undefined, role: OverflowRole, worktree: string): Promise<OverflowCarry.Carry | undefined> {
+    const record = rt?.overflow
+    if (!record || record.role !== role) return undefined
+    return OverflowCarry.gather({ root: this.ports.root, worktree, base: this.integration(), record, rt, git: this.ports.git })
+  }
+
+  /** A session's start (task.dispatched, review.started), then, for a fresh session after an overflow, what it carried (session.refreshed). */
+  private async recordStart(started: Extract<EventInput, { type: "task.dispatched" | "review.started" }>, role: OverflowRole, overflow: OverflowCarry.Carry | undefined): Promise<Applied> {
+    const { log } = this.ports
+    const applied = await log.apply(started)
+    if (applied.ok && overflow)
+      await log.apply({ type: "session.refreshed", taskId: started.taskId, sessionId: started.sessionId, role, from: overflow.from, carried: OverflowCarry.carried(overflow) })
+    return applied
   }
 
   /** The task branch's own commits, newest first, as "<short hash> <subject>" (none when git cannot say). */
@@ -434,15 +454,17 @@ export class Interpreter {
   }
 
   private async startReview(taskId: string): Promise<void> {
-    const { root, worktrees, log } = this.ports
+    const { root, worktrees } = this.ports
     const task = this.task(taskId)
     const wt = worktrees.pathFor(root, taskId)
-    const run = this.runtimeOf(taskId)?.reviewRuns ?? 1
+    const rt = this.runtimeOf(taskId)
+    const run = rt?.reviewRuns ?? 1
     try {
+      const overflow = await this.overflowCarry(rt, "reviewer", wt)
       await this.supervisor.spawn(
         { kind: "reviewer", taskId, nudged: false, run },
-        { agent: "reviewer", directory: root, worktree: wt, title: `reviewer ${taskId}`, prompt: ContextPack.reviewer(root, task, wt, this.runtimeOf(taskId)), taskId },
-        (sessionId) => log.apply({ type: "review.started", taskId, sessionId }),
+        { agent: "reviewer", directory: root, worktree: wt, title: `reviewer ${taskId}`, prompt: ContextPack.reviewer(root, task, wt, rt, overflow), taskId },
+        (sessionId) => this.recordStart({ type: "review.started", taskId, sessionId }, "reviewer", overflow),
       )
     } catch (err) {
       await this.dispatchFailed(taskId, "reviewer", run, err)

@@ -38,7 +38,8 @@ export type SessionsPort = {
   abort(sessionID: string): Promise<void>
   release(sessionID: string): void
   stalled(inactivityMs: number): string[]
-  stats(sessionID: string): { requests: number; tokens: number; agent: string } | undefined
+  /** `estimated`: tokens of calls the provider reported none for, estimated; `ratio`: the provider's figures over the estimate. */
+  stats(sessionID: string): { requests: number; tokens: number; agent: string; estimated?: number; ratio?: number } | undefined
   ids(): string[]
 }
 

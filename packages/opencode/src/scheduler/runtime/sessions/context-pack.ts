@@ -5,6 +5,7 @@ import { RepairPatterns } from "../../../knowledge/patterns"
 import type { TaskRuntime } from "../../core/state"
 import { Looks } from "../../../agent/looks"
 import type { Roles } from "../../../agent/roles"
+import type { OverflowCarry } from "./overflow-carry"
 
 /**
  * The prompts the Scheduler's code writes for each session it starts. A worker gets everything it
@@ -56,6 +57,8 @@ export namespace ContextPack {
     setAside?: { files: string[]; patch: string; commit: string }
     /** The branch's commits from earlier sessions of this task, newest first. */
     earlier: string[]
+    /** The session before this one ran out of the model's context: what the worktree holds (sessions/overflow-carry.ts). */
+    overflow?: OverflowCarry.Carry
   }
   /** A worker role's context pack: its first message. */
   export type WorkerPack = (input: WorkerInput) => string
@@ -72,7 +75,27 @@ export namespace ContextPack {
     const committed = earlier.length
       ? [`The branch already holds ${earlier.length} commit(s) from earlier sessions of this task (newest first); build on them, do not add again what they added:`, ...earlier.map((c) => `- ${c}`)]
       : []
-    return [...taskBlock(root, task), ...history(rt), "", ...intro, ...leftover, ...committed, ...after].join("\n")
+    return [...taskBlock(root, task), ...history(rt), "", ...intro, ...leftover, ...committed, ...(input.overflow ? overflowLines(input.overflow) : []), ...after].join("\n")
+  }
+
+  /**
+   * What a fresh session after a context overflow is told: why it is fresh, the task's diff so far (cut), and
+   * the overflowed Debugger's steps; and to keep this conversation short, or it ends the same way.
+   */
+  function overflowLines(carry: OverflowCarry.Carry): string[] {
+    const lines = [
+      "",
+      "The session before this one ran out of the model's context and was ended; you are its fresh replacement. Nothing of its work",
+      "is lost: it is in the worktree. Keep this conversation short: read files in parts, do not print whole logs, and report as soon as the work is done.",
+    ]
+    if (carry.stat.length === 0) lines.push("", `The task's branch holds no change against ${carry.base} yet.`)
+    else {
+      lines.push("", `The task's diff so far (against ${carry.base}):`, ...carry.stat.map((l) => `  ${l}`))
+      lines.push("", "```diff", carry.diff.trimEnd(), "```")
+      if (carry.diffCut) lines.push(`(the diff is cut at ${carry.diff.length} of ${carry.diffChars} characters: run \`git diff ${carry.base}...HEAD -- <file>\` for the rest, one file at a time)`)
+    }
+    if (carry.steps.length) lines.push("", "The steps the previous Debugger session took (evidence it collected), oldest first:", ...carry.steps.map((step) => `- ${step}`))
+    return lines
   }
 
   function executor(input: WorkerInput): string {
@@ -143,7 +166,7 @@ export namespace ContextPack {
     return WORKER_PACKS[role]({ root, task, rt, worktree, attempt, ...(setAside ? { setAside } : {}), earlier })
   }
 
-  export function reviewer(root: string, task: TaskNode, worktree: string, rt?: TaskRuntime): string {
+  export function reviewer(root: string, task: TaskNode, worktree: string, rt?: TaskRuntime, overflow?: OverflowCarry.Carry): string {
     // A second review checks that what the first one found was fixed, not only the new diff.
     const earlier = rt && rt.reviewRuns > 1 && rt.findings.length > 0 ? ["", `This is review ${rt.reviewRuns}; an earlier review found (check that each is fixed):`, ...rt.findings.map((f) => `- ${f}`)] : []
     return [
@@ -157,7 +180,18 @@ export namespace ContextPack {
       "(lifetimes, raw pointers, concurrency, exceptions, integer overflow, undefined behaviour: each not-applicable, checked,",
       'or a finding with file and line), then static analysis, then tests. "Tests pass" alone is never a pass.',
       'A verdict of "block-release" stops the merge and asks the Architect: use it when the change must not land whatever the executor does.',
+      ...(overflow ? reviewOverflowLines(overflow) : []),
     ].join("\n")
+  }
+
+  /** A fresh Reviewer after an overflow: the files of the change, and to read them one at a time (air_diff gives the whole diff). */
+  function reviewOverflowLines(carry: OverflowCarry.Carry): string[] {
+    return [
+      "",
+      "The review session before this one ran out of the model's context and was ended; you are its fresh replacement. Keep this",
+      "conversation short: read the changed files in parts rather than all at once, and report as soon as the table is filled.",
+      ...(carry.stat.length ? [`The files the change touches (against ${carry.base}):`, ...carry.stat.map((l) => `  ${l}`)] : []),
+    ]
   }
 
   export function architect(requirement: string, autoConfirm: boolean): string {

@@ -1,5 +1,6 @@
 import type { PluginInput } from "@opencode-ai/plugin"
-import type { Event } from "@opencode-ai/sdk"
+import type { Event, Part } from "@opencode-ai/sdk"
+import { ConversationEstimate } from "./conversation-estimate"
 import type { RetryClass, RetryStatus } from "./rate-limiter"
 
 type Client = PluginInput["client"]
@@ -33,6 +34,8 @@ export namespace ChildSessions {
     onOutcome: (o: Outcome) => void
     /** The run's rate limiter hears of each retry status and each completed call (see `watchRetries`). */
     retries?: RetryWatch
+    /** The conversation's tokens estimated by content class, for calls the provider reports nothing for, and its ratio to the provider's figures. */
+    estimate: ConversationEstimate
   }
 
   export type RetryWatch = { onRetry(status: RetryStatus): void; onSuccess(): void }
@@ -49,7 +52,7 @@ export namespace ChildSessions {
     })
     const id = created.data?.id
     if (!id) throw new Error(`could not create a ${spec.agent} session in ${spec.directory}: ${JSON.stringify(created.error ?? {})}`)
-    watched.set(id, { sessionID: id, directory: spec.directory, agent: spec.agent, lastActivity: now, busy: false, answering: false, assistantMessages: new Set(), completed: new Map(), onOutcome })
+    watched.set(id, { sessionID: id, directory: spec.directory, agent: spec.agent, lastActivity: now, busy: false, answering: false, assistantMessages: new Set(), completed: new Map(), onOutcome, estimate: new ConversationEstimate() })
     return id
   }
 
@@ -59,7 +62,7 @@ export namespace ChildSessions {
    */
   export function adopt(spec: { sessionID: string; agent: string; directory: string }, onOutcome: (o: Outcome) => void, now = Date.now()): void {
     if (watched.has(spec.sessionID)) return
-    watched.set(spec.sessionID, { ...spec, lastActivity: now, busy: false, answering: false, assistantMessages: new Set(), completed: new Map(), onOutcome })
+    watched.set(spec.sessionID, { ...spec, lastActivity: now, busy: false, answering: false, assistantMessages: new Set(), completed: new Map(), onOutcome, estimate: new ConversationEstimate() })
   }
 
   /** The engine's retries of the session's calls, and its completed calls, go to `watch` (the run's rate limiter). */
@@ -123,12 +126,23 @@ export namespace ChildSessions {
     return watched.has(sessionID)
   }
 
-  export function stats(sessionID: string): { requests: number; tokens: number; agent: string } | undefined {
+  /**
+   * The session's model calls and tokens: the provider's figure per call, the estimate for a call it reported
+   * none for (`estimated` of them), and the ratio of its figures to the estimate where both are known.
+   */
+  export function stats(sessionID: string): { requests: number; tokens: number; agent: string; estimated: number; ratio?: number } | undefined {
     const w = watched.get(sessionID)
     if (!w) return undefined
-    let tokens = 0
-    for (const n of w.completed.values()) tokens += n
-    return { requests: w.completed.size, tokens, agent: w.agent }
+    return { requests: w.completed.size, agent: w.agent, ...w.estimate.totals() }
+  }
+
+  /** What a part adds to the conversation: what the model generated (a reply's text, a tool call's input) and what it is given (a prompt, a tool's output). */
+  function partContent(part: Part, assistant: boolean): { generated?: string; context?: string } {
+    if (part.type === "text" || part.type === "reasoning") return assistant ? { generated: part.text } : { context: part.text }
+    if (part.type !== "tool") return {}
+    const state = part.state
+    const result = state.status === "completed" ? state.output : state.status === "error" ? state.error : ""
+    return { generated: `${part.tool} ${JSON.stringify(state.input ?? {})}`, context: result }
   }
 
   /** Every session the Scheduler watches now. */
@@ -166,8 +180,15 @@ export namespace ChildSessions {
         const info = event.properties.info
         if (info.role === "assistant" && info.time.completed) {
           if (!w.completed.has(info.id) && !info.error) w.retries?.onSuccess()
-          w.completed.set(info.id, info.tokens.input + info.tokens.output + info.tokens.reasoning)
+          const reported = info.tokens.input + info.tokens.output + info.tokens.reasoning
+          w.completed.set(info.id, reported)
+          w.estimate.ended(info.id, reported, Boolean(info.error))
         }
+        return
+      }
+      case "message.part.updated": {
+        const part = event.properties.part
+        w.estimate.part(part.messageID, part.id, partContent(part, w.assistantMessages.has(part.messageID)))
         return
       }
       case "session.status": {

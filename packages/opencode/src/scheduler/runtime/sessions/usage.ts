@@ -78,6 +78,9 @@ export class UsageReporter {
           role: owner?.role ?? stats.agent,
           requests: Math.max(stats.requests, known?.requests ?? 0),
           tokens: Math.max(stats.tokens, known?.tokens ?? 0),
+          // The estimate beside the provider's figures: the budgets held on it where the provider said nothing, and its error where it did.
+          ...(stats.estimated ? { estimated: stats.estimated } : {}),
+          ...(stats.ratio !== undefined ? { ratio: stats.ratio } : {}),
         })
       }
     })
