@@ -1,5 +1,5 @@
-import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from "node:fs"
-import { join, relative } from "node:path"
+import { closeSync, existsSync, openSync, readFileSync, readSync, realpathSync, statSync } from "node:fs"
+import { join, relative, sep } from "node:path"
 import { z } from "zod"
 import { ServiceProbeReport } from "../scheduler/runtime/verify/service-probe-spec"
 import { RunData } from "./run-data"
@@ -90,7 +90,10 @@ export namespace ProgramEvidence {
     const kind = (Object.keys(FILES) as FileKind[]).find((k) => FILES[k].at.join("/") === rel)
     if (!kind) return undefined
     const path = join(attemptDir(root, taskId, attempt), ...FILES[kind].at)
-    return existsSync(path) && statSync(path).isFile() ? { path, kind } : undefined
+    if (!existsSync(path) || !statSync(path).isFile()) return undefined
+    // A link planted in the evidence (by a program the capture ran, say) never leads a reader out of it.
+    const evidence = realpathSync(RunData.evidenceRoot(root))
+    return realpathSync(path).startsWith(evidence + sep) ? { path, kind } : undefined
   }
 
   function present(dir: string, kinds: readonly FileKind[]): File[] {

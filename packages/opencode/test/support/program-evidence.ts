@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from "node:fs"
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Png } from "../../src/scheduler/runtime/verify/png"
 
@@ -73,4 +73,32 @@ export function plantServiceProbe(root: string, taskId: string, attempt = 1): st
   writeFileSync(join(dir, "service-probe.log"), "$ nc -N 127.0.0.1 7000\n")
   report(dir, taskId, attempt, "service", { gate: "service-probe", summary: `probe passed: ${verdict.reason}`, logPath: join(dir, "service-probe.log") })
   return dir
+}
+
+/**
+ * A copy of the recorded run (test/fixtures/recorded-run) made into one with program tasks: T-1 becomes a ui task
+ * and T-3 a service task in its graph, each with its gate run's capture or probe on disk; T-2 stays a code task.
+ */
+export function makeProgramRun(root: string): void {
+  const file = join(root, ".air", "local", "state", "events.jsonl")
+  const lines = readFileSync(file, "utf8").trimEnd().split("\n")
+  const at = lines.findIndex((l) => l.includes('"type":"graph.accepted"'))
+  const event = JSON.parse(lines[at]!)
+  for (const t of event.graph.tasks) {
+    if (t.id === "T-1") Object.assign(t, { kind: "ui", ui: { command: ".air-build/app", checks: { title: WINDOW_TITLE } } })
+    if (t.id === "T-3") Object.assign(t, { kind: "service", service: { service: { command: "build/server" }, ports: [7000], probe: { command: "nc", expect: { contains: "PONG" } } } })
+  }
+  lines[at] = JSON.stringify(event)
+  // The gates' evidence of each, as its kind requires it (gates.passed carries it).
+  const provided: Record<string, Record<string, string>> = { "T-1": { screenshot: "capture/screenshot.png" }, "T-3": { probe: "service-probe.log", analysis: "cppcheck.log" } }
+  for (const [i, line] of lines.entries()) {
+    const e = JSON.parse(line)
+    if (e.type !== "gates.passed" || !provided[e.taskId]) continue
+    for (const [kind, file] of Object.entries(provided[e.taskId]!)) e.evidence[kind] = join(root, ".air", "local", "evidence", e.taskId, "attempt-1", file)
+    lines[i] = JSON.stringify(e)
+  }
+  writeFileSync(file, lines.join("\n") + "\n")
+  rmSync(join(root, ".air", "local", "state", "scheduler-state.json"), { force: true })
+  plantUiCapture(root, "T-1", 1)
+  plantServiceProbe(root, "T-3", 1)
 }
