@@ -31,6 +31,11 @@ export interface Conversation {
   system: string
   firstUser: string
   lastUser: string
+  /**
+   * The pictures in the last user message, by media type ("image/png" from an `image_url` part's data URL; the
+   * part's type when its URL is not a data URL): how a test sees that a prompt's screenshots arrived.
+   */
+  lastUserImages: string[]
   offered: string[]
   /** Tool results answering the most recent assistant tool-call message, joined by newlines. */
   lastToolResult: string
@@ -42,6 +47,18 @@ function contentText(content: Message["content"]): string {
   if (typeof content === "string") return content
   if (!content) return ""
   return content.map((p) => (p.type === "text" ? (p.text ?? "") : `[${p.type}]`)).join("")
+}
+
+const ImageUrl = z.looseObject({ url: z.string() })
+
+function images(content: Message["content"]): string[] {
+  if (!Array.isArray(content)) return []
+  return content.flatMap((p) => {
+    if (p.type !== "image_url") return []
+    const url = ImageUrl.safeParse(p.image_url)
+    const mime = url.success ? /^data:([^;,]+)/.exec(url.data.url)?.[1] : undefined
+    return [mime ?? p.type]
+  })
 }
 
 export function readConversation(req: ChatRequest): Conversation {
@@ -62,6 +79,7 @@ export function readConversation(req: ChatRequest): Conversation {
       .join("\n"),
     firstUser: contentText(users[0]?.content),
     lastUser: contentText(users[users.length - 1]?.content),
+    lastUserImages: images(users[users.length - 1]?.content),
     offered: (req.tools ?? []).map((t) => t.function.name),
     lastToolResult,
     assistantTurns,

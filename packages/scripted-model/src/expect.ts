@@ -32,6 +32,9 @@ export function unmetExpectations(step: Step, conv: Conversation): string[] {
     if (absent.length) problems.push(`expect.${key}: ${list(absent)} not found`)
   }
 
+  if (e.lastUserImages !== undefined && conv.lastUserImages.length !== e.lastUserImages)
+    problems.push(`expect.lastUserImages: ${e.lastUserImages} expected, ${conv.lastUserImages.length} received${conv.lastUserImages.length ? ` (${conv.lastUserImages.join(", ")})` : ""}`)
+
   if (!step.allowUnoffered) {
     const called = step.tool !== undefined ? [step.tool] : (step.tools ?? []).map((t) => t.tool)
     const unoffered = missing(called)

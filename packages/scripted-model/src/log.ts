@@ -11,6 +11,8 @@ export interface LogEntry {
   stream: boolean
   offered: string[]
   lastUser: string
+  /** The pictures in the last user message, by media type (absent: none). */
+  images?: string[]
   lastToolResult: string
   reply: { kind: "tool" | "tools" | "text" | "error"; tools?: string[]; text?: string }
   failure?: string

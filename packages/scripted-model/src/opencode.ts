@@ -12,7 +12,8 @@ export function opencodeProviderConfig(url: string, model = MODEL_ID) {
         name: "Scripted model",
         options: { baseURL: url, apiKey: "scripted" },
         models: {
-          [model]: { name: `Scripted (${model})`, tool_call: true, limit: { context: 200_000, output: 32_000 } },
+          // Takes images, as the models people review with do: a ui task's Reviewer is sent its screenshots.
+          [model]: { name: `Scripted (${model})`, tool_call: true, attachment: true, modalities: { input: ["text", "image"], output: ["text"] }, limit: { context: 200_000, output: 32_000 } },
         },
       },
     },

@@ -19,6 +19,8 @@ export const Expect = z.strictObject({
   systemIncludes: z.array(z.string()).optional(),
   lastToolResultIncludes: z.array(z.string()).optional(),
   lastUserIncludes: z.array(z.string()).optional(),
+  /** Exactly this many pictures (image_url parts) in the last user message; 0: none. */
+  lastUserImages: nonNegativeInt.optional(),
 })
 export type Expect = z.infer<typeof Expect>
 

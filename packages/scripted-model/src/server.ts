@@ -90,6 +90,7 @@ export function createApp(scenario: Scenario, log: RequestLog, onFailure?: (mess
       stream: req.stream === true,
       offered: conv.offered,
       lastUser: truncate(conv.lastUser),
+      ...(conv.lastUserImages.length ? { images: conv.lastUserImages } : {}),
       lastToolResult: truncate(conv.lastToolResult),
     }
     if (decision.kind === "fail") return failResponse(log, onFailure, base, failureMessage(decision, conv))

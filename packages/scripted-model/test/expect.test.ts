@@ -40,6 +40,22 @@ describe("expect", () => {
     })
   }
 
+  it("lastUserImages counts the pictures of the last user message (OpenAI image_url parts, data URLs read for their type)", async () => {
+    const png = "data:image/png;base64,iVBORw0KGgo="
+    const withPictures = openCodeLike(
+      [system("checker"), user("first ask"), { role: "user", content: [{ type: "text", text: "look" }, { type: "image_url", image_url: { url: png } }, { type: "image_url", image_url: { url: png } }] }],
+      ["bash"],
+    )
+    const two = await pool.start({ name: "two", scripts: [{ agent: "checker", steps: [{ text: "ok", expect: { lastUserImages: 2, lastUserIncludes: ["look"] } }] }] })
+    expect((await play(two, withPictures)).text).toBe("ok")
+    expect(two.requests()[0]!.images).toEqual(["image/png", "image/png"])
+    const none = await pool.start({ name: "none", scripts: [{ agent: "checker", steps: [{ text: "ok", expect: { lastUserImages: 0 } }] }] })
+    expect(await expectError(none, withPictures)).toContain("expect.lastUserImages: 0 expected, 2 received (image/png, image/png)")
+    const textOnly = await pool.start({ name: "text", scripts: [{ agent: "checker", steps: [{ tool: "bash", args: {} }, { text: "ok", expect: { lastUserImages: 1 } }] }] })
+    expect(await expectError(textOnly, conversation)).toContain("expect.lastUserImages: 1 expected, 0 received")
+    expect(textOnly.requests()[0]!.images).toBeUndefined()
+  })
+
   it("reports every unmet expectation at once", async () => {
     const m = await pool.start({ name: "many", scripts: [{ agent: "checker", steps: [{ tool: "bash" }, { text: "ok", expect: { offered: ["task"], lastUserIncludes: ["nope"] } }] }] })
     const message = await expectError(m, conversation)

@@ -1,5 +1,6 @@
 import { catalog, type Key, type Lang } from "../read/words"
 import { readStatus } from "../read/status-read"
+import { ProgramEvidence } from "../read/program-evidence"
 import { RunData } from "../read/run-data"
 import { RunView } from "../read/view"
 
@@ -111,9 +112,19 @@ export class RunHub {
     return {
       task,
       // Only the gate runs and the review the log has reached: the files may be ahead of a log being replayed.
-      attempts: RunData.attempts(this.root, taskId).filter((a) => a.attempt <= runs),
+      // A ui or service task's run carries its capture and probe (`program`: pictures, windows, changed share, network summary).
+      attempts: RunData.attempts(this.root, taskId)
+        .filter((a) => a.attempt <= runs)
+        .map((a) => ({ ...a, program: ProgramEvidence.read(this.root, taskId, a.attempt) })),
       review: reviewed ? RunData.review(this.root, taskId) : null,
     }
+  }
+
+  /** A program evidence file of a gate run the log has reached, of a task of this run; undefined for anything else. */
+  evidenceFile(taskId: string, attempt: number, rel: string): { path: string } | undefined {
+    const runs = this.state().tasks.find((t) => t.id === taskId)?.gateRuns ?? 0
+    if (!(attempt <= runs)) return undefined
+    return ProgramEvidence.resolveFile(this.root, taskId, attempt, rel)
   }
 
   /** Reads what was appended and tells the pages; called by the timer, and by tests that do not wait. */

@@ -1,7 +1,7 @@
 import { timingSafeEqual, createHash } from "node:crypto"
 import { existsSync, readFileSync } from "node:fs"
 import type { AddressInfo } from "node:net"
-import { dirname, join } from "node:path"
+import { dirname, extname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { serve, type ServerType } from "@hono/node-server"
 import { Hono, type Context } from "hono"
@@ -134,6 +134,16 @@ export namespace DashboardServer {
       const evidence = hub.evidence(c.req.param("id"))
       return evidence ? c.json(evidence) : c.json({ error: `no task ${c.req.param("id")} in this run` }, 404)
     })
+    // A ui or service task's evidence files (screenshots, window tree, pcap, summary): only those, only of a task of
+    // this run, only under the run's evidence directory (program-evidence.ts); any other path is not found.
+    app.get("/api/tasks/:id/files/:attempt/:file{.+}", (c) => {
+      const file = hub.evidenceFile(c.req.param("id"), Number(c.req.param("attempt")), c.req.param("file"))
+      if (!file) return c.text(`no such evidence file of task ${c.req.param("id")}: ${c.req.param("attempt")}/${c.req.param("file")}\n`, 404)
+      const type = CONTENT_TYPES[extname(file.path)] ?? "application/octet-stream"
+      const headers: Record<string, string> = { "content-type": type }
+      if (type === "application/vnd.tcpdump.pcap") headers["content-disposition"] = `attachment; filename="${c.req.param("id")}-capture.pcap"`
+      return c.body(readFileSync(file.path), 200, headers)
+    })
     app.get("/api/stream", (c) =>
       streamSSE(c, async (stream) => {
         let closed = false
@@ -168,6 +178,15 @@ export namespace DashboardServer {
     )
     app.notFound((c) => c.text("not found\n", 404))
     return app
+  }
+
+  /** The evidence files' types (program-evidence.ts names them); text is served as text, never as a page. */
+  const CONTENT_TYPES: Record<string, string> = {
+    ".png": "image/png",
+    ".json": "application/json; charset=utf-8",
+    ".log": "text/plain; charset=utf-8",
+    ".txt": "text/plain; charset=utf-8",
+    ".pcap": "application/vnd.tcpdump.pcap",
   }
 
   function asset(c: Context, name: string, type: string) {

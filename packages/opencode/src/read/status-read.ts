@@ -2,6 +2,7 @@ import { Usage } from "../scheduler/runtime/sessions/usage"
 import { JobsFile } from "../scheduler/runtime/jobs/file"
 import type { SchedulerState } from "../scheduler/core/state"
 import { RunData } from "./run-data"
+import { ProgramEvidence } from "./program-evidence"
 import { RunView } from "./view"
 import { GateProgress } from "./gate-progress"
 import { CheckReuse } from "./check-reuse"
@@ -20,6 +21,10 @@ export function readStatus(
   const gateReports: Record<string, RunData.GateReportFile | null> = {}
   // The gate run the state knows of: a directory beyond it belongs to a later moment than the log shows.
   for (const rt of state.tasks) gateReports[rt.id] = RunData.lastGateReport(root, rt.id, rt.gateRuns)
+  // A ui or service task names its capture's and probe's files (of the gate run the state knows of).
+  const kinds = new Map((state.graph?.tasks ?? []).map((n) => [n.id, n.kind]))
+  const programEvidence: Record<string, ProgramEvidence.Evidence | null> = {}
+  for (const rt of state.tasks) if ((kinds.get(rt.id) === "ui" || kinds.get(rt.id) === "service") && rt.gateRuns > 0) programEvidence[rt.id] = ProgramEvidence.read(root, rt.id, rt.gateRuns)
   const run = RunLiveness.of(root)
   return RunView.build({
     state,
@@ -32,6 +37,7 @@ export function readStatus(
     progress: RunLiveness.liveProgress(GateProgress.readAll(root), run),
     process: run,
     reusedChecks: CheckReuse.read(root, state),
+    programEvidence,
   })
 }
 

@@ -4,6 +4,7 @@ import type { SchedulerState, TaskRuntime } from "../scheduler/core/state"
 import type { WorkerRole } from "../scheduler/core/vocabulary"
 import { isBookkeepingGate, isShippedGate, SHIPPED_GATE_IDS } from "./gate-descriptors"
 import type { RunData } from "./run-data"
+import { ProgramEvidence } from "./program-evidence"
 import { runStatus, waitingFor as waitingForState, type RunWord, type Waiting as RunWaiting } from "./run-status"
 import { failureText, faultText, gateFacts, gateLabel as gateWord, gateRunOf, type GateFacts } from "./gate-words"
 import { list, t, tCount, tOr, type Key, type Lang } from "./words"
@@ -52,7 +53,12 @@ export namespace RunView {
     waitingOn: string | null
     /** The gate command running now and how far it got (runtime/gates/progress.ts); absent when none runs. */
     progress?: Progress | null
+    /** A ui or service task's evidence files of its last gate run (screenshots, window tree, pcap, summary); absent for others. */
+    evidence?: Evidence
   }
+
+  /** `dir` and `path` absolute; `rel` from `dir`. */
+  export type Evidence = { gateRun: number; dir: string; files: { kind: ProgramEvidence.FileKind; path: string; rel: string }[] }
 
   /** A running build or test: its step, the tool's count or percentage, and the time since it started. */
   export type Progress = { gate: string; command: string; step: string; done: number | null; total: number | null; percent: number | null; elapsedMs: number; updatedAt: string }
@@ -125,6 +131,8 @@ export namespace RunView {
     reusedChecks?: CheckReuse.Checks
     /** Whether the run's process still runs (src/read/run-liveness.ts); absent: the log is trusted as it is. */
     process?: { state: "live" | "gone" | "unknown"; resume: string }
+    /** The program evidence of ui and service tasks, by task (src/read/program-evidence.ts). */
+    programEvidence?: Record<string, ProgramEvidence.Evidence | null>
   }
 
   /**
@@ -178,6 +186,7 @@ export namespace RunView {
         waitingOn: rt.waitingOn,
         // A task's gates, or its merge build (the same commands, on the integration head), running now.
         progress: !interrupted && (rt.status === "gating" || rt.status === "merging") ? progressOf(input.progress?.[rt.id], input.now) : null,
+        ...evidenceOf(input.programEvidence?.[rt.id]),
       }
     })
     const byAgent = input.modelRequests ?? {}
@@ -225,6 +234,18 @@ export namespace RunView {
       ...(input.reusedChecks && (input.reusedChecks.baseline || input.reusedChecks.final) ? { reusedChecks: input.reusedChecks } : {}),
       ...(checks.length ? { checks } : {}),
     }
+  }
+
+  function evidenceOf(e: ProgramEvidence.Evidence | null | undefined): { evidence?: Evidence } {
+    if (!e) return {}
+    return { evidence: { gateRun: e.attempt, dir: e.dir, files: ProgramEvidence.files(e).map((f) => ({ kind: f.kind, path: f.path, rel: f.rel })) } }
+  }
+
+  /** A task's evidence files, a line each under the directory they are in: whole, never cut (a path is copied as it stands). */
+  export function evidenceLines(lang: Lang, task: Pick<Task, "id" | "evidence">): string[] {
+    const e = task.evidence
+    if (!e) return []
+    return [`  ${t(lang, "tasks.evidence", { id: task.id, n: e.gateRun, dir: e.dir })}`, ...e.files.map((f) => `    ${t(lang, `evidence.${f.kind}`)}: ${f.rel}`)]
   }
 
   /**
@@ -601,6 +622,7 @@ export namespace RunView {
         if (task.progress) lines.push(truncate(`  ${task.id}: ${progressText(lang, task.progress)}`, W))
         if (task.lastFailure && task.state !== "merged") lines.push(truncate(`  ${task.id}: ${oneLine(lastFailureText(lang, task.lastFailure), 2 * W)}`, W))
         if (task.waitingOn) lines.push(truncate(`  ${task.id}: ${t(lang, "tasks.waitsOn", { what: task.waitingOn })}`, W))
+        lines.push(...evidenceLines(lang, task))
       }
     }
     for (const c of v.checks ?? []) lines.push(truncate(checkProgressText(lang, c), W))

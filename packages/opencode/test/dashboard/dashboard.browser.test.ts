@@ -4,6 +4,7 @@ import type { BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { DashboardServer } from "../../src/dashboard/server"
 import { KEYS } from "../../src/read/words"
+import { makeProgramRun } from "../support/program-evidence"
 import { append, ARTIFACTS, copyFixture, keepFirst, launchChromium } from "./helpers"
 
 /**
@@ -22,8 +23,10 @@ afterAll(async () => {
   await browser?.close()
 })
 
-async function serve(opts: { keep?: number; lang?: "en" | "zh-CN"; token?: string } = {}) {
+async function serve(opts: { keep?: number; lang?: "en" | "zh-CN"; token?: string; program?: boolean } = {}) {
   const copy = copyFixture()
+  // T-1 a ui task and T-3 a service task, with their capture and probe on disk.
+  if (opts.program) makeProgramRun(copy.root)
   const lines = opts.keep !== undefined ? keepFirst(copy.root, opts.keep) : []
   const running = await DashboardServer.start({ root: copy.root, lang: opts.lang ?? "en", port: 0, pollMs: 50, token: opts.token })
   cleanups.push(copy.cleanup, () => running.close())
@@ -109,6 +112,30 @@ describe("dashboard in headless Chromium", () => {
     await page.screenshot({ path: join(ARTIFACTS, "dashboard-recorded-run.png"), fullPage: true })
     await page.locator("#close-evidence").click()
     await expect.poll(() => page.locator("#evidence").getAttribute("data-task")).toBe("")
+    await page.close()
+  })
+
+  test("a ui task's evidence shows its before and after pictures and the changed share; a service task's its network summary", async () => {
+    const { url } = await serve({ program: true, token: "s3cret-token-0123456789" })
+    const page = await open(url)
+    await node(page, "T-1").click()
+    const capture = page.locator('#evidence[data-task="T-1"] .attempt[data-attempt="1"] .program .capture')
+    await capture.waitFor()
+    for (const shot of ["before", "screenshot"]) {
+      const img = capture.locator(`.shot-${shot} img`)
+      // Loaded through the dashboard's route (with the token's cookie): the planted 32x24 PNG.
+      await expect.poll(() => img.evaluate((i: HTMLImageElement) => i.complete && i.naturalWidth)).toBe(32)
+    }
+    expect(await capture.locator("figcaption").allInnerTexts()).toEqual(["Before: the base", "After: the task's build"])
+    expect(await capture.locator("h5 .changed").innerText()).toBe("99.0% of the pixels changed")
+    expect(await capture.locator(".windows").innerText()).toContain("Air UI demo 320×240")
+    mkdirSync(ARTIFACTS, { recursive: true })
+    await page.screenshot({ path: join(ARTIFACTS, "dashboard-ui-capture.png"), fullPage: true })
+    await node(page, "T-3").click()
+    const network = page.locator('#evidence[data-task="T-3"] .program .network')
+    await network.waitFor()
+    expect(await network.locator("pre.summary").innerText()).toContain("#1 127.0.0.1:40000 → 127.0.0.1:7000: closed (FIN), 10 packets")
+    expect(await network.locator(".files a").first().getAttribute("href")).toContain("api/tasks/T-3/files/1/probe/capture.pcap")
     await page.close()
   })
 

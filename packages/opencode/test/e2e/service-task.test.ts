@@ -123,6 +123,16 @@ const debuggerT3 = {
   ],
 }
 
+/** The Reviewer of T-1 gets the probe's verdict, the network summary (the new reply on the wire) and the files; no picture. */
+const serviceReviewer = {
+  agent: "reviewer",
+  match: "^Review task (?<id>T-1):",
+  steps: [
+    { ...passingReviewer.steps[0]!, expect: { lastUserImages: 0, lastUserIncludes: ["Program evidence (service task", "The service-probe gate's verdict: passed", "Network summary", "| PONG v2", "attempt-1/probe/capture.pcap"] } },
+    ...passingReviewer.steps.slice(1),
+  ],
+}
+
 const scenario = {
   name: "service-task",
   scripts: [
@@ -133,6 +143,7 @@ const scenario = {
     // The planted fault: a wrong reply that builds and passes the tests.
     executor("T-3", "sed -i 's/PONG v2/PONX v3/' src/reply.h", "Reply PONG v3"),
     debuggerT3,
+    serviceReviewer,
     passingReviewer,
   ],
 }
@@ -239,6 +250,11 @@ describe("service tasks, end to end (issue 37 item 7)", () => {
     expect(last, "T-3's passing attempt has a capture").toBeDefined()
     expect(readFileSync(last!).includes(Buffer.from("PONG v3\n"))).toBe(true)
     expect(readFileSync(join(project, "src/reply.h"), "utf8")).toContain('"PONG v3"')
+  })
+
+  test("T-1's Reviewer was told the probe's verdict and the network summary (every scripted expectation held)", () => {
+    expect(r.modelLog.filter((l) => l.failure).map((l) => l.failure)).toEqual([])
+    expect(r.modelLog.some((l) => l.agent === "reviewer" && String(l.lastUser).startsWith("Review task T-1:"))).toBe(true)
   })
 
   test("no service outlives its probe: neither the gates' nor the Debugger's", () => {

@@ -53,6 +53,44 @@ const tasks = [
 ]
 const BUILD = "cmake --build .air-build"
 
+/**
+ * The Reviewer of T-1 (ui) is sent its after and before screenshots as pictures (the scripted model takes images)
+ * and the evidence as text; the Reviewer of T-2 (code) gets no picture. The final review sees every capture.
+ */
+const reviewerSteps = (expect: Record<string, unknown>) => [{ ...passingReviewer.steps[0]!, expect }, ...passingReviewer.steps.slice(1)]
+const uiReviewer = {
+  agent: "reviewer",
+  match: "^Review task (?<id>T-1):",
+  steps: reviewerSteps({
+    lastUserImages: 2,
+    lastUserIncludes: [
+      "Program evidence (ui task",
+      `the title is "${TITLE}"`,
+      `the pixel at (${CENTRE.x}, ${CENTRE.y}) is ${NEW_COLOUR}`,
+      "The ui-capture gate's verdict: passed: window shown and checked",
+      `Window tree (mapped top-level windows): "${TITLE}" 320x240 at (0, 0)`,
+      "99.0% of the pixels",
+      "attempt-1/capture/screenshot.png",
+      "attempt-1/capture/before/screenshot.png",
+      "attempt-1/capture/windows.json",
+      "attached to this message as images, in this order: 1. T-1 after",
+    ],
+  }),
+}
+const codeReviewer = { agent: "reviewer", match: "^Review task (?<id>T-2):", steps: reviewerSteps({ lastUserImages: 0 }) }
+const finalReviewOfCaptures = {
+  agent: "architect",
+  match: "^Final milestone review of phase (?<phase>\\d+):",
+  steps: [
+    {
+      tool: "air_milestone",
+      args: { verdict: "pass", findings: [] },
+      expect: { lastUserImages: 4, lastUserIncludes: ["Captures of the run", "- T-1 (ui): Paint the window green", "- T-3 (ui): Make the badge bigger", "T-3/attempt-2/capture/screenshot.png", "1. T-1 after"] },
+    },
+    { text: "Final review of phase {{phase}} passed." },
+  ],
+}
+
 const scenario = {
   name: "ui-task",
   scripts: [
@@ -114,7 +152,10 @@ const scenario = {
         { text: "Fixed." },
       ],
     },
+    uiReviewer,
+    codeReviewer,
     passingReviewer,
+    finalReviewOfCaptures,
   ],
 }
 
@@ -231,6 +272,18 @@ describe("a ui task end to end: captured, checked in code, merged; a code task b
     expect(pixel(join(repaired.evidenceDir, "capture", "screenshot.png"), BIG_BADGE_POINT.x, BIG_BADGE_POINT.y)).toBe("#ffffff")
     // Its before picture is the base's small badge: the point is the background there.
     expect(pixel(join(repaired.evidenceDir, "capture", "before", "screenshot.png"), BIG_BADGE_POINT.x, BIG_BADGE_POINT.y)).toBe(NEW_COLOUR)
+  })
+
+  test("the Reviewer of the ui task got its two screenshots as pictures and the evidence as text; the code task's Reviewer none; the final review every capture", () => {
+    const reviews = r.modelLog.filter((l) => l.agent === "reviewer" && l.step === 0)
+    const of = (task: string) => reviews.find((l) => String(l.lastUser).startsWith(`Review task ${task}:`))
+    expect(of("T-1")?.images).toEqual(["image/png", "image/png"])
+    expect(of("T-2")).toBeDefined()
+    expect(of("T-2")?.images).toBeUndefined()
+    const final = r.modelLog.find((l) => l.agent === "architect" && String(l.lastUser).startsWith("Final milestone review"))
+    expect(final?.images).toEqual(["image/png", "image/png", "image/png", "image/png"])
+    // Every scripted expectation held (a failed one is an error reply in the log).
+    expect(r.modelLog.filter((l) => l.failure).map((l) => l.failure)).toEqual([])
   })
 
   test("nothing a capture started is left running (every capture's processes carry AIR_UI_CAPTURE=<its evidence dir>)", async () => {

@@ -290,6 +290,37 @@ function Timeline() {
 /** A gate's log by its own word (`ui.log.<file>`), else by its gate's name: a new gate's log needs no line here. */
 const logLabel = (log) => run()?.labels?.[`ui.log.${log.key}`] ?? gateLabel(log.gate ?? log.key)
 
+/** An evidence file of a gate run, served by the dashboard (only the files program-evidence.ts names). */
+const fileUrl = (taskId, attempt, rel) => api(`api/tasks/${encodeURIComponent(taskId)}/files/${attempt}/${rel.split("/").map(encodeURIComponent).join("/")}`)
+
+/** A ui task's before and after pictures, the changed share and the windows; a service task's network summary. */
+function Program(taskId, a) {
+  const p = a.program
+  if (!p) return ""
+  const file = (part, kind) => part?.files.find((f) => f.kind === kind)
+  const picture = (f, label) =>
+    f ? html`<figure class=${`shot shot-${f.kind}`}><img src=${fileUrl(taskId, a.attempt, f.rel)} alt=${label} /><figcaption>${label}</figcaption></figure>` : ""
+  const links = (files) => html`<p class="files">${files.map((f) => html`<a href=${fileUrl(taskId, a.attempt, f.rel)} target="_blank" rel="noopener">${L(`evidence.${f.kind}`)}</a> `)}</p>`
+  return html`<div class="program">
+    ${p.ui
+      ? html`<section class="capture">
+          <h5>${L("ui.capture")}${p.ui.changedShare !== null ? html` <small class="changed">${L("ui.capture.changed", { share: (p.ui.changedShare * 100).toFixed(1) })}</small>` : ""}</h5>
+          <div class="shots">${picture(file(p.ui, "before"), L("ui.capture.before"))}${picture(file(p.ui, "screenshot"), L("ui.capture.after"))}</div>
+          ${p.ui.note ? html`<p class="muted">${p.ui.note}</p>` : ""}
+          ${p.ui.windows.length ? html`<p class="windows">${L("ui.capture.windows")}: ${p.ui.windows.map((w) => `${w.title ?? "?"} ${w.width}×${w.height}`).join(", ")}</p>` : ""}
+          ${links(p.ui.files)}
+        </section>`
+      : ""}
+    ${p.service
+      ? html`<section class="network">
+          <h5>${L("ui.network")}</h5>
+          <pre class="summary">${p.service.summary.join("\n")}</pre>
+          ${links(p.service.files)}
+        </section>`
+      : ""}
+  </div>`
+}
+
 function Attempt(a) {
   const failed = a.report?.failedGate
   return html`<section class="attempt" data-attempt=${a.attempt}>
@@ -301,6 +332,7 @@ function Attempt(a) {
     <ul class="gates">
       ${(a.report?.gates ?? []).map((g) => html`<li class=${g.passed ? "ok" : "bad"} title=${g.summary ?? ""}>${gateLabel(g.gate)} ${g.passed ? "✓" : "✗"} <small>${g.summary ?? ""}</small></li>`)}
     </ul>
+    ${Program(a.report?.taskId ?? selected(), a)}
     ${a.inherited > 0 ? html`<p class="inherited"><span class="badge">${L("ui.inherited", { count: a.inherited })}</span></p>` : ""}
     ${a.logs.map((log) => {
       const text = log.text

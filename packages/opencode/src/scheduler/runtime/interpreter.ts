@@ -4,6 +4,7 @@ import type { Command, Consultant } from "../core/command"
 import { commandFailure } from "../core/command-failure"
 import { Adrs } from "./adrs"
 import { ContextPack } from "./sessions/context-pack"
+import { EvidencePack } from "./sessions/evidence-pack"
 import { RunReport } from "../../read/run-report"
 import { headlessEnd } from "../../read/run-status"
 import type { TaskRuntime } from "../core/state"
@@ -461,9 +462,12 @@ export class Interpreter {
     const run = rt?.reviewRuns ?? 1
     try {
       const overflow = await this.overflowCarry(rt, "reviewer", wt)
+      // A ui or service task's evidence goes with the prompt: pictures only to a model that takes them.
+      const attach = task.kind === "ui" && (await this.ports.sessions.takesImages?.("reviewer", root)) === true
+      const evidence = EvidencePack.forReview(root, task, rt?.gateRuns ?? 0, attach)
       await this.supervisor.spawn(
         { kind: "reviewer", taskId, nudged: false, run },
-        { agent: "reviewer", directory: root, worktree: wt, title: `reviewer ${taskId}`, prompt: ContextPack.reviewer(root, task, wt, rt, overflow), taskId },
+        { agent: "reviewer", directory: root, worktree: wt, title: `reviewer ${taskId}`, prompt: ContextPack.reviewer(root, task, wt, rt, evidence.lines, overflow), taskId, images: evidence.images },
         (sessionId) => this.recordStart({ type: "review.started", taskId, sessionId }, "reviewer", overflow),
       )
     } catch (err) {
@@ -593,13 +597,17 @@ export class Interpreter {
     const resumed = state.milestone?.phase === phase && state.milestone.reviewing
     // The final review looks at the whole requirement: every merged task, whatever its phase.
     const tasks = (state.graph?.tasks ?? []).filter((t, i) => (final || t.phase === phase) && state.tasks[i]?.status === "merged")
-    const prompt = ContextPack.milestone(phase, state.requirement, tasks, { final, adrs: Adrs.list(root), answer: state.milestoneAnswer })
+    // The final review sees every capture of the run (pictures only to a model that takes them, and only a few).
+    const programs = final && tasks.some((t) => t.kind === "ui" || t.kind === "service")
+    const attach = programs && (await this.ports.sessions.takesImages?.("architect", root)) === true
+    const captures = final ? EvidencePack.forFinalReview(root, tasks, (id) => state.tasks.find((t) => t.id === id)?.gateRuns ?? 0, attach) : { lines: [], images: [] }
+    const prompt = ContextPack.milestone(phase, state.requirement, tasks, { final, adrs: Adrs.list(root), answer: state.milestoneAnswer, captures: captures.lines })
     await this.supervisor.endStep("milestone")
     const purpose = { kind: "milestone" as const, phase, nudged: false }
     try {
       await this.supervisor.spawn(
         purpose,
-        { agent: "architect", directory: root, title: final ? `Architect: final review` : `Architect: milestone ${phase}`, prompt },
+        { agent: "architect", directory: root, title: final ? `Architect: final review` : `Architect: milestone ${phase}`, prompt, images: captures.images },
         // Recorded before the first prompt: after a crash the review is known to have started.
         resumed ? undefined : () => log.apply({ type: "milestone.reached", phase }),
       )

@@ -4,6 +4,7 @@ import type { Event } from "../core/event.schema"
 import type { Inbox } from "./sessions/inbox"
 import type { SchedulerState } from "../core/state"
 import { ChildSessions } from "./sessions/sessions"
+import { ModelInput } from "./sessions/model-input"
 import { Gates } from "./gates/index"
 import { MergeQueue } from "./integration/merge"
 import { Worktrees } from "./git/worktree"
@@ -32,7 +33,10 @@ export type LogPort = {
 /** The engine's child sessions, as the supervisor drives them. */
 export type SessionsPort = {
   create(spec: { parentID?: string; agent: string; directory: string; title: string }, onOutcome: (o: ChildSessions.Outcome) => void): Promise<string>
-  prompt(sessionID: string, text: string): Promise<void>
+  /** `images` are sent only where `takesImages` said yes (the caller asks first: its text says whether they are attached). */
+  prompt(sessionID: string, text: string, images?: readonly ModelInput.Image[]): Promise<void>
+  /** Whether `agent`'s model takes images (absent: never). */
+  takesImages?(agent: string, directory: string): Promise<boolean>
   /** Watches again a session the Scheduler let go when its turn ended (the Architect between proposal and answer). */
   adopt(spec: { sessionID: string; agent: string; directory: string }, onOutcome: (o: ChildSessions.Outcome) => void): void
   abort(sessionID: string): Promise<void>
@@ -209,10 +213,11 @@ export function rateLimitedSessions(client: Client, limiter: () => RateLimiter, 
       ChildSessions.watchRetries(id, watch(id, spec.agent))
       return id
     },
-    async prompt(id, text) {
+    async prompt(id, text, images) {
       await limiter().acquire()
-      return ChildSessions.prompt(client, id, text)
+      return ChildSessions.prompt(client, id, text, Date.now(), images)
     },
+    takesImages: (agent, directory) => ModelInput.takesImages(client, agent, directory),
     adopt(spec, onOutcome) {
       ChildSessions.adopt(spec, onOutcome)
       ChildSessions.watchRetries(spec.sessionID, watch(spec.sessionID, spec.agent))

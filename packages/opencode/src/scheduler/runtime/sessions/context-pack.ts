@@ -166,7 +166,8 @@ export namespace ContextPack {
     return WORKER_PACKS[role]({ root, task, rt, worktree, attempt, ...(setAside ? { setAside } : {}), earlier })
   }
 
-  export function reviewer(root: string, task: TaskNode, worktree: string, rt?: TaskRuntime, overflow?: OverflowCarry.Carry): string {
+  /** `evidence`: a ui or service task's program evidence (EvidencePack.forReview), after the task and before the instructions. */
+  export function reviewer(root: string, task: TaskNode, worktree: string, rt?: TaskRuntime, evidence: readonly string[] = [], overflow?: OverflowCarry.Carry): string {
     // A second review checks that what the first one found was fixed, not only the new diff.
     const earlier = rt && rt.reviewRuns > 1 && rt.findings.length > 0 ? ["", `This is review ${rt.reviewRuns}; an earlier review found (check that each is fixed):`, ...rt.findings.map((f) => `- ${f}`)] : []
     return [
@@ -174,6 +175,7 @@ export namespace ContextPack {
       "",
       ...taskBlock(root, task).slice(1),
       ...earlier,
+      ...evidence,
       "",
       `The task's worktree is ${worktree}. Call air_diff for the diff and the gate evidence, read what you need, then`,
       "report with air_review: the code-to-design table first (one row per design point above), then the C++ checklist",
@@ -283,7 +285,8 @@ export namespace ContextPack {
     phase: number,
     requirement: string,
     tasks: TaskNode[],
-    opts: { final?: boolean; adrs?: string[]; answer?: string | null } = {},
+    /** `captures`: the final review's section on every ui and service task's evidence (EvidencePack.forFinalReview). */
+    opts: { final?: boolean; adrs?: string[]; answer?: string | null; captures?: readonly string[] } = {},
   ): string {
     const adrs = opts.adrs ?? []
     return [
@@ -299,6 +302,7 @@ export namespace ContextPack {
       "",
       "ADRs:",
       ...(adrs.length ? adrs.map((a) => `- ${a}`) : ["- (none)"]),
+      ...(opts.captures ?? []),
       ...(opts.answer ? ["", `This review kept failing, so the user was asked. Their answer: ${opts.answer}`] : []),
       "",
       opts.final

@@ -1,6 +1,7 @@
 import type { PluginInput } from "@opencode-ai/plugin"
 import type { Event, Part } from "@opencode-ai/sdk"
 import { ConversationEstimate } from "./conversation-estimate"
+import { ModelInput } from "./model-input"
 import type { RetryClass, RetryStatus } from "./rate-limiter"
 
 type Client = PluginInput["client"]
@@ -88,8 +89,11 @@ export namespace ChildSessions {
     watched.delete(sessionID)
   }
 
-  /** Sends one more prompt to a session the Scheduler already owns (e.g. "you ended without a report"). */
-  export async function prompt(client: Client, sessionID: string, text: string, now = Date.now()): Promise<void> {
+  /**
+   * Sends one more prompt to a session the Scheduler already owns (e.g. "you ended without a report"); `images`
+   * go as file parts after the text (the caller sends them only to a model that takes images: ModelInput).
+   */
+  export async function prompt(client: Client, sessionID: string, text: string, now = Date.now(), images: readonly ModelInput.Image[] = []): Promise<void> {
     const w = watched.get(sessionID)
     if (!w) throw new Error(`session ${sessionID} is not one of the Scheduler's`)
     w.busy = true
@@ -98,7 +102,7 @@ export namespace ChildSessions {
     const res = await client.session.promptAsync({
       path: { id: sessionID },
       query: { directory: w.directory },
-      body: { agent: w.agent, parts: [{ type: "text", text }] },
+      body: { agent: w.agent, parts: [{ type: "text", text }, ...ModelInput.parts(images)] },
     })
     if (res.error) throw new Error(`prompt to session ${sessionID} refused: ${JSON.stringify(res.error)}`)
   }

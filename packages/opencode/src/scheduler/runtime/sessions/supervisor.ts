@@ -3,6 +3,7 @@ import type { WorkerRole } from "../../core/vocabulary"
 import { failureEvent, SESSION_RULES, type FailedOutcome, type PurposeKind, type PurposeRef, type SessionFailure } from "../../core/session-outcome"
 import type { ChildSessions } from "./sessions"
 import type { Applied, EventInput, Ports } from "../ports"
+import type { ModelInput } from "./model-input"
 import { ProviderError } from "./provider-error"
 
 /** What a session the Scheduler started is for; decided by code when it starts the session. */
@@ -16,7 +17,8 @@ export type Purpose =
   /** The Architect classifies an edit of an accepted ADR (through air_decide). */
   | { kind: "adr"; adr: string; hash: string; nudged: boolean }
 
-export type SessionSpec = { agent: string; directory: string; worktree?: string; title: string; prompt: string; taskId?: string }
+/** `images`: pictures sent with the first prompt (only to a model that takes them: the caller asked `takesImages`). */
+export type SessionSpec = { agent: string; directory: string; worktree?: string; title: string; prompt: string; taskId?: string; images?: readonly ModelInput.Image[] }
 
 /**
  * The sessions the Scheduler started: what each is for, and what its outcome means. Silence about a
@@ -63,7 +65,7 @@ export class Supervisor {
       await sessions.abort(sessionID).catch(() => undefined)
       throw new Error(`the ${spec.agent} session was not started: ${recorded.reason}`)
     }
-    await sessions.prompt(sessionID, spec.prompt)
+    await sessions.prompt(sessionID, spec.prompt, spec.images)
     return sessionID
   }
 
