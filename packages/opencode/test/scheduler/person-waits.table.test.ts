@@ -124,6 +124,13 @@ describe("a headless run's end, from the same states", () => {
     expect(exitCodeOf(checked)).toBe(2)
   })
 
+  it("the watchdog's question (nothing found at work) waits, though a task still reads as active", () => {
+    const stalled = apply(s.running(), { type: "runtime.fault", source: "watchdog", message: "stalled", state: "stage running, tasks: 2 running" }).state
+    expect(stalled.questions).toEqual([expect.objectContaining({ fault: true })])
+    expect(movesWithoutPerson(stalled)).toBe(false)
+    expect(headlessEnd(stalled)).toBe("waits")
+  })
+
   it("a question that holds everything (a failed baseline) waits without exitOnQuestion too", () => {
     expect(headlessEnd(s.baselineFailed())).toBe("waits")
     expect(headlessEnd(s.confirming())).toBe("waits")

@@ -1,3 +1,4 @@
+import { isFaultQuestion } from "./fault-rules"
 import { graphIndex } from "./graph-index"
 import { ACTIVE_STATUSES, baselineHolds, type SchedulerState } from "./state"
 
@@ -19,6 +20,8 @@ export function movesWithoutPerson(s: SchedulerState): boolean {
     case "confirmed":
       return !asked(s, "plan")
   }
+  // The watchdog asks only when it found nothing at work: what the state calls active is not moving.
+  if (s.questions.some(isFaultQuestion)) return false
   if (s.tasks.some((t) => ACTIVE_STATUSES.has(t.status)) || s.merging.length > 0 || s.reverts.length > 0) return true
   if (s.milestone && !asked(s, "milestone") && !s.questions.some((q) => q.milestone !== undefined)) return true
   if (s.frozen && !asked(s, "change")) return true
