@@ -23,6 +23,7 @@ export const GATE_DESCRIPTORS = {
   diff: { id: "diff" },
   "write-set": { id: "write-set" },
   secrets: { id: "secrets" },
+  logging: { id: "logging" },
   build: { id: "build", reportsNotRun: true },
   test: { id: "test", reportsNotRun: true },
   analysis: { id: "analysis", reportsNotRun: true },
