@@ -1,4 +1,8 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
 import { describe, expect, test } from "vitest"
+import { HouseDoctor } from "../../src/scheduler/runtime/house/doctor.ts"
 import { HouseRules } from "../../src/scheduler/runtime/house/rules.ts"
 
 const file = (logging: Record<string, unknown>) => JSON.stringify({ schemaVersion: 1, logging })
@@ -67,5 +71,30 @@ describe("house.json: the house rules are data with a schema", () => {
       expect(loaded.warnings[0]).toContain(`"${glob}" matches every path`)
     }
     expect(HouseRules.parse(file({ library: "spdlog", exempt: ["tools/**", "*"] })).warnings).toEqual([])
+  })
+})
+
+describe("aircoding doctor shows the house rules", () => {
+  test("the rule in one line, a warning with it, an invalid file failed with its fix, no file no line", async () => {
+    const root = await mkdtemp(join(tmpdir(), "air-house-"))
+    const write = async (rules: unknown) => {
+      await mkdir(dirname(join(root, HouseRules.RULES_PATH)), { recursive: true })
+      await writeFile(join(root, HouseRules.RULES_PATH), typeof rules === "string" ? rules : JSON.stringify(rules))
+    }
+    try {
+      expect(HouseDoctor.checks(root)).toEqual([])
+      await write({ schemaVersion: 1, logging: { library: "glog", exempt: ["**"] } })
+      const [line] = HouseDoctor.checks(root)
+      expect(line).toMatchObject({ name: "house rules", ok: true })
+      expect(line!.detail).toContain("logging through glog (LOG(INFO)")
+      expect(line!.detail).toContain("new code may not use std::cout, std::cerr, printf")
+      expect(line!.detail).toContain('warning: logging.exempt "**" matches every path')
+      await write({ schemaVersion: 1, logging: { library: "spdlog", enabled: false } })
+      expect(HouseDoctor.checks(root)[0]!.detail).toContain("turned off")
+      await write({ schemaVersion: 1, logging: { libary: "spdlog" } })
+      expect(HouseDoctor.checks(root)[0]).toMatchObject({ ok: false, detail: expect.stringContaining("logging.libary: unknown key; did you mean library?"), fix: expect.stringContaining("aircoding init --redetect") })
+    } finally {
+      await rm(root, { recursive: true, force: true })
+    }
   })
 })
