@@ -27,7 +27,7 @@ describe("the plan rule: a library the rules name and the project lacks is integ
     expect(errors[0]!.message).toContain("name spdlog as the logging library and the project does not use it yet")
     expect(errors[0]!.message).toContain(".air/shared/rules/house.json")
     expect(errors[0]!.fix).toContain('kind "build" in phase 1 titled "Integrate spdlog"')
-    expect(errors[0]!.fix).toContain("find_package(spdlog)")
+    expect(errors[0]!.fix).toContain("find_package(spdlog) and the link to it, offline: no FetchContent")
   })
 
   test("a task that names the library but writes no CMake file does not integrate it", () => {

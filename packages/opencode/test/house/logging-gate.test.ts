@@ -91,7 +91,7 @@ describe("whether the project uses its library yet: read from the integration br
     const repo = await createCppRepo()
     try {
       const rules = HouseRules.parse(SPDLOG_RULES)
-      expect(await LibraryUse.missing(repo.root, "main", rules)).toEqual({ library: "spdlog", cmakePackage: "spdlog" })
+      expect(await LibraryUse.missing(repo.root, "main", rules)).toEqual({ library: "spdlog", cmakePackage: "spdlog", allowNetwork: false })
       expect(await LibraryUse.missing(repo.root, "main", HouseRules.parse(JSON.stringify({ schemaVersion: 1, logging: { library: "spdlog", integrationFirst: false } })))).toBeUndefined()
       expect(await LibraryUse.missing(repo.root, "main", undefined)).toBeUndefined()
       await repo.write("CMakeLists.txt", `${await repo.read("CMakeLists.txt")}find_package(spdlog REQUIRED)\ntarget_link_libraries(calc PUBLIC spdlog::spdlog)\n`)

@@ -10,6 +10,8 @@ export interface MissingLibrary {
   library: string
   /** Its CMake package, for the fix (find_package(<package>)). */
   cmakePackage?: string
+  /** The rules let the integration fetch the library (FetchContent) when find_package does not find it. */
+  allowNetwork?: boolean
 }
 
 /** Said like the plan validation's errors (validate.ts): where, which task, what is wrong, what to do. */
@@ -35,14 +37,14 @@ export function integratesLibrary(task: TaskNode, library: string): boolean {
 
 export function integrationFirstProblems(tasks: readonly TaskNode[], missing: MissingLibrary, pathOf: (i: number) => string): Problem[] {
   const { library } = missing
-  const find = missing.cmakePackage ? `find_package(${missing.cmakePackage}) ` : ""
+  const find = `${missing.cmakePackage ? `find_package(${missing.cmakePackage}) ` : ""}and the link to it, ${missing.allowNetwork ? "FetchContent only when find_package fails" : "offline: no FetchContent"}`
   const index = tasks.findIndex((task) => task.status !== "invalidated" && integratesLibrary(task, library))
   if (index < 0)
     return [
       {
         path: "tasks",
         message: `the house rules (${RULES_FILE}) name ${library} as the logging library and the project does not use it yet, so the plan must start with a task that integrates it; no task of this plan does`,
-        fix: `add a task of kind "build" in phase 1 titled "Integrate ${library}" whose write-set modifies CMakeLists.txt (${find}and the link to it, offline first), and put its id in the deps of every code task`,
+        fix: `add a task of kind "build" in phase 1 titled "Integrate ${library}" whose write-set modifies CMakeLists.txt (${find}), and put its id in the deps of every code task`,
       },
     ]
   const integration = tasks[index]!

@@ -19,10 +19,10 @@ export namespace LibraryUse {
   }
 
   /** What the plan rule needs: the library the project must integrate first, or undefined (used already, or no rule). */
-  export async function missing(root: string, ref: string, rules: HouseRules.Loaded | undefined): Promise<{ library: string; cmakePackage?: string } | undefined> {
+  export async function missing(root: string, ref: string, rules: HouseRules.Loaded | undefined): Promise<{ library: string; cmakePackage?: string; allowNetwork: boolean } | undefined> {
     const rule = rules?.logging
     if (!rule || !rule.integrationFirst) return undefined
     if (await uses(root, ref, rule)) return undefined
-    return { library: rule.library, ...(rule.cmake ? { cmakePackage: rule.cmake.package } : {}) }
+    return { library: rule.library, ...(rule.cmake ? { cmakePackage: rule.cmake.package } : {}), allowNetwork: rule.allowNetwork }
   }
 }
