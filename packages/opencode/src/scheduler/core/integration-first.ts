@@ -29,7 +29,7 @@ const BUILD_FILE = /(^|\/)(CMakeLists\.txt|[^/]+\.cmake)$/i
 const RULES_FILE = ".air/shared/rules/house.json"
 
 /** A task that integrates `library`: a build (or code) task that names it in its title and writes a CMake file. */
-export function integratesLibrary(task: TaskNode, library: string): boolean {
+function integratesLibrary(task: TaskNode, library: string): boolean {
   if (!INTEGRATION_KINDS.has(task.kind)) return false
   const named = new RegExp(`(^|[^A-Za-z0-9_])${library.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}([^A-Za-z0-9_]|$)`, "i").test(task.title)
   return named && task.writeSet.some((entry) => (entry.action === "create" || entry.action === "modify") && BUILD_FILE.test(entry.path))
