@@ -25,6 +25,7 @@ export const GATE_DESCRIPTORS = {
   secrets: { id: "secrets" },
   logging: { id: "logging" },
   build: { id: "build", reportsNotRun: true },
+  "log-levels": { id: "log-levels" },
   test: { id: "test", reportsNotRun: true },
   analysis: { id: "analysis", reportsNotRun: true },
   "clang-tidy": { id: "clang-tidy", reportsNotRun: true },

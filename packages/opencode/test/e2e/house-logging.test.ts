@@ -49,7 +49,7 @@ const scenario = {
     {
       agent: "executor",
       match: "^Task T-1:",
-      steps: [shellStep("printf 'find_package(spdlog REQUIRED)\\ntarget_link_libraries(calc PUBLIC spdlog::spdlog)\\n' >> CMakeLists.txt && git add -A && git commit -qm 'Integrate spdlog'"), { tool: "air_report", args: { summary: "spdlog found and linked" } }, { text: "Reported." }],
+      steps: [shellStep("printf 'find_package(spdlog REQUIRED)\\ntarget_link_libraries(calc PUBLIC spdlog::spdlog)\\ntarget_compile_definitions(calc PUBLIC $<IF:$<CONFIG:Debug>,SPDLOG_ACTIVE_LEVEL=SPDLOG_LEVEL_DEBUG,SPDLOG_ACTIVE_LEVEL=SPDLOG_LEVEL_INFO>)\\n' >> CMakeLists.txt && git add -A && git commit -qm 'Integrate spdlog'"), { tool: "air_report", args: { summary: "spdlog found and linked" } }, { text: "Reported." }],
     },
     {
       agent: "executor",
@@ -103,6 +103,9 @@ describe("the logging house rule, end to end (issue 40)", () => {
 
   test("the integration merges with spdlog found offline; std::cout fails the logging gate with file:line; the repair through spdlog merges", () => {
     expect(r.summary.tasks.map((t: any) => [t.id, t.state])).toEqual([["T-1", "merged"], ["T-2", "merged"]])
+    // The build-type switch, checked from the integration's own Debug and Release configures.
+    const integration = JSON.parse(readFileSync(join(project, ".air/local/evidence/T-1/attempt-1/report.json"), "utf8"))
+    expect(integration.gates.find((g: any) => g.gate === "log-levels")).toMatchObject({ passed: true, ran: true, summary: "SPDLOG_ACTIVE_LEVEL: Debug SPDLOG_LEVEL_DEBUG, Release SPDLOG_LEVEL_INFO" })
     const first = JSON.parse(readFileSync(join(project, ".air/local/evidence/T-2/attempt-1/report.json"), "utf8"))
     expect(first.failedGate).toBe("logging")
     expect(first.message).toContain('src/calc.cpp:8: std::cout: std::cout << "add " << a << " " << b << std::endl;')

@@ -33,6 +33,11 @@ export namespace LoggingLibraries {
      * package. Absent for `own`, whose header is in the project by definition.
      */
     usedWhen?: string
+    /**
+     * The compile definition that fixes the library's active level at build time: the integration must set it by
+     * build type (a Debug and a Release configure give different values), checked from compile_commands.json.
+     */
+    levelDefine?: string
   }
 
   const { cout, cerr, printf, fprintf, puts, qDebug } = CHANNELS
@@ -44,6 +49,7 @@ export namespace LoggingLibraries {
       cmake: { package: "spdlog", target: "spdlog::spdlog" },
       forbidden: [cout, cerr, printf, fprintf, puts, qDebug],
       usedWhen: String.raw`find_package[[:space:]]*\([[:space:]]*spdlog|FetchContent_Declare[[:space:]]*\([[:space:]]*spdlog|#[[:space:]]*include[[:space:]]*[<"]spdlog/`,
+      levelDefine: "SPDLOG_ACTIVE_LEVEL",
     },
     glog: {
       include: "<glog/logging.h>",
