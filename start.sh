@@ -120,6 +120,8 @@ ensure_system_tools() {
       command -v xwininfo >/dev/null 2>&1 || required+=(x11-utils)
       [ -f /usr/include/X11/Xlib.h ] || required+=(libx11-dev)
       { command -v pkg-config >/dev/null 2>&1 && pkg-config --exists Qt5Widgets; } || required+=(pkg-config qtbase5-dev)
+      # The house rules' tests integrate spdlog offline (find_package), as a project without logging does.
+      [ -f /usr/include/spdlog/spdlog.h ] || required+=(libspdlog-dev)
     fi
   fi
   command -v ccache >/dev/null 2>&1 || optional+=(ccache)

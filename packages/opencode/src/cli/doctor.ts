@@ -9,6 +9,7 @@ import { Args } from "./args"
 import { Ui } from "./ui"
 import { Readiness } from "../scheduler/runtime/toolchain/readiness.ts"
 import { DeployDoctor } from "../scheduler/runtime/deploy/doctor"
+import { HouseDoctor } from "../scheduler/runtime/house/doctor"
 import { UiTools } from "../scheduler/runtime/verify/ui-tools"
 import { ServiceProbe } from "../scheduler/runtime/verify/service-probe"
 
@@ -123,6 +124,7 @@ export async function doctor(dirArg: string | undefined, opts: { json: boolean }
       Readiness.checks(dir),
       DeployDoctor.checks(dir),
     ])).flat(),
+    ...HouseDoctor.checks(dir),
     sandbox(),
     UiTools.doctorCheck(),
     serviceProbe(),

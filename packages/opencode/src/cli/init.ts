@@ -6,6 +6,7 @@ import { Worktrees } from "../scheduler/runtime/git/worktree.ts"
 import { BaselineRun } from "../scheduler/runtime/toolchain/baseline-run.ts"
 import { CompilerCache } from "../scheduler/runtime/toolchain/cache.ts"
 import { Submodules } from "../scheduler/runtime/toolchain/submodules.ts"
+import { HouseInit } from "../knowledge/house-init.ts"
 import { Launch } from "./launch"
 import { Args } from "./args"
 import { Ui } from "./ui"
@@ -13,7 +14,8 @@ import { Ui } from "./ui"
 /**
  * `aircoding init [dir]`: detects the project's toolchain (build system, presets, Ninja, parallelism, compiler
  * cache, compile_commands.json for cppcheck), runs the baseline once, and writes
- * `.air/shared/rules/toolchain.json` with what it found, saying what it wrote and why.
+ * `.air/shared/rules/toolchain.json` with what it found, saying what it wrote and why; then the house rules
+ * (`.air/shared/rules/house.json`) from what the project already logs with.
  */
 export namespace Init {
   export interface Options {
@@ -35,6 +37,8 @@ export namespace Init {
     reasons: string[]
     submoduleProblems: Submodules.Problem[]
     baseline?: BaselineRun.Result
+    /** The house rules written or kept (absent in outcomes made before init wrote them). */
+    house?: HouseInit.Outcome
   }
 
   export async function run(dir: string, options: Options = {}): Promise<Outcome> {
@@ -90,7 +94,8 @@ export namespace Init {
     }
     await mkdir(path.dirname(file), { recursive: true })
     await writeFileAtomic(file, JSON.stringify(rules, null, 2) + "\n", { backup: false })
-    return { root, file, rules, reasons, submoduleProblems, ...(baseline ? { baseline } : {}) }
+    const house = await HouseInit.run(root, options.redetect === true)
+    return { root, file, rules, reasons, submoduleProblems, ...(baseline ? { baseline } : {}), house }
   }
 
   async function readExisting(file: string): Promise<Toolchain.Rules | undefined> {
@@ -112,6 +117,10 @@ export namespace Init {
     lines.push("Why:")
     for (const reason of outcome.reasons) lines.push(`  - ${reason}`)
     for (const problem of outcome.submoduleProblems) lines.push(`  ! ${problem.problem}\n    fix: ${problem.fix}`)
+    if (outcome.house) {
+      lines.push(`House rules in ${path.relative(outcome.root, outcome.house.file)}:`)
+      for (const reason of outcome.house.reasons) lines.push(`  - ${reason}`)
+    }
     if (baseline) {
       const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`
       lines.push(`Baseline on ${baseline.commit.slice(0, 12)} (logs in ${path.relative(outcome.root, baseline.evidenceDir)}):`)

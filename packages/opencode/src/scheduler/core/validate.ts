@@ -7,6 +7,7 @@ import { compareIds, idProblem, normaliseRepoPath } from "./names"
 import { KIND_RULES, TaskGraph, TaskNode, type WriteEntry } from "./task.schema"
 import { findAmbiguousVerb, REFACTOR_FORMS } from "./verbs"
 import { parseTaskGraphFast } from "./fast-parse"
+import { integrationFirstProblems, type MissingLibrary } from "./integration-first"
 
 /** One problem, said for a person: what is wrong, where, and what to do about it. */
 export interface ValidationError {
@@ -50,6 +51,8 @@ export function boundErrors(errors: readonly ValidationError[], limit = MAX_ERRO
  */
 interface ValidateOptions {
   boundaryTests?: boolean
+  /** The house rules' logging library, when the project does not use it yet: the plan must integrate it first. */
+  integrationFirst?: MissingLibrary
 }
 
 type GraphValidation = { ok: true; graph: TaskGraph } | { ok: false; errors: ValidationError[] }
@@ -74,6 +77,7 @@ export function validateGraph(input: unknown, options: ValidateOptions = {}): Gr
   checkDeps(tasks, (i) => `tasks[${i}]`, new Map(), errors)
   checkDeployPhases(graph.deployPhases, tasks, errors)
   if (errors.length === 0 && options.boundaryTests !== false) checkBoundaryTests(tasks, (i) => `tasks[${i}]`, () => true, errors)
+  if (errors.length === 0 && options.integrationFirst) errors.push(...integrationFirstProblems(tasks, options.integrationFirst, (i) => `tasks[${i}]`))
   if (errors.length > 0) return { ok: false, errors: boundErrors(errors) }
   return { ok: true, graph: { ...graph, tasks } }
 }

@@ -35,6 +35,8 @@ import { MainWake } from "./sessions/main-wake"
 import { ContextPack } from "./sessions/context-pack"
 import { PlanFiles, Proposal } from "./sessions/proposal"
 import { Adrs } from "./adrs"
+import { HouseRules } from "./house/rules"
+import { LibraryUse } from "./house/library-use"
 
 type Client = PluginInput["client"]
 
@@ -354,7 +356,12 @@ class OrchestratorImpl {
       return store.state.stage === "confirming" || store.state.stage === "planning"
         ? "Refused: the user has not confirmed a plan yet. Propose with air_propose and wait for the confirmation."
         : `Refused: the run is in stage "${store.state.stage}"; a new graph is not accepted now (use air_delta for changes).`
-    const checked = validateGraph({ schemaVersion: SCHEMA_VERSION, requirement: args.requirement, tasks: args.tasks, ...(args.deployable !== undefined ? { deployable: args.deployable } : {}), ...(args.deployPhases !== undefined ? { deployPhases: args.deployPhases } : {}) })
+    // The house rules' library, when the integration branch does not use it yet: the plan must integrate it first.
+    const missing = await LibraryUse.missing(this.root, this.integrationBranch(), HouseRules.load(this.root))
+    const checked = validateGraph(
+      { schemaVersion: SCHEMA_VERSION, requirement: args.requirement, tasks: args.tasks, ...(args.deployable !== undefined ? { deployable: args.deployable } : {}), ...(args.deployPhases !== undefined ? { deployPhases: args.deployPhases } : {}) },
+      missing ? { integrationFirst: missing } : {},
+    )
     if (!checked.ok) return formatErrors("The task graph was refused; nothing changed.", checked.errors)
     const outside = [...PlanPaths.writeSetProblems(this.root, checked.graph.tasks, (i) => `tasks[${i}]`), ...programProblems(checked.graph.tasks)]
     if (outside.length > 0) return formatErrors("The task graph was refused; nothing changed.", boundErrors(outside))

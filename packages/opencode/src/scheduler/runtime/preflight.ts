@@ -8,6 +8,7 @@ import { Settings } from "./settings"
 import { readLockFile } from "./store/run-holder"
 import { ProcessIdentity } from "./store/process-identity"
 import { Toolchain } from "./toolchain/index"
+import { HouseRules } from "./house/rules"
 
 /**
  * What must hold before a run starts, checked before anything is dispatched (issue 12 item 5, issue 15
@@ -55,6 +56,7 @@ export namespace Preflight {
         `no git identity: commits in this run are made as ${FALLBACK_NAME} <${FALLBACK_EMAIL}>; to use yours: git config --global user.name "Your Name" && git config --global user.email you@example.com`,
       )
     notes.push(...(await submoduleNotes(dir)))
+    notes.push(...houseWarnings(dir))
     notes.push(...(await dirtyNotes(dir)))
     return { ok: problems.length === 0, problems, notes }
   }
@@ -81,7 +83,22 @@ export namespace Preflight {
         problems.push({ code: "toolchain", message: (err as Error).message.replace(/\. Fix the file.*$/, ""), fix: `fix ${Toolchain.RULES_PATH} (schemaVersion 1: build[], test[], analysis.cppcheck, timeoutMs), or delete it to use detection` })
       }
     }
+    try {
+      HouseRules.load(dir)
+    } catch (err) {
+      if (!(err instanceof HouseRules.Invalid)) throw err
+      problems.push({ code: "config", message: shortPaths(dir, err.message.replace(/\. Fix the file.*$/, "")), fix: `fix ${HouseRules.RULES_PATH} (see "House rules" in the README), or delete it (no house rules)` })
+    }
     return problems
+  }
+
+  /** House rules that are valid but probably not meant (an exemption matching every path): said before the work. */
+  function houseWarnings(dir: string): string[] {
+    try {
+      return HouseRules.load(dir)?.warnings.map((w) => `${HouseRules.RULES_PATH}: ${w}`) ?? []
+    } catch {
+      return [] // an invalid file is a problem of files(), said there
+    }
   }
 
   /**

@@ -4,6 +4,8 @@ import { clangTidyGate } from "./clang-tidy.ts"
 import { commitGate } from "./commit.ts"
 import { diffGate } from "./diff.ts"
 import { evidenceGate } from "./evidence.ts"
+import { loggingGate } from "./logging.ts"
+import { logLevelsGate } from "./log-levels.ts"
 import type { Gate, Route } from "./gate.ts"
 import { TOOL_MISSING } from "./schema.ts"
 import { secretsGate } from "./secrets.ts"
@@ -18,7 +20,7 @@ export { TOOL_MISSING }
  * The gates, in the order they run. A gate is one file exporting a `Gate` (`gate.ts`); adding one (clang-tidy,
  * a secret scan) is that file, its test, and one line in `REGISTRY`. See README.md in this folder.
  */
-export const REGISTRY = [commitGate, diffGate, writeSetGate, secretsGate, buildGate, testGate, analysisGate, clangTidyGate, uiCaptureGate, serviceProbeGate, evidenceGate] as const
+export const REGISTRY = [commitGate, diffGate, writeSetGate, secretsGate, loggingGate, buildGate, logLevelsGate, testGate, analysisGate, clangTidyGate, uiCaptureGate, serviceProbeGate, evidenceGate] as const
 
 export type GateId = (typeof REGISTRY)[number]["id"]
 export const GATE_IDS = REGISTRY.map((gate) => gate.id) as [GateId, ...GateId[]]
