@@ -46,9 +46,10 @@ export namespace News {
       out.push(
         notice("rolledBack", String(event.seq), t(ctx.lang, "notify.rolledBack", { commit: (event.commit ?? "?").slice(0, 12), target: event.target, cause: event.cause, message: event.message })),
       )
-    if (event.type === "budget.spent") {
-      const task = event.taskId ? t(ctx.lang, "notify.budget.task", { id: event.taskId }) : ""
-      out.push(notice("budget", String(event.seq), t(ctx.lang, "notify.budget", { runId, kind: t(ctx.lang, `budget.kind.${event.kind}`), task, command: statusCommand(ctx.root) })))
+    for (const spent of budgetsSpent(before, after)) {
+      const task = spent.taskId ? t(ctx.lang, "notify.budget.task", { id: spent.taskId }) : ""
+      const kind = spent.kind ? t(ctx.lang, `budget.kind.${spent.kind}`) : ""
+      out.push(notice("budget", `${event.seq}:${spent.taskId ?? "run"}`, t(ctx.lang, "notify.budget", { runId, kind, task, command: statusCommand(ctx.root) })))
     }
     if (event.type === "rate.limited") {
       const ms = Date.parse(event.until) - Date.parse(event.at)
@@ -63,6 +64,28 @@ export namespace News {
     const runId = state.runId ?? ""
     const title = t(ctx.lang, "notify.title", { project: basename(ctx.root) })
     return state.questions.map((q) => ({ key: `${runId}:question:${q.questionId}`, event: "question" as const, title, text: question(q, runId, ctx) }))
+  }
+
+  type Spent = { taskId?: string; kind?: "requests" | "tokens" | "cost" | "minutes" }
+  const KINDS = new Set(["requests", "tokens", "cost", "minutes"])
+  const kindOf = (word: string | undefined) => (word && KINDS.has(word) ? { kind: word as NonNullable<Spent["kind"]> } : {})
+
+  /**
+   * The budgets this event spent, as the machine decided them (from usage.recorded, a timer, or budget.spent): the
+   * run's when it became spent, a task's when it was blocked for its budget (the machine's note names the kind).
+   */
+  function budgetsSpent(before: SchedulerState, after: SchedulerState): Spent[] {
+    const out: Spent[] = []
+    if (after.runBudgetSpent && !before.runBudgetSpent) {
+      const note = after.tasks.flatMap((task) => task.history).findLast((h) => /^run \w+ budget spent/.test(h.note ?? ""))?.note
+      out.push(kindOf(/^run (\w+) budget/.exec(note ?? "")?.[1]))
+    }
+    after.tasks.forEach((task, i) => {
+      const added = task.history.slice(before.tasks[i]?.id === task.id ? before.tasks[i]!.history.length : task.history.length)
+      const spent = added.find((h) => h.to === "blocked" && /^its \w+ budget is spent/.test(h.note ?? ""))
+      if (spent) out.push({ taskId: task.id, ...kindOf(/^its (\w+) budget/.exec(spent.note!)?.[1]) })
+    })
+    return out
   }
 
   function question(q: Question, runId: string, ctx: Context): string {
