@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { rmSync, writeFileSync } from "node:fs"
+import { readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach, describe, expect, test } from "vitest"
 import { Settings } from "../../src/scheduler/runtime/settings"
@@ -9,6 +9,8 @@ import { NotifyRecord } from "../../src/read/notify-record"
 import { RunMetrics } from "../../src/read/run-metrics"
 import { Prometheus } from "../../src/dashboard/prometheus"
 import { append, copyFixture, keepFirst } from "../dashboard/helpers"
+import { FIXTURE } from "../cli-view/helpers"
+import { RunData } from "../../src/read/run-data"
 import { beforeStallEnds, untilBeforeStallEnds } from "../support/stall"
 
 /**
@@ -57,6 +59,8 @@ function run(config: Record<string, unknown>): string {
 
 /** The run's budget is spent: the run waits for one answer (a question) — two notices, the question and the budget. */
 const BUDGET_SPENT = JSON.stringify({ seq: 15, type: "budget.spent", kind: "requests", at: "2026-11-29T09:05:30.000Z" })
+
+const FIXTURE_LOG = RunData.eventsFile(FIXTURE)
 
 const HOW = { interactive: false, resumeCommand: "aircoding run /p --resume" }
 
@@ -181,5 +185,27 @@ describe("across --resume", () => {
     await forgetful.close()
     expect(hook.got).toHaveLength(2)
     expect(hook.got[1]!.body.key).toBe(hook.got[0]!.body.key)
+  })
+})
+
+describe("the other events", () => {
+  test("a rate-limit pause over a minute is told (a shorter one is not), and the run's end as done", async () => {
+    const hook = await receiver()
+    const root = run({ notify: { channels: [{ kind: "webhook", url: hook.url }] } })
+    const rest = readFileSync(FIXTURE_LOG, "utf8").trimEnd().split("\n").slice(14)
+    const notifier = started(root)
+    append(root, [
+      JSON.stringify({ seq: 15, type: "rate.limited", until: "2026-11-29T09:10:00.000Z", cap: 1, sessionId: "ses_t2_exec1", message: "429 slow down", at: "2026-11-29T09:05:00.000Z" }),
+      JSON.stringify({ seq: 16, type: "rate.limited", until: "2026-11-29T09:05:40.000Z", cap: 1, sessionId: "ses_t3_exec1", message: "429 again", at: "2026-11-29T09:05:10.000Z" }),
+      JSON.stringify({ seq: 17, type: "rate.eased", cap: 2, at: "2026-11-29T09:10:01.000Z" }),
+      ...rest,
+    ])
+    await untilBeforeStallEnds(() => hook.got.some((r) => r.body.event === "done"), STALL)
+    await notifier.close()
+    const events = hook.got.map((r) => r.body.event)
+    expect(events.sort()).toEqual(["done", "rateLimit"])
+    const pause = hook.got.find((r) => r.body.event === "rateLimit")!.body.text
+    expect(pause).toContain("pauses the run run-20261129-0900 for 5 min (until 2026-11-29T09:10:00.000Z): 429 slow down")
+    expect(hook.got.find((r) => r.body.event === "done")!.body.text).toMatch(/^The run run-20261129-0900 is done: /)
   })
 })
