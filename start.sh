@@ -113,6 +113,8 @@ ensure_system_tools() {
       command -v nc >/dev/null 2>&1 || required+=(netcat-openbsd)
       # The results store's tests start a real Redis; the deploy tests a real sshd, reached with ssh/scp.
       command -v redis-server >/dev/null 2>&1 || required+=(redis-server)
+      # The metrics tests: promtool parses /metrics, a real Prometheus scrapes `aircoding metrics`.
+      { command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; } || required+=(prometheus)
       { [ -x /usr/sbin/sshd ] && command -v ssh >/dev/null 2>&1; } || required+=(openssh-server openssh-client)
       # The ui capture's tests: Xvfb, xwd, xwininfo, and the Xlib and Qt Widgets programs they build.
       command -v Xvfb >/dev/null 2>&1 || required+=(xvfb)
@@ -178,7 +180,7 @@ ensure_system_tools() {
     command -v cppcheck >/dev/null 2>&1 || required+=(cppcheck)
     if [ $testing = 1 ]; then
       for t in ccache clang-tidy rg tmux; do command -v $t >/dev/null 2>&1 || required+=($t); done
-      if [ "$(uname -s)" = Linux ]; then for t in bwrap chromium tcpdump nc Xvfb xwd xwininfo; do command -v $t >/dev/null 2>&1 || [ -x /usr/sbin/$t ] || required+=($t); done; fi
+      if [ "$(uname -s)" = Linux ]; then for t in bwrap chromium tcpdump nc Xvfb xwd xwininfo prometheus promtool; do command -v $t >/dev/null 2>&1 || [ -x /usr/sbin/$t ] || required+=($t); done; fi
     fi
   fi
   if [ ${#required[@]} -gt 0 ]; then

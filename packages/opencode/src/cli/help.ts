@@ -19,6 +19,7 @@ Usage:
   aircoding status [dir]          the run's tasks, budgets and what it waits for (--json, --lang)
   aircoding events [dir]          the event log as readable lines (--follow, --json, --lang)
   aircoding dashboard [dir]       a live web page of the run on 127.0.0.1 (--port N; --host H --token T)
+  aircoding metrics [dir]         the run's metrics for Prometheus on 127.0.0.1 (--port N; --host H --token T)
   aircoding knowledge list [dir]  the repair patterns and setup steps runs have learned (show, forget, setup)
   aircoding <command> --help      help for one command
 

@@ -24,6 +24,7 @@ const commands: Record<(typeof Args.COMMANDS)[number], Command> = {
     const { dashboardCommand } = await import("../dashboard/command")
     return dashboardCommand(argv)
   },
+  metrics: async (argv) => (await import("./metrics")).metricsCommand(argv),
   async run(argv) {
     const { values, positionals } = parse("run", argv, {
       yes: { type: "boolean" },

@@ -14,6 +14,7 @@ import { followProgress } from "./progress"
 import { UsageError, Ui } from "./ui"
 import { Args } from "./args"
 import { RunWatch } from "./run-watch"
+import { Notifier } from "../scheduler/runtime/notify/notifier"
 import { RunData } from "../read/run-data"
 import { RunView } from "../read/view"
 import { exitCodeOf, headlessEnd, runStatus } from "../read/run-status"
@@ -80,6 +81,8 @@ export async function headlessRun(
   // The Scheduler's state, not Main's turn, decides when the process ends.
   let engine = new AbortController()
   const watch = RunWatch.start(dir, () => engine.abort(), { exitOnQuestion: opts.exitOnQuestion })
+  // Beside the run, never in its way: what needs people goes to the configured webhooks while the run goes on.
+  const notifier = Notifier.start(dir, { interactive: false, resumeCommand: Launch.resumeCommand(dir, { scripted: opts.scripted, exitOnQuestion: opts.exitOnQuestion }) })
   /** One start of Main; before any run begins, its silence is bounded too (MainSilence). */
   const startMain = async (prompt: string): Promise<EngineTranscript> => {
     engine = new AbortController()
@@ -110,6 +113,7 @@ export async function headlessRun(
     watch.stop()
     stop()
     await prepared.close()
+    await notifier?.close()
   }
   const state = await finalState(dir)
   const base: RunReport.Summary = state

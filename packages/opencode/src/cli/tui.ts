@@ -3,6 +3,7 @@ import { Args } from "./args"
 import { Proc } from "../scheduler/runtime/process"
 import { Launch, LaunchError } from "./launch"
 import { Ui } from "./ui"
+import { Notifier } from "../scheduler/runtime/notify/notifier"
 import { resolveLang, t } from "../read/words"
 
 /**
@@ -19,6 +20,7 @@ function exitLine(dir: string, scripted: string | undefined, env: NodeJS.Process
 export async function tui(dirArg: string | undefined, opts: { scripted?: string }): Promise<number> {
   const dir = Args.projectDir(dirArg)
   const prepared = await Launch.prepare(dir, { scripted: opts.scripted })
+  const notifier = Notifier.start(dir, { interactive: true, resumeCommand: Launch.reopenCommand(dir, opts.scripted) })
   try {
     const engine = await Proc.run(Paths.opencodeBinary(), [dir], {
       cwd: dir,
@@ -30,5 +32,6 @@ export async function tui(dirArg: string | undefined, opts: { scripted?: string 
     return engine.code ?? 1
   } finally {
     await prepared.close()
+    await notifier?.close()
   }
 }

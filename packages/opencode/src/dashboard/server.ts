@@ -8,6 +8,7 @@ import { Hono, type Context } from "hono"
 import { streamSSE } from "hono/streaming"
 import type { Lang } from "../read/words"
 import { RunHub } from "./hub"
+import { metricsHandler } from "./metrics-route"
 
 /**
  * The dashboard's web server: read-only, GET only, on loopback unless told otherwise with a token.
@@ -130,6 +131,7 @@ export namespace DashboardServer {
       return c.body(readFileSync(join(solidDir(), rel), "utf8"), 200, { "content-type": "text/javascript; charset=utf-8" })
     })
     app.get("/api/run", (c) => c.json(hub.full()))
+    app.get("/metrics", metricsHandler(hub.root))
     app.get("/api/tasks/:id", (c) => {
       const evidence = hub.evidence(c.req.param("id"))
       return evidence ? c.json(evidence) : c.json({ error: `no task ${c.req.param("id")} in this run` }, 404)

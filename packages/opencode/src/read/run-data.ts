@@ -54,6 +54,8 @@ export namespace RunData {
     state: SchedulerState = initialState()
     readonly entries: Entry[] = []
     readonly warnings: string[] = []
+    /** When each question the state holds or held was first asked (the time of the event that asked it): a question's age. */
+    readonly askedAt = new Map<string, string>()
     private tail: JsonLines.Tail
 
     constructor(readonly root: string) {
@@ -77,7 +79,11 @@ export namespace RunData {
         }
         const result = transition(this.state, event)
         const entry: Entry = isRefused(result) ? { event, refused: result.refused, raw: line } : { event, raw: line }
-        if (!isRefused(result)) this.state = result.state
+        if (!isRefused(result)) {
+          if (result.state.questions !== this.state.questions)
+            for (const q of result.state.questions) if (!this.askedAt.has(q.questionId)) this.askedAt.set(q.questionId, event.at)
+          this.state = result.state
+        }
         this.entries.push(entry)
         added.push(entry)
       }

@@ -483,6 +483,16 @@ const en = {
   "plan.write.modify": "modifies",
   "plan.write.delete": "deletes",
   "plan.adrs": "Decisions (ADRs)",
+  "notify.title": "AirCoding · {project}",
+  "notify.question": "The run {runId} waits for your answer to {questionId}: {text}",
+  "notify.answer.headless": "Answer with: {command}",
+  "notify.answer.tui": "Answer in the AirCoding TUI with /air-answer (reopen it with: {command})",
+  "notify.done": "The run {runId} is done: {progress}.",
+  "notify.failed": "The run {runId} ended blocked: {progress}. See why with: {command}",
+  "notify.rolledBack": "The deploy of {commit} to {target} failed and was rolled back ({cause}): {message}",
+  "notify.budget": "The run {runId} spent its {kind} budget{task}: it waits for your answer. See: {command}",
+  "notify.budget.task": " on task {id}",
+  "notify.rateLimit": "A rate limit of the model provider pauses the run {runId} for {minutes} min (until {until}): {message}",
 } as const
 
 export type Key = keyof typeof en
@@ -951,6 +961,16 @@ const zhCN: Record<Key, string> = {
   "plan.write.modify": "修改",
   "plan.write.delete": "删除",
   "plan.adrs": "决策（ADR）",
+  "notify.title": "AirCoding 通知 · {project}",
+  "notify.question": "运行 {runId} 正在等待你回答 {questionId}：{text}",
+  "notify.answer.headless": "回答方式：{command}",
+  "notify.answer.tui": "在 AirCoding TUI 中用 /air-answer 回答（重新打开：{command}）",
+  "notify.done": "运行 {runId} 已完成：{progress}。",
+  "notify.failed": "运行 {runId} 以受阻结束：{progress}。查看原因：{command}",
+  "notify.rolledBack": "{commit} 部署到 {target} 失败，已回滚（{cause}）：{message}",
+  "notify.budget": "运行 {runId} 的{kind}预算已用完{task}：正在等待你的回答。查看：{command}",
+  "notify.budget.task": "（任务 {id}）",
+  "notify.rateLimit": "模型服务的速率限制使运行 {runId} 暂停 {minutes} 分钟（直到 {until}）：{message}",
 }
 
 const CATALOG: Record<Lang, Record<Key, string>> = { en, "zh-CN": zhCN }

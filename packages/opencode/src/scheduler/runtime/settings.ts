@@ -4,6 +4,7 @@ import { z } from "zod"
 import { Strict } from "../core/strict"
 import { Language } from "../../agent/language"
 import { DEFAULT_RUN_CONFIG, type RunConfig } from "../core/event.schema"
+import { NotifyConfig } from "./notify/config"
 
 /**
  * AirCoding's own settings. OpenCode refuses unknown keys in opencode.json, so they live in
@@ -59,6 +60,8 @@ export namespace Settings {
       retryMinutes: z.number().min(0.01).default(10),
       /** true: repair patterns learned here also go to the user's store, which every project on the machine reads. */
       shareKnowledge: z.boolean().default(false),
+      /** Webhooks and the desktop told when a question waits, the run ends, a deploy rolls back (runtime/notify/). */
+      notify: NotifyConfig.Schema.optional(),
     })
     .strict()
   export type Settings = z.infer<typeof Schema>
