@@ -19,6 +19,11 @@ export const RunConfig = z.object({
   autoConfirm: z.boolean(),
   /** Absent in logs written before budgets were recorded: the live settings are read then. */
   budgets: BudgetLimits.optional(),
+  /**
+   * What one session is expected to cost before any session of its role reported a cost: the context a session
+   * starts with times the model's price, when the run started (absent or 0: nothing is held back until one did).
+   */
+  sessionCostUsd: z.number().min(0).optional(),
   /** Build and test the integration head once before the first dispatch (set when the toolchain has commands). */
   baseline: z.boolean().optional(),
   /**
@@ -166,6 +171,10 @@ export const Event = z.discriminatedUnion("type", [
     role: z.string().min(1),
     requests: z.number().int().min(0),
     tokens: z.number().int().min(0),
+    /** The session's cost so far in USD, as the engine priced its requests (absent in logs from before money). */
+    costUsd: z.number().min(0).optional(),
+    /** Its requests to a model with no price: their cost is unknown, never $0. */
+    unpriced: z.number().int().min(0).optional(),
   }),
   /** A revert the machine ordered was carried out (or found already made), or it conflicted and the user was told. */
   event("revert.done", { taskId, round: z.number().int().min(1), status: z.enum(["reverted", "conflicted"]) }),
