@@ -2,7 +2,7 @@ import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { transition } from "../../src/scheduler/core/machine"
 import { reservedUsd } from "../../src/scheduler/core/money"
-import type { SchedulerState } from "../../src/scheduler/core/state"
+import { ACTIVE_STATUSES, type SchedulerState } from "../../src/scheduler/core/state"
 import { ev, graphOf, started, steps, task, type EventInput } from "./fixtures"
 
 /**
@@ -60,7 +60,7 @@ describe("the money budget over any interleaving", () => {
         }
         let state = started(graphOf(...IDS.map((id) => task(id))), config).state
         const spent = new Map<string, number>()
-        const live = (s: SchedulerState) => (id: string) => SESSION_STATUSES.includes(s.tasks.find((t) => t.id === id)!.status)
+        const live = (s: SchedulerState) => (id: string) => ACTIVE_STATUSES.has(s.tasks.find((t) => t.id === id)!.status)
         const check = (s: SchedulerState, starts: number) => {
           if (starts === 0) return
           expect(s.money.usd + reservedUsd(s.money, live(s))).toBeLessThanOrEqual(limit + 1e-9)

@@ -11,7 +11,7 @@ import { initialState, newTaskRuntime, type SchedulerState, type Stage, type Tas
 import type { TaskStatus } from "./task.schema"
 import { missingEvidence, requiredEvidence } from "./required-evidence"
 import { addUsage, emptyUsage, overruns, resetTask } from "./usage"
-import { answerRunCost, askRunCost, heldForMoney, isCostQuestion, moneyLimited, recordCost, resetCost } from "./money-rules"
+import { answerRunCost, askRunCost, heldForMoney, isCostQuestion, moneyLimited, ownSession, recordCost, resetCost } from "./money-rules"
 import { validateDelta, validateGraph, type ValidationError } from "./validate"
 import { answerStep, answerTaskChoice, blockOnFault, isHopeless, isRepairing, isStepQuestion, passMilestone, stepFailed, stepTimer, workerResume } from "./step-rules"
 import { stepEnded, stepStarted } from "./steps"
@@ -174,6 +174,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
     // The time comes from the event, never a clock: the deadline folds the same on every replay.
     const deadline = new Date(Date.parse(e.at) + d.s.config!.wallClockMs)
     d.patch(t.id, { sessionId: e.sessionId, deadline: Number.isNaN(deadline.getTime()) ? null : deadline.toISOString() })
+    ownSession(d, e.sessionId, t.id)
   },
 
   "worker.reported": (d, e) => {
@@ -341,6 +342,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
     if (typeof t === "string") return t
     if (t.reviewSessionId !== null) return `task ${t.id} is already reviewed in session ${t.reviewSessionId}`
     d.patch(t.id, { reviewSessionId: e.sessionId })
+    ownSession(d, e.sessionId, t.id)
   },
 
   "review.reported": (d, e) => {

@@ -1,6 +1,6 @@
 import type { Draft } from "./draft"
 import { addCost, costOverruns, estimateUsd, fits, parseCostAnswer, reserve, resetTaskCost, runLimit } from "./money"
-import type { Question, SchedulerState, TaskRuntime } from "./state"
+import { ACTIVE_STATUSES, type Question, type SchedulerState, type TaskRuntime } from "./state"
 
 /**
  * The machine's rules for the money budget (core/money.ts holds the arithmetic): a session starts only when
@@ -8,15 +8,13 @@ import type { Question, SchedulerState, TaskRuntime } from "./state"
  * cannot fit the next session, with nothing left in flight, asks once ("raise to N" / "stop").
  */
 
-const SESSION_STATUSES: readonly TaskRuntime["status"][] = ["running", "debugging", "reviewing"]
-
 /** The question a spent money budget asks is told apart by its id. */
 const COST_QUESTION = "run:cost:"
 
 function live(s: SchedulerState): (taskId: string) => boolean {
   return (taskId) => {
     const t = s.tasks.find((x) => x.id === taskId)
-    return t !== undefined && SESSION_STATUSES.includes(t.status)
+    return t !== undefined && ACTIVE_STATUSES.has(t.status)
   }
 }
 
@@ -94,6 +92,15 @@ export function answerRunCost(d: Draft, question: Question, answer: string): str
  * Adds a session's reported cost; returns the budgets it overran (the run's, then the task's) for the
  * machine to spend, as it does for requests and tokens.
  */
+/**
+ * The task a session works for, so its cost is the task's even when reported after the task moved on. Kept
+ * when the run counts money (a limit, or a priced model), so the logs of runs without either fold as before.
+ */
+export function ownSession(d: Draft, sessionId: string, taskId: string): void {
+  if (!moneyLimited(d.s) && !(d.s.config?.sessionCostUsd ?? 0)) return
+  d.s.money = { ...d.s.money, owners: { ...d.s.money.owners, [sessionId]: taskId } }
+}
+
 export function recordCost(
   d: Draft,
   report: { sessionId: string; role: string; costUsd?: number; unpriced?: number },
@@ -101,9 +108,10 @@ export function recordCost(
   judge: boolean,
 ): { taskId?: string }[] {
   const s = d.s
-  s.money = addCost(s.money, report, taskId)
+  const owner = taskId ?? s.money.owners[report.sessionId] ?? null
+  s.money = addCost(s.money, report, owner)
   if (!judge || !s.config?.budgets) return []
-  return costOverruns(s.money, s.config.budgets, taskId, s.runBudgetSpent)
+  return costOverruns(s.money, s.config.budgets, owner, s.runBudgetSpent)
 }
 
 /** A task's cost budget was spent: its next session starts afresh. */

@@ -25,13 +25,18 @@ export const MoneyState = z.object({
   /** Per task, since its cost budget was last spent: a blocked task's next session starts afresh. */
   tasks: z.record(z.string(), z.number().min(0)),
   reserved: z.record(z.string(), Reservation),
+  /**
+   * The task each session worked for (task.dispatched, review.started): a session's last cost is reported after
+   * its report moved the task on, when the runtime no longer names the task.
+   */
+  owners: z.record(z.string(), z.string()).default({}),
   /** The run's limit as the user raised it in answer to the spent budget (null: as configured). */
   runLimitUsd: z.number().min(0).nullable(),
 })
 export type MoneyState = z.infer<typeof MoneyState>
 
 export function emptyMoney(): MoneyState {
-  return { usd: 0, unpriced: 0, sessions: {}, tasks: {}, reserved: {}, runLimitUsd: null }
+  return { usd: 0, unpriced: 0, sessions: {}, tasks: {}, reserved: {}, owners: {}, runLimitUsd: null }
 }
 
 /** The estimate comes from this many of the role's latest sessions. */
@@ -80,7 +85,7 @@ export function estimateUsd(money: MoneyState, role: string, firstUsd: number): 
 
 /**
  * What the sessions in flight still hold back: each reservation less what its task spent since, for the
- * tasks whose session is still live (`live`).
+ * tasks still at work (`live`: a session's last cost arrives after its report, while the task is gated).
  */
 export function reservedUsd(money: MoneyState, live: (taskId: string) => boolean): number {
   let sum = 0

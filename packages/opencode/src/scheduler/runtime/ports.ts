@@ -4,6 +4,7 @@ import type { Event } from "../core/event.schema"
 import type { Inbox } from "./sessions/inbox"
 import type { SchedulerState } from "../core/state"
 import { ChildSessions } from "./sessions/sessions"
+import { inputPricePerMTok, SessionCosts } from "./sessions/cost"
 import { Gates } from "./gates/index"
 import { MergeQueue } from "./integration/merge"
 import { Worktrees } from "./git/worktree"
@@ -39,6 +40,10 @@ export type SessionsPort = {
   release(sessionID: string): void
   stalled(inactivityMs: number): string[]
   stats(sessionID: string): { requests: number; tokens: number; agent: string } | undefined
+  /** What the session's requests cost in USD, and how many had no price (absent: the port does not know). */
+  cost?(sessionID: string): SessionCosts.Cost | undefined
+  /** USD per million input tokens of the sessions' model (null: it has no price). */
+  inputPrice?(): Promise<number | null>
   ids(): string[]
 }
 
@@ -223,6 +228,8 @@ export function rateLimitedSessions(client: Client, limiter: () => RateLimiter, 
     release: ChildSessions.release,
     stalled: (ms) => ChildSessions.stalled(ms),
     stats: ChildSessions.stats,
+    cost: SessionCosts.of,
+    inputPrice: () => inputPricePerMTok(client),
     ids: ChildSessions.ids,
   }
 }

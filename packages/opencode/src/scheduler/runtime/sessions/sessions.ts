@@ -1,6 +1,7 @@
 import type { PluginInput } from "@opencode-ai/plugin"
 import type { Event } from "@opencode-ai/sdk"
 import type { RetryClass, RetryStatus } from "./rate-limiter"
+import { SessionCosts } from "./cost"
 
 type Client = PluginInput["client"]
 
@@ -167,6 +168,7 @@ export namespace ChildSessions {
         if (info.role === "assistant" && info.time.completed) {
           if (!w.completed.has(info.id) && !info.error) w.retries?.onSuccess()
           w.completed.set(info.id, info.tokens.input + info.tokens.output + info.tokens.reasoning)
+          SessionCosts.note(info)
         }
         return
       }
