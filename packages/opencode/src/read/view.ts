@@ -752,6 +752,8 @@ export namespace RunView {
         return L("ev.question.answered", { questionId: e.questionId, answer: oneLine(e.answer, 80) })
       case "budget.spent":
         return L("ev.budget.spent", { kind: L(`budget.kind.${e.kind}`) })
+      case "cost.reserved":
+        return L("ev.cost.reserved", { role: e.role, usd: MoneyLines.usd(e.usd), spent: MoneyLines.usd(e.spentUsd), limit: MoneyLines.usd(e.limitUsd) })
       case "usage.recorded":
         return L("ev.usage.recorded", { role: e.role, sessionId: e.sessionId, requests: e.requests, tokens: e.tokens })
       case "revert.done":

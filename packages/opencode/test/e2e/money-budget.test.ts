@@ -65,6 +65,16 @@ describe("a money budget shared by parallel sessions", () => {
     expect(r.summary.questions).toHaveLength(1)
   })
 
+  test("each reservation is an event: T-1's executor ($1.00 held back) and its reviewer (what was left), none for T-2", () => {
+    const reserved = r.events.filter((e) => e.type === "cost.reserved")
+    expect(reserved.map((e) => [e.taskId, e.role])).toEqual([
+      ["T-1", "executor"],
+      ["T-1", "reviewer"],
+    ])
+    expect(reserved[0].usd).toBeCloseTo(1.0)
+    for (const e of reserved) expect(e.spentUsd + e.usd).toBeLessThanOrEqual(1.2 + 1e-9)
+  })
+
   test("the cost never passed the budget, and the summary rolls it up per task and role", () => {
     const money = r.summary.money
     expect(money.usd).toBeGreaterThan(0.9)

@@ -139,6 +139,20 @@ describe("the money budget as a table", () => {
   for (const row of rows) it(row.rule, () => checkRow(row, show))
 })
 
+describe("a reservation recorded by the runtime (cost.reserved)", () => {
+  const reserved: EventInput = { type: "cost.reserved", taskId: "T-1", role: "executor", usd: 0.6, spentUsd: 0, limitUsd: 1 }
+  it("is accepted once, as the machine made it, and changes nothing else", () => {
+    const { state, commands } = apply(s.running(), reserved)
+    expect(commands).toEqual([])
+    expect(state.money.reserved["T-1"]).toEqual({ usd: 0.6, from: 0, logged: true })
+    expect(() => apply(state, reserved)).toThrow(/already recorded/)
+  })
+  it("is refused for a sum the machine did not hold back, or a task that holds none", () => {
+    expect(() => apply(s.running(), { ...reserved, usd: 0.5 })).toThrow(/holds back \$0.6, not \$0.5/)
+    expect(() => apply(s.running(), { ...reserved, taskId: "T-5" })).toThrow(/T-5 holds no money back/)
+  })
+})
+
 describe("the money budget spent with nothing in flight", () => {
   it("T-1 merged at $0.9: T-5 (estimated $0.9) is not dispatched and the run asks once", () => {
     const st = s.asked()

@@ -151,6 +151,11 @@ export const Event = z.discriminatedUnion("type", [
   event("consult.unanswered", { taskId, by: z.enum(CONSULTANTS), reason: z.string() }),
   event("question.answered", { questionId: z.string().min(1), answer: z.string() }),
   event("budget.spent", { taskId: taskId.optional(), kind: z.enum(BUDGET_KINDS) }),
+  /**
+   * The money the machine held back for a task's session when it started it (core/money-rules.ts), recorded
+   * by the runtime as it starts the session: what was spent and the limit then, so the log shows each reservation.
+   */
+  event("cost.reserved", { taskId, role: z.string().min(1), usd: z.number().min(0), spentUsd: z.number().min(0), limitUsd: z.number().min(0) }),
   /** A worker's or reviewer's session ended its turn without its report and was told to call it (once per session). */
   event("session.nudged", { taskId, sessionId: z.string().min(1) }),
   /** A worker's or reviewer's session ended in an error (or without its report, twice): `cause` says which. */

@@ -11,7 +11,7 @@ import { initialState, newTaskRuntime, type SchedulerState, type Stage, type Tas
 import type { TaskStatus } from "./task.schema"
 import { missingEvidence, requiredEvidence } from "./required-evidence"
 import { addUsage, emptyUsage, overruns, resetTask } from "./usage"
-import { answerRunCost, askRunCost, heldForMoney, isCostQuestion, moneyLimited, ownSession, recordCost, resetCost } from "./money-rules"
+import { answerRunCost, askRunCost, heldForMoney, isCostQuestion, moneyLimited, ownSession, recordCost, reservationLogged, resetCost } from "./money-rules"
 import { validateDelta, validateGraph, type ValidationError } from "./validate"
 import { answerStep, answerTaskChoice, blockOnFault, isHopeless, isRepairing, isStepQuestion, passMilestone, stepFailed, stepTimer, workerResume } from "./step-rules"
 import { stepEnded, stepStarted } from "./steps"
@@ -604,6 +604,8 @@ const RULES: { [T in EventType]: Handler<T> } = {
     d.reopen(budgetRaised)
     d.schedule()
   },
+
+  "cost.reserved": (d, e) => reservationLogged(d, e),
 
   "budget.spent": (d, e) => {
     const refusal = spendBudget(d, e.taskId, e.kind)

@@ -1,4 +1,4 @@
-import type { Draft } from "./draft"
+import type { Command } from "./command"
 import { addCost, costOverruns, estimateUsd, fits, parseCostAnswer, reserve, resetTaskCost, runLimit } from "./money"
 import { ACTIVE_STATUSES, type Question, type SchedulerState, type TaskRuntime } from "./state"
 
@@ -10,6 +10,15 @@ import { ACTIVE_STATUSES, type Question, type SchedulerState, type TaskRuntime }
 
 /** The question a spent money budget asks is told apart by its id. */
 const COST_QUESTION = "run:cost:"
+
+/** The moves of the machine's draft these rules use (named here, not imported: the draft calls these rules). */
+type Draft = {
+  readonly s: SchedulerState
+  emit(command: Command): void
+  notify(text: string): void
+  reopen(budgetRaised?: boolean): void
+  schedule(): void
+}
 
 function live(s: SchedulerState): (taskId: string) => boolean {
   return (taskId) => {
@@ -117,4 +126,14 @@ export function recordCost(
 /** A task's cost budget was spent: its next session starts afresh. */
 export function resetCost(d: Draft, taskId: string): void {
   d.s.money = resetTaskCost(d.s.money, taskId)
+}
+
+/** The runtime recorded a reservation as it started the session: once, and only the one the machine made. */
+export function reservationLogged(d: Draft, e: { taskId: string; usd: number }): string | undefined {
+  const r = d.s.money.reserved[e.taskId]
+  if (!r) return `task ${e.taskId} holds no money back`
+  if (r.logged) return `the reservation of task ${e.taskId} is already recorded`
+  if (Math.abs(r.usd - e.usd) > 1e-9) return `task ${e.taskId} holds back $${r.usd}, not $${e.usd}`
+  d.s.money = { ...d.s.money, reserved: { ...d.s.money.reserved, [e.taskId]: { ...r, logged: true } } }
+  return undefined
 }

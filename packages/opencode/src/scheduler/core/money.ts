@@ -16,7 +16,7 @@ const SessionCost = z.object({
 type SessionCost = z.infer<typeof SessionCost>
 
 /** Held back for a task's current session when it was started: its estimate, and the task's cost at that moment. */
-const Reservation = z.object({ usd: z.number().min(0), from: z.number().min(0) })
+const Reservation = z.object({ usd: z.number().min(0), from: z.number().min(0), logged: z.boolean().optional() })
 
 export const MoneyState = z.object({
   usd: z.number().min(0),
