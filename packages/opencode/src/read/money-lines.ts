@@ -46,6 +46,11 @@ export namespace MoneyLines {
     return n > 0 && n < 0.01 ? `$${n.toFixed(4)}` : `$${n.toFixed(2)}`
   }
 
+  /** A run that spent nothing priced, has no unpriced requests and no money limit has nothing to say about money. */
+  export function worthSaying(money: Money): boolean {
+    return money.usd > 0 || money.unpriced > 0 || money.limitUsd > 0 || money.taskLimitUsd > 0
+  }
+
   /** The status lines: the run's cost against its limit, by role, and the unpriced requests said as such. */
   export function lines(lang: Lang, money: Money): string[] {
     const out: string[] = []

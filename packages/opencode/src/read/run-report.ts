@@ -102,7 +102,7 @@ export namespace RunReport {
         lines.push(`  ${task.id.padEnd(6)} ` + t(lang, "summary.task", { state: tOr(lang, `state.${task.state}`, task.state), attempts: task.attempts, title: task.title }))
       const requests = Object.entries(s.modelRequests).map(([a, n]) => `${tOr(lang, `role.${a}`, a)} ${n}`)
       if (requests.length) lines.push("  " + t(lang, "summary.requests", { list: list(lang, requests) }))
-      if (s.money && (s.money.usd > 0 || s.money.unpriced > 0)) lines.push("  " + t(lang, "summary.cost", { cost: MoneyLines.short(lang, s.money) }))
+      if (s.money && MoneyLines.worthSaying(s.money)) lines.push("  " + t(lang, "summary.cost", { cost: MoneyLines.short(lang, s.money) }))
       if (s.final) lines.push("  " + finalLine(lang, s.final, s.final.evidenceDir))
       for (const line of DeployLines.section(lang, s.deploy)) lines.push(`  ${line}`)
       lines.push("  " + t(lang, "end.evidence", { path: `${s.evidenceRoot}/<task-id>/` }))

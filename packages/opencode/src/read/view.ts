@@ -660,7 +660,7 @@ export namespace RunView {
     if (b.wallClockMs !== null) lines.push(t(lang, "budgets.wallclock", { cap: duration(b.wallClockMs) }))
     const agents = Object.entries(b.modelRequests.byAgent).sort(([a], [c]) => a.localeCompare(c))
     lines.push(t(lang, "budgets.requests", { total: b.modelRequests.total, detail: agents.length ? ` (${agents.map(([a, n]) => `${roleLabel(lang, a)} ${n}`).join(", ")})` : "" }))
-    if (b.money) lines.push(...MoneyLines.lines(lang, b.money))
+    if (b.money && MoneyLines.worthSaying(b.money)) lines.push(...MoneyLines.lines(lang, b.money))
     if (b.runBudgetSpent) lines.push(t(lang, "budgets.runSpent"))
     if (b.jobs)
       lines.push(

@@ -66,7 +66,7 @@ export namespace TuiView {
     for (const text of RunView.reusedCheckLines(lang, v, true)) tasks.push({ text: RunView.truncate(text, width), tone: "muted" })
     // What the run cost so far, as the engine priced it (unpriced requests said as such, never as $0).
     const money = v.budgets.money
-    if (money && (money.usd > 0 || money.unpriced > 0)) tasks.push({ text: RunView.truncate(t(lang, "summary.cost", { cost: MoneyLines.short(lang, money) }), width), tone: "muted" })
+    if (money && MoneyLines.worthSaying(money)) tasks.push({ text: RunView.truncate(t(lang, "summary.cost", { cost: MoneyLines.short(lang, money) }), width), tone: "muted" })
     const titles = new Map(v.tasks.map((task) => [task.id, task.title]))
     // Retries and rate-limit pauses first, with the time of the next attempt: the run is not stuck, it waits on purpose.
     const retrying = (v.retries ?? []).map((r) => ({ text: RunView.truncate(RunView.retryText(lang, r), width * 2), tone: "warning" as Tone }))
