@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest"
 import { MoneyLines } from "../../src/read/money-lines"
 import { RunReport } from "../../src/read/run-report"
 import { RunView } from "../../src/read/view"
+import { TuiView } from "../../src/tui/view"
 import type { BudgetLimits } from "../../src/scheduler/core/event.schema"
 import type { EventInput } from "../scheduler/fixtures"
 import { apply, graphOf, started, steps, task } from "../scheduler/fixtures"
@@ -54,6 +55,11 @@ describe("the run's cost rolled up from usage.recorded", () => {
     expect(v.budgets.money?.usd).toBeCloseTo(1.0)
     expect(RunView.budgetLines("en", v)).toContain("Cost: $1.00 of $5.00, $1.05 held back for sessions in flight (architect $0.05, executor $0.95)")
     expect(RunView.budgetLines("zh-CN", v).find((l) => l.startsWith("费用："))).toMatch(/^费用：\$1\.00，上限 \$5\.00，为进行中的会话预留 \$1\.05/)
+  })
+
+  it("the TUI's sidebar (and the dashboard, through the same budget lines) shows the cost", () => {
+    expect(TuiView.sidebar(view(recorded()), "en").tasks.map((l) => l.text)).toContain("Cost: $1.00")
+    expect(TuiView.sidebar(view(recorded()), "zh-CN").tasks.map((l) => l.text)).toContain("费用：$1.00")
   })
 
   it("requests of a model with no price are said as such, never as $0", () => {
