@@ -77,6 +77,8 @@ export const Scenario = z
         delayMs: nonNegativeInt.optional(),
         usage: Usage.optional(),
         titleText: z.string().optional(),
+        /** The model's price in USD per million tokens, given to the engine's provider config (none: the model is unpriced). */
+        price: z.strictObject({ input: z.number().min(0), output: z.number().min(0) }).optional(),
       })
       .optional(),
     agents: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), AgentRecognition).optional(),

@@ -27,6 +27,8 @@ export interface ScriptedModel {
   /** Base URL for an OpenAI-compatible client, e.g. http://127.0.0.1:PORT/v1 */
   url: string
   port: number
+  /** The scenario's price for the model (USD per million tokens), for the provider config; none: unpriced. */
+  price?: { input: number; output: number }
   requests(): LogEntry[]
   failures(): string[]
   requestsByAgent(): Record<string, number>
@@ -52,6 +54,7 @@ export async function startScriptedModel(opts: ScriptedModelOptions): Promise<Sc
   return {
     url: `http://${urlHost}:${port}/v1`,
     port,
+    ...(scenario.defaults?.price ? { price: scenario.defaults.price } : {}),
     requests: () => log.all(),
     failures: () => log.failures(),
     requestsByAgent: () => log.countByAgent(),

@@ -70,7 +70,7 @@ export namespace Launch {
       model = await startScriptedModel({ scenario, logPath: process.env.AIRCODING_SCRIPTED_LOG })
     }
     const env = LaunchConfig.environment({
-      overlay: model ? opencodeProviderConfig(model.url) : undefined,
+      overlay: model ? opencodeProviderConfig(model.url, undefined, model.price) : undefined,
       offline: Boolean(model),
       // Workers commit with git themselves: with no identity on the machine they get AirCoding's.
       extra: { ...(await Preflight.identityEnv(dir)), ...opts.extra },

@@ -9,6 +9,7 @@ import { headlessEnd, runWord, type RunWord } from "./run-status"
 import { list, t, tOr, type Lang } from "./words"
 import { DeployLines } from "./deploy-lines"
 import { durationText } from "./duration"
+import { MoneyLines } from "./money-lines"
 
 /** How a run looks to people and to CI: status lines, the end-of-run text, the JSON summary. */
 export namespace RunReport {
@@ -26,6 +27,8 @@ export namespace RunReport {
     final: FinalCheck.Result | null
     /** What the run spent against its budgets: requests, tokens (where the provider reports them), minutes; requests by task. */
     spent?: { requests: number; tokens: number; minutes: number; byTask: Record<string, number> }
+    /** What the run cost in USD as the engine priced it: per task, role and session; unpriced requests apart. */
+    money?: MoneyLines.Money
     /** Per deploy target of a deployable run: deployed commit, hash match, service state, smoke, rolled back. */
     deploy?: DeployLines.Target[]
   }
@@ -64,6 +67,7 @@ export namespace RunReport {
       questions: state.questions.map((q) => ({ questionId: q.questionId, text: q.text, ...(q.cause ? { cause: q.cause, answers: q.answers } : {}) })),
       modelRequests: Usage.byAgent(root),
       spent: spentOf(state),
+      money: MoneyLines.of(state),
       evidenceRoot: ".air/local/evidence",
       final: FinalCheck.read(root) ?? null,
       ...(state.deploy ? { deploy: DeployLines.of(state) } : {}),
@@ -114,6 +118,7 @@ export namespace RunReport {
         lines.push(`  ${task.id.padEnd(6)} ` + t(lang, "summary.task", { state: tOr(lang, `state.${task.state}`, task.state), attempts: task.attempts, title: task.title }))
       const requests = Object.entries(s.modelRequests).map(([a, n]) => `${tOr(lang, `role.${a}`, a)} ${n}`)
       if (requests.length) lines.push("  " + t(lang, "summary.requests", { list: list(lang, requests) }))
+      if (s.money && MoneyLines.worthSaying(s.money)) lines.push("  " + t(lang, "summary.cost", { cost: MoneyLines.short(lang, s.money) }))
       if (s.final) lines.push("  " + finalLine(lang, s.final, s.final.evidenceDir))
       for (const line of DeployLines.section(lang, s.deploy)) lines.push(`  ${line}`)
       lines.push("  " + t(lang, "end.evidence", { path: `${s.evidenceRoot}/<task-id>/` }))

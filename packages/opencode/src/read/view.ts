@@ -11,6 +11,7 @@ import { list, t, tCount, tOr, type Key, type Lang } from "./words"
 import { GateProgress } from "./gate-progress"
 import type { CheckReuse } from "./check-reuse"
 import { durationText } from "./duration"
+import { MoneyLines } from "./money-lines"
 
 /**
  * What a person needs to know about a run, as data (`aircoding status --json`, the dashboard) and as
@@ -96,6 +97,8 @@ export namespace RunView {
       perTask: { id: string; repairs: number; left: number | null }[]
       modelRequests: { total: number; byAgent: Record<string, number> }
       runBudgetSpent: boolean
+      /** What the run cost in USD (the engine's prices), per task, role and session, against its money limit. */
+      money?: MoneyLines.Money
       /** The run's job budget for builds and tests (jobs.json), when the run has one. */
       jobs?: { size: number; inUse: number; waiting: number; peakInUse: number; timeoutMs: number | null }
     }
@@ -221,6 +224,7 @@ export namespace RunView {
         perTask: state.tasks.map((rt) => ({ id: rt.id, repairs: rt.repairs, left: config ? Math.max(0, config.repairBudget - rt.repairs) : null })),
         modelRequests: { total: Object.values(byAgent).reduce((a, b) => a + b, 0), byAgent },
         runBudgetSpent: state.runBudgetSpent,
+        money: MoneyLines.of(state),
         ...(input.jobs
           ? { jobs: { size: input.jobs.size, inUse: input.jobs.inUse, waiting: input.jobs.waiting, peakInUse: input.jobs.peakInUse, timeoutMs: input.jobs.timeout?.ms ?? null } }
           : {}),
@@ -327,6 +331,7 @@ export namespace RunView {
         perTask: s.tasks.map((task) => ({ id: task.id, repairs: task.repairs, left: null })),
         modelRequests: { total: Object.values(byAgent).reduce((a, b) => a + b, 0), byAgent },
         runBudgetSpent: false,
+        ...(s.money ? { money: s.money } : {}),
       },
       waitingFor: s.status === "done" ? [{ kind: "nothing" }] : s.questions.map((q) => ({ kind: "question" as const, questionId: q.questionId, taskId: null, text: q.text })),
       questions: s.questions.map((q) => ({ ...q, taskId: null })),
@@ -677,6 +682,7 @@ export namespace RunView {
     if (b.wallClockMs !== null) lines.push(t(lang, "budgets.wallclock", { cap: duration(b.wallClockMs) }))
     const agents = Object.entries(b.modelRequests.byAgent).sort(([a], [c]) => a.localeCompare(c))
     lines.push(t(lang, "budgets.requests", { total: b.modelRequests.total, detail: agents.length ? ` (${agents.map(([a, n]) => `${roleLabel(lang, a)} ${n}`).join(", ")})` : "" }))
+    if (b.money && MoneyLines.worthSaying(b.money)) lines.push(...MoneyLines.lines(lang, b.money))
     if (b.runBudgetSpent) lines.push(t(lang, "budgets.runSpent"))
     if (b.jobs)
       lines.push(
@@ -768,6 +774,8 @@ export namespace RunView {
         return L("ev.question.answered", { questionId: e.questionId, answer: oneLine(e.answer, 80) })
       case "budget.spent":
         return L("ev.budget.spent", { kind: L(`budget.kind.${e.kind}`) })
+      case "cost.reserved":
+        return L("ev.cost.reserved", { role: e.role, usd: MoneyLines.usd(e.usd), spent: MoneyLines.usd(e.spentUsd), limit: MoneyLines.usd(e.limitUsd) })
       case "usage.recorded":
         return L("ev.usage.recorded", { role: e.role, sessionId: e.sessionId, requests: e.requests, tokens: e.tokens })
       case "revert.done":

@@ -3,6 +3,7 @@ import { RunView } from "../read/view"
 import { DeployLines } from "../read/deploy-lines"
 import type { SchedulerState } from "../scheduler/core/state"
 import type { TaskGraph } from "../scheduler/core/task.schema"
+import { MoneyLines } from "../read/money-lines"
 
 /**
  * What the TUI plugin shows, computed from the run's state alone: pure, so the sidebar, the dialogs and
@@ -63,6 +64,9 @@ export namespace TuiView {
     for (const c of v.checks ?? []) tasks.push({ text: RunView.truncate(RunView.checkProgressText(lang, c), width), tone: "accent" })
     // The baseline or the final check that ran nothing, reusing a recorded result: said under the tasks.
     for (const text of RunView.reusedCheckLines(lang, v, true)) tasks.push({ text: RunView.truncate(text, width), tone: "muted" })
+    // What the run cost so far, as the engine priced it (unpriced requests said as such, never as $0).
+    const money = v.budgets.money
+    if (money && MoneyLines.worthSaying(money)) tasks.push({ text: RunView.truncate(t(lang, "summary.cost", { cost: MoneyLines.short(lang, money) }), width), tone: "muted" })
     const titles = new Map(v.tasks.map((task) => [task.id, task.title]))
     // Retries and rate-limit pauses first, with the time of the next attempt: the run is not stuck, it waits on purpose.
     const retrying = (v.retries ?? []).map((r) => ({ text: RunView.truncate(RunView.retryText(lang, r), width * 2), tone: "warning" as Tone }))

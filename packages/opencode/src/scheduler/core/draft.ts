@@ -4,6 +4,7 @@ import type { Event, WorkerRole } from "./event.schema"
 import { graphIndex, isLive, type GraphIndex } from "./graph-index"
 import { ACTIVE_STATUSES, baselineHolds, type Failure, type Question, type SchedulerState, type TaskRuntime } from "./state"
 import { stepStarted } from "./steps"
+import { askRunCost, reserveSession, sessionFits, sessionRoleOf } from "./money-rules"
 import type { TaskGraph, TaskNode, TaskStatus } from "./task.schema"
 
 /**
@@ -211,6 +212,7 @@ export class Draft {
     const attempt = task.attempts + 1
     this.setStatus(id, role === "executor" ? "running" : "debugging", reason)
     this.patch(id, { attempts: attempt, role, sessionId: null, gatesStarted: false, resume: null, waitingOn: null, deadline: null, nudges: 0 })
+    reserveSession(this, id, role)
     this.emit({ type: "dispatch", id: commandId.dispatch(id, role, attempt), taskId: id, role, attempt, reason })
   }
 
@@ -225,6 +227,7 @@ export class Draft {
     const run = this.task(id)!.reviewRuns + 1
     this.setStatus(id, "reviewing", note)
     this.patch(id, { reviewRuns: run, reviewSessionId: null, resume: null, nudges: 0 })
+    reserveSession(this, id, "reviewer")
     this.emit({ type: "review", id: commandId.review(id, run), taskId: id, run })
   }
 
@@ -359,17 +362,26 @@ export class Draft {
       const cap = Math.min(s.config.concurrency, s.rateLimit?.cap ?? Infinity)
       let working = workingCount(s)
       let i = 0
+      let heldForMoney = false
       while (i < s.ready.length && working < cap) {
         const id = s.ready[i]!
         const node = this.node(id)
         if (node.phase > s.currentPhase) break
         if (!this.conflictsWithActive(node) && !this.waitsOnAdr(node)) {
+          // The money budget: a session starts only when its estimate fits beside what is spent and held back.
+          const role = sessionRoleOf(this.task(id)!)
+          if (role !== null && !sessionFits(s, role)) {
+            heldForMoney = true
+            break
+          }
           this.start(id)
           working++
           continue // start() took it off the ready list, so the same index now holds the next task
         }
         i++
       }
+      // Nothing in flight can free what is held back: the budget is spent, and the user is asked once.
+      if (heldForMoney && s.active.length === 0 && s.merging.length === 0) askRunCost(this)
     }
     this.settle()
   }

@@ -19,6 +19,11 @@ export const RunConfig = z.object({
   autoConfirm: z.boolean(),
   /** Absent in logs written before budgets were recorded: the live settings are read then. */
   budgets: BudgetLimits.optional(),
+  /**
+   * What one session is expected to cost before any session of its role reported a cost: the context a session
+   * starts with times the model's price, when the run started (absent or 0: nothing is held back until one did).
+   */
+  sessionCostUsd: z.number().min(0).optional(),
   /** Build and test the integration head once before the first dispatch (set when the toolchain has commands). */
   baseline: z.boolean().optional(),
   /**
@@ -146,6 +151,11 @@ export const Event = z.discriminatedUnion("type", [
   event("consult.unanswered", { taskId, by: z.enum(CONSULTANTS), reason: z.string() }),
   event("question.answered", { questionId: z.string().min(1), answer: z.string() }),
   event("budget.spent", { taskId: taskId.optional(), kind: z.enum(BUDGET_KINDS) }),
+  /**
+   * The money the machine held back for a task's session when it started it (core/money-rules.ts), recorded
+   * by the runtime as it starts the session: what was spent and the limit then, so the log shows each reservation.
+   */
+  event("cost.reserved", { taskId, role: z.string().min(1), usd: z.number().min(0), spentUsd: z.number().min(0), limitUsd: z.number().min(0) }),
   /** A worker's or reviewer's session ended its turn without its report and was told to call it (once per session). */
   event("session.nudged", { taskId, sessionId: z.string().min(1) }),
   /** A worker's or reviewer's session ended in an error (or without its report, twice): `cause` says which. */
@@ -177,6 +187,10 @@ export const Event = z.discriminatedUnion("type", [
     estimated: z.number().int().min(0).optional(),
     /** The provider's reported tokens over the estimate for the same calls: how far the estimate is from this provider. */
     ratio: z.number().positive().optional(),
+    /** The session's cost so far in USD, as the engine priced its requests (absent in logs from before money). */
+    costUsd: z.number().min(0).optional(),
+    /** Its requests to a model with no price: their cost is unknown, never $0. */
+    unpriced: z.number().int().min(0).optional(),
   }),
   /** A revert the machine ordered was carried out (or found already made), or it conflicted and the user was told. */
   event("revert.done", { taskId, round: z.number().int().min(1), status: z.enum(["reverted", "conflicted"]) }),

@@ -11,6 +11,7 @@ import { initialState, newTaskRuntime, type SchedulerState, type Stage, type Tas
 import type { TaskStatus } from "./task.schema"
 import { missingEvidence, requiredEvidence } from "./required-evidence"
 import { addUsage, emptyUsage, overruns, resetTask } from "./usage"
+import { answerRunCost, askRunCost, heldForMoney, isCostQuestion, moneyLimited, ownSession, recordCost, reservationLogged, resetCost } from "./money-rules"
 import { validateDelta, validateGraph, type ValidationError } from "./validate"
 import { answerStep, answerTaskChoice, blockOnFault, isHopeless, isRepairing, isStepQuestion, passMilestone, stepFailed, stepTimer, workerResume } from "./step-rules"
 import { stepEnded, stepStarted } from "./steps"
@@ -174,6 +175,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
     // The time comes from the event, never a clock: the deadline folds the same on every replay.
     const deadline = new Date(Date.parse(e.at) + d.s.config!.wallClockMs)
     d.patch(t.id, { sessionId: e.sessionId, deadline: Number.isNaN(deadline.getTime()) ? null : deadline.toISOString() })
+    ownSession(d, e.sessionId, t.id)
   },
 
   "worker.reported": (d, e) => {
@@ -346,6 +348,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
     if (typeof t === "string") return t
     if (t.reviewSessionId !== null) return `task ${t.id} is already reviewed in session ${t.reviewSessionId}`
     d.patch(t.id, { reviewSessionId: e.sessionId })
+    ownSession(d, e.sessionId, t.id)
   },
 
   "review.reported": (d, e) => {
@@ -576,6 +579,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
       return
     }
     if (isFaultQuestion(question)) return answerFault(d, question, e.answer)
+    if (isCostQuestion(question)) return answerRunCost(d, question, e.answer)
     if (isStepQuestion(question)) return answerStep(d, question, e.answer)
     if (question.taskId !== null && question.answers) {
       // A question that lists its answers accepts only those; "skip T-2" leaves the task blocked and goes on.
@@ -607,6 +611,8 @@ const RULES: { [T in EventType]: Handler<T> } = {
     d.schedule()
   },
 
+  "cost.reserved": (d, e) => reservationLogged(d, e),
+
   "budget.spent": (d, e) => {
     const refusal = spendBudget(d, e.taskId, e.kind)
     if (refusal) return refusal
@@ -637,10 +643,13 @@ const RULES: { [T in EventType]: Handler<T> } = {
     if (typeof usage === "string") return usage
     d.s.usage = usage
     const limits = d.s.config?.budgets
-    if (!limits || !d.s.graph || (d.s.stage !== "running" && d.s.stage !== "milestone")) return undefined
-    const over = overruns(limits, usage, taskId, d.s.runBudgetSpent)
+    const judged = Boolean(limits && d.s.graph && (d.s.stage === "running" || d.s.stage === "milestone"))
+    const costOver = recordCost(d, e, taskId, judged)
+    if (!limits || !judged) return undefined
+    const over = [...overruns(limits, usage, taskId, d.s.runBudgetSpent), ...costOver.map((o) => ({ ...o, kind: "cost" as const }))]
     for (const o of over) spendBudget(d, o.taskId, o.kind)
-    if (over.length) d.schedule()
+    // A cost report moves the estimates and what is held back: a session held for money may fit now.
+    if (over.length || heldForMoney(d.s)) d.schedule()
     return undefined
   },
 
@@ -745,10 +754,13 @@ function spendBudget(d: Draft, taskId: string | undefined, kind: EventOf<"budget
     d.abortSessions(t.id)
     d.block(t.id, `its ${e.kind} budget is spent`, resumeFor(t.status))
     d.s.usage = resetTask(d.s.usage, t.id)
+    resetCost(d, t.id)
   } else {
     if (d.s.runBudgetSpent) return "the run's budget is already spent"
     d.s.runBudgetSpent = true
-    d.s.usage = { ...d.s.usage, runGrants: d.s.usage.runGrants + 1 }
+    // A money limit is raised to the amount the user names; the others by one budget's worth per answer.
+    const money = e.kind === "cost" && moneyLimited(d.s)
+    if (!money) d.s.usage = { ...d.s.usage, runGrants: d.s.usage.runGrants + 1 }
     // Merges finish (they cost no model budget); everything else stops and waits for one answer.
     for (const id of [...d.s.active]) {
       const status = d.task(id)!.status
@@ -756,6 +768,10 @@ function spendBudget(d: Draft, taskId: string | undefined, kind: EventOf<"budget
       d.abortSessions(id)
       d.setStatus(id, "blocked", `run ${e.kind} budget spent`)
       d.patch(id, { resume: resumeFor(status), waitingOn: "run budget" })
+    }
+    if (money) {
+      askRunCost(d)
+      return undefined
     }
     const questionId = `run:budget:${d.s.eventCount}`
     const text = `The run's ${e.kind} budget is spent. Raise it and continue?`

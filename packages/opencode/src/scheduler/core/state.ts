@@ -2,6 +2,7 @@ import { z } from "zod"
 import { RunConfig } from "./event.schema"
 import { SCHEMA_VERSION, TASK_STATUSES, TaskGraph } from "./task.schema"
 import { emptyUsage, UsageState } from "./usage"
+import { emptyMoney, MoneyState } from "./money"
 import { BaselineState, CONSULTANTS, CONSULT_OPTIONS, emptySteps, FINAL_CHECK_STATUSES, OverflowRecord, QuestionCause, STEPS, StepRuns, WORKER_ROLES } from "./vocabulary"
 import { DeployState } from "./deploy.schema"
 
@@ -156,6 +157,8 @@ export const SchedulerState = z.object({
   finalCheck: z.object({ status: z.enum(FINAL_CHECK_STATUSES), message: z.string() }).nullable().default(null),
   /** Model use of the run (usage.recorded): the budgets are decided from it. */
   usage: UsageState.default(emptyUsage(null)),
+  /** What the run's sessions cost in USD and what the sessions in flight hold back (core/money.ts). */
+  money: MoneyState.default(emptyMoney()),
   /** Reverts ordered and not yet reported done (revert.done): a restart carries them out again (outstanding). */
   reverts: z.array(z.object({ taskId: z.string(), round: z.number().int().min(1), commandId: z.string() })).default([]),
   /** The integration head built and tested before the first dispatch (null when the run has none). */
@@ -201,6 +204,7 @@ export function initialState(): SchedulerState {
     finished: null,
     finalCheck: null,
     usage: emptyUsage(null),
+    money: emptyMoney(),
     reverts: [],
     baseline: null,
     steps: emptySteps(),

@@ -58,6 +58,9 @@ export const BudgetLimits = z.object({
   taskTokens: z.number().int().min(0),
   runTokens: z.number().int().min(0),
   runMinutes: z.number().min(0),
+  /** Money in USD, as the engine prices requests (absent in logs written before money budgets: no limit). */
+  runCostUsd: z.number().min(0).optional(),
+  taskCostUsd: z.number().min(0).optional(),
 })
 export type BudgetLimits = z.infer<typeof BudgetLimits>
 

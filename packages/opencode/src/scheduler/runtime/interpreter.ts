@@ -24,6 +24,7 @@ import { BaseFindings } from "./gates/base-findings"
 import { RepairPatterns } from "../../knowledge/patterns"
 import type { MergeQueue } from "./integration/merge"
 import { DeployStep } from "./deploy/step"
+import { recordReservation } from "./sessions/reservation"
 
 /** How long the failure event of a failed command waits before it is applied again, after a log that threw. */
 const RETRY_APPLY_MS = 500
@@ -148,11 +149,13 @@ export class Interpreter {
     switch (cmd.type) {
       case "dispatch":
         await this.checkAdrs()
+        await recordReservation(this.ports.log, cmd.taskId, cmd.role)
         return this.dispatch(cmd.taskId, cmd.role, cmd.attempt)
       case "runGates":
         await this.checkAdrs()
         return this.runGates(cmd.taskId)
       case "review":
+        await recordReservation(this.ports.log, cmd.taskId, "reviewer")
         return this.startReview(cmd.taskId)
       case "merge":
         return this.merge(cmd.tasks)

@@ -208,7 +208,7 @@ class OrchestratorImpl {
       join(this.root, ".air", "local", "state", "run.json"),
       JSON.stringify({ runId, integration: this.integration, mainSessionID }, null, 2),
     )
-    const started = await this.apply({ type: "run.started", runId, requirement, config: { ...Settings.runConfig(settings), baseline: await this.wantsBaseline(), ...DeployRules.runConfig(this.root) }, integration: this.integration })
+    const started = await this.apply({ type: "run.started", runId, requirement, config: { ...Settings.runConfig(settings), baseline: await this.wantsBaseline(), ...DeployRules.runConfig(this.root), ...(await this.sessionCost(settings)) }, integration: this.integration })
     if (!started.ok) return `The Scheduler refused the requirement: ${started.reason}`
     // The machine's plan command starts the Architect.
     this.clock.start(settings.inactivityMs)
@@ -219,6 +219,12 @@ class OrchestratorImpl {
         ? "AirCoding writes to you in this chat when the plan is ready: tell the user the work has started and end your turn."
         : "Call air_listen now, and again after each answer, until it says RUN ENDED.",
     ].join(" ")
+  }
+
+  /** The first estimate of a session's cost (the context it starts with times the model's input price), for the money budget. */
+  private async sessionCost(settings: Settings.Settings): Promise<{ sessionCostUsd?: number }> {
+    const price = await this.ports.sessions.inputPrice?.().catch(() => null)
+    return price ? { sessionCostUsd: (price * settings.costEstimateTokens) / 1_000_000 } : {}
   }
 
   /** What the user did in the TUI's dialogs, so Main never relays a proposal or question already answered there. */

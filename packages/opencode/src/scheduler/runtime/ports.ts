@@ -5,6 +5,7 @@ import type { Inbox } from "./sessions/inbox"
 import type { SchedulerState } from "../core/state"
 import { ChildSessions } from "./sessions/sessions"
 import { ModelInput } from "./sessions/model-input"
+import { inputPricePerMTok, SessionCosts } from "./sessions/cost"
 import { Gates } from "./gates/index"
 import { MergeQueue } from "./integration/merge"
 import { Worktrees } from "./git/worktree"
@@ -44,6 +45,10 @@ export type SessionsPort = {
   stalled(inactivityMs: number): string[]
   /** `estimated`: tokens of calls the provider reported none for, estimated; `ratio`: the provider's figures over the estimate. */
   stats(sessionID: string): { requests: number; tokens: number; agent: string; estimated?: number; ratio?: number } | undefined
+  /** What the session's requests cost in USD, and how many had no price (absent: the port does not know). */
+  cost?(sessionID: string): SessionCosts.Cost | undefined
+  /** USD per million input tokens of the sessions' model (null: it has no price). */
+  inputPrice?(): Promise<number | null>
   ids(): string[]
 }
 
@@ -229,6 +234,8 @@ export function rateLimitedSessions(client: Client, limiter: () => RateLimiter, 
     release: ChildSessions.release,
     stalled: (ms) => ChildSessions.stalled(ms),
     stats: ChildSessions.stats,
+    cost: SessionCosts.of,
+    inputPrice: () => inputPricePerMTok(client),
     ids: ChildSessions.ids,
   }
 }

@@ -3,7 +3,7 @@ import { join } from "node:path"
 import { z } from "zod"
 import { Strict } from "../core/strict"
 import { Language } from "../../agent/language"
-import { DEFAULT_RUN_CONFIG, type RunConfig } from "../core/event.schema"
+import { DEFAULT_RUN_CONFIG, type BudgetLimits, type RunConfig } from "../core/event.schema"
 import { NotifyConfig } from "./notify/config"
 
 /**
@@ -38,6 +38,14 @@ export namespace Settings {
       taskTokens: z.number().int().min(0).default(0),
       runTokens: z.number().int().min(0).default(0),
       runMinutes: z.number().int().min(0).default(0),
+      /** Money budgets in USD (0 = no limit), as the engine prices each request; shared by all parallel sessions. */
+      runCostUsd: z.number().min(0).default(0),
+      taskCostUsd: z.number().min(0).default(0),
+      /**
+       * Tokens a session is assumed to read before any session of its role reported a cost: times the model's
+       * input price, the first estimate held back against the money budget when a session starts.
+       */
+      costEstimateTokens: z.number().int().min(0).default(30_000),
       /**
        * At most this many tasks waiting to merge are merged as one batch: built and tested once together, then
        * landed; a failing batch is split in halves until the task that breaks it is found. 1: one at a time.
@@ -81,6 +89,8 @@ export namespace Settings {
     AIRCODING_TASK_TOKENS: "taskTokens",
     AIRCODING_RUN_TOKENS: "runTokens",
     AIRCODING_RUN_MINUTES: "runMinutes",
+    AIRCODING_RUN_COST_USD: "runCostUsd",
+    AIRCODING_TASK_COST_USD: "taskCostUsd",
     AIRCODING_SANDBOX_FALLBACK: "sandboxFallback",
     AIRCODING_RETRY_ATTEMPTS: "retryAttempts",
     AIRCODING_RETRY_MINUTES: "retryMinutes",
@@ -139,9 +149,9 @@ export namespace Settings {
     return parsed.data
   }
 
-  export function budgets(s: Settings): { taskRequests: number; runRequests: number; taskTokens: number; runTokens: number; runMinutes: number } {
-    const { taskRequests, runRequests, taskTokens, runTokens, runMinutes } = s
-    return { taskRequests, runRequests, taskTokens, runTokens, runMinutes }
+  export function budgets(s: Settings): BudgetLimits {
+    const { taskRequests, runRequests, taskTokens, runTokens, runMinutes, runCostUsd, taskCostUsd } = s
+    return { taskRequests, runRequests, taskTokens, runTokens, runMinutes, runCostUsd, taskCostUsd }
   }
 
   export function runConfig(s: Settings): RunConfig {

@@ -3,6 +3,7 @@ import type { Event, Part } from "@opencode-ai/sdk"
 import { ConversationEstimate } from "./conversation-estimate"
 import { ModelInput } from "./model-input"
 import type { RetryClass, RetryStatus } from "./rate-limiter"
+import { SessionCosts } from "./cost"
 
 type Client = PluginInput["client"]
 
@@ -187,6 +188,7 @@ export namespace ChildSessions {
           const reported = info.tokens.input + info.tokens.output + info.tokens.reasoning
           w.completed.set(info.id, reported)
           w.estimate.ended(info.id, reported, Boolean(info.error))
+          SessionCosts.note(info)
         }
         return
       }

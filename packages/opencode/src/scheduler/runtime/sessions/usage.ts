@@ -62,11 +62,11 @@ export class UsageReporter {
     const seen = [...sessionIDs].flatMap((sessionId) => {
       const stats = this.ports.sessions.stats(sessionId)
       if (!stats || (stats.requests === 0 && stats.tokens === 0)) return []
-      return [{ sessionId, stats, owner: this.ownerOf(sessionId) }]
+      return [{ sessionId, stats, cost: this.ports.sessions.cost?.(sessionId), owner: this.ownerOf(sessionId) }]
     })
     if (seen.length === 0) return Promise.resolve()
     return this.queue.run(async () => {
-      for (const { sessionId, stats, owner } of seen) {
+      for (const { sessionId, stats, cost, owner } of seen) {
         const state = this.ports.log.state()
         if (!state || state.runId === null) return
         const known = state.usage.sessions[sessionId]
@@ -81,6 +81,8 @@ export class UsageReporter {
           // The estimate beside the provider's figures: the budgets held on it where the provider said nothing, and its error where it did.
           ...(stats.estimated ? { estimated: stats.estimated } : {}),
           ...(stats.ratio !== undefined ? { ratio: stats.ratio } : {}),
+          // The engine's own price of the requests (sessions/cost.ts): what the money budget is decided from.
+          ...(cost ? { costUsd: cost.usd, unpriced: cost.unpriced } : {}),
         })
       }
     })
