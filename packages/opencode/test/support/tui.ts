@@ -183,7 +183,8 @@ export function columns(line: string, from: number, to = 10_000): string {
   return out
 }
 
-/** Screen text without what changes from run to run: run and session ids, clocks, token counts, costs. */
+/** Screen text without what changes from run to run: run and session ids, clocks, token counts, costs and
+ * the count of unpriced requests. */
 export function normaliseScreen(text: string): string {
   return text
     .replace(/run-[a-z0-9]+/g, "run-<id>")
@@ -191,6 +192,9 @@ export function normaliseScreen(text: string): string {
     .replace(/\b\d{1,2}:\d{2}(:\d{2})?\b/g, "<time>")
     .replace(/[\d,]+ tokens/g, "<n> tokens")
     .replace(/\$\d+\.\d+/g, "$<cost>")
+    // How many requests have been made when the screen is read depends on timing; that there are some does not.
+    .replace(/\+ \d+ unpriced/g, "+ <n> unpriced")
+    .replace(/\+ \d+ 个未计价请求/g, "+ <n> 个未计价请求")
 }
 
 /**
