@@ -1,5 +1,6 @@
 import { defineConfig } from "vitest/config"
 import { LongestFirst } from "./test/sequencer.ts"
+import { suiteExcludes } from "./test/stages.ts"
 
 /**
  * Files that drive whole processes (the engine, the CLI, the TUI) keep a fresh worker each: beside the
@@ -12,6 +13,9 @@ const PROCESS_DRIVEN = [
   "packages/opencode/test/cli/**/*.test.ts",
   "packages/scripted-model/test/opencode-e2e.test.ts",
 ]
+
+// The soak stage's files (test/stages.ts) are left out of the suite; `./start.sh soak` runs them.
+const SOAK_ONLY = suiteExcludes(process.env, process.argv)
 
 export default defineConfig({
   test: {
@@ -27,7 +31,7 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: "processes", include: PROCESS_DRIVEN },
+        test: { name: "processes", include: PROCESS_DRIVEN, exclude: SOAK_ONLY },
       },
       {
         extends: true,

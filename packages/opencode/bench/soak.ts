@@ -3,12 +3,14 @@
  * The long checks CI runs after the suite, each at full length: the store under 300 SIGKILLs, the whole
  * process tree of a run under 8 SIGKILLs with resume, the TUI's screens against their goldens (screens.e2e), and
  * the chaos property over 30 seeds of both scenarios
- * with every fault of the list (bench/chaos.ts). The suite runs the same checks shorter (80 kills, 3 kills;
+ * with every fault of the list (bench/chaos.ts), and the slow end-to-end files the suite leaves to this stage
+ * (test/stages.ts). The suite runs the same checks shorter (80 kills, 3 kills;
  * the chaos seeds are here only: about 70 s each). Exits 1 when any of them fails.
  */
 import { spawnSync } from "node:child_process"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
+import { SOAK_FILES } from "../../../test/stages"
 
 const { values } = parseArgs({ options: { seeds: { type: "string", default: "30" }, parallel: { type: "string", default: "2" } } })
 const root = join(import.meta.dir, "..", "..", "..")
@@ -23,6 +25,10 @@ const steps: { what: string; command: string[]; env?: Record<string, string> }[]
     what: "the TUI's screens against their goldens",
     command: [join(root, "node_modules", ".bin", "vitest"), "run", "packages/opencode/test/tui/screens.e2e.test.ts"],
     env: { AIR_TUI_SCREENS: "1", CI: "1" },
+  },
+  {
+    what: `the slow end-to-end files (${SOAK_FILES.length}, test/stages.ts)`,
+    command: [join(root, "node_modules", ".bin", "vitest"), "run", ...SOAK_FILES],
   },
   { what: `the chaos property (${values.seeds} seeds)`, command: [process.execPath, "packages/opencode/bench/chaos.ts", "--seeds", values.seeds!, "--parallel", values.parallel!] },
 ]

@@ -101,11 +101,12 @@ describe("dashboard in headless Chromium", () => {
     // The passing run's logs are one click away.
     const fixed = evidence.locator('.attempt[data-attempt="2"] details.log-cppcheck')
     await fixed.locator("summary").click()
-    expect(await fixed.locator("pre").innerText()).toContain("Checking src/parser.cpp")
+    // A log is fetched when its details open: read once it has come.
+    await expect.poll(() => fixed.locator("pre").innerText()).toContain("Checking src/parser.cpp")
     expect(await evidence.locator(".sessions").innerText()).toMatch(/ses_t2_exec1[\s\S]*ses_t2_dbg2[\s\S]*ses_t2_rev1/)
     expect(await evidence.locator(".review").getAttribute("data-verdict")).toBe("pass")
     await evidence.locator('.attempt[data-attempt="2"] details.log-diff summary').click()
-    expect(await evidence.locator('.attempt[data-attempt="2"] details.log-diff pre').innerText()).toContain("double result = 0.0;")
+    await expect.poll(() => evidence.locator('.attempt[data-attempt="2"] details.log-diff pre').innerText()).toContain("double result = 0.0;")
     await fixed.locator("summary").click()
     await evidence.locator('.attempt[data-attempt="2"] details.log-diff summary').click()
     mkdirSync(ARTIFACTS, { recursive: true })

@@ -103,6 +103,8 @@ async function answerLater(): Promise<void> {
 
 /** The plan dialog, from its title to the engine's "enter submit". */
 const planDialog = (screen: string): string => dialog(screen, PLAN_TITLE, "enter submit")
+/** The dialog drawn down to its last row: on a loaded machine a screen may be read between its title and the rest. */
+const wholeDialog = (screen: string): boolean => screen.includes(PLAN_TITLE) && screen.includes("enter submit")
 
 /** What the screen shows left of the open plan dialog: the chat, under the dialog's translucent backdrop. */
 function behindDialog(screen: string): string {
@@ -138,7 +140,7 @@ beforeAll(async () => {
 
   await tui.waitFor("Ask anything", 180_000, "the TUI's prompt")
   tui.submit(requirement)
-  screens.plan = await tui.waitFor(PLAN_TITLE, 180_000, "the plan dialog")
+  screens.plan = await tui.waitFor(wholeDialog, 180_000, "the plan dialog")
   // The engine blanks wide characters behind a dialog's backdrop: the sidebar is read with the dialog put aside.
   await closeDialog()
   screens.waiting = await tui.waitFor("AirCoding · 等待中", 30_000, "the sidebar's status word")
@@ -150,7 +152,7 @@ beforeAll(async () => {
   await tui.waitFor(/EXITED \d+/, 60_000, "the TUI to exit")
 
   tui.reopen("again")
-  screens.reopenedDialog = await tui.waitFor(PLAN_TITLE, 180_000, "the plan asked again")
+  screens.reopenedDialog = await tui.waitFor(wholeDialog, 180_000, "the plan asked again")
   await closeDialog()
   // A reopened TUI starts on the home screen: it says where the run stands and what it waits for.
   screens.reopenedHome = await tui.waitFor("AirCoding · 等待中", 30_000, "the run's status on the home screen")

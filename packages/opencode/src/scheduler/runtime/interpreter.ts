@@ -21,6 +21,7 @@ import { classifyFault } from "./fault"
 import { gatesOutcomeEvent } from "./gates"
 import { MergeBuild } from "./integration/merge-build"
 import { BaseFindings } from "./gates/base-findings"
+import { BuildSlot } from "./toolchain/build-slot"
 import { RepairPatterns } from "../../knowledge/patterns"
 import type { MergeQueue } from "./integration/merge"
 import { DeployStep } from "./deploy/step"
@@ -285,7 +286,7 @@ export class Interpreter {
   }
 
   /**
-   * The merge build's worktree and the base tree the analysis compares with are this run's caches: a
+   * The merge build's worktree, the base tree the analysis compares with and the build slots are this run's caches: a
    * finished run leaves in the user's repository only the worktrees of work not merged.
    */
   private async removeHelperTrees(): Promise<void> {
@@ -293,6 +294,7 @@ export class Interpreter {
     if (!top) return
     await MergeBuild.dropWorktree(top).catch(() => undefined)
     await BaseFindings.dropTree(top).catch(() => undefined)
+    await BuildSlot.dropAll(top).catch(() => undefined)
   }
 
   /** Removes the worktree of every merged task still on disk (one whose removal was cut short by the end of the run). */
@@ -437,6 +439,8 @@ export class Interpreter {
         writeSet: task.writeSet,
         ...(task.ui !== undefined || task.service !== undefined ? { program: { ui: task.ui, service: task.service } } : {}),
         ...(baseline ? { baseline } : {}),
+        // The building gates run in a build slot kept between tasks: a task's build costs what its change costs.
+        buildIn: "slot",
       })
     } catch (err) {
       // The gates could not reach a verdict (invalid toolchain.json, a git error, a full disk): the task must not

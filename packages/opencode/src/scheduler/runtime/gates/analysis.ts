@@ -30,6 +30,7 @@ export const CPPCHECK_ARGS = [
  */
 export const analysisGate = {
   id: "analysis",
+  tree: "build",
   reportsNotRun: true,
   provides: "analysis",
   requiredFor: ["code", "fix", "refactor", "ui", "service"],

@@ -9,6 +9,7 @@ export const BUILD_LOG = "build.log"
 /** The toolchain's build commands pass in the worktree; a failure quotes the compiler's first error. */
 export const buildGate = {
   id: "build",
+  tree: "build",
   reportsNotRun: true,
   provides: "build",
   requiredFor: ["code", "fix", "refactor", "ui", "service", "test", "build", "verify"],

@@ -30,6 +30,7 @@ const HEADER = /\.(h|hh|hpp|hxx)$/i
  */
 export const clangTidyGate = {
   id: "clang-tidy",
+  tree: "build",
   reportsNotRun: true,
   route: "debugger",
   logs: [CLANG_TIDY_LOG],

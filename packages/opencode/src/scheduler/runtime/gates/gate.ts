@@ -46,6 +46,13 @@ export interface Gate<Id extends string = string> {
   /** Files this gate writes in the evidence directory; cleared before every run. */
   readonly logs?: readonly string[]
   /**
+   * "build": the gate builds or runs what was built (the build, the tests, the analysers reading the build's
+   * compile_commands.json, the program captures), so it runs in the build tree: a build slot at the task branch's
+   * tip when the runtime gives slots (`RunInput.buildIn`), whose build directory is kept between tasks, so the
+   * build is incremental. Without the flag a gate reads the task's own worktree and branch.
+   */
+  readonly tree?: "build"
+  /**
    * Runs the gate. A failure the task's authors can act on is a returned `failure` (its message already
    * parsed from the tool's output: first error, failing tests, findings); a gate that cannot reach a verdict
    * throws (the pipeline tags it: `GateError`).
@@ -91,6 +98,7 @@ export type Exec = (
 
 export interface GateContext {
   readonly root: string
+  /** Where this gate runs: the task's worktree, or for a gate with `tree: "build"` the build tree (a slot). */
   readonly worktree: string
   readonly taskId: string
   readonly base: string

@@ -20,6 +20,7 @@ const CONFIGURE_TIMEOUT_MS = 180_000
  */
 export const logLevelsGate = {
   id: "log-levels",
+  tree: "build",
   // Bookkeeping for the views (shown when it fails): it runs on one task of a plan, and skips on every other.
   route: "debugger",
   logs: [LEVELS_LOG],

@@ -1,8 +1,10 @@
 import { mkdir, rm, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { writeFileAtomic } from "../store/atomic.ts"
-import { GitCommandError } from "../git/git.ts"
+import { git, GitCommandError } from "../git/git.ts"
 import { Toolchain } from "../toolchain/index.ts"
+import { BuildSlot } from "../toolchain/build-slot.ts"
+import { SlotPool } from "../toolchain/slot-pool.ts"
 import { Worktrees } from "../git/worktree.ts"
 import { GateError } from "../errors.ts"
 import { Proc } from "../process.ts"
@@ -72,6 +74,12 @@ export interface RunInput {
    * Default: "fallback" when the settings say `sandboxFallback`, else "on".
    */
   sandbox?: "on" | "fallback" | "off"
+  /**
+   * Where the gates that build (`Gate.tree: "build"`) run: the task's worktree (default: a worker's own look at
+   * its worktree), or "slot": a build slot moved to the task branch's tip, whose build directory is kept from task
+   * to task, so a task's build costs what its change costs (the runtime's gates; `toolchain/build-slot.ts`).
+   */
+  buildIn?: "worktree" | "slot"
   /** Seams: how commands run (a sandbox wraps this) and where evidence is written. */
   exec?: Exec
   fs?: EvidenceFs
@@ -108,9 +116,21 @@ export async function runGates(input: RunInput): Promise<GateReport> {
   const sandboxMode = input.sandbox ?? SandboxExec.modeOf(input.root)
   const sandboxCheck = sandboxMode === "off" ? undefined : Sandbox.check()
   const sandboxed = sandboxCheck?.ok === true
+  // The run's one job budget around everything the gates run (the sandbox inside it), writable only in `tree`.
+  const execIn = (tree: string): Exec =>
+    BudgetExec.wrap(
+      sandboxed ? SandboxExec.wrap(input.exec ?? processExec, { root: input.root, worktree: tree, network: resolved.rules.network }) : (input.exec ?? processExec),
+      RunJobs.of(input.root),
+      `task ${input.taskId}`,
+    )
+  const work: Tree = { path: input.worktree, exec: execIn(input.worktree) }
+  let tree = work
+  let slot: (Tree & { id: string; notes: string[] }) | undefined
   const ctx: GateContext = {
     root: input.root,
-    worktree: input.worktree,
+    get worktree() {
+      return tree.path
+    },
     taskId: input.taskId,
     base: input.base,
     kind: input.kind,
@@ -131,12 +151,7 @@ export async function runGates(input: RunInput): Promise<GateReport> {
     inheritedTests: [],
     // A caller's own exec (a test's fake) makes results that are not the project's: they are neither reused nor recorded.
     ...(input.exec ? {} : { sandboxed }),
-    // The run's one job budget around everything the gates run (the sandbox inside it).
-    exec: BudgetExec.wrap(
-      sandboxed ? SandboxExec.wrap(input.exec ?? processExec, { root: input.root, worktree: input.worktree, network: resolved.rules.network }) : (input.exec ?? processExec),
-      RunJobs.of(input.root),
-      `task ${input.taskId}`,
-    ),
+    exec: work.exec,
     async write(name, data) {
       const file = path.join(evidenceDir, name)
       await fs.writeFile(file, data)
@@ -161,6 +176,7 @@ export async function runGates(input: RunInput): Promise<GateReport> {
       requires,
       ...heldEvidence(results, gates, path.join(evidenceDir, REPORT_FILE)),
       toolchain: { source: input.toolchain ? "given" : resolved.source, note: resolved.note },
+      ...(slot ? { buildTree: { slot: slot.id, notes: slot.notes } } : {}),
       evidenceDir,
     }
     // Written last and atomically: a report.json on disk always describes a finished run.
@@ -187,27 +203,67 @@ export async function runGates(input: RunInput): Promise<GateReport> {
     if (!setup.ok)
       return finish({ gate: TOOL_MISSING, missingTool: setup.step.check ?? setup.step.run!, summary: setup.missing ? `a prerequisite is missing: ${setup.step.reason}` : `a setup step failed: ${setup.step.run}`, message: SetupSteps.message(ctx.label, setup) })
   }
-  for (const gate of gates) {
-    aborted()
-    const started = Date.now()
-    const outcome = await tagged(() => gate.run(ctx))
-    aborted()
-    const failure = outcome.failure
-    results.push({
-      gate: gate.id,
-      passed: !failure,
-      ran: outcome.ran,
-      ms: Date.now() - started,
-      ...(outcome.logPath ? { logPath: outcome.logPath } : {}),
-      ...(outcome.notApplicable && !outcome.ran && !failure ? { notApplicable: true } : {}),
-      summary: outcome.summary,
-      ...(failure?.missingTool ? { missingTool: failure.missingTool } : {}),
-      ...(outcome.reused ? { reused: outcome.reused } : {}),
-    })
-    if (failure) return finish({ ...failure, gate: failure.gate ?? gate.id })
+  // A gate that builds takes the build slot at the task branch's tip, the first time one runs.
+  const buildTree = async (): Promise<Tree> => {
+    if (input.buildIn !== "slot" || ctx.rules.cache.slots === false) return work
+    if (slot) return slot
+    const head = (await git(input.worktree, ["rev-parse", "HEAD^{commit}"])).trim()
+    const id = SlotPool.acquire(input.root, input.taskId)
+    try {
+      const print = await BuildSlot.fingerprint(ctx.rules, ctx.env)
+      const taken = await BuildSlot.take(input.root, id, head, print, ctx.rules.detected?.buildDir ?? Toolchain.BUILD_DIR)
+      const exec = execIn(taken.path)
+      // The project's setup steps, as in every worktree: the slot's clean removed what they made last time.
+      const setup = await SetupSteps.apply(input.root, taken.path, exec, ctx.env, ctx.rules.timeoutMs)
+      if (!setup.ok) throw new GateError("ToolchainInvalid", SetupSteps.message(`${ctx.label} (build slot ${id})`, setup))
+      slot = { id, path: taken.path, exec, notes: taken.notes }
+      return slot
+    } catch (error) {
+      SlotPool.release(input.root, id)
+      throw error
+    }
   }
-  return finish()
+  let verdict = false
+  try {
+    for (const gate of gates) {
+      aborted()
+      const started = Date.now()
+      tree = gate.tree === "build" ? await tagged(buildTree) : work
+      ctx.exec = tree.exec
+      const outcome = await tagged(() => gate.run(ctx))
+      aborted()
+      const failure = outcome.failure
+      results.push({
+        gate: gate.id,
+        passed: !failure,
+        ran: outcome.ran,
+        ms: Date.now() - started,
+        ...(outcome.logPath ? { logPath: outcome.logPath } : {}),
+        ...(outcome.notApplicable && !outcome.ran && !failure ? { notApplicable: true } : {}),
+        summary: outcome.summary,
+        ...(failure?.missingTool ? { missingTool: failure.missingTool } : {}),
+        ...(outcome.reused ? { reused: outcome.reused } : {}),
+      })
+      if (failure) {
+        verdict = true
+        return await finish({ ...failure, gate: failure.gate ?? gate.id })
+      }
+    }
+    verdict = true
+    return await finish()
+  } finally {
+    tree = work
+    if (slot) {
+      // A verdict (pass or fail) leaves a whole build to build on; gates that were stopped or crashed leave the slot
+      // marked busy on disk, so its next use drops the build directory they may have left half-written.
+      if (verdict) await BuildSlot.release(input.root, slot.id).catch(() => undefined)
+      SlotPool.release(input.root, slot.id)
+    }
+  }
 }
+
+/** Where a gate runs and how its commands are run there (sandboxed to write only that tree). */
+type Tree = { path: string; exec: Exec }
 
 
 function passMessage(ctx: GateContext, gates: readonly Gate[]): string {

@@ -18,6 +18,7 @@ const SERVICE_PROBE_LOG = "service-probe.log"
 
 export const serviceProbeGate = {
   id: "service-probe",
+  tree: "build",
   reportsNotRun: true,
   provides: "probe",
   requiredFor: ["service"],

@@ -19,6 +19,7 @@ const NO_TESTS = "the test commands passed but found no tests (ctest: No tests w
  */
 export const testGate = {
   id: "test",
+  tree: "build",
   reportsNotRun: true,
   provides: "test",
   requiredFor: ["code", "fix", "refactor", "ui", "service", "test", "verify"],

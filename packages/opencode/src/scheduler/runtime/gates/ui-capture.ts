@@ -17,6 +17,7 @@ import { UiBefore } from "./ui-before.ts"
  */
 export const uiCaptureGate = {
   id: "ui-capture",
+  tree: "build",
   reportsNotRun: true,
   provides: "screenshot",
   requiredFor: ["ui"],

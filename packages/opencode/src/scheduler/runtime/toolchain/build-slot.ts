@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto"
 import { existsSync } from "node:fs"
-import { mkdir, readFile, rm } from "node:fs/promises"
+import { mkdir, readdir, readFile, rm } from "node:fs/promises"
 import path from "node:path"
 import { z } from "zod"
 import { git, gitTry } from "../git/git.ts"
@@ -102,6 +102,16 @@ export namespace BuildSlot {
     await serial.run(top, async () => {
       const state = await readState(top, id)
       if (state) await writeState(top, id, { ...state, busy: false })
+    })
+  }
+
+  /** Removes every slot: they are a run's cache, and a finished run leaves only the worktrees of unmerged work. */
+  export async function dropAll(root: string): Promise<void> {
+    const top = await Worktrees.repoRoot(root)
+    await serial.run(top, async () => {
+      const names = await readdir(dir(top)).catch(() => [] as string[])
+      for (const name of names.filter((n) => !n.endsWith(".json"))) await Worktrees.dropDetached(top, path.join(dir(top), name))
+      await rm(dir(top), { recursive: true, force: true })
     })
   }
 

@@ -81,6 +81,10 @@ export namespace Toolchain {
         .boolean()
         .optional()
         .describe("false: builds keep the worktree's path in their outputs (no -ffile-prefix-map); absent or true: outputs independent of it (path-map.ts)"),
+      slots: z
+        .boolean()
+        .optional()
+        .describe("false: every task's gates build in its own worktree from an empty build directory; absent or true: in build slots kept between tasks (build-slot.ts)"),
       results: z
         .lazy(() => ResultsRules)
         .optional()
