@@ -92,10 +92,12 @@ const executor = (id: string, change: string, msg: string) => ({
 })
 
 /**
- * Build, then what the gate's log offers: start the service and run the gate's probe command (its log's `$ ` line) in
- * one bash call, which prints the reply and fails when it is wrong.
+ * What the gate's log offers: build (the gates built in a build slot, so the Debugger's worktree holds no build yet),
+ * start the service and run the gate's probe command (its log's `$ ` line) in one bash call, which prints the reply
+ * and fails when it is wrong.
  */
-const PROBE_IN_WORKTREE = `cmake --build .air-build > /dev/null && ${reproduction(ServiceProbe.Spec.parse(serviceField("PONG v3")))}`
+const BUILD = ["cmake -S . -B .air-build -G Ninja", "cmake --build .air-build"]
+const PROBE_IN_WORKTREE = reproduction(ServiceProbe.Spec.parse(serviceField("PONG v3")), BUILD)
 
 const debuggerT3 = {
   agent: "debugger",
@@ -173,7 +175,7 @@ beforeAll(async () => {
     ...FILES,
     ".air/shared/rules/toolchain.json": JSON.stringify({
       schemaVersion: 1,
-      build: ["cmake -S . -B .air-build -G Ninja", "cmake --build .air-build"],
+      build: BUILD,
       test: ["ctest --test-dir .air-build --output-on-failure"],
       // cppcheck stays on (its default): the analysis is required of service and code tasks alike.
     }),

@@ -40,7 +40,7 @@ async function probe(ctx: GateContext): Promise<GateOutcome> {
   }
   const outDir = path.join(ctx.evidenceDir, "probe")
   const result = await ServiceProbe.run(spec, { worktree: ctx.worktree, outDir, env: ctx.env, ...(ctx.signal ? { signal: ctx.signal } : {}) })
-  const logPath = await ctx.write(SERVICE_PROBE_LOG, serviceProbeLog(spec, result))
+  const logPath = await ctx.write(SERVICE_PROBE_LOG, serviceProbeLog(spec, result, ctx.rules.build))
   const described = ServiceProbe.describe(result)
   if (result.verdict.ok) return { ran: true, summary: `probe passed: ${result.verdict.reason}`, logPath }
   if (result.verdict.cause === "environment") {
@@ -52,20 +52,20 @@ async function probe(ctx: GateContext): Promise<GateOutcome> {
     ran: true,
     summary,
     logPath,
-    failure: { summary, message: `${ctx.label}: ${described}\nLook before changing code: air_probe runs this same probe on your worktree (a failing look is the reproduction; or build, then start the service and run the probe in one bash command: ${reproduction(spec)}), fix the service, look again (a passing look after your last edit is the verification), commit, and report again.` },
+    failure: { summary, message: `${ctx.label}: ${described}\nLook before changing code: air_probe runs this same probe on your worktree (a failing look is the reproduction; or build, then start the service and run the probe in one bash command: ${reproduction(spec, ctx.rules.build)}), fix the service, look again (a passing look after your last edit is the verification), commit, and report again.` },
   }
 }
 
 const shell = (argv: readonly string[]) => argv.map(Sandbox.quote).join(" ")
 
 /**
- * One bash command that does in a worker's worktree what the gate did: start the service, wait until its ports
+ * One bash command that does in a worker's worktree what the gate did: build (`build`, the toolchain's commands), start the service, wait until its ports
  * listen (bounded by the task's listenTimeoutS), run the probe with its input, stop the service, print what the
  * probe got, and exit non-zero when that lacks what the task expects or the probe's exit is not the one it names (grep's reading of `contains`, or of `matches`
  * as an extended regular expression: close to the gate's JavaScript one, not the same). A worker's shell has a
  * network namespace of its own (the sandbox), so the port is free there whatever runs on the host.
  */
-export function reproduction(spec: ServiceProbe.Spec): string {
+export function reproduction(spec: ServiceProbe.Spec, build: readonly string[] = []): string {
   const inCwd = (cwd: string, argv: readonly string[]) => (cwd === "." ? shell(argv) : `(cd ${Sandbox.quote(cwd)} && exec ${shell(argv)})`)
   const service = inCwd(spec.service.cwd, [spec.service.command, ...spec.service.args])
   const probe = inCwd(spec.probe.cwd, [spec.probe.command, ...spec.probe.args])
@@ -81,7 +81,9 @@ export function reproduction(spec: ServiceProbe.Spec): string {
   const checks = [...wanted.map((line) => `grep -qF ${Sandbox.quote(line)} <<< "$out"`), ...(matches !== undefined ? [`grep -qE ${Sandbox.quote(matches)} <<< "$out"`] : [])]
   if (spec.probe.exitCode !== undefined) checks.push(`[ $rc -eq ${spec.probe.exitCode} ]`)
   const check = checks.join(" && ")
-  return `(${service} & S=$!; ${wait}; out=$(${input}${probe} 2>&1); rc=$?; kill $S; printf '%s\\n' "$out"; ${check})`
+  // The build first, as the gate's was: the gates built in a build slot, so a worker's worktree may hold no build yet.
+  const built = build.map((command) => `${command} > /dev/null && `).join("")
+  return `${built}(${service} & S=$!; ${wait}; out=$(${input}${probe} 2>&1); rc=$?; kill $S; printf '%s\\n' "$out"; ${check})`
 }
 
 /** Text as printf's format that prints it: one line of shell, its newlines as `\n` (a bash command split over lines reads as several). */
@@ -94,13 +96,13 @@ function printfFormat(text: string): string {
  * evidence rule (agent/evidence.ts, `failureOf` and `reproduces`) knows the command that showed the failure; then
  * how the service was started, the reproduction in one bash command, and the probe's summary (verdict, exchange).
  */
-export function serviceProbeLog(spec: ServiceProbe.Spec, result: ServiceProbe.Result): string {
+export function serviceProbeLog(spec: ServiceProbe.Spec, result: ServiceProbe.Result, build: readonly string[] = []): string {
   const summary = result.files.summaryText ? readSummary(result.files.summaryText) : `verdict: ${result.verdict.ok ? "passed" : "failed"}: ${result.verdict.reason}\n`
   return [
     `service (cwd ${spec.service.cwd}, in a loopback-only network namespace, ports ${spec.ports.join(", ")}): ${shell([spec.service.command, ...spec.service.args])}`,
     `probe (cwd ${spec.probe.cwd}${spec.probe.input !== undefined ? `, stdin ${JSON.stringify(spec.probe.input)}` : ""}), once every port listened:`,
     `$ ${shell([spec.probe.command, ...spec.probe.args])}`,
-    `reproduce it in a worktree (one bash command): ${reproduction(spec)}`,
+    `reproduce it in a worktree (one bash command): ${reproduction(spec, build)}`,
     "",
     summary,
   ].join("\n")
