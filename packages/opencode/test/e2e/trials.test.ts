@@ -15,6 +15,8 @@ import { makeSandbox, type Sandbox } from "../support/sandbox"
  */
 /** The Debugger's reproduction and verification: the test gate's command. */
 const CTEST = "ctest --test-dir .air-build --output-on-failure"
+/** The gates build in a slot of their own: the Debugger builds its worktree before it runs the failing test. */
+const REPRODUCE = `cmake -S . -B .air-build && cmake --build .air-build && ${CTEST}`
 const commit = (msg: string) => ({ tool: "bash", args: { command: `git add -A && git commit -q -m "${msg}"`, description: "commit" } })
 const review = {
   agent: "reviewer",
@@ -67,7 +69,7 @@ const scenario = {
       match: "^Task T-2:",
       steps: [
         { tool: "edit", args: { filePath: "src/calc.cpp", oldString: "return a; }", newString: "return -a; }" }, expect: { lastUserIncludes: ["What failed before (test)"] } },
-        { tool: "bash", args: { command: CTEST, description: "reproduce the failing test" }, expect: { lastToolResultIncludes: ["AirCoding guard", "evidence"] } },
+        { tool: "bash", args: { command: REPRODUCE, description: "reproduce the failing test" }, expect: { lastToolResultIncludes: ["AirCoding guard", "evidence"] } },
         { tool: "edit", args: { filePath: "src/calc.cpp", oldString: "return a; }", newString: "return -a; }" } },
         { tool: "bash", args: { command: `cmake --build .air-build && ${CTEST}`, description: "verify: rebuild and run the failing test again" } },
         commit("Fix calc::neg"),
@@ -77,7 +79,7 @@ const scenario = {
             summary: "The test showed neg(3) == 3; neg now returns -a.",
             debug: {
               symptom: "the test calc fails: CHECK(calc::neg(3) == -3)",
-              reproduction: { command: CTEST, output: "The following tests FAILED: calc (Failed)" },
+              reproduction: { command: REPRODUCE, output: "The following tests FAILED: calc (Failed)" },
               rootCause: { file: "src/calc.cpp", line: 12, explanation: "neg returns its argument unchanged instead of -a" },
               fix: "neg returns -a",
               verification: { command: CTEST, output: "100% tests passed" },
@@ -178,7 +180,7 @@ describe("a run survives what workers do wrong", () => {
     expect(kept.verdict).toEqual({ ok: true, route: "gates" })
     expect(kept.report.rootCause).toMatchObject({ file: "src/calc.cpp", line: 12 })
     const steps = kept.steps.map((s: any) => (s.kind === "edit" ? "edit" : `${s.command} → ${s.exit === 0 ? "ok" : "failed"}`))
-    expect(steps).toEqual([`${CTEST} → failed`, "edit", `cmake --build .air-build && ${CTEST} → ok`, 'git add -A && git commit -q -m "Fix calc::neg" → ok'])
+    expect(steps).toEqual([`${REPRODUCE} → failed`, "edit", `cmake --build .air-build && ${CTEST} → ok`, 'git add -A && git commit -q -m "Fix calc::neg" → ok'])
   })
 
   test("a stalled executor is caught by the inactivity timer, aborted and dispatched again", () => {

@@ -202,7 +202,10 @@ function explain(ctx: GateContext, command: string, what: string, out: string, l
       (named.length > 0 ? `Failing tests: ${named.join(", ")}\n` : "") +
       (inherited.length > 0 ? `Also failing, as on the baseline before this task (inherited, not yours to fix): ${inherited.join(", ")}\n` : "") +
       (details ? `Output:\n${indent(details)}\n` : `Last lines:\n${indent(lastLines(out, 15))}\n`) +
-      `Full log: ${logPath}\nFix the code (or the test, if the test is what is wrong), commit on air/${ctx.taskId}, and report again.`,
+      `Full log: ${logPath}\n` +
+      // The gates built in a build slot of their own: a worker's worktree holds its own build, or none yet.
+      `Reproduce it in your worktree (one bash command, the build first): ${[...ctx.rules.build, command].join(" && ")}\n` +
+      `Fix the code (or the test, if the test is what is wrong), commit on air/${ctx.taskId}, and report again.`,
   }
 }
 

@@ -131,7 +131,9 @@ export namespace ContextPack {
     const intro = [
       `You are the debugger of this task (attempt ${attempt}). The gates failed; the worktree ${worktree.path} (branch ${worktree.branch}) holds the executor's work.`,
       "Collect evidence first (run the failing build/test/cppcheck, or read the evidence file), then test one hypothesis at",
-      "a time. Commit the fix, then call air_report with what you found and changed.",
+      "a time. The gates built in a build directory of their own, so your worktree has no build of theirs: build before",
+      "you run a test (the failure's message gives the one command that builds and reproduces it).",
+      "Commit the fix, then call air_report with what you found and changed.",
     ]
     // A Debugger hears of repairs that fixed the same failure before (this project's, and the user's when shared).
     return workerMessage(input, intro, [
