@@ -84,36 +84,75 @@ export namespace Selection {
       return undefined
     }
     const normal = (text: string) => text.split(worktree).join("<wt>")
+    const built = tests.map((t) => t.command?.[0]).filter((p): p is string => !!p && p.startsWith(worktree + path.sep))
+    const linked = await linkedLibraries(exec, worktree, env, [...new Set(built)])
     const out: { name: string; print: string }[] = []
     for (const test of tests) {
-      const print = await printOf(exec, worktree, env, test, normal)
+      const print = await printOf(worktree, test, normal, linked)
       if (print) out.push({ name: test.name, print })
     }
     return out
   }
 
+  /** How many programs one `ldd` call reads: one sandboxed call per test binary cost the test gate seconds per task. */
+  const LDD_BATCH = 100
+
+  /**
+   * The shared libraries each program loads (absolute paths; `[]` for a static one), from `ldd` over many programs at
+   * once; a program ldd could not read is absent (no print: its tests always run).
+   */
+  async function linkedLibraries(exec: Exec, worktree: string, env: NodeJS.ProcessEnv, programs: readonly string[]): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>()
+    for (let i = 0; i < programs.length; i += LDD_BATCH) {
+      const batch = programs.slice(i, i + LDD_BATCH)
+      const loaded = await exec("ldd", batch, { cwd: worktree, env, shell: false, timeoutMs: 30_000 })
+      // One program: ldd prints its libraries alone; several: each under a "<program>:" line.
+      const sections = new Map<string, string>()
+      if (batch.length === 1) sections.set(batch[0]!, loaded.stdout)
+      else {
+        let current: string | undefined
+        for (const line of loaded.stdout.split("\n")) {
+          const header = /^(\S.*):$/.exec(line)
+          if (header && batch.includes(header[1]!)) {
+            current = header[1]!
+            sections.set(current, "")
+          } else if (current) sections.set(current, sections.get(current)! + line + "\n")
+        }
+      }
+      for (const program of batch) {
+        const text = sections.get(program)
+        if (text === undefined) continue
+        const libs = [...text.matchAll(/=>\s*(\/\S+)/g)].map((m) => m[1]!)
+        // Alone, a program ldd could not read fails the call; a static one says so. Among several, ldd says either on
+        // stderr, unattributed, and leaves the program's section empty: the program's own hash then decides.
+        if (batch.length === 1) {
+          if (loaded.ok) out.set(program, libs)
+          else if (/not a dynamic executable/.test(loaded.output)) out.set(program, [])
+        } else out.set(program, libs)
+      }
+    }
+    return out
+  }
+
   async function printOf(
-    exec: Exec,
     worktree: string,
-    env: NodeJS.ProcessEnv,
     test: z.infer<typeof ShowOnly>["tests"][number],
     normal: (text: string) => string,
+    linked: ReadonlyMap<string, readonly string[]>,
   ): Promise<string | undefined> {
     const [program, ...args] = test.command ?? []
     // Only a program the project built is known whole; an interpreter's script imports what nobody lists.
     if (!program || !program.startsWith(worktree + path.sep)) return undefined
     const exe = await fileHash(program, worktree)
     if (!exe) return undefined
-    const loaded = await exec("ldd", [program], { cwd: worktree, env, shell: false, timeoutMs: 30_000 })
+    const loads = linked.get(program)
+    if (!loads) return undefined
     const libs: Record<string, string> = {}
-    if (loaded.ok) {
-      for (const match of loaded.stdout.matchAll(/=>\s*(\/\S+)/g)) {
-        const lib = match[1]!
-        const h = await fileHash(lib, worktree)
-        if (!h) return undefined
-        libs[normal(lib)] = h
-      }
-    } else if (!/not a dynamic executable/.test(loaded.output)) return undefined
+    for (const lib of loads) {
+      const h = await fileHash(lib, worktree)
+      if (!h) return undefined
+      libs[normal(lib)] = h
+    }
     const properties = Object.fromEntries((test.properties ?? []).map((p) => [p.name, p.value]))
     const files: Record<string, string | null> = {}
     const required = properties.REQUIRED_FILES
