@@ -216,7 +216,10 @@ export function sidebar(screen: string): string {
   const col = columnOf(lines[from]!, lines[from]!.indexOf("AirCoding · "))
   const part = lines.slice(from).map((l) => columns(l, col).trimEnd())
   const end = part.findIndex((l) => l === "")
-  return normaliseScreen(part.slice(0, end < 0 ? undefined : end).join("\n")) + "\n"
+  // The cost line comes once the engine has priced a request, which a screen may be read before or after; what it
+  // says is the view's (test/read/money-lines.test.ts), so the screens leave it out.
+  const shown = part.slice(0, end < 0 ? undefined : end).filter((l) => !/^(Cost: |费用：)/.test(l))
+  return normaliseScreen(shown.join("\n")) + "\n"
 }
 
 /**
