@@ -14,7 +14,9 @@ import { commitStep, passingReviewer, runScenario, shellStep, trivialProject, ty
  */
 const requirement = "Trace the additions of the calc library."
 const integrate = { id: "T-1", title: "Integrate spdlog", kind: "build", phase: 1, writeSet: [{ path: "CMakeLists.txt", action: "modify" }], doneWhen: "the library links spdlog::spdlog found with find_package" }
-const trace = { id: "T-2", title: "Trace add", kind: "code", phase: 1, deps: ["T-1"], writeSet: [{ path: "src/calc.cpp", action: "modify" }], doneWhen: "add logs its operands" }
+const trace = { id: "T-2", title: "Trace add", kind: "code", phase: 1, deps: ["T-1"], writeSet: [{ path: "src/calc.cpp", action: "modify" }], doneWhen: "add logs its operands and the tests pass" }
+// A new module (a directory the branch lacks) with no test task and no test file: refused by the boundary rule, naming it.
+const sink = { id: "T-3", title: "Trace sink", kind: "code", phase: 1, deps: ["T-1"], writeSet: [{ path: "src/trace/sink.cpp", action: "create" }], doneWhen: "the sink writes lines and its tests pass" }
 
 const calc = (include: string, line: string) => `#include "calc.h"
 ${include}
@@ -42,6 +44,7 @@ const scenario = {
         { tool: "air_propose", args: { summary: "Trace add." } },
         // Without the integration task: refused by the plan rule, nothing changes.
         { tool: "air_plan", args: { tasks: [{ ...trace, deps: [] }] } },
+        { tool: "air_plan", args: { tasks: [integrate, trace, sink] } },
         { tool: "air_plan", args: { tasks: [integrate, trace] } },
         { text: "Planned." },
       ],
@@ -92,10 +95,12 @@ beforeAll(async () => {
 afterAll(() => sandbox?.cleanup())
 
 describe("the logging house rule, end to end (issue 40)", () => {
-  test("the plan without the integration task is refused with the reason; the one with it is accepted", () => {
+  test("the plan without the integration task is refused with the reason, the one adding an untested module too; the one with it is accepted", () => {
     expect(r.code, r.stderr.slice(-3000)).toBe(0)
     const refusal = r.modelLog.find((l) => l.agent === "architect" && String(l.lastToolResult).includes("The task graph was refused"))
     expect(refusal?.lastToolResult).toContain("name spdlog as the logging library and the project does not use it yet")
+    const module = r.modelLog.find((l) => l.agent === "architect" && String(l.lastToolResult).includes("adds the module"))
+    expect(module?.lastToolResult).toContain("task T-3 adds the module src/trace but no test task depends on it and it writes no test file")
     const accepted = r.events.filter((e) => e.type === "graph.accepted")
     expect(accepted).toHaveLength(1)
     expect(accepted[0].graph.tasks.map((t: any) => t.id)).toEqual(["T-1", "T-2"])

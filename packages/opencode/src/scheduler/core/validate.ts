@@ -8,6 +8,7 @@ import { KIND_RULES, TaskGraph, TaskNode, type WriteEntry } from "./task.schema"
 import { findAmbiguousVerb, REFACTOR_FORMS } from "./verbs"
 import { parseTaskGraphFast } from "./fast-parse"
 import { integrationFirstProblems, type MissingLibrary } from "./integration-first"
+import { boundaryProblems, interfaceFiles, LEGACY_RULES, type BoundaryRules } from "./boundary-tests"
 
 /** One problem, said for a person: what is wrong, where, and what to do about it. */
 export interface ValidationError {
@@ -51,6 +52,8 @@ export function boundErrors(errors: readonly ValidationError[], limit = MAX_ERRO
  */
 interface ValidateOptions {
   boundaryTests?: boolean
+  /** The house rules' boundary tests (boundary-tests.ts); absent: public headers under include/ only (LEGACY_RULES). */
+  boundaries?: BoundaryRules
   /** The house rules' logging library, when the project does not use it yet: the plan must integrate it first. */
   integrationFirst?: MissingLibrary
 }
@@ -76,7 +79,7 @@ export function validateGraph(input: unknown, options: ValidateOptions = {}): Gr
   checkIds(tasks, (i) => `tasks[${i}]`, errors)
   checkDeps(tasks, (i) => `tasks[${i}]`, new Map(), errors)
   checkDeployPhases(graph.deployPhases, tasks, errors)
-  if (errors.length === 0 && options.boundaryTests !== false) checkBoundaryTests(tasks, (i) => `tasks[${i}]`, () => true, errors)
+  if (errors.length === 0 && options.boundaryTests !== false) errors.push(...boundaryProblems(tasks, options.boundaries ?? LEGACY_RULES, (i) => `tasks[${i}]`))
   if (errors.length === 0 && options.integrationFirst) errors.push(...integrationFirstProblems(tasks, options.integrationFirst, (i) => `tasks[${i}]`))
   if (errors.length > 0) return { ok: false, errors: boundErrors(errors) }
   return { ok: true, graph: { ...graph, tasks } }
@@ -209,7 +212,7 @@ export function validateDelta(
   checkDeps(result.graph.tasks, pathOf, why, errors)
   // Only what the delta adds or changes must bring its boundary tests: a graph accepted earlier is not judged again.
   const fromDelta = (i: number) => addedIds.has(result.graph.tasks[i]!.id) || modifiedAt.has(result.graph.tasks[i]!.id)
-  if (errors.length === 0 && options.boundaryTests !== false) checkBoundaryTests(result.graph.tasks, pathOf, fromDelta, errors)
+  if (errors.length === 0 && options.boundaryTests !== false) errors.push(...boundaryProblems(result.graph.tasks, options.boundaries ?? LEGACY_RULES, pathOf, fromDelta))
   if (errors.length > 0) return { ok: false, errors: boundErrors(errors) }
   return { ok: true, delta: clean, result }
 }
@@ -425,45 +428,9 @@ function checkDeps(
   }
 }
 
-/** Kinds whose work can change a public interface; tests, docs, builds and re-verification cannot. */
-const INTERFACE_KINDS: ReadonlySet<TaskNode["kind"]> = new Set(["code", "fix", "refactor"])
-const HEADER = /\.(h|hh|hpp|hxx|h\+\+|inl|ipp|tpp)$/i
-const TEST_PATH = /(^|\/)(tests?|unittests?|testing)\/|(^|\/|_|-)tests?[_\-.][^/]*$|[_\-]tests?\.[^/]+$/i
-
-/**
- * A task changes a public interface when its write-set creates, modifies or deletes a header under an
- * `include/` directory (the public headers of a CMake project, `include/` or `libs/x/include/`). Private
- * headers next to the sources (`src/x.h`) are not an interface.
- */
+/** The legacy rule's question, kept for its callers: does this task change a public header under include/? */
 export function changesPublicInterface(task: TaskNode): boolean {
-  if (!INTERFACE_KINDS.has(task.kind)) return false
-  return task.writeSet.some((entry) => entry.action !== "keep" && HEADER.test(entry.path) && /(^|\/)include\//.test(entry.path))
-}
-
-/** A task carries its own boundary tests when its write-set writes a test file (tests/…, test_x.cpp, x_test.cpp). */
-function carriesTests(task: TaskNode): boolean {
-  return task.writeSet.some((entry) => entry.action !== "keep" && entry.action !== "delete" && TEST_PATH.test(entry.path))
-}
-
-/**
- * Tests at the boundary: a task that changes a public interface must be followed by a test task that
- * depends on it directly, or write its tests itself; otherwise the interface changes with nothing that
- * pins it down. `judged` says which tasks are held to the rule (all of a new graph; a delta's own tasks).
- */
-function checkBoundaryTests(tasks: readonly TaskNode[], pathOf: (i: number) => string, judged: (i: number) => boolean, errors: ValidationError[]): void {
-  const tested = new Set<string>()
-  for (const task of tasks) if (isLive(task) && task.kind === "test") for (const dep of task.deps) tested.add(dep)
-  tasks.forEach((task, i) => {
-    if (!isLive(task) || !judged(i) || !changesPublicInterface(task)) return
-    if (tested.has(task.id) || carriesTests(task)) return
-    const headers = task.writeSet.filter((entry) => entry.action !== "keep" && HEADER.test(entry.path) && /(^|\/)include\//.test(entry.path)).map((entry) => entry.path)
-    errors.push({
-      path: `${pathOf(i)}.writeSet`,
-      taskId: task.id,
-      message: `task ${task.id} changes a public interface (${headers.join(", ")}) but no test task depends on it and it writes no test file, so nothing checks the interface at its boundary`,
-      fix: `add a task of kind "test" with "${task.id}" in its deps that tests the changed interface (e.g. tests/test_${task.id.toLowerCase().replace(/[^a-z0-9]+/g, "_")}.cpp), or put the test file in ${task.id}'s write-set`,
-    })
-  })
+  return interfaceFiles(task).length > 0
 }
 
 /**

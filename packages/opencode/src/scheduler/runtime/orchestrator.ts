@@ -36,6 +36,7 @@ import { ContextPack } from "./sessions/context-pack"
 import { PlanFiles, Proposal } from "./sessions/proposal"
 import { Adrs } from "./adrs"
 import { HouseRules } from "./house/rules"
+import { ModuleDirs } from "./house/module-dirs"
 import { LibraryUse } from "./house/library-use"
 
 type Client = PluginInput["client"]
@@ -363,10 +364,13 @@ class OrchestratorImpl {
         ? "Refused: the user has not confirmed a plan yet. Propose with air_propose and wait for the confirmation."
         : `Refused: the run is in stage "${store.state.stage}"; a new graph is not accepted now (use air_delta for changes).`
     // The house rules' library, when the integration branch does not use it yet: the plan must integrate it first.
-    const missing = await LibraryUse.missing(this.root, this.integrationBranch(), HouseRules.load(this.root))
+    const house = HouseRules.load(this.root)
+    const missing = await LibraryUse.missing(this.root, this.integrationBranch(), house)
+    // Tests at every module boundary, judged against the directories the integration branch already has.
+    const boundaries = await ModuleDirs.rules(this.root, this.integrationBranch(), house)
     const checked = validateGraph(
       { schemaVersion: SCHEMA_VERSION, requirement: args.requirement, tasks: args.tasks, ...(args.deployable !== undefined ? { deployable: args.deployable } : {}), ...(args.deployPhases !== undefined ? { deployPhases: args.deployPhases } : {}) },
-      missing ? { integrationFirst: missing } : {},
+      { ...(missing ? { integrationFirst: missing } : {}), ...(boundaries ? { boundaries } : {}) },
     )
     if (!checked.ok) return formatErrors("The task graph was refused; nothing changed.", checked.errors)
     const outside = [...PlanPaths.writeSetProblems(this.root, checked.graph.tasks, (i) => `tasks[${i}]`), ...programProblems(checked.graph.tasks)]
@@ -382,7 +386,8 @@ class OrchestratorImpl {
     const graph = store.state.graph
     if (!graph) return "Refused: there is no task graph yet; write one with air_plan."
     const statusOf = (id: string) => store.state.tasks.find((t) => t.id === id)?.status
-    const checked = validateDelta(graph, delta, statusOf)
+    const boundaries = await ModuleDirs.rules(this.root, this.integrationBranch(), HouseRules.load(this.root))
+    const checked = validateDelta(graph, delta, statusOf, boundaries ? { boundaries } : {})
     if (!checked.ok) return formatErrors("The plan delta was refused; nothing changed.", checked.errors)
     const outside = [...PlanPaths.deltaProblems(this.root, checked.delta), ...programProblems(checked.delta.add)]
     if (outside.length > 0) return formatErrors("The plan delta was refused; nothing changed.", boundErrors(outside))

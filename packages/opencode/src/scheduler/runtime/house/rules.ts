@@ -59,10 +59,39 @@ export namespace HouseRules {
       if (!logging.calls?.length) ctx.addIssue({ code: "custom", path: ["calls"], message: `missing: a project's own logging library needs the calls new code logs with, e.g. ["LOG_INFO"]` })
     })
 
+  /** Public headers under include/, at any depth: what a module's public interface is unless the rules say otherwise. */
+  export const DEFAULT_PUBLIC_INTERFACE = ["include/**/*.{h,hh,hpp,hxx,inl,ipp,tpp}", "**/include/**/*.{h,hh,hpp,hxx,inl,ipp,tpp}"] as const
+
+  /** Tests at every module boundary (plan rules, core/boundary-tests.ts). On with defaults whenever the file exists. */
+  export const Boundaries = z
+    .object({
+      /** false: only the built-in rule (a changed public header under include/ needs a test task). */
+      enabled: z.boolean().default(true),
+      publicInterface: z
+        .array(
+          z
+            .string()
+            .min(1)
+            .superRefine((glob, ctx) => {
+              const problem = globProblem(glob)
+              if (problem) ctx.addIssue({ code: "custom", message: `not a usable glob (${problem}); write e.g. "include/**" or "src/**/api/*.h"` })
+            }),
+        )
+        .min(1)
+        .default([...DEFAULT_PUBLIC_INTERFACE])
+        .describe("globs of the files that are a module's public interface"),
+      /** A task adding a module (a new source directory or CMake target directory) needs that module's tests. */
+      modules: z.boolean().default(true),
+      /** Every code task's doneWhen includes its tests passing. */
+      doneWhenTests: z.boolean().default(true),
+    })
+    .strict()
+
   export const File = z
     .object({
       schemaVersion: z.literal(1),
       logging: Logging.optional(),
+      boundaries: Boundaries.optional(),
     })
     .strict()
   export type File = z.infer<typeof File>
@@ -79,8 +108,17 @@ export namespace HouseRules {
     allowNetwork: boolean
   }
 
+  /** The boundary rule with its globs compiled: what the plan validation reads. */
+  export interface BoundaryRule {
+    publicInterface: readonly RegExp[]
+    modules: boolean
+    doneWhenTests: boolean
+  }
+
   export interface Loaded {
     file: File
+    /** Undefined when the file turns it off. */
+    boundaries?: BoundaryRule
     /** Undefined when the file has none or turns it off. */
     logging?: LoggingRule
     /** Allowed but probably not meant, for doctor and init (an exemption that matches every path). */
@@ -96,6 +134,20 @@ export namespace HouseRules {
       super(`${file}: ${detail}. Fix the file (see "House rules" in the README), run aircoding init --redetect to write it again, or delete it (no house rules).`)
       this.name = "HouseRulesInvalid"
     }
+  }
+
+  function globProblem(glob: string): string | undefined {
+    try {
+      Glob.toRegExp(glob)
+      return undefined
+    } catch (err) {
+      return (err as Error).message
+    }
+  }
+
+  export function resolveBoundaries(boundaries: z.infer<typeof Boundaries>): BoundaryRule | undefined {
+    if (!boundaries.enabled) return undefined
+    return { publicInterface: boundaries.publicInterface.map((g) => Glob.toRegExp(g)), modules: boundaries.modules, doneWhenTests: boundaries.doneWhenTests }
   }
 
   /** Why `pattern` is not a regular expression, or undefined when it is one. */
@@ -146,7 +198,8 @@ export namespace HouseRules {
     const parsed = File.safeParse(json)
     if (!parsed.success) throw new Invalid(file, Strict.oneLine(File, parsed.error))
     const logging = parsed.data.logging ? resolve(parsed.data.logging) : undefined
-    return { file: parsed.data, ...(logging ? { logging } : {}), warnings: logging ? exemptWarnings(logging.exempt) : [] }
+    const boundaries = resolveBoundaries(parsed.data.boundaries ?? Boundaries.parse({}))
+    return { file: parsed.data, ...(logging ? { logging } : {}), ...(boundaries ? { boundaries } : {}), warnings: logging ? exemptWarnings(logging.exempt) : [] }
   }
 
   /** The project's rules, read from the project root (never a worktree: a task cannot change its own rules); none without the file. */
