@@ -15,6 +15,8 @@ export namespace Paths {
   export const distributionConfig = join(repoRoot, "opencode.json")
   export const prompts = join(repoRoot, "prompts")
   export const samples = join(repoRoot, "samples")
+  /** The skills AirCoding ships (the UI design skill); a project adds or replaces them in .air/shared/skills/. */
+  export const skills = join(repoRoot, "skills")
   export const scenarios = join(packageRoot, "scenarios")
 
   /** The pinned engine binary: the one in our own node_modules, never a random one on PATH. */

@@ -361,7 +361,7 @@ export class Interpreter {
   async spawnArchitect(requirement: string, autoConfirm: boolean): Promise<void> {
     this.supervisor.architectSessionID = await this.supervisor.spawn(
       { kind: "architect", nudged: false },
-      { agent: "architect", directory: this.ports.root, title: "Architect: plan", prompt: ContextPack.architect(requirement, autoConfirm) },
+      { agent: "architect", directory: this.ports.root, title: "Architect: plan", prompt: ContextPack.architect(requirement, autoConfirm, this.ports.root) },
     )
   }
 

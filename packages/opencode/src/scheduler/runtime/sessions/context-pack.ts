@@ -6,6 +6,7 @@ import type { TaskRuntime } from "../../core/state"
 import { Looks } from "../../../agent/looks"
 import type { Roles } from "../../../agent/roles"
 import type { OverflowCarry } from "./overflow-carry"
+import { UiSkill } from "./ui-skill"
 
 /**
  * The prompts the Scheduler's code writes for each session it starts. A worker gets everything it
@@ -115,7 +116,12 @@ export namespace ContextPack {
             "finish, call air_report with `blocked` — never a temporary or fallback shortcut. If the plan itself is wrong (a missing",
             "dependency, a file outside your write-set, an interface that does not exist), say so in `planIssue`: the Architect fixes the plan.",
           ]
-    return workerMessage(input, intro, lookLines(task.kind, "before you change code, and again before you report"))
+    return workerMessage(input, intro, [...lookLines(task.kind, "before you change code, and again before you report"), ...skillLines(input.root, task)])
+  }
+
+  /** A ui task's session is told the UI design skill; without the skill file it does not start (UiSkill.Missing). */
+  export function skillLines(root: string, task: TaskNode): string[] {
+    return task.kind === "ui" ? UiSkill.lines(root) : []
   }
 
   /** A ui or service task's worker is told its look (agent/looks.ts): the gate's own capture or probe, on its worktree. */
@@ -139,6 +145,7 @@ export namespace ContextPack {
     return workerMessage(input, intro, [
       ...lookLines(task.kind, "before you change code (a FAILED look is your reproduction) and after your last edit (a PASSED look is your verification)"),
       ...RepairPatterns.contextLines(root, task.id),
+      ...skillLines(root, task),
     ])
   }
 
@@ -184,6 +191,8 @@ export namespace ContextPack {
       "(lifetimes, raw pointers, concurrency, exceptions, integer overflow, undefined behaviour: each not-applicable, checked,",
       'or a finding with file and line), then static analysis, then tests. "Tests pass" alone is never a pass.',
       'A verdict of "block-release" stops the merge and asks the Architect: use it when the change must not land whatever the executor does.',
+      ...(task.kind === "ui" ? ["", "This is a ui task: add the ui rows to the code-to-design table, one per section of the UI design skill below (designRef \"UI skill: <section>\"), judged on the capture and the diff."] : []),
+      ...skillLines(root, task),
       ...(overflow ? reviewOverflowLines(overflow) : []),
     ].join("\n")
   }
@@ -198,7 +207,8 @@ export namespace ContextPack {
     ]
   }
 
-  export function architect(requirement: string, autoConfirm: boolean): string {
+  /** `root`: when the requirement asks for ui work, the Architect plans it with the UI design skill at hand. */
+  export function architect(requirement: string, autoConfirm: boolean, root?: string): string {
     return [
       "Requirement:",
       requirement,
@@ -207,6 +217,7 @@ export namespace ContextPack {
       autoConfirm
         ? "This run is headless and pre-confirmed: after air_propose, write the task graph with air_plan right away."
         : "Then stop: the user must confirm through Main before air_plan is accepted; you will be prompted again.",
+      ...(root !== undefined && UiSkill.asksForUi(requirement) ? ["", "The requirement asks for ui work: plan its ui tasks (windows, layouts, checks) by the skill below.", ...UiSkill.lines(root)] : []),
     ].join("\n")
   }
 
