@@ -32,6 +32,9 @@ export function unmetExpectations(step: Step, conv: Conversation): string[] {
     if (absent.length) problems.push(`expect.${key}: ${list(absent)} not found`)
   }
 
+  const present = (e.lastUserExcludes ?? []).filter((needle) => conv.lastUser.includes(needle))
+  if (present.length) problems.push(`expect.lastUserExcludes: ${list(present)} found`)
+
   if (e.lastUserImages !== undefined && conv.lastUserImages.length !== e.lastUserImages)
     problems.push(`expect.lastUserImages: ${e.lastUserImages} expected, ${conv.lastUserImages.length} received${conv.lastUserImages.length ? ` (${conv.lastUserImages.join(", ")})` : ""}`)
 

@@ -19,6 +19,7 @@ const cases: { kind: keyof Expect; pass: string[]; fail: string[]; culprit: stri
   { kind: "systemIncludes", pass: ["Never push to main.", "AirCoding role: checker"], fail: ["Always push"], culprit: '"Always push" not found' },
   { kind: "lastToolResultIncludes", pass: ["12 tests passed"], fail: ["0 failed"], culprit: '"0 failed" not found' },
   { kind: "lastUserIncludes", pass: ["last ask"], fail: ["first ask"], culprit: '"first ask" not found' },
+  { kind: "lastUserExcludes", pass: ["first ask"], fail: ["last ask"], culprit: '"last ask" found' },
 ]
 
 describe("expect", () => {

@@ -100,7 +100,8 @@ const scenario = {
       agent: "executor",
       match: "^Task T-1:",
       steps: [
-        { tool: "edit", args: { filePath: "src/colour.h", oldString: hex(OLD_COLOUR), newString: hex(NEW_COLOUR) } },
+        // The ui task's first request carries the UI design skill (issue 40); the code task's below does not.
+        { tool: "edit", args: { filePath: "src/colour.h", oldString: hex(OLD_COLOUR), newString: hex(NEW_COLOUR) }, expect: { lastUserIncludes: ["UI design skill (", "## Colour and contrast", "## Keyboard access"] } },
         commitStep("paint the window green"),
         { tool: "air_report", args: { summary: "The window is green." } },
         { text: "Reported." },
@@ -110,7 +111,7 @@ const scenario = {
       agent: "executor",
       match: "^Task T-2:",
       steps: [
-        { tool: "write", args: { filePath: "src/version.h", content: VERSION_H("1.1") } },
+        { tool: "write", args: { filePath: "src/version.h", content: VERSION_H("1.1") }, expect: { lastUserExcludes: ["UI design skill"] } },
         commitStep("version 1.1"),
         { tool: "air_report", args: { summary: "Version 1.1." } },
         { text: "Reported." },
