@@ -27,16 +27,16 @@ interface Problem {
 }
 
 /** Without house rules: only public headers under include/ of the kinds that change code, as before the house rules. */
-export const LEGACY_INTERFACE_KINDS: ReadonlySet<TaskNode["kind"]> = new Set(["code", "fix", "refactor"])
+const LEGACY_INTERFACE_KINDS: ReadonlySet<TaskNode["kind"]> = new Set(["code", "fix", "refactor"])
 /** Kinds that write code, so are held to the house rules. */
 export const CODE_KINDS: ReadonlySet<TaskNode["kind"]> = new Set(["code", "fix", "refactor", "ui", "service"])
 
 const HEADER = /\.(h|hh|hpp|hxx|h\+\+|inl|ipp|tpp)$/i
 const SOURCE = /\.(c|cc|cpp|cxx|c\+\+|m|mm|h|hh|hpp|hxx|h\+\+|inl|ipp|tpp|qml)$/i
 const CMAKE_LISTS = /(^|\/)CMakeLists\.txt$/
-export const TEST_PATH = /(^|\/)(tests?|unittests?|testing)\/|(^|\/|_|-)tests?[_\-.][^/]*$|[_\-]tests?\.[^/]+$/i
+const TEST_PATH = /(^|\/)(tests?|unittests?|testing)\/|(^|\/|_|-)tests?[_\-.][^/]*$|[_\-]tests?\.[^/]+$/i
 /** Public headers under an include/ directory (include/ or libs/x/include/): the default interface. */
-export const DEFAULT_INTERFACE: readonly RegExp[] = [/(^|\/)include\/.*\.(h|hh|hpp|hxx|h\+\+|inl|ipp|tpp)$/i]
+const DEFAULT_INTERFACE: readonly RegExp[] = [/(^|\/)include\/.*\.(h|hh|hpp|hxx|h\+\+|inl|ipp|tpp)$/i]
 /** The rule as it holds without a house rules file. */
 export const LEGACY_RULES: BoundaryRules = { publicInterface: DEFAULT_INTERFACE, modules: false, doneWhenTests: false, kinds: LEGACY_INTERFACE_KINDS }
 
@@ -60,7 +60,7 @@ export function moduleOf(path: string): string {
 
 const writes = (entry: TaskNode["writeSet"][number]) => entry.action !== "keep"
 
-export function carriesTests(task: TaskNode): boolean {
+function carriesTests(task: TaskNode): boolean {
   return task.writeSet.some((entry) => entry.action !== "keep" && entry.action !== "delete" && TEST_PATH.test(entry.path))
 }
 
@@ -71,7 +71,7 @@ export function interfaceFiles(task: TaskNode, rules: BoundaryRules = LEGACY_RUL
 }
 
 /** The modules `task` adds: a CMakeLists.txt it creates below the root, or sources it creates in a directory the branch lacks. */
-export function addedModules(task: TaskNode, rules: BoundaryRules): string[] {
+function addedModules(task: TaskNode, rules: BoundaryRules): string[] {
   if (!rules.modules || !(rules.kinds ?? CODE_KINDS).has(task.kind)) return []
   const out = new Set<string>()
   for (const entry of task.writeSet) {
