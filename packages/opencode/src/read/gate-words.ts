@@ -15,6 +15,9 @@ export type GateFacts = {
   evidence: string | null
 }
 
+/** The gates whose failure is findings (by file, severity): cppcheck's ("analysis"), clang-tidy's, the backends'. */
+const ANALYSER_GATES = new Set(["analysis", "clang-tidy", "mypy", "pylint", "tsc"])
+
 /** The gate's name for people ("analysis" is cppcheck). */
 export function gateLabel(lang: Lang, gate: string): string {
   return tOr(lang, `gate.${gate}`, gate)
@@ -23,7 +26,8 @@ export function gateLabel(lang: Lang, gate: string): string {
 /** The facts of a failed gate, from its gate run's report when there is one. */
 export function gateFacts(gate: string, report: RunData.GateReportFile | null, evidence: string | null = null): GateFacts {
   const own = report && !report.passed && report.failedGate === gate ? report : null
-  const mine = (own?.findings ?? []).filter((f) => (f.tool ?? "cppcheck") === (gate === "clang-tidy" ? "clang-tidy" : "cppcheck"))
+  // An analyser gate's findings carry its tool's name; cppcheck's gate is "analysis" (and its findings once had no tool).
+  const mine = (own?.findings ?? []).filter((f) => (f.tool ?? "cppcheck") === (gate === "analysis" ? "cppcheck" : gate))
   const blamed = mine.filter((f) => !f.inherited)
   const findings = blamed.length
     ? {
@@ -37,7 +41,7 @@ export function gateFacts(gate: string, report: RunData.GateReportFile | null, e
   const named = testLine ? /^failing tests: (.+?)(?: and \d+ more)?$/.exec(testLine) : null
   return {
     gate,
-    findings: gate === "analysis" || gate === "clang-tidy" ? findings : null,
+    findings: ANALYSER_GATES.has(gate) ? findings : null,
     failingTests: gate === "test" && named ? named[1]!.split(", ").filter(Boolean) : null,
     evidence,
   }
@@ -46,7 +50,7 @@ export function gateFacts(gate: string, report: RunData.GateReportFile | null, e
 /** What failed, in the catalogue's words ("src/parser.cpp 中有 1 条发现，其中 1 个错误"). */
 export function gateFailureText(lang: Lang, facts: GateFacts): string {
   const what = (() => {
-    if ((facts.gate === "analysis" || facts.gate === "clang-tidy") && facts.findings) {
+    if (ANALYSER_GATES.has(facts.gate) && facts.findings) {
       const what = t(lang, "gatefail.analysis", { count: facts.findings.count, errors: facts.findings.errors, files: listSome(lang, facts.findings.files, 3) })
       return facts.findings.inherited > 0 ? t(lang, "gatefail.inherited", { what, count: facts.findings.inherited }) : what
     }

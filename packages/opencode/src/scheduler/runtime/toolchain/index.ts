@@ -48,6 +48,20 @@ export namespace Toolchain {
     .strict()
   export type ClangTidyRules = z.infer<typeof ClangTidyRules>
 
+  /**
+   * One analyser backend beyond C++ (mypy, pylint, tsc: `gates/analysers/`), keyed by its tool name. Absent
+   * `enabled`: on when the change holds files of its language and the tool is installed (not installed: recorded
+   * as not run). `true`: required (not installed is a tool missing); `false`: off.
+   */
+  export const BackendRules = z
+    .object({
+      enabled: z.boolean().optional().describe("true requires the tool, false turns it off; absent: on when files of its language changed and it is installed"),
+      binary: z.string().min(1).optional().describe("the executable: a name on PATH or a path (default: the backend's own, e.g. mypy)"),
+      args: z.array(z.string()).default([]).describe("extra arguments, added after AirCoding's own"),
+    })
+    .strict()
+  export type BackendRules = z.infer<typeof BackendRules>
+
   /** The analysers' verdict: findings of this severity or worse that the task introduced fail the gate. */
   export const FAIL_ON = ["error", "warning"] as const
 
@@ -59,6 +73,10 @@ export namespace Toolchain {
         .describe("the least severity a new finding needs to fail the gate: error (default) or warning; inherited findings never fail"),
       cppcheck: CppcheckRules.default({ enabled: true, args: [], binary: "cppcheck" }),
       clangTidy: ClangTidyRules.default({ binary: "clang-tidy", args: [] }),
+      backends: z
+        .record(z.string().min(1), BackendRules)
+        .default({})
+        .describe("the analysers of other languages by tool name (mypy, pylint, tsc): { enabled, binary, args }"),
     })
     .strict()
 
@@ -173,6 +191,7 @@ export namespace Toolchain {
         failOn: "error",
         cppcheck: { enabled: true, args: [], binary: "cppcheck" },
         clangTidy: { binary: "clang-tidy", args: [] },
+        backends: {},
       }),
       timeoutMs: z.number().int().positive().default(DEFAULT_TIMEOUT_MS).describe("per command"),
       network: z.boolean().default(false).describe("true lets sandboxed commands (workers' shells, gates) reach the network"),
@@ -200,7 +219,7 @@ export namespace Toolchain {
       readonly file: string,
       detail: string,
     ) {
-      super(`${file}: ${detail}. Fix the file (schemaVersion 1: build[], test[], junit[], analysis.{failOn, cppcheck, clangTidy}, timeoutMs) or delete it to use detection.`)
+      super(`${file}: ${detail}. Fix the file (schemaVersion 1: build[], test[], junit[], analysis.{failOn, cppcheck, clangTidy, backends}, timeoutMs) or delete it to use detection.`)
       this.name = "ToolchainRulesInvalid"
     }
   }
