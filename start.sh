@@ -105,6 +105,9 @@ ensure_system_tools() {
     command -v clang-tidy >/dev/null 2>&1 || required+=(clang-tidy)
     command -v rg >/dev/null 2>&1 || required+=(ripgrep)
     command -v tmux >/dev/null 2>&1 || required+=(tmux)
+    # The Python analysers' tests run real mypy and pylint (Debian's packages; pip's on macOS).
+    command -v mypy >/dev/null 2>&1 || required+=(mypy)
+    command -v pylint >/dev/null 2>&1 || required+=(pylint)
     if [ "$(uname -s)" = Linux ]; then
       command -v bwrap >/dev/null 2>&1 || required+=(bubblewrap)
       command -v chromium >/dev/null 2>&1 || required+=(chromium)
@@ -128,6 +131,9 @@ ensure_system_tools() {
   fi
   command -v ccache >/dev/null 2>&1 || optional+=(ccache)
   command -v clang-tidy >/dev/null 2>&1 || optional+=(clang-tidy)
+  # A project with Python files gets mypy's and pylint's gates when they are installed.
+  command -v mypy >/dev/null 2>&1 || optional+=(mypy)
+  command -v pylint >/dev/null 2>&1 || optional+=(pylint)
   # The engine's grep and glob tools need ripgrep; offline they cannot download it.
   command -v rg >/dev/null 2>&1 || optional+=(ripgrep)
   if [ "$(uname -s)" = Linux ]; then command -v bwrap >/dev/null 2>&1 || optional+=(bubblewrap); fi
@@ -179,7 +185,7 @@ ensure_system_tools() {
     command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || command -v clang++ >/dev/null 2>&1 || required+=(g++)
     command -v cppcheck >/dev/null 2>&1 || required+=(cppcheck)
     if [ $testing = 1 ]; then
-      for t in ccache clang-tidy rg tmux; do command -v $t >/dev/null 2>&1 || required+=($t); done
+      for t in ccache clang-tidy rg tmux mypy pylint; do command -v $t >/dev/null 2>&1 || required+=($t); done
       if [ "$(uname -s)" = Linux ]; then for t in bwrap chromium tcpdump nc Xvfb xwd xwininfo prometheus promtool; do command -v $t >/dev/null 2>&1 || [ -x /usr/sbin/$t ] || required+=($t); done; fi
     fi
   fi
