@@ -12,7 +12,7 @@ const UNDERSTOOD = /^(Success: no issues found|Found \d+ errors? in \d+ files?|S
  * Imports are followed silently: their types are read, only the changed files' errors are reported. No cache in
  * the worktree (`--cache-dir=/dev/null`): it would be an untracked directory in the task's diff.
  */
-export const mypyBackend = {
+const mypyBackend = {
   tool: "mypy",
   language: "Python",
   binary: "mypy",

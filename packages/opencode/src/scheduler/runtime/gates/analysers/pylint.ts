@@ -16,7 +16,7 @@ const SEVERITY: Record<string, Finding["severity"]> = { fatal: "error", error: "
  * found from the root it runs in). Conventions and refactorings are recorded as style: only errors (and
  * warnings with `failOn: warning`) the task introduced fail, as with cppcheck.
  */
-export const pylintBackend = {
+const pylintBackend = {
   tool: "pylint",
   language: "Python",
   binary: "pylint",

@@ -14,7 +14,7 @@ const CONFIG_CODE = /^TS(5\d{3}|6\d{3}|18003)$/
  * checks the whole project; the gate keeps the findings in the changed files (`checksProject`), as clang-tidy's
  * are kept to them. The project's own tsc (node_modules/.bin) first.
  */
-export const tscBackend = {
+const tscBackend = {
   tool: "tsc",
   language: "TypeScript",
   binary: "tsc",
