@@ -1,10 +1,12 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
+import { Prometheus } from "../../src/dashboard/prometheus"
+import { RunMetrics } from "../../src/read/run-metrics"
 import { TraceRecord } from "../../src/read/trace-record"
 import { aircoding } from "../support/engine"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
-import { commitStep, passingReviewer, planningArchitect, runScenario, submittingMain, trivialProject, type RunResult } from "../support/runs"
+import { commitStep, passingReviewer, planningArchitect, runScenario, submittingMain, trivialProject, writeAndReport, type RunResult } from "../support/runs"
 
 /**
  * A headless run with the real engine and the scripted model, exporting its trace to an OTLP/HTTP receiver of
@@ -190,5 +192,38 @@ describe("a run's trace over OTLP/HTTP", () => {
     const bad = await aircoding(["traces", "export", project, "--bogus"], { cwd: project, env: sandbox.env })
     expect(bad.code).toBe(1)
     expect(bad.stderr.trimEnd().split("\n")).toEqual(["aircoding: unknown option --bogus", "Run `aircoding traces --help` for usage."])
+  })
+})
+
+describe("an unreachable endpoint (a closed port) during a run", () => {
+  let quiet: string
+  let q: RunResult
+  beforeAll(async () => {
+    const closed = createServer()
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve))
+    const port = (closed.address() as AddressInfo).port
+    await new Promise<void>((resolve) => closed.close(() => resolve()))
+    quiet = trivialProject(sandbox, { "README.md": "# Notes\n" }, {}, "closed")
+    const docs = [{ id: "T-1", title: "Write the notes", kind: "docs", writeSet: [{ path: "notes.md", action: "create" }], doneWhen: "notes.md exists" }]
+    const oneTask = {
+      name: "traces-closed",
+      scripts: [submittingMain("Write the notes."), planningArchitect("One task.", docs), { agent: "executor", match: "^Task T-1:", steps: writeAndReport("notes.md", "Notes\n", "notes") }, passingReviewer],
+    }
+    q = await runScenario(sandbox, quiet, oneTask, { input: "Write the notes.", env: { ...otelEnv(), OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` }, name: "closed" })
+  }, 600_000)
+
+  test("the run still finishes done, says the trace was not exported, and records the dropped spans", async () => {
+    expect(q.code, q.stderr.slice(-3000)).toBe(0)
+    expect(q.summary.status).toBe("done")
+    expect(q.stderr).toContain("the run's trace was not exported")
+    const record = TraceRecord.read(quiet)
+    expect(record.map((l) => l.outcome)).toEqual(["dropped"])
+    expect(record[0]!.spans).toBeGreaterThan(0)
+    expect(record[0]!.reason).toContain("127.0.0.1")
+    // The event log is whole: the run's last event is its final check, as in any run.
+    expect(q.events.at(-1)?.type).toBe("finalCheck.done")
+    const metrics = await Prometheus.exposition(new RunMetrics.Source(quiet).figures())
+    expect(metrics).toContain(`aircoding_trace_spans_dropped_total ${record[0]!.spans}`)
+    expect(metrics).toContain("aircoding_trace_spans_exported_total 0")
   })
 })
