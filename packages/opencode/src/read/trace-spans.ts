@@ -96,6 +96,13 @@ export namespace TraceSpans {
     }
     const taskKey = (taskId: string) => `task:${taskId}`
     const attempt = new Map<string, number>()
+    /** Why a task's current attempt failed, when it did: its span ends ERROR with it when the next attempt starts. */
+    const attemptFailure = new Map<string, { outcome: string; reason: string }>()
+    const closeAttempt = (taskId: string, at: string, otherwise: string) => {
+      const failure = attemptFailure.get(taskId)
+      close(attemptKey(taskId), at, failure?.outcome ?? otherwise, failure?.reason)
+      attemptFailure.delete(taskId)
+    }
     const attemptKey = (taskId: string) => `attempt:${taskId}:${attempt.get(taskId) ?? 0}`
     const gateRun = new Map<string, number>()
     const mergeRun = new Map<string, number>()
@@ -146,7 +153,7 @@ export namespace TraceSpans {
           break
         case "task.dispatched": {
           ensureTask(e.taskId, e.at)
-          close(attemptKey(e.taskId), e.at, "superseded")
+          closeAttempt(e.taskId, e.at, "superseded")
           attempt.set(e.taskId, e.attempt)
           open(attemptKey(e.taskId), "attempt", `attempt ${e.attempt}`, e.at, taskKey(e.taskId), { "aircoding.task.id": e.taskId, "aircoding.attempt": e.attempt, "aircoding.role": e.role })
           openSession(e.taskId, e.sessionId, e.role, e.at)
@@ -167,6 +174,7 @@ export namespace TraceSpans {
           break
         case "worker.failed":
           closeSession(e.sessionId, e.at, e.reason, e.message)
+          attemptFailure.set(e.taskId, { outcome: `worker ${e.reason}`, reason: e.message })
           break
         case "session.errored":
           closeSession(e.sessionId, e.at, "errored", e.cause)
@@ -209,7 +217,10 @@ export namespace TraceSpans {
             from = child.endMs
           }
           if (e.type === "gates.passed") close(key, e.at, "passed")
-          else if (e.type === "gates.failed") close(key, e.at, "failed", e.message, { "aircoding.gate": e.gate, ...(e.route ? { "aircoding.gate.route": e.route } : {}) })
+          else if (e.type === "gates.failed") {
+            close(key, e.at, "failed", e.message, { "aircoding.gate": e.gate, ...(e.route ? { "aircoding.gate.route": e.route } : {}) })
+            attemptFailure.set(e.taskId, { outcome: `gate ${e.gate} failed`, reason: e.message })
+          }
           else close(key, e.at, "errored", e.message, { "aircoding.fault": e.tag })
           break
         }
@@ -274,6 +285,7 @@ export namespace TraceSpans {
       const end = [...task.history].reverse()[0]?.at
       const failed = task.status === "blocked"
       const reason = task.lastFailure ? `${task.lastFailure.source}: ${task.lastFailure.message}` : `the task is ${task.status}`
+      if (task.status === "merged" || task.status === "invalidated" || failed) closeAttempt(task.id, end ?? new Date(lastMs).toISOString(), task.status)
       if (task.status === "merged" || task.status === "invalidated" || failed) close(key, end ?? new Date(lastMs).toISOString(), task.status, failed ? reason : undefined, { "aircoding.task.phase": graphTasks[i]?.phase ?? 1 })
       else span.attributes["aircoding.outcome"] = task.status
     })
@@ -282,6 +294,11 @@ export namespace TraceSpans {
     const run = byKey.get(runKey)!
     Object.assign(run.attributes, { "aircoding.tokens": totals.tokens, "aircoding.cost.usd": totals.cost, "aircoding.tasks": state.tasks.length })
     if (state.finished) {
+      for (const phase of new Set(graphTasks.map((t) => t.phase))) {
+        const ids = new Set(graphTasks.filter((t) => t.phase === phase).map((t) => t.id))
+        const blocked = state.tasks.filter((t) => ids.has(t.id) && t.status === "blocked").map((t) => t.id)
+        close(phaseKey(phase), new Date(lastMs).toISOString(), blocked.length ? "blocked" : "done", blocked.length ? `blocked: ${blocked.join(", ")}` : undefined)
+      }
       const final = state.finalCheck
       const blocked = state.finished.status === "blocked"
       close(runKey, new Date(lastMs).toISOString(), outcome, blocked ? "the run ended blocked" : final && final.status !== "passed" ? final.message ?? "the final check failed" : undefined)

@@ -145,6 +145,10 @@ describe("a run's trace over OTLP/HTTP", () => {
     expect(attr(parent(task)!, "aircoding.span")).toBe("phase")
     const attempts = spans.filter((s) => attr(s, "aircoding.span") === "attempt" && s.parentSpanId === task.spanId)
     expect(attempts.map((s) => attr(s, "aircoding.role"))).toEqual(["executor", "debugger"])
+    expect(attempts.map((s) => [s.status?.code, attr(s, "aircoding.outcome")])).toEqual([
+      [2, "gate test failed"],
+      [1, "merged"],
+    ])
     const gateRuns = spans.filter((s) => attr(s, "aircoding.span") === "gates")
     expect(gateRuns.map((s) => parent(s)?.spanId)).toEqual(attempts.map((s) => s.spanId))
     // Status codes: 1 OK, 2 ERROR. The failed run carries the gate and its reason.

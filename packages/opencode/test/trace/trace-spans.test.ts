@@ -52,6 +52,13 @@ describe("TraceSpans.derive: a run's log as one trace", () => {
     expect(t2.status).toBe("ok")
     const attempts = trace.spans.filter((s) => s.kind === "attempt" && s.parentId === t2.spanId)
     expect(attempts.map((s) => s.attributes["aircoding.attempt"])).toEqual([1, 2])
+    // The first attempt failed its analysis gate: ERROR with the gate's reason; the second ends with the task, merged.
+    expect(attempts.map((s) => [s.status, s.attributes["aircoding.outcome"]])).toEqual([
+      ["error", "gate analysis failed"],
+      ["ok", "merged"],
+    ])
+    expect(attempts[0]!.message).toMatch(/uninitvar/)
+    expect(parentOf(t2)!.attributes["aircoding.outcome"]).toBe("done")
     const debuggerSession = one((s) => s.kind === "session" && s.attributes["aircoding.session.id"] === "ses_t2_dbg2")
     expect(debuggerSession.attributes["aircoding.role"]).toBe("debugger")
     expect(debuggerSession.parentId).toBe(attempts[1]!.spanId)
