@@ -108,7 +108,7 @@ export namespace TraceSpans {
     const mergeRun = new Map<string, number>()
     const sessionKeys = new Map<string, string>()
     const sessionTask = new Map<string, string>()
-    const usage = new Map<string, { tokens: number; requests: number; costUsd?: number; unpriced?: number }>()
+    const usage = new Map<string, { tokens: number; requests: number; costUsd?: number; unpriced?: number; model?: string }>()
     let previousAt = started.at
 
     const phaseKey = (phase: number) => `phase:${phase}`
@@ -125,17 +125,13 @@ export namespace TraceSpans {
     const openSession = (taskId: string, sessionId: string, role: string, at: string, extra: Record<string, Value> = {}) => {
       const key = `session:${sessionId}`
       const parent = attempt.has(taskId) ? attemptKey(taskId) : taskKey(taskId)
-      open(key, "session", `session ${role}`, at, parent, { "aircoding.task.id": taskId, "aircoding.role": role, "aircoding.session.id": sessionId, ...extra })
+      sessionSpans.set(sessionId, open(key, "session", `session ${role}`, at, parent, { "aircoding.task.id": taskId, "aircoding.role": role, "aircoding.session.id": sessionId, ...extra }))
       sessionKeys.set(sessionId, key)
       sessionTask.set(sessionId, taskId)
     }
-    const closeSession = (sessionId: string, at: string, outcome: string, error?: string) => {
-      const u = usage.get(sessionId)
-      const figures: Record<string, Value> = u
-        ? { "aircoding.tokens": u.tokens, "aircoding.requests": u.requests, ...(u.costUsd !== undefined ? { "aircoding.cost.usd": u.costUsd } : {}), ...(u.unpriced ? { "aircoding.requests.unpriced": u.unpriced } : {}) }
-        : {}
-      close(sessionKeys.get(sessionId), at, outcome, error, figures)
-    }
+    const closeSession = (sessionId: string, at: string, outcome: string, error?: string) => close(sessionKeys.get(sessionId), at, outcome, error)
+    /** A session's figures are its last usage.recorded, which may come after its report: given once the log is read. */
+    const sessionSpans = new Map<string, Open>()
 
     for (const e of applied) {
       switch (e.type) {
@@ -167,7 +163,7 @@ export namespace TraceSpans {
           openSession(e.taskId, e.sessionId, "reviewer", e.at)
           break
         case "usage.recorded":
-          usage.set(e.sessionId, { tokens: e.tokens, requests: e.requests, ...(e.costUsd !== undefined ? { costUsd: e.costUsd } : {}), ...(e.unpriced ? { unpriced: e.unpriced } : {}) })
+          usage.set(e.sessionId, { tokens: e.tokens, requests: e.requests, ...(e.costUsd !== undefined ? { costUsd: e.costUsd } : {}), ...(e.unpriced ? { unpriced: e.unpriced } : {}), ...(e.model ? { model: e.model } : {}) })
           break
         case "worker.reported":
           closeSession(e.sessionId, e.at, e.result.blocked ? "blocked" : "reported", e.result.blocked ? e.result.blocked.reason : undefined)
@@ -276,6 +272,17 @@ export namespace TraceSpans {
       previousAt = e.at
     }
 
+    for (const [sessionId, span] of sessionSpans) {
+      const u = usage.get(sessionId)
+      if (!u) continue
+      Object.assign(span.attributes, {
+        "aircoding.tokens": u.tokens,
+        "aircoding.requests": u.requests,
+        ...(u.costUsd !== undefined ? { "aircoding.cost.usd": u.costUsd } : {}),
+        ...(u.unpriced ? { "aircoding.requests.unpriced": u.unpriced } : {}),
+        ...(u.model ? { "aircoding.model": u.model } : {}),
+      })
+    }
     // Tasks end with their last state; what is still open ends at the run's last event.
     const graphTasks = state.graph?.tasks ?? []
     state.tasks.forEach((task, i) => {

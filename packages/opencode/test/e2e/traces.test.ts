@@ -159,6 +159,9 @@ describe("a run's trace over OTLP/HTTP", () => {
     expect(testGate?.status?.code).toBe(2)
     const sessions = spans.filter((s) => attr(s, "aircoding.span") === "session")
     expect(new Set(sessions.map((s) => attr(s, "aircoding.role")))).toEqual(new Set(["executor", "debugger", "reviewer"]))
+    // The model the engine reported for the session's calls, and its figures from the log's usage.recorded.
+    for (const s of sessions) expect(String(attr(s, "aircoding.model")), s.name).toMatch(/\//)
+    expect(sessions.every((s) => Number(attr(s, "aircoding.requests")) > 0)).toBe(true)
     expect(spans.some((s) => attr(s, "aircoding.span") === "merge" && s.parentSpanId === task.spanId && attr(s, "aircoding.outcome") === "merged")).toBe(true)
     expect(spans.some((s) => attr(s, "aircoding.span") === "finalCheck")).toBe(true)
   })
