@@ -90,6 +90,21 @@ describe("TraceSpans.derive: a run's log as one trace", () => {
     }
   })
 
+  test("no span carries what the model was told or wrote: not the requirement, the plan, a task's done-when, nor a report's summary", () => {
+    const { entries } = RunData.load(ROOT)
+    const prose = new Set<string>()
+    for (const { event: e } of entries) {
+      if (e.type === "run.started") prose.add(e.requirement)
+      if (e.type === "plan.proposed") prose.add(e.summary)
+      if (e.type === "graph.accepted") for (const t of e.graph.tasks) prose.add(t.doneWhen)
+      if (e.type === "worker.reported") prose.add(e.result.summary)
+    }
+    // The fixture has each kind: a derivation that copied none of them is not proved by an empty list.
+    expect(prose.size).toBeGreaterThanOrEqual(4)
+    const values = trace.spans.flatMap((s) => [s.name, ...Object.values(s.attributes).map(String), s.message ?? ""])
+    for (const text of prose) expect(values.some((v) => v.includes(text)), text).toBe(false)
+  })
+
   test("a log with no run.started has no trace", () => {
     expect(TraceSpans.derive([])).toBeNull()
   })
