@@ -19,7 +19,7 @@ export namespace Args {
   export const USAGE_EXIT = 1
 
   /** Every subcommand, for "did you mean …?" (kept here so the parser needs no import of the table). */
-  export const COMMANDS = ["run", "demo", "init", "doctor", "status", "events", "dashboard", "metrics", "knowledge"] as const
+  export const COMMANDS = ["run", "demo", "init", "doctor", "status", "events", "dashboard", "metrics", "traces", "knowledge"] as const
 
   type Options = NonNullable<NonNullable<Parameters<typeof parseArgs>[0]>["options"]>
 

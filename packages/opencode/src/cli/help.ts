@@ -20,6 +20,7 @@ Usage:
   aircoding events [dir]          the event log as readable lines (--follow, --json, --lang)
   aircoding dashboard [dir]       a live web page of the run on 127.0.0.1 (--port N; --host H --token T)
   aircoding metrics [dir]         the run's metrics for Prometheus on 127.0.0.1 (--port N; --host H --token T)
+  aircoding traces export [dir]   send the run's trace to an OpenTelemetry collector again (--run ID)
   aircoding knowledge list [dir]  the repair patterns and setup steps runs have learned (show, forget, setup)
   aircoding <command> --help      help for one command
 

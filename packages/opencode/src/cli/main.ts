@@ -25,6 +25,7 @@ const commands: Record<(typeof Args.COMMANDS)[number], Command> = {
     return dashboardCommand(argv)
   },
   metrics: async (argv) => (await import("./metrics")).metricsCommand(argv),
+  traces: async (argv) => (await import("./traces")).tracesCommand(argv),
   async run(argv) {
     const { values, positionals } = parse("run", argv, {
       yes: { type: "boolean" },

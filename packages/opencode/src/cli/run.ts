@@ -15,6 +15,7 @@ import { UsageError, Ui } from "./ui"
 import { Args } from "./args"
 import { RunWatch } from "./run-watch"
 import { Notifier } from "../scheduler/runtime/notify/notifier"
+import { TraceExport } from "../scheduler/runtime/trace/exporter"
 import { RunData } from "../read/run-data"
 import { RunView } from "../read/view"
 import { exitCodeOf, headlessEnd, runStatus } from "../read/run-status"
@@ -115,6 +116,9 @@ export async function headlessRun(
     await prepared.close()
     await notifier?.close()
   }
+  // After the engine is gone, never inside the run: the trace of what the log holds, bounded by the send's timeout.
+  const traceNote = await TraceExport.afterRun(dir)
+  if (traceNote) Ui.step(traceNote)
   const state = await finalState(dir)
   const base: RunReport.Summary = state
     ? RunReport.summary(dir, state)

@@ -4,6 +4,7 @@ import { Proc } from "../scheduler/runtime/process"
 import { Launch, LaunchError } from "./launch"
 import { Ui } from "./ui"
 import { Notifier } from "../scheduler/runtime/notify/notifier"
+import { TraceExport } from "../scheduler/runtime/trace/exporter"
 import { resolveLang, t } from "../read/words"
 
 /**
@@ -33,5 +34,7 @@ export async function tui(dirArg: string | undefined, opts: { scripted?: string 
   } finally {
     await prepared.close()
     await notifier?.close()
+    const traceNote = await TraceExport.afterRun(dir)
+    if (traceNote) process.stderr.write(`aircoding: ${traceNote}\n`)
   }
 }

@@ -57,6 +57,9 @@ export namespace Prometheus {
     new Counter({ name: "aircoding_notifications_sent_total", help: "Notifications delivered", registers }).inc(f.notifications.sent)
     new Counter({ name: "aircoding_notifications_dropped_total", help: "Notifications given up after their retries", registers }).inc(f.notifications.dropped)
 
+    new Counter({ name: "aircoding_trace_spans_exported_total", help: "Spans of the run's trace the OTLP endpoint took", registers }).inc(f.traceSpans.sent)
+    new Counter({ name: "aircoding_trace_spans_dropped_total", help: "Spans of the run's trace dropped (endpoint unreachable, refused, or the bounded send ran out)", registers }).inc(f.traceSpans.dropped)
+
     return registers[0]!.metrics()
   }
 }

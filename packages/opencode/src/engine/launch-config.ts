@@ -1,3 +1,4 @@
+import { TraceConfig } from "../scheduler/runtime/trace/config"
 import { Launcher } from "./launcher"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -60,7 +61,9 @@ export namespace LaunchConfig {
     opts: Options & { offline?: boolean; extra?: Record<string, string> } = {},
     base: NodeJS.ProcessEnv = process.env,
   ): NodeJS.ProcessEnv {
-    const env: NodeJS.ProcessEnv = { ...base }
+    // The engine's own OpenTelemetry export is its plumbing (database, config, plugin triggers: megabytes a run), not
+    // the run: off unless AIRCODING_OTEL_ENGINE=1. AirCoding's trace of the run is sent by the CLI (runtime/trace).
+    const env: NodeJS.ProcessEnv = TraceConfig.engineEnvironment({ ...base })
     env.OPENCODE_CONFIG_CONTENT = JSON.stringify(build(opts, base))
     env.OPENCODE_DISABLE_AUTOUPDATE = "1"
     if (opts.offline) {

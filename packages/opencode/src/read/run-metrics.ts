@@ -3,6 +3,7 @@ import type { SchedulerState } from "../scheduler/core/state"
 import { RunData } from "./run-data"
 import { readStatus } from "./status-read"
 import { NotifyRecord } from "./notify-record"
+import { TraceRecord } from "./trace-record"
 
 /**
  * A run's figures for a metrics scraper (Prometheus), derived from the event log, the state folded from it and
@@ -40,6 +41,8 @@ export namespace RunMetrics {
     oldestQuestionSeconds: number
     budgetsSpent: number
     notifications: NotifyRecord.Counts
+    /** Spans of the run's trace exports, sent and dropped (.air/local/trace/sent.jsonl). */
+    traceSpans: TraceRecord.Counts
   }
 
   const seconds = (from: string, to: string) => Math.max(0, (Date.parse(to) - Date.parse(from)) / 1000)
@@ -119,6 +122,7 @@ export namespace RunMetrics {
       oldestQuestionSeconds: ages.length ? Math.max(...ages) : 0,
       budgetsSpent,
       notifications: NotifyRecord.counts(root),
+      traceSpans: TraceRecord.counts(root),
     }
   }
 

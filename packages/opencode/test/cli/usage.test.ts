@@ -63,8 +63,8 @@ describe("usage errors: one line, the nearest known word, the command's help hin
     expect(bogus).toBe("aircoding: unknown option --bogus")
     expect(hint).toBe(`Run \`aircoding ${command} --help\` for usage.`)
     const [misspelt] = await usage([command, "--jsno"])
-    // The servers have no --json: nothing is near enough to name.
-    if (command === "dashboard" || command === "metrics") expect(misspelt).toBe("aircoding: unknown option --jsno")
+    // The servers and traces export have no --json: nothing is near enough to name.
+    if (command === "dashboard" || command === "metrics" || command === "traces") expect(misspelt).toBe("aircoding: unknown option --jsno")
     else expect(misspelt).toBe("aircoding: unknown option --jsno; did you mean --json?")
   })
 

@@ -121,7 +121,7 @@ describe("a session the Scheduler started", () => {
     ChildSessions.observe(assistant(id, "msg_1", 2))
     ChildSessions.observe(assistant(id, "msg_1", 2))
     ChildSessions.observe(assistant(id, "msg_2", 3, { input: 100, output: 20, reasoning: 0 }))
-    expect(ChildSessions.stats(id)).toEqual({ requests: 2, tokens: 16 + 120, agent: "executor", estimated: 0 })
+    expect(ChildSessions.stats(id)).toEqual({ requests: 2, tokens: 16 + 120, agent: "executor", estimated: 0, model: "air/scripted" })
   })
 
   test("a call the provider reported no usage for is held on the estimate; where both are known, their ratio is kept", async () => {
@@ -136,13 +136,13 @@ describe("a session the Scheduler started", () => {
     // The provider said nothing of this call's tokens: the budget counts the estimate (the prompt, then the reply).
     ChildSessions.observe(assistant(id, "msg_1", 2, { input: 0, output: 0, reasoning: 0 }))
     const first = TokenEstimate.tokens(prompt) + TokenEstimate.tokens(reply)
-    expect(ChildSessions.stats(id)).toEqual({ requests: 1, tokens: first, agent: "executor", estimated: first })
+    expect(ChildSessions.stats(id)).toEqual({ requests: 1, tokens: first, agent: "executor", estimated: first, model: "air/scripted" })
     // The next call is reported: its figure counts, and its ratio to the estimate of the same call is kept.
     ChildSessions.observe(assistant(id, "msg_2"))
     ChildSessions.observe(text("msg_2", "prt_2", "Done."))
     ChildSessions.observe(assistant(id, "msg_2", 3, { input: 90, output: 10, reasoning: 0 }))
     const second = first + TokenEstimate.tokens("Done.")
-    expect(ChildSessions.stats(id)).toEqual({ requests: 2, tokens: first + 100, agent: "executor", estimated: first, ratio: Math.round((100 / second) * 100) / 100 })
+    expect(ChildSessions.stats(id)).toEqual({ requests: 2, tokens: first + 100, agent: "executor", estimated: first, ratio: Math.round((100 / second) * 100) / 100, model: "air/scripted" })
   })
 
   test("silence is measured from the last event; before the model first answers, the start-up grace applies", async () => {

@@ -191,6 +191,8 @@ export const Event = z.discriminatedUnion("type", [
     costUsd: z.number().min(0).optional(),
     /** Its requests to a model with no price: their cost is unknown, never $0. */
     unpriced: z.number().int().min(0).optional(),
+    /** `provider/model` of its last call, as the engine reported it (absent in logs from before; the trace names it). */
+    model: z.string().min(1).optional(),
   }),
   /** A revert the machine ordered was carried out (or found already made), or it conflicted and the user was told. */
   event("revert.done", { taskId, round: z.number().int().min(1), status: z.enum(["reverted", "conflicted"]) }),

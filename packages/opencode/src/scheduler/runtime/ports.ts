@@ -44,7 +44,7 @@ export type SessionsPort = {
   release(sessionID: string): void
   stalled(inactivityMs: number): string[]
   /** `estimated`: tokens of calls the provider reported none for, estimated; `ratio`: the provider's figures over the estimate. */
-  stats(sessionID: string): { requests: number; tokens: number; agent: string; estimated?: number; ratio?: number } | undefined
+  stats(sessionID: string): { requests: number; tokens: number; agent: string; estimated?: number; ratio?: number; model?: string } | undefined
   /** What the session's requests cost in USD, and how many had no price (absent: the port does not know). */
   cost?(sessionID: string): SessionCosts.Cost | undefined
   /** USD per million input tokens of the sessions' model (null: it has no price). */

@@ -38,6 +38,8 @@ export namespace ChildSessions {
     retries?: RetryWatch
     /** The conversation's tokens estimated by content class, for calls the provider reports nothing for, and its ratio to the provider's figures. */
     estimate: ConversationEstimate
+    /** `provider/model` of its last completed call, as the engine reported it: the trace's session span names it. */
+    model?: string
   }
 
   export type RetryWatch = { onRetry(status: RetryStatus): void; onSuccess(): void }
@@ -135,10 +137,10 @@ export namespace ChildSessions {
    * The session's model calls and tokens: the provider's figure per call, the estimate for a call it reported
    * none for (`estimated` of them), and the ratio of its figures to the estimate where both are known.
    */
-  export function stats(sessionID: string): { requests: number; tokens: number; agent: string; estimated: number; ratio?: number } | undefined {
+  export function stats(sessionID: string): { requests: number; tokens: number; agent: string; estimated: number; ratio?: number; model?: string } | undefined {
     const w = watched.get(sessionID)
     if (!w) return undefined
-    return { requests: w.completed.size, agent: w.agent, ...w.estimate.totals() }
+    return { requests: w.completed.size, agent: w.agent, ...w.estimate.totals(), ...(w.model ? { model: w.model } : {}) }
   }
 
   /** What a part adds to the conversation: what the model generated (a reply's text, a tool call's input) and what it is given (a prompt, a tool's output). */
@@ -187,6 +189,7 @@ export namespace ChildSessions {
           if (!w.completed.has(info.id) && !info.error) w.retries?.onSuccess()
           const reported = info.tokens.input + info.tokens.output + info.tokens.reasoning
           w.completed.set(info.id, reported)
+          if (info.modelID) w.model = info.providerID ? `${info.providerID}/${info.modelID}` : info.modelID
           w.estimate.ended(info.id, reported, Boolean(info.error))
           SessionCosts.note(info)
         }

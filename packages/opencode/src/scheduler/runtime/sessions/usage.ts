@@ -83,6 +83,7 @@ export class UsageReporter {
           ...(stats.ratio !== undefined ? { ratio: stats.ratio } : {}),
           // The engine's own price of the requests (sessions/cost.ts): what the money budget is decided from.
           ...(cost ? { costUsd: cost.usd, unpriced: cost.unpriced } : {}),
+          ...(stats.model ? { model: stats.model } : {}),
         })
       }
     })

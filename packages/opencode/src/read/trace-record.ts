@@ -1,0 +1,49 @@
+import { join } from "node:path"
+import { z } from "zod"
+import { JsonLines } from "../scheduler/runtime/store/jsonl"
+
+/**
+ * `.air/local/trace/sent.jsonl`: one line per export of a run's trace, sent or dropped (an unreachable endpoint, a
+ * refused protocol, the bounded send ran out). The metrics count the spans dropped from it; the line never holds the
+ * endpoint's headers (a token lives there).
+ */
+export namespace TraceRecord {
+  export const Line = z
+    .object({
+      at: z.string(),
+      runId: z.string().min(1),
+      traceId: z.string().min(1),
+      spans: z.number().int().min(0),
+      outcome: z.enum(["sent", "dropped"]),
+      /** Why a dropped export was dropped. */
+      reason: z.string().optional(),
+      /** How long the send took, in milliseconds. */
+      ms: z.number().min(0),
+    })
+    .strict()
+  export type Line = z.infer<typeof Line>
+
+  export function file(root: string): string {
+    return join(root, ".air", "local", "trace", "sent.jsonl")
+  }
+
+  export function append(root: string, line: Line): void {
+    JsonLines.append(file(root), Line.parse(line), { fsync: false })
+  }
+
+  export function read(root: string): Line[] {
+    return JsonLines.read<unknown>(file(root)).flatMap((raw) => {
+      const parsed = Line.safeParse(raw)
+      return parsed.success ? [parsed.data] : []
+    })
+  }
+
+  export type Counts = { sent: number; dropped: number }
+
+  /** Spans sent and dropped, over every export recorded. */
+  export function counts(root: string): Counts {
+    const c: Counts = { sent: 0, dropped: 0 }
+    for (const line of read(root)) c[line.outcome] += line.spans
+    return c
+  }
+}

@@ -1,0 +1,160 @@
+import { ROOT_CONTEXT, SpanStatusCode, TraceFlags, trace as otelTrace } from "@opentelemetry/api"
+import { OTLPTraceExporter as JsonExporter } from "@opentelemetry/exporter-trace-otlp-http"
+import { OTLPTraceExporter as ProtoExporter } from "@opentelemetry/exporter-trace-otlp-proto"
+import { detectResources, envDetector, resourceFromAttributes } from "@opentelemetry/resources"
+import { BasicTracerProvider, type IdGenerator, type ReadableSpan, type SpanExporter, type SpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { existsSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import type { StoredEvent } from "../../core/event.schema"
+import { JsonLines } from "../store/jsonl"
+import { RunData } from "../../../read/run-data"
+import { TraceRecord } from "../../../read/trace-record"
+import { TraceSpans } from "../../../read/trace-spans"
+import { TraceConfig } from "./config"
+
+/**
+ * Sends a run's trace, derived from its log (TraceSpans), with the OpenTelemetry SDK's OTLP/HTTP exporters. The
+ * spans are made by the SDK's tracer, their ids given by an id generator that hands out the derived ones, and sent
+ * in one bounded export: an unreachable endpoint costs at most the timeout, and the spans it could not take are
+ * recorded as dropped (TraceRecord), never retried into the run's time. Runs outside the Scheduler's step: the CLI
+ * calls it when the run's process ends, and `aircoding traces export` for a finished or archived run.
+ */
+export namespace TraceExport {
+  export type Outcome = { sent: boolean; spans: number; traceId: string; reason?: string; ms: number }
+
+  /** Where a run's log and evidence are: the project's current run, or one archived under .air/local/archive/<run-id>/. */
+  export type Source = { eventsFile: string; evidenceRoot: string }
+
+  export function currentRun(root: string): Source {
+    return { eventsFile: RunData.eventsFile(root), evidenceRoot: RunData.evidenceRoot(root) }
+  }
+  export function archivedRun(root: string, runId: string): Source {
+    const dir = join(root, ".air", "local", "archive", runId)
+    return { eventsFile: join(dir, "state", "events.jsonl"), evidenceRoot: join(dir, "evidence") }
+  }
+
+  /** The spans of the run at `source`, from its log and the gate reports it points at; null when it holds no run. */
+  export function spansOf(source: Source): TraceSpans.Trace | null {
+    if (!existsSync(source.eventsFile)) return null
+    const events: StoredEvent[] = []
+    const lines = new JsonLines.Tail(source.eventsFile, 0).read()
+    if (lines === "reset") return null
+    for (const { text, lineNo } of lines) {
+      const event = RunData.parseLine(text, lineNo, source.eventsFile)
+      if (typeof event !== "string") events.push(event)
+    }
+    const reportOf = (taskId: string, run: number): RunData.GateReportFile | null => {
+      if (!RunData.safeId(taskId)) return null
+      try {
+        return JSON.parse(readFileSync(join(source.evidenceRoot, taskId, `attempt-${run}`, "report.json"), "utf8")) as RunData.GateReportFile
+      } catch {
+        return null
+      }
+    }
+    return TraceSpans.derive(events, reportOf)
+  }
+
+  /** Hands out the derived ids in the order the spans are started: the SDK's spans carry the log's ids. */
+  class DerivedIds implements IdGenerator {
+    next: { traceId: string; spanId: string } = { traceId: "", spanId: "" }
+    generateTraceId = () => this.next.traceId
+    generateSpanId = () => this.next.spanId
+  }
+
+  class Collect implements SpanProcessor {
+    readonly spans: ReadableSpan[] = []
+    onStart(): void {}
+    onEnd(span: ReadableSpan): void {
+      this.spans.push(span)
+    }
+    forceFlush = () => Promise.resolve()
+    shutdown = () => Promise.resolve()
+  }
+
+  /** The derived spans as the SDK's ReadableSpans (parents before children: the log's order). */
+  export function readable(derived: TraceSpans.Trace, config: TraceConfig.Config): ReadableSpan[] {
+    const ids = new DerivedIds()
+    const collect = new Collect()
+    const resource = resourceFromAttributes({ "service.name": config.serviceName }).merge(detectResources({ detectors: [envDetector] }))
+    const provider = new BasicTracerProvider({ resource, idGenerator: ids, spanProcessors: [collect] })
+    const tracer = provider.getTracer("aircoding")
+    for (const s of derived.spans) {
+      ids.next = { traceId: derived.traceId, spanId: s.spanId }
+      const parent = s.parentId
+        ? otelTrace.setSpanContext(ROOT_CONTEXT, { traceId: derived.traceId, spanId: s.parentId, traceFlags: TraceFlags.SAMPLED, isRemote: false })
+        : ROOT_CONTEXT
+      const span = tracer.startSpan(s.name, { startTime: s.startMs, attributes: { ...s.attributes, "aircoding.span": s.kind } }, parent)
+      if (s.status === "error") span.setStatus({ code: SpanStatusCode.ERROR, message: s.message ?? "" })
+      else if (s.status === "ok") span.setStatus({ code: SpanStatusCode.OK })
+      span.end(s.endMs)
+    }
+    return collect.spans
+  }
+
+  function exporterOf(config: TraceConfig.Config): SpanExporter {
+    const options = { url: config.url, timeoutMillis: config.timeoutMs }
+    return config.protocol === "http/json" ? new JsonExporter(options) : new ProtoExporter(options)
+  }
+
+  const bounded = <T>(work: Promise<T>, ms: number, late: T): Promise<T> =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(late), ms)
+      timer.unref?.()
+      work.then(
+        (v) => (clearTimeout(timer), resolve(v)),
+        () => (clearTimeout(timer), resolve(late)),
+      )
+    })
+
+  /**
+   * Exports the run's trace once, bounded by the config's timeout (and a second for the exporter's shutdown), and
+   * records the outcome under `recordRoot`. undefined: no endpoint is set, nothing done.
+   */
+  export async function send(
+    derived: TraceSpans.Trace,
+    recordRoot: string,
+    env: NodeJS.ProcessEnv = process.env,
+  ): Promise<Outcome | undefined> {
+    const config = TraceConfig.fromEnv(env)
+    if (config === undefined) return undefined
+    const started = Date.now()
+    const finish = (outcome: Omit<Outcome, "ms" | "traceId">): Outcome => {
+      const ms = Date.now() - started
+      TraceRecord.append(recordRoot, {
+        at: new Date().toISOString(),
+        runId: derived.runId,
+        traceId: derived.traceId,
+        spans: outcome.spans,
+        outcome: outcome.sent ? "sent" : "dropped",
+        ...(outcome.reason ? { reason: outcome.reason } : {}),
+        ms,
+      })
+      return { ...outcome, traceId: derived.traceId, ms }
+    }
+    if (typeof config === "string") return finish({ sent: false, spans: derived.spans.length, reason: config })
+    const spans = readable(derived, config)
+    const exporter = exporterOf(config)
+    const result = await bounded(
+      new Promise<{ ok: boolean; reason?: string }>((resolve) =>
+        exporter.export(spans, (r) => resolve(r.code === 0 ? { ok: true } : { ok: false, reason: r.error?.message ?? "the endpoint refused the spans" })),
+      ),
+      config.timeoutMs + 1_000,
+      { ok: false, reason: `no answer from ${config.url} within ${config.timeoutMs} ms` },
+    )
+    await bounded(exporter.shutdown(), 1_000, undefined)
+    return finish(result.ok ? { sent: true, spans: spans.length } : { sent: false, spans: spans.length, reason: `${config.url}: ${result.reason}` })
+  }
+
+  /**
+   * What the CLI calls as a run's process ends (done, blocked, or stopped at a question): the current run's trace,
+   * sent once within the bounded send. A resumed run sends it again with the same ids and more spans. Returns a line
+   * for the person when the spans were dropped, else undefined.
+   */
+  export async function afterRun(root: string, env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
+    if (TraceConfig.fromEnv(env) === undefined) return undefined
+    const derived = spansOf(currentRun(root))
+    if (!derived) return undefined
+    const outcome = await send(derived, root, env)
+    return outcome && !outcome.sent ? `the run's trace was not exported (${outcome.spans} spans dropped: ${outcome.reason}); \`aircoding traces export\` sends it again` : undefined
+  }
+}
