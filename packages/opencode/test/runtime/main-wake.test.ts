@@ -89,3 +89,30 @@ describe("waking Main in the TUI", () => {
     }
   })
 })
+
+describe("news from the TUI's dialog reaches Main as it happens (issue 39 item 2)", () => {
+  it("a dialog confirmation wakes an idle Main at once, before the run's end, in its own message", () => {
+    const { inbox, sent } = setup()
+    // What Orchestrator.heardFromTui pushes: with attention, so it is not held for the next wake.
+    inbox.push("The user confirmed the plan in AirCoding's dialog (not in this chat)", true)
+    expect(sent).toHaveLength(1)
+    expect(sent[0]!.text).toContain("confirmed the plan in AirCoding's dialog")
+    inbox.push("RUN ENDED: done.", true)
+    expect(sent).toHaveLength(2)
+    expect(sent[1]!.text).toContain("RUN ENDED")
+    expect(sent[1]!.text).not.toContain("confirmed the plan")
+  })
+
+  it("news queued while Main is busy goes when its turn ends, not with a later wake", () => {
+    const { inbox, wake, sent } = setup()
+    wake.status("main-1", true)
+    inbox.push("The user confirmed the plan in AirCoding's dialog", true)
+    wake.status("main-1", false)
+    expect(sent.map((s) => s.text.includes("confirmed the plan"))).toEqual([true])
+    wake.status("main-1", true)
+    inbox.push("RUN ENDED: done.", true)
+    wake.status("main-1", false)
+    expect(sent).toHaveLength(2)
+    expect(sent[1]!.text).not.toContain("confirmed the plan")
+  })
+})

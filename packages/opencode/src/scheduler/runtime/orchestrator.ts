@@ -241,11 +241,14 @@ class OrchestratorImpl {
         request.verb === "confirm"
           ? "The user confirmed the plan in AirCoding's dialog (not in this chat): the Architect writes the task graph and the work starts. Do not call air_confirm."
           : `The user asked for changes to the plan in AirCoding's dialog: "${request.text}". The Architect revises it; do not call air_change for it.`,
+        // With attention: Main's chat must say now what the dialog did; queued quietly, it waited for the next
+        // wake (the run's end, a minute later) and the chat sat on Main's last line meanwhile (issue 39 item 2).
+        true,
       )
     } else if (request.verb === "answer") {
       this.inbox.drop((text) => text.startsWith(`QUESTION ${request.questionId} `))
       this.doneInTui.add(`question:${request.questionId}`)
-      this.inbox.push(`The user answered ${request.questionId} in AirCoding's dialog: "${request.answer}". Do not call air_answer for it.`)
+      this.inbox.push(`The user answered ${request.questionId} in AirCoding's dialog: "${request.answer}". Do not call air_answer for it.`, true)
     }
   }
 
