@@ -38,6 +38,11 @@ export const SOAK_FILES: readonly string[] = [
   "packages/opencode/test/e2e/deploy.test.ts",
   // A machine with no git identity (31 s).
   "packages/opencode/test/e2e/no-identity.test.ts",
+  // The README's headless flow with the shipped demo.json: plan, a change, the revised plan, yes (62 s);
+  // the demo's own run and the dialog's confirmation stay in the suite.
+  "packages/opencode/test/e2e/demo-paths.test.ts",
+  // Traces sent to a real OTLP/HTTP receiver, re-sent, and dropped at a closed port (49 s).
+  "packages/opencode/test/e2e/traces.test.ts",
 ]
 
 /** The suite leaves the soak files out when `bun run test` runs it whole (AIR_STAGE=suite); a file named on the command line still runs. */
