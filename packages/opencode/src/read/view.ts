@@ -602,7 +602,8 @@ export namespace RunView {
         W,
       ),
     )
-    if (v.requirement) lines.push(t(lang, "run.requirement", { text: oneLine(v.requirement, W - 14) }))
+    // Wrapped, not cut, on a narrow terminal: three lines say what was asked.
+    if (v.requirement) lines.push(...wrap(t(lang, "run.requirement", { text: oneLine(v.requirement, 3 * W) }), W, "  ").slice(0, 3))
     if (v.lastEventAt) lines.push(t(lang, "run.updated", { count: v.eventCount, at: stamp(v.lastEventAt) }))
     lines.push("", t(lang, "tasks.heading"))
     if (!v.tasks.length) lines.push(t(lang, "tasks.none"))
@@ -622,7 +623,19 @@ export namespace RunView {
       const fixed = widths.reduce((a, b, c) => a + (c === 1 ? 0 : b), 0) + 2 * (header.length - 1)
       widths[1] = Math.max(12, Math.min(widths[1]!, W - fixed))
       const lastAt = widths.slice(0, -1).reduce((a, b) => a + b + 2, 0)
-      for (const r of rows) lines.push(r.map((cell, c) => (c === r.length - 1 ? truncate(cell, Math.max(8, W - lastAt)) : pad(truncate(cell, widths[c]!), widths[c]!))).join("  ").trimEnd())
+      const natural = header.map((_, c) => Math.max(...rows.map((r) => displayWidth(r[c]!))))
+      if (natural[1]! <= widths[1]! && lastAt + natural[4]! <= W)
+        for (const r of rows) lines.push(r.map((cell, c) => (c === r.length - 1 ? cell : pad(cell, widths[c]!))).join("  ").trimEnd())
+      else {
+        // Too narrow for the table: each task on its own lines (id, state and time, then its title, then its
+        // gates), wrapped rather than cut, so an 80-column terminal still reads every title and every gate.
+        const lead = Math.max(...cells.map((r) => displayWidth(r[0]!)))
+        for (const [id, title, state, elapsed, gates] of cells) {
+          const shown = (cell: string | undefined) => !!cell && cell !== "—"
+          lines.push(...wrap(`${pad(id!, lead)}  ${[state, elapsed, title].filter(shown).join(" · ")}`, W, " ".repeat(lead + 2)))
+          if (shown(gates)) lines.push(...wrap(`${" ".repeat(lead + 2)}${gates}`, W, " ".repeat(lead + 2)))
+        }
+      }
       for (const task of v.tasks) {
         if (task.progress) lines.push(truncate(`  ${task.id}: ${progressText(lang, task.progress)}`, W))
         if (task.lastFailure && task.state !== "merged") lines.push(truncate(`  ${task.id}: ${oneLine(lastFailureText(lang, task.lastFailure), 2 * W)}`, W))
@@ -635,7 +648,7 @@ export namespace RunView {
     const deploy = DeployLines.section(lang, v.deploy)
     if (deploy.length) lines.push("", ...deploy)
     lines.push("", t(lang, "budgets.heading"))
-    for (const line of budgetLines(lang, v)) lines.push(truncate("- " + line, W))
+    for (const line of budgetLines(lang, v)) lines.push(...wrap("- " + line, W, "  "))
     lines.push("", t(lang, "waiting.heading"))
     for (const r of v.retries ?? []) lines.push(truncate("- " + retryText(lang, r), W))
     const titles = new Map(v.tasks.map((task) => [task.id, task.title]))

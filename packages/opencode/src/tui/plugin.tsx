@@ -22,6 +22,8 @@ import { parsePlanAnswer } from "../scheduler/core/answer"
  * questions, pause, resume, change) go to the Scheduler over the server's event bus (see bridge.ts).
  */
 const POLL_MS = 1000
+/** The engine's session view shows its sidebar from this width on (measured in tmux with the pinned engine). */
+const SIDEBAR_MIN_WIDTH = 120
 
 /**
  * The sidebar's view at the clock of the view: a running gate's or check's elapsed time counts from its start to
@@ -234,16 +236,30 @@ const tui: TuiPlugin = async (api) => {
     slots: {
       // A reopened TUI starts on the home screen, which has no sidebar: where the run stands is said there.
       home_bottom: () => (
-        <box flexDirection="column" alignItems="center">
+        <box flexDirection="column" alignItems="center" flexShrink={0}>
           {/* Wrapped here, to a width the home column always has: a line the renderer re-wraps itself (CJK above all) overlaps the next. */}
-          <For each={TuiView.home(view(), lang, Math.min(64, size().width - 16), size().height < 30 ? 3 : 12)}>
+          <For each={TuiView.home(view(), lang, Math.min(64, size().width - 16), 12)}>
             {(line) => (
-              <text fg={colour(line.tone)} wrapMode="none">
+              <text fg={colour(line.tone)} wrapMode="none" flexShrink={0}>
                 {line.text}
               </text>
             )}
           </For>
         </box>
+      ),
+      // Below SIDEBAR_MIN_WIDTH columns the engine shows no sidebar: the run's two lines take the app's bottom rows.
+      app_bottom: () => (
+        <Show when={size().width < SIDEBAR_MIN_WIDTH}>
+          <box flexDirection="column" paddingLeft={2} paddingRight={2}>
+            <For each={TuiView.compact(view(), lang, size().width - 4)}>
+              {(line) => (
+                <text fg={colour(line.tone)} wrapMode="none">
+                  {line.text}
+                </text>
+              )}
+            </For>
+          </box>
+        </Show>
       ),
       sidebar_content: () => {
         const sidebar = () => TuiView.sidebar(view(), lang)
@@ -268,22 +284,52 @@ const tui: TuiPlugin = async (api) => {
   })
 
   // ── commands: they act at once, in code, whatever the model is doing ──────────────────────────
-  // The run view refreshes while it is open (each poll, and every second for elapsed times) and fits the dialog's width.
+  // The run view refreshes while it is open (each poll, and every second for elapsed times) and fits the dialog's width;
+  // a run longer than the terminal shows a window of it that PgUp/PgDn and the arrows move (Enter or Esc closes it).
   const showStatus = () => {
-    const [text, setText] = createSignal(statusText(root, lang, undefined, dialogWidth() - 4))
-    const tick = setInterval(() => setText(statusText(root, lang, undefined, dialogWidth() - 4)), POLL_MS)
+    const read = () => statusText(root, lang, undefined, dialogWidth() - 4).replace(/\n+$/, "").split("\n")
+    const [lines, setLines] = createSignal(read())
+    const [offset, setOffset] = createSignal(0)
+    const rows = () => Math.max(3, api.renderer.height - 12)
+    const scroll = (by: number) => {
+      setOffset((o) => Math.max(0, Math.min(o + by, Math.max(0, lines().length - rows()))))
+    }
+    const tick = setInterval(() => {
+      setLines(read())
+      scroll(0)
+    }, POLL_MS)
+    const keys = api.keymap.registerLayer({
+      priority: 100,
+      bindings: [
+        { key: "pagedown", cmd: () => scroll(rows() - 1) },
+        { key: "pageup", cmd: () => scroll(-(rows() - 1)) },
+        { key: "down", cmd: () => scroll(1) },
+        { key: "up", cmd: () => scroll(-1) },
+      ],
+    })
+    const close = () => {
+      clearInterval(tick)
+      keys()
+    }
+    const shown = () => {
+      const all = lines()
+      const from = offset()
+      const window = all.slice(from, from + rows())
+      const below = all.length - from - window.length
+      return [...window, ...(below > 0 ? [tCount(lang, "tui.plan.more", below)] : [])].join("\n")
+    }
     api.ui.dialog.replace(
       () => (
         <api.ui.DialogAlert
           title={t(lang, "tui.status.title")}
-          message={text()}
+          message={shown()}
           onConfirm={() => {
-            clearInterval(tick)
+            close()
             api.ui.dialog.clear()
           }}
         />
       ),
-      () => clearInterval(tick),
+      close,
     )
     api.ui.dialog.setSize(dialogSize())
   }

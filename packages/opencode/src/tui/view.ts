@@ -15,6 +15,9 @@ export namespace TuiView {
   /** `deploy`: per deploy target its status, commit and hashes, service, smoke and rollback (empty when the run deployed nothing). */
   export type Sidebar = { heading: Line; tasks: Line[]; deployHeading: string; deploy: Line[]; waitingHeading: string; waiting: Line[] }
 
+  /** What waits on a person rather than on the team (a worker, a gate, the merge queue). */
+  const PERSON_WAITS: ReadonlySet<string> = new Set(["confirm", "question", "frozen", "milestone", "adr", "interrupted", "baseline", "paused"])
+
   const DEPLOY_TONE: Record<DeployLines.Target["status"], Tone> = { running: "accent", passed: "success", failed: "error", asked: "warning" }
 
   /** Four short lines per target: a 40-column sidebar shows all that matters (only a long service state is cut). */
@@ -98,6 +101,40 @@ export namespace TuiView {
     const progress = v.tasks.length ? ` · ${t(lang, "tui.home.merged", { merged, total: v.tasks.length })}` : ""
     const waiting = side.waiting.slice(0, 2).map((w) => ({ text: RunView.truncate(`${side.waitingHeading} · ${w.text}`, width), tone: w.tone }))
     return [{ text: `${side.heading.text}${progress}`, tone: side.heading.tone }, ...waiting]
+  }
+
+  /**
+   * The run in two lines for a terminal too narrow for the sidebar: the status word and the merged count, then
+   * whatever moves or waits — a running gate or check with its count and time, the oldest thing waiting for the
+   * person, a retry's pause — each line cut to the width (the app's bottom row has no room to wrap). Nothing when
+   * there is no run: the first screen says what to type.
+   */
+  export function compact(v: RunView.Status, lang: Lang, width = 80): Line[] {
+    if (v.stage === "idle" && v.runId === null) return []
+    const side = sidebar(v, lang, 0, width)
+    const merged = v.tasks.filter((task) => task.state === "merged").length
+    const head = [side.heading.text, v.tasks.length ? t(lang, "tui.home.merged", { merged, total: v.tasks.length }) : ""]
+    const moving = [
+      ...v.tasks.filter((task) => task.progress).map((task) => `${task.id} ${RunView.progressText(lang, task.progress!)}`),
+      ...(v.checks ?? []).map((c) => RunView.checkProgressText(lang, c)),
+    ]
+    const first = { text: RunView.truncate([...head, ...moving.slice(0, 1)].filter(Boolean).join(" · "), width), tone: side.heading.tone }
+    const titles = new Map(v.tasks.map((task) => [task.id, task.title]))
+    // What a person must do comes before what the team is doing: that is what the narrow view is for.
+    const waits = v.waitingFor.filter((w) => w.kind !== "nothing" && w.kind !== "idle")
+    const person = waits.find((w) => PERSON_WAITS.has(w.kind))
+    const retry = (v.retries ?? [])[0]
+    const waitLine = (w: RunView.Waiting, tone: Tone): Line => ({ text: `${side.waitingHeading} · ${RunView.waitingText(lang, w, titles)}`, tone })
+    const second: Line | null = person
+      ? waitLine(person, "warning")
+      : retry
+        ? { text: RunView.retryText(lang, retry), tone: "warning" }
+        : moving.length > 1
+          ? { text: moving.slice(1).join(" · "), tone: "accent" }
+          : waits[0]
+            ? waitLine(waits[0], "muted")
+            : null
+    return second ? [first, { ...second, text: RunView.truncate(second.text, width) }] : [first]
   }
 
   /**

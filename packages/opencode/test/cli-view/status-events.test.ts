@@ -133,7 +133,7 @@ describe("aircoding status", () => {
     const { states } = recordedEvents()
     const state = states[states.length - 1]!
     const fromState = renderStatus(state, "en")
-    expect(fromState).toMatch(/T-2   Recursive-descent par\S* +merged/)
+    expect(fromState).toMatch(/T-2  merged ×2 \(1↻\) · \S+ · Recursive-descent parser and evaluator/)
     expect(fromState).toContain("nothing: the run is finished")
     const summary = RunReport.summary(FIXTURE, state)
     const fromSummary = renderStatus(summary, "en")
@@ -158,7 +158,7 @@ describe("aircoding status", () => {
     rmSync(RunData.eventsFile(root))
     const r = await capture(() => statusCommand([root]))
     expect(r.code).toBe(0)
-    expect(r.stdout).toMatch(/T-3   Unit tests for the/)
+    expect(r.stdout).toMatch(/T-3  merged · \S+ · Unit tests for the tokenizer/)
   })
 
   test("a corrupt line is named and skipped; a torn last line is ignored", async () => {

@@ -31,7 +31,8 @@ function writtenByPeople(): string[] {
 }
 
 function englishLeft(text: string): string[] {
-  let rest = text
+  // A long text is wrapped onto indented lines: joined again, it is found whole.
+  let rest = text.replace(/\n {2,}(?=\S)/g, " ")
   for (const written of writtenByPeople()) {
     rest = rest.split(written).join("⟨…⟩")
     // A long text is cut to fit a line: its head followed by "…".

@@ -153,6 +153,20 @@ async function settled(screen: string): Promise<string> {
   return screen
 }
 
+/**
+ * The screen once `found` holds, pressing PgDn while /air-status says more lines follow (a short terminal shows a
+ * window of the run). The screen at the end of the window is returned whatever it holds, so the caller's wait fails.
+ */
+async function scrollTo(found: (screen: string) => boolean, label: string): Promise<string> {
+  for (let i = 0; i < 40; i++) {
+    const screen = tui.screen()
+    if (found(screen)) return screen
+    if (/more lines \(PgDn\)|更多行|PgDn/.test(screen)) tui.press("PageDown")
+    await new Promise((r) => setTimeout(r, 750))
+  }
+  return tui.waitFor(found, 1_000, label)
+}
+
 /** Opens a plugin command through the slash menu. */
 async function slash(name: string, title: string): Promise<void> {
   tui.type(`/${name}`)
@@ -192,7 +206,7 @@ describe.skipIf(!process.env.AIR_TUI_SCREENS)("the TUI's screens at 80×24 and 1
     await tui.waitFor("Ask anything", 420_000, "the TUI's prompt")
     await atEverySize(async (lang, size) => {
       const [w, h] = size.split("x").map(Number) as [number, number]
-      const intro = TuiView.home(RunView.build({ state: initialState() }), lang, Math.min(64, w - 16), h < 30 ? 3 : 12)
+      const intro = TuiView.home(RunView.build({ state: initialState() }), lang, Math.min(64, w - 16), 12)
       const first = intro[0]!.text.slice(0, 12)
       const last = intro[intro.length - 1]!.text.trim()
       const screen = await settled(await tui.waitFor((s) => s.includes(first) && s.includes(last) && s.includes("Ask anything"), 30_000, `the first screen (${lang} ${size})`))
@@ -244,8 +258,10 @@ describe.skipIf(!process.env.AIR_TUI_SCREENS)("the TUI's screens at 80×24 and 1
       }
       await slash("air-status", "AirCoding: show the run")
       const title = lang === "en" ? "AirCoding run" : "AirCoding 运行"
-      const screen = await settled(await tui.waitFor((s) => s.includes(title) && /T-1: (test|测试) \[2\/3\]/.test(s), 30_000, `the run view (${lang} ${size})`))
-      golden(`run-view.${size}.${lang}.txt`, steady(rows(screen, title, lang === "en" ? "Tasks" : "任务", 116)) + steady(rows(screen, "T-1: ", "T-2: ")))
+      const head = steady(rows(await settled(await tui.waitFor((s) => s.includes(title) && s.includes(lang === "en" ? "Tasks" : "任务"), 30_000, `the run view (${lang} ${size})`)), title, lang === "en" ? "Tasks" : "任务", 116))
+      // At 80×24 the view is a window on the run: PgDn moves it down to the gates' progress lines.
+      const screen = await settled(await scrollTo((s) => /T-1: (test|测试) \[2\/3\]/.test(s), `the run view's progress lines (${lang} ${size})`))
+      golden(`run-view.${size}.${lang}.txt`, head + steady(rows(screen, "T-1: ", "T-2: ")))
       tui.press("Enter")
       await tui.waitFor((s) => !s.includes(title), 30_000, "the run view to close")
     })
@@ -261,7 +277,8 @@ describe.skipIf(!process.env.AIR_TUI_SCREENS)("the TUI's screens at 80×24 and 1
       }
       await slash("air-status", "AirCoding: show the run")
       const title = lang === "en" ? "AirCoding run" : "AirCoding 运行"
-      const screen = await settled(await tui.waitFor((s) => s.includes(title) && /T-5 {2}/.test(s), 30_000, `the finished run view (${lang} ${size})`))
+      await tui.waitFor(title, 30_000, `the finished run view (${lang} ${size})`)
+      const screen = await settled(await scrollTo((s) => /T-5 {2}/.test(s), `the finished run view's last task (${lang} ${size})`))
       // The dialog's table rows ("T-1   Add …"), not the sidebar's ("T-1 merged · …") beside it; a duration's
       // padding follows its length, which varies from run to run, and at 80 columns so does where the last
       // gates are cut ("build ✓ te…" or "build ✓ …"): there the first gate is what is compared.

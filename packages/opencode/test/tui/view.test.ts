@@ -206,3 +206,33 @@ describe("retries and rate-limit pauses", () => {
     expect(RunView.describe(entry, "en")).toBe("the debugger's model call failed (attempt 3: Service Unavailable); the engine tries again at 10:00:08")
   })
 })
+
+describe("the compact run view (below the sidebar's 120 columns)", () => {
+  const accepted = () => loaded.entries.filter((e) => !e.refused)
+  const viewAt = (n: number) => readStatus(fixture.root, stateAt(n), accepted().slice(0, n))
+
+  for (const lang of LANGS)
+    test(`the finished run in two lines of at most 80 columns, ${lang}`, () => {
+      const lines = TuiView.compact(readStatus(fixture.root, loaded.state, loaded.entries), lang, 80)
+      const total = loaded.state.tasks.length
+      expect(lines[0]!.text).toContain(catalog(lang)["tui.home.merged"]!.replace("{merged}", String(total)).replace("{total}", String(total)))
+      expect(lines.length).toBeLessThanOrEqual(2)
+      for (const l of lines) expect(RunView.displayWidth(l.text)).toBeLessThanOrEqual(80)
+    })
+
+  test("what waits on the person comes first: the plan's confirmation, as a warning", () => {
+    const n = accepted().findIndex((e) => e.event.type === "plan.proposed") + 1
+    expect(n).toBeGreaterThan(0)
+    const v = viewAt(n)
+    expect(v.waitingFor.map((w) => w.kind)).toContain("confirm")
+    const lines = TuiView.compact(v, "en", 60)
+    expect(lines[1]).toMatchObject({ tone: "warning" })
+    expect(lines[1]!.text).toMatch(/^Waiting for · /)
+    for (const l of lines) expect(RunView.displayWidth(l.text)).toBeLessThanOrEqual(60)
+  })
+
+  test("no run: nothing (the first screen says what to type)", () => {
+    const empty = RunData.load("/nonexistent-air-project")
+    expect(TuiView.compact(readStatus("/nonexistent-air-project", empty.state, []), "en")).toEqual([])
+  })
+})
