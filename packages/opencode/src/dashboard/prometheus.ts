@@ -39,6 +39,15 @@ export namespace Prometheus {
     for (const [role, n] of Object.entries(f.requestsByRole)) requests.inc({ role }, n)
     const tokens = new Counter({ name: "aircoding_model_tokens_total", help: "Model tokens by role, as the engine reported them", labelNames: ["role"], registers })
     for (const [role, n] of Object.entries(f.tokensByRole)) tokens.inc({ role }, n)
+    const modelTokens = new Counter({ name: "aircoding_model_tokens_by_model_total", help: "Model tokens by role and model (the engine's provider/model; 'unreported' in logs from before models were kept)", labelNames: ["role", "model"], registers })
+    const cost = new Counter({ name: "aircoding_model_cost_usd_total", help: "Cost in USD by role and model, as the engine priced the requests (only pairs with a price: no made-up zero)", labelNames: ["role", "model"], registers })
+    const unpriced = new Counter({ name: "aircoding_model_unpriced_requests_total", help: "Requests to a model with no price, by role and model: their cost is unknown", labelNames: ["role", "model"], registers })
+    for (const u of f.usageByModel) {
+      const labels = { role: u.role, model: u.model }
+      modelTokens.inc(labels, u.tokens)
+      if (u.costUsd !== null) cost.inc(labels, u.costUsd)
+      if (u.unpriced > 0) unpriced.inc(labels, u.unpriced)
+    }
 
     new Counter({ name: "aircoding_rate_limit_pauses_total", help: "Times a provider rate limit paused the run", registers }).inc(f.rateLimitPauses)
     new Counter({ name: "aircoding_rate_limit_pause_seconds_total", help: "Seconds of pause the provider asked for, summed", registers }).inc(f.rateLimitPauseSeconds)

@@ -31,6 +31,11 @@ export namespace RunMetrics {
     requestsByRole: Record<string, number>
     /** Tokens by role, from the sessions' last `usage.recorded` totals. */
     tokensByRole: Record<string, number>
+    /**
+     * Tokens, cost and unpriced requests by role and model, from the same totals. `costUsd` is null when no
+     * session of the pair was priced (a log from before money, or a model with no price): never a made-up zero.
+     */
+    usageByModel: { role: string; model: string; tokens: number; costUsd: number | null; unpriced: number }[]
     rateLimitPauses: number
     /** Seconds the provider asked the run to wait, summed over its rate limits (rate.limited's until − at). */
     rateLimitPauseSeconds: number
@@ -67,7 +72,7 @@ export namespace RunMetrics {
       merges.push({ outcome, seconds: seconds(from, at) })
       mergeStarted.delete(taskId)
     }
-    const sessions = new Map<string, { role: string; tokens: number }>()
+    const sessions = new Map<string, { role: string; tokens: number; model?: string; costUsd?: number; unpriced?: number }>()
     let rateLimitPauses = 0
     let rateLimitPauseSeconds = 0
     let budgetsSpent = 0
@@ -79,7 +84,7 @@ export namespace RunMetrics {
       else if (e.type === "merge.blocked") endMerge(e.taskId, "blocked", e.at)
       else if (e.type === "merge.deferred") endMerge(e.taskId, "deferred", e.at)
       else if (e.type === "merge.batch-rejected") for (const id of e.taskIds) endMerge(id, "rejected", e.at)
-      else if (e.type === "usage.recorded") sessions.set(e.sessionId, { role: e.role, tokens: e.tokens })
+      else if (e.type === "usage.recorded") sessions.set(e.sessionId, { role: e.role, tokens: e.tokens, model: e.model, costUsd: e.costUsd, unpriced: e.unpriced })
       else if (e.type === "rate.limited") {
         rateLimitPauses++
         rateLimitPauseSeconds += seconds(e.at, e.until)
@@ -87,6 +92,17 @@ export namespace RunMetrics {
     }
     const tokensByRole: Record<string, number> = {}
     for (const { role, tokens } of sessions.values()) tokensByRole[role] = (tokensByRole[role] ?? 0) + tokens
+    const byModel = new Map<string, Figures["usageByModel"][number]>()
+    for (const u of sessions.values()) {
+      // A session whose calls the engine never named a model for (a log from before models were kept).
+      const model = u.model ?? "unreported"
+      const key = `${u.role}\u0000${model}`
+      const row = byModel.get(key) ?? { role: u.role, model, tokens: 0, costUsd: null, unpriced: 0 }
+      row.tokens += u.tokens
+      if (u.costUsd !== undefined) row.costUsd = (row.costUsd ?? 0) + u.costUsd
+      row.unpriced += u.unpriced ?? 0
+      byModel.set(key, row)
+    }
 
     const mergeWaits: number[] = []
     for (const t of state.tasks) {
@@ -114,6 +130,7 @@ export namespace RunMetrics {
       mergeWaits,
       requestsByRole: view.budgets.modelRequests.byAgent,
       tokensByRole,
+      usageByModel: [...byModel.values()],
       rateLimitPauses,
       rateLimitPauseSeconds,
       rateLimited: state.rateLimit !== null && Date.parse(state.rateLimit.until) > Date.parse(now),

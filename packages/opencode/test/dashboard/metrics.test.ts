@@ -71,7 +71,29 @@ describe("the dashboard's /metrics", () => {
     expect(text).toContain('aircoding_model_requests_total{role="executor"} 18')
     expect(text).toContain("aircoding_notifications_dropped_total 0")
     // Cost in money is not in this version's log: no metric says it, rather than a made-up zero.
-    expect(text).not.toContain("cost")
+    expect(text).not.toMatch(/^aircoding_model_cost_usd_total\{/m)
+  })
+
+  test("tokens, cost and unpriced requests by role and model, from the sessions' last usage totals", async () => {
+    const root = fixture()
+    const usage = (seq: number, sessionId: string, role: string, fields: Record<string, unknown>) =>
+      JSON.stringify({ seq, type: "usage.recorded", sessionId, role, requests: 2, at: `2026-11-29T09:12:0${seq - 33}.000Z`, ...fields })
+    append(root, [
+      usage(33, "ses-a", "executor", { tokens: 100, costUsd: 0.25, model: "openai/gpt-x" }),
+      // The same session later: its last totals count, not the sum of both lines.
+      usage(34, "ses-a", "executor", { tokens: 300, costUsd: 0.75, model: "openai/gpt-x" }),
+      usage(35, "ses-b", "executor", { tokens: 50, costUsd: 0.5, model: "openai/gpt-x" }),
+      usage(36, "ses-c", "reviewer", { tokens: 40, unpriced: 2, model: "local/llama" }),
+    ])
+    const app = DashboardServer.app(new RunHub(root, "en"), {})
+    const text = await (await app.request("/metrics", { headers: { host: "127.0.0.1:7357" } })).text()
+    const check = spawnSync(PROMTOOL, ["check", "metrics"], { input: text, encoding: "utf8" })
+    expect(check.status, `promtool check metrics: ${check.stdout}${check.stderr}`).toBe(0)
+    expect(text).toContain('aircoding_model_tokens_by_model_total{role="executor",model="openai/gpt-x"} 350')
+    expect(text).toContain('aircoding_model_cost_usd_total{role="executor",model="openai/gpt-x"} 1.25')
+    expect(text).toContain('aircoding_model_unpriced_requests_total{role="reviewer",model="local/llama"} 2')
+    // The unpriced model has no cost line: unknown, not $0.
+    expect(text).not.toMatch(/aircoding_model_cost_usd_total\{role="reviewer"/)
   })
 })
 
