@@ -1,7 +1,7 @@
 import { relative } from "node:path"
 import { t, type Lang } from "../read/words"
 import { RunData } from "../read/run-data"
-import { RunView } from "../read/view"
+import { EventText } from "../read/event-text"
 import { viewLang } from "./status"
 import { Args } from "./args"
 import { Help } from "./help"
@@ -38,7 +38,7 @@ export async function followEvents(root: string, opts: EventsOptions): Promise<n
   const flush = (entries: RunData.Entry[]) => {
     for (const entry of entries) {
       if (opts.json) write((entry.raw ?? JSON.stringify(entry.event)) + "\n")
-      else write(RunView.eventLine(entry, opts.lang, (id, run) => RunData.lastGateReport(root, id, run)) + "\n")
+      else write(EventText.eventLine(entry, opts.lang, (id, run) => RunData.lastGateReport(root, id, run)) + "\n")
     }
     for (; warned < follower.warnings.length; warned++) process.stderr.write(t(opts.lang, "warn.prefix", { text: follower.warnings[warned]! }) + "\n")
   }

@@ -1,6 +1,7 @@
 import { existsSync, statSync } from "node:fs"
 import { RunData } from "../read/run-data"
-import { RunView } from "../read/view"
+import { EventText } from "../read/event-text"
+import { TerminalText } from "../read/terminal-text"
 import { resolveLang, t, type Lang } from "../read/words"
 import { Ui } from "./ui"
 
@@ -29,7 +30,7 @@ export function followProgress(
     }
     for (const { text: line, lineNo } of lines) {
       const text = progressLine(root, line, lineNo, lang)
-      if (text) write(Ui.dim(`· ${RunView.truncate(text, 160)}`))
+      if (text) write(Ui.dim(`· ${TerminalText.truncate(text, 160)}`))
     }
   }
   const timer = setInterval(tick, 400)
@@ -43,7 +44,7 @@ export function followProgress(
 export function progressLine(root: string, line: string, lineNo: number, lang: Lang): string | undefined {
   const event = RunData.parseLine(line, lineNo, RunData.eventsFile(root))
   if (typeof event === "string" || QUIET.has(event.type)) return undefined
-  const text = RunView.describeEvent(event, lang, (id, run) => RunData.lastGateReport(root, id, run))
-  const task = RunView.taskOf(event)
+  const text = EventText.describeEvent(event, lang, (id, run) => RunData.lastGateReport(root, id, run))
+  const task = EventText.taskOf(event)
   return task ? t(lang, "progress.line", { task, text }) : text
 }

@@ -18,6 +18,7 @@ import { Notifier } from "../scheduler/runtime/notify/notifier"
 import { TraceExport } from "../scheduler/runtime/trace/exporter"
 import { RunData } from "../read/run-data"
 import { RunView } from "../read/view"
+import { TerminalText } from "../read/terminal-text"
 import { exitCodeOf, headlessEnd, runStatus } from "../read/run-status"
 import { Strict } from "../scheduler/core/strict"
 import { Answer } from "./answer"
@@ -134,14 +135,14 @@ export async function headlessRun(
         : []
   // No run began although Main had a requirement and said nothing failed: the work is undone, never exit 0.
   const noRun = (!state || state.stage === "idle") && engineErrors.length === 0 && !watch.stoppedFor
-  if (noRun) engineErrors.push(t(langOf(dir), "main.noRun", { text: RunView.oneLine(transcript.text || "—", 200) }))
+  if (noRun) engineErrors.push(t(langOf(dir), "main.noRun", { text: TerminalText.oneLine(transcript.text || "—", 200) }))
   const exitCode = exitCodeOf(state, { engineFailed: engineErrors.length > 0 })
   const errors: string[] = []
   if (exitCode === 1) {
     errors.push(...engineErrors)
     if (base.status === "running" || base.status === "planning") errors.push("the engine stopped before the run ended (see .air/local/state/events.jsonl)")
     if (base.final && !base.final.passed) errors.push(base.final.summary)
-  } else if (engineErrors.length) notes.push(`the main agent's last turn failed after the run had settled (${RunView.oneLine(engineErrors[0]!, 200)}); the run's state decides the exit code`)
+  } else if (engineErrors.length) notes.push(`the main agent's last turn failed after the run had settled (${TerminalText.oneLine(engineErrors[0]!, 200)}); the run's state decides the exit code`)
   const resume = Launch.resumeCommand(dir, { scripted: opts.scripted, yes: opts.yes, exitOnQuestion: opts.exitOnQuestion })
   return { exitCode, summary: { ...base, ...ExitSummary.waits(dir, state, resume), answer: transcript.text, wallTimeMs: Date.now() - started, errors, notes } }
 }

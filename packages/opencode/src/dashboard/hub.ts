@@ -3,6 +3,9 @@ import { readStatus } from "../read/status-read"
 import { ProgramEvidence } from "../read/program-evidence"
 import { RunData } from "../read/run-data"
 import { RunView } from "../read/view"
+import { EventText } from "../read/event-text"
+import { RunGraph } from "../read/run-graph"
+import { TerminalText } from "../read/terminal-text"
 
 /** One event as the page shows it: the text is already in the page's language. */
 type PageEvent = { seq: number; at: string; clock: string; type: string; taskId: string | null; text: string; refused: boolean }
@@ -13,7 +16,7 @@ type FullPayload = {
   labels: Record<Key, string>
   root: string
   view: RunView.Status
-  graph: RunView.Graph
+  graph: RunGraph.Graph
   events: PageEvent[]
   /** What the run waits for and its budgets, as lines in the page's language. */
   waiting: string[]
@@ -67,10 +70,10 @@ export class RunHub {
     return {
       seq: e.seq,
       at: e.at,
-      clock: RunView.clock(e.at),
+      clock: TerminalText.clock(e.at),
       type: e.type,
-      taskId: RunView.taskOf(e),
-      text: RunView.describe(entry, this.lang, (id, run) => RunData.lastGateReport(this.root, id, run)),
+      taskId: EventText.taskOf(e),
+      text: EventText.describe(entry, this.lang, (id, run) => RunData.lastGateReport(this.root, id, run)),
       refused: Boolean(entry.refused),
     }
   }
@@ -82,7 +85,7 @@ export class RunHub {
     this.lastView = view
     return {
       view,
-      graph: RunView.graph(state),
+      graph: RunGraph.of(state),
       // The baseline or the final check running now comes first, with its step, count and time (like a task's gates).
       waiting: [...(view.checks ?? []).map((c) => RunView.checkProgressText(this.lang, c)), ...view.waitingFor.map((w) => RunView.waitingText(this.lang, w))],
       budgets: RunView.budgetLines(this.lang, view),

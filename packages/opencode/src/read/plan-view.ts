@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import type { TaskGraph } from "../scheduler/core/task.schema"
-import { RunView } from "./view"
+import { TerminalText } from "./terminal-text"
 import { list, t, type Key, type Lang } from "./words"
 
 /**
@@ -46,21 +46,21 @@ export namespace PlanView {
     const out: Line[] = []
     const tasks = graph?.tasks ?? []
     if (tasks.length) out.push({ text: t(lang, "plan.tasks", { count: tasks.length }), tone: "accent" })
-    const idWidth = Math.max(0, ...tasks.map((n) => RunView.displayWidth(n.id)))
+    const idWidth = Math.max(0, ...tasks.map((n) => TerminalText.displayWidth(n.id)))
     const indent = " ".repeat(idWidth + 2)
     for (const n of tasks) {
       const facts = [t(lang, `kind.${n.kind}`), t(lang, "plan.phase", { phase: n.phase }), n.deps.length ? t(lang, "plan.after", { ids: list(lang, n.deps) }) : t(lang, "plan.noDeps")].join(" · ")
-      out.push({ text: RunView.truncate(`${RunView.pad(n.id, idWidth)}  ${n.title}`, width), tone: "normal" })
-      out.push({ text: RunView.truncate(`${indent}${facts}`, width), tone: "muted" })
+      out.push({ text: TerminalText.truncate(`${TerminalText.pad(n.id, idWidth)}  ${n.title}`, width), tone: "normal" })
+      out.push({ text: TerminalText.truncate(`${indent}${facts}`, width), tone: "muted" })
       for (const action of ["create", "modify", "delete"] as const) {
         const files = n.writeSet.filter((w) => w.action === action).map((w) => (w.region ? `${w.path} (${w.region})` : w.path))
         if (!files.length) continue
-        for (const line of RunView.wrap(`${t(lang, `plan.write.${action}` as Key)} ${list(lang, files)}`, width - indent.length, "  ")) out.push({ text: indent + line, tone: "muted" })
+        for (const line of TerminalText.wrap(`${t(lang, `plan.write.${action}` as Key)} ${list(lang, files)}`, width - indent.length, "  ")) out.push({ text: indent + line, tone: "muted" })
       }
     }
     if (adrs.length) {
       out.push({ text: t(lang, "plan.adrs"), tone: "accent" })
-      for (const adr of adrs) out.push({ text: RunView.truncate(`  ${adr}`, width), tone: "normal" })
+      for (const adr of adrs) out.push({ text: TerminalText.truncate(`  ${adr}`, width), tone: "normal" })
     }
     return out
   }

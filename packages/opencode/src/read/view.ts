@@ -6,8 +6,10 @@ import { isBookkeepingGate, isShippedGate, SHIPPED_GATE_IDS } from "./gate-descr
 import type { RunData } from "./run-data"
 import { ProgramEvidence } from "./program-evidence"
 import { runStatus, waitingFor as waitingForState, type RunWord, type Waiting as RunWaiting } from "./run-status"
-import { failureText, faultText, gateFacts, gateLabel as gateWord, gateRunOf, type GateFacts } from "./gate-words"
-import { list, t, tCount, tOr, type Key, type Lang } from "./words"
+import { failureText, gateFacts, type GateFacts } from "./gate-words"
+import { Labels } from "./labels"
+import { TerminalText } from "./terminal-text"
+import { t, tCount, type Key, type Lang } from "./words"
 import { GateProgress } from "./gate-progress"
 import type { CheckReuse } from "./check-reuse"
 import { durationText } from "./duration"
@@ -283,9 +285,9 @@ export namespace RunView {
 
   /** "T-2: the executor's model call retries at 10:04:05", "the architect's model call retries at …", "model calls paused until …". */
   export function retryText(lang: Lang, r: Retry): string {
-    if (r.taskId) return t(lang, "run.retry.task", { id: r.taskId, role: roleLabel(lang, r.role ?? "worker"), at: clock(r.nextAt) })
-    if (r.role) return t(lang, "run.retry.role", { role: roleLabel(lang, r.role), at: clock(r.nextAt) })
-    return t(lang, "run.retry.run", { at: clock(r.nextAt) })
+    if (r.taskId) return t(lang, "run.retry.task", { id: r.taskId, role: Labels.role(lang, r.role ?? "worker"), at: TerminalText.clock(r.nextAt) })
+    if (r.role) return t(lang, "run.retry.role", { role: Labels.role(lang, r.role), at: TerminalText.clock(r.nextAt) })
+    return t(lang, "run.retry.run", { at: TerminalText.clock(r.nextAt) })
   }
 
   /** A summary from RunReport has no sessions, times or gates: those columns stay empty. */
@@ -359,8 +361,8 @@ export namespace RunView {
   export function progressText(lang: Lang, p: Progress): string {
     const count = p.done !== null && p.total !== null ? `[${p.done}/${p.total}] ` : ""
     const percent = p.percent !== null ? `${p.percent}% ` : ""
-    const head = `${gateLabel(p.gate, lang)} ${count}${percent}`.trimEnd()
-    return [head, duration(p.elapsedMs), p.step].filter(Boolean).join(" · ")
+    const head = `${Labels.gate(p.gate, lang)} ${count}${percent}`.trimEnd()
+    return [head, durationText(p.elapsedMs), p.step].filter(Boolean).join(" · ")
   }
 
   /** "baseline: build [3/10] 30% · 12s · Building CXX object …": the run's own check in one line, as a task's gates. */
@@ -406,12 +408,6 @@ export namespace RunView {
     return waitingForState(state)
   }
 
-  // ── text ────────────────────────────────────────────────────────────────────────────────────────
-
-  export function stateLabel(lang: Lang, state: string): string {
-    return t(lang, `state.${state}` as Key) || state
-  }
-
   export function waitingText(lang: Lang, w: Waiting, titles?: ReadonlyMap<string, string>): string {
     switch (w.kind) {
       case "nothing":
@@ -422,21 +418,21 @@ export namespace RunView {
       case "baseline":
         return t(lang, `waiting.${w.kind}`)
       case "confirm":
-        return t(lang, "waiting.confirm", { summary: oneLine(w.summary, 100) })
+        return t(lang, "waiting.confirm", { summary: TerminalText.oneLine(w.summary, 100) })
       case "question":
-        return t(lang, "waiting.question", { questionId: w.questionId, text: oneLine(w.text, 240) })
+        return t(lang, "waiting.question", { questionId: w.questionId, text: TerminalText.oneLine(w.text, 240) })
       case "frozen":
-        return t(lang, "waiting.frozen", { text: oneLine(w.text, 100) })
+        return t(lang, "waiting.frozen", { text: TerminalText.oneLine(w.text, 100) })
       case "milestone":
         return t(lang, w.final ? "waiting.finalReview" : "waiting.milestone", { phase: w.phase })
       case "adr":
         return t(lang, "waiting.adr", { adr: w.adr })
       case "worker":
         // A person knows a task by its title; the session id stays in --json and the events.
-        if (w.sessionId && titles?.has(w.taskId)) return t(lang, "waiting.workerTitled", { role: roleLabel(lang, w.role), id: w.taskId, title: truncate(titles.get(w.taskId)!, 40) })
+        if (w.sessionId && titles?.has(w.taskId)) return t(lang, "waiting.workerTitled", { role: Labels.role(lang, w.role), id: w.taskId, title: TerminalText.truncate(titles.get(w.taskId)!, 40) })
         return w.sessionId
-          ? t(lang, "waiting.worker", { role: roleLabel(lang, w.role), id: w.taskId, session: w.sessionId })
-          : t(lang, "waiting.workerStarting", { role: roleLabel(lang, w.role), id: w.taskId })
+          ? t(lang, "waiting.worker", { role: Labels.role(lang, w.role), id: w.taskId, session: w.sessionId })
+          : t(lang, "waiting.workerStarting", { role: Labels.role(lang, w.role), id: w.taskId })
       case "gates":
       case "review":
       case "consult":
@@ -456,7 +452,7 @@ export namespace RunView {
   /** A task's last failure for people: "cppcheck gate failed: 1 finding(s), 1 error(s), in src/parser.cpp". */
   export function lastFailureText(lang: Lang, failure: NonNullable<Task["lastFailure"]>): string {
     return isShippedGate(failure.source) || failure.facts
-      ? t(lang, "ev.gates.failed", { gate: gateLabel(failure.source, lang), what: failureText(lang, failure) })
+      ? t(lang, "ev.gates.failed", { gate: Labels.gate(failure.source, lang), what: failureText(lang, failure) })
       : failureText(lang, failure)
   }
 
@@ -471,28 +467,19 @@ export namespace RunView {
     return first && first.kind !== "nothing" ? t(lang, "run.headline", { status, what: waitingText(lang, first) }) : status
   }
 
-  export function roleLabel(lang: Lang, role: string): string {
-    return tOr(lang, `role.${role}`, role)
-  }
-
-  /** A gate's name for people ("analysis" is cppcheck), in the view's language. */
-  export function gateLabel(gate: string, lang: Lang = "en"): string {
-    return gateWord(lang, gate)
-  }
-
   export function gatesText(lang: Lang, gates: readonly GateLine[]): string {
     // A bookkeeping gate (commit, diff, …) is shown only when it is what failed; a tool gate that had nothing
     // to run is no ✓ (a project without .clang-tidy, cppcheck disabled).
     const shown = gates.filter((g) => !g.passed || (g.ran !== false && !isBookkeepingGate(g.gate)))
     if (!shown.length) return t(lang, "gates.none")
-    return shown.map((g) => (g.passed && g.reused ? reusedText(lang, gateLabel(g.gate, lang), g.reused) : `${gateLabel(g.gate, lang)} ${g.passed ? "✓" : "✗"}`)).join(" ")
+    return shown.map((g) => (g.passed && g.reused ? reusedText(lang, Labels.gate(g.gate, lang), g.reused) : `${Labels.gate(g.gate, lang)} ${g.passed ? "✓" : "✗"}`)).join(" ")
   }
 
   /** "test ✓ reused (20 tests, 1m15s saved)"; without the count when the reuse holds no test result (an analysis). */
   export function reusedText(lang: Lang, what: string, reused: { tests: number; savedMs: number }): string {
     return reused.tests > 0
-      ? tCount(lang, "gates.reused", reused.tests, { gate: what, tests: reused.tests, saved: duration(reused.savedMs) })
-      : t(lang, "gates.reusedSaved", { gate: what, saved: duration(reused.savedMs) })
+      ? tCount(lang, "gates.reused", reused.tests, { gate: what, tests: reused.tests, saved: durationText(reused.savedMs) })
+      : t(lang, "gates.reusedSaved", { gate: what, saved: durationText(reused.savedMs) })
   }
 
   /**
@@ -501,82 +488,11 @@ export namespace RunView {
    */
   export function reusedCheckLines(lang: Lang, v: Pick<Status, "reusedChecks">, short = false): string[] {
     const checks = v.reusedChecks ?? {}
-    const line = (what: string, reuse: CheckReuse.Reuse) => (short ? t(lang, "gates.reusedSaved", { gate: what, saved: duration(reuse.savedMs) }) : reusedText(lang, what, reuse))
+    const line = (what: string, reuse: CheckReuse.Reuse) => (short ? t(lang, "gates.reusedSaved", { gate: what, saved: durationText(reuse.savedMs) }) : reusedText(lang, what, reuse))
     return [
       ...(checks.baseline ? [line(t(lang, "check.baseline"), checks.baseline)] : []),
       ...(checks.final ? [line(t(lang, "check.final"), checks.final)] : []),
     ]
-  }
-
-  export const duration = durationText
-
-  export function firstLine(text: string): string {
-    return text.split(/\r?\n/).find((l) => l.trim()) ?? ""
-  }
-
-  export function oneLine(text: string, max: number): string {
-    const flat = text.replace(/\s+/g, " ").trim()
-    return displayWidth(flat) <= max ? flat : truncate(flat, max)
-  }
-
-  /** Terminal columns: CJK and full-width characters take two. */
-  export function displayWidth(text: string): number {
-    let w = 0
-    for (const ch of text) w += wide(ch.codePointAt(0)!) ? 2 : 1
-    return w
-  }
-
-  function wide(cp: number): boolean {
-    return (
-      (cp >= 0x1100 && cp <= 0x115f) ||
-      (cp >= 0x2e80 && cp <= 0xa4cf) ||
-      (cp >= 0xac00 && cp <= 0xd7a3) ||
-      (cp >= 0xf900 && cp <= 0xfaff) ||
-      (cp >= 0xfe30 && cp <= 0xfe4f) ||
-      (cp >= 0xff00 && cp <= 0xff60) ||
-      (cp >= 0xffe0 && cp <= 0xffe6) ||
-      (cp >= 0x20000 && cp <= 0x3fffd)
-    )
-  }
-
-  export function truncate(text: string, max: number): string {
-    if (displayWidth(text) <= max) return text
-    let out = ""
-    let w = 0
-    for (const ch of text) {
-      const cw = wide(ch.codePointAt(0)!) ? 2 : 1
-      if (w + cw > max - 1) break
-      out += ch
-      w += cw
-    }
-    return out + "…"
-  }
-
-  /** The longest start of text that fits `width` columns (at least one character, so a loop over it ends). */
-  function fit(text: string, width: number): string {
-    let out = ""
-    let w = 0
-    for (const ch of text) {
-      const cw = wide(ch.codePointAt(0)!) ? 2 : 1
-      if (w + cw > width && out) break
-      out += ch
-      w += cw
-    }
-    return out
-  }
-
-  export function pad(text: string, width: number): string {
-    return text + " ".repeat(Math.max(0, width - displayWidth(text)))
-  }
-
-
-
-  /** "2026-11-29T09:00:05.000Z" → "2026-11-29 09:00:05Z" */
-  export function stamp(at: string | null): string {
-    if (!at) return "—"
-    const d = new Date(at)
-    if (Number.isNaN(d.getTime())) return at
-    return d.toISOString().slice(0, 19).replace("T", " ") + "Z"
   }
 
   function isState(x: unknown): x is SchedulerState {
@@ -595,16 +511,16 @@ export namespace RunView {
     if (v.stage === "idle" && v.tasks.length === 0 && v.runId === null) return t(lang, "waiting.heading") + ": " + t(lang, "waiting.idle") + "\n"
     const W = Math.max(50, width)
     const lines: string[] = []
-    const flags = [v.paused && v.status !== "paused" ? t(lang, "run.paused") : null, v.frozen ? t(lang, "run.frozen", { text: oneLine(v.frozen, 80) }) : null].filter(Boolean)
+    const flags = [v.paused && v.status !== "paused" ? t(lang, "run.paused") : null, v.frozen ? t(lang, "run.frozen", { text: TerminalText.oneLine(v.frozen, 80) }) : null].filter(Boolean)
     lines.push(
-      truncate(
+      TerminalText.truncate(
         t(lang, "run.header", { runId: v.runId ?? "?", status: t(lang, `status.${v.status}`) }) + (flags.length ? ` — ${flags.join("; ")}` : ""),
         W,
       ),
     )
     // Wrapped, not cut, on a narrow terminal: three lines say what was asked.
-    if (v.requirement) lines.push(...wrap(t(lang, "run.requirement", { text: oneLine(v.requirement, 3 * W) }), W, "  ").slice(0, 3))
-    if (v.lastEventAt) lines.push(t(lang, "run.updated", { count: v.eventCount, at: stamp(v.lastEventAt) }))
+    if (v.requirement) lines.push(...TerminalText.wrap(t(lang, "run.requirement", { text: TerminalText.oneLine(v.requirement, 3 * W) }), W, "  ").slice(0, 3))
+    if (v.lastEventAt) lines.push(t(lang, "run.updated", { count: v.eventCount, at: TerminalText.stamp(v.lastEventAt) }))
     lines.push("", t(lang, "tasks.heading"))
     if (!v.tasks.length) lines.push(t(lang, "tasks.none"))
     else {
@@ -613,74 +529,51 @@ export namespace RunView {
         task.id,
         task.title,
         // A second attempt or a repair is said beside the state; one attempt needs no column.
-        stateLabel(lang, task.state) + (task.attempts > 1 || task.repairs > 0 ? ` ×${task.attempts}${v.budgets.repairBudget !== null && task.repairs > 0 ? ` (${task.repairs}↻)` : ""}` : ""),
-        duration(task.elapsedMs),
+        Labels.state(lang, task.state) + (task.attempts > 1 || task.repairs > 0 ? ` ×${task.attempts}${v.budgets.repairBudget !== null && task.repairs > 0 ? ` (${task.repairs}↻)` : ""}` : ""),
+        durationText(task.elapsedMs),
         W >= 100 && task.gates.length && task.gateRun ? `#${task.gateRun} ${gatesText(lang, task.gates)}` : gatesText(lang, task.gates),
       ])
       const header = ["col.task", "col.title", "col.state", "col.elapsed", "col.gates"].map((k) => t(lang, k as Key))
       const rows = [header, ...cells]
-      const widths = header.map((_, c) => Math.max(...rows.map((r) => displayWidth(r[c]!))))
+      const widths = header.map((_, c) => Math.max(...rows.map((r) => TerminalText.displayWidth(r[c]!))))
       const fixed = widths.reduce((a, b, c) => a + (c === 1 ? 0 : b), 0) + 2 * (header.length - 1)
       widths[1] = Math.max(12, Math.min(widths[1]!, W - fixed))
       const lastAt = widths.slice(0, -1).reduce((a, b) => a + b + 2, 0)
-      const natural = header.map((_, c) => Math.max(...rows.map((r) => displayWidth(r[c]!))))
+      const natural = header.map((_, c) => Math.max(...rows.map((r) => TerminalText.displayWidth(r[c]!))))
       if (natural[1]! <= widths[1]! && lastAt + natural[4]! <= W)
-        for (const r of rows) lines.push(r.map((cell, c) => (c === r.length - 1 ? cell : pad(cell, widths[c]!))).join("  ").trimEnd())
+        for (const r of rows) lines.push(r.map((cell, c) => (c === r.length - 1 ? cell : TerminalText.pad(cell, widths[c]!))).join("  ").trimEnd())
       else {
         // Too narrow for the table: each task on its own lines (id, state and time, then its title, then its
         // gates), wrapped rather than cut, so an 80-column terminal still reads every title and every gate.
-        const lead = Math.max(...cells.map((r) => displayWidth(r[0]!)))
+        const lead = Math.max(...cells.map((r) => TerminalText.displayWidth(r[0]!)))
         for (const [id, title, state, elapsed, gates] of cells) {
           const shown = (cell: string | undefined) => !!cell && cell !== "—"
-          lines.push(...wrap(`${pad(id!, lead)}  ${[state, elapsed, title].filter(shown).join(" · ")}`, W, " ".repeat(lead + 2)))
-          if (shown(gates)) lines.push(...wrap(`${" ".repeat(lead + 2)}${gates}`, W, " ".repeat(lead + 2)))
+          lines.push(...TerminalText.wrap(`${TerminalText.pad(id!, lead)}  ${[state, elapsed, title].filter(shown).join(" · ")}`, W, " ".repeat(lead + 2)))
+          if (shown(gates)) lines.push(...TerminalText.wrap(`${" ".repeat(lead + 2)}${gates}`, W, " ".repeat(lead + 2)))
         }
       }
       for (const task of v.tasks) {
-        if (task.progress) lines.push(truncate(`  ${task.id}: ${progressText(lang, task.progress)}`, W))
-        if (task.lastFailure && task.state !== "merged") lines.push(truncate(`  ${task.id}: ${oneLine(lastFailureText(lang, task.lastFailure), 2 * W)}`, W))
-        if (task.waitingOn) lines.push(truncate(`  ${task.id}: ${t(lang, "tasks.waitsOn", { what: task.waitingOn })}`, W))
+        if (task.progress) lines.push(TerminalText.truncate(`  ${task.id}: ${progressText(lang, task.progress)}`, W))
+        if (task.lastFailure && task.state !== "merged") lines.push(TerminalText.truncate(`  ${task.id}: ${TerminalText.oneLine(lastFailureText(lang, task.lastFailure), 2 * W)}`, W))
+        if (task.waitingOn) lines.push(TerminalText.truncate(`  ${task.id}: ${t(lang, "tasks.waitsOn", { what: task.waitingOn })}`, W))
         lines.push(...evidenceLines(lang, task))
       }
     }
-    for (const c of v.checks ?? []) lines.push(truncate(checkProgressText(lang, c), W))
-    for (const line of reusedCheckLines(lang, v)) lines.push(truncate(line, W))
+    for (const c of v.checks ?? []) lines.push(TerminalText.truncate(checkProgressText(lang, c), W))
+    for (const line of reusedCheckLines(lang, v)) lines.push(TerminalText.truncate(line, W))
     const deploy = DeployLines.section(lang, v.deploy)
     if (deploy.length) lines.push("", ...deploy)
     lines.push("", t(lang, "budgets.heading"))
-    for (const line of budgetLines(lang, v)) lines.push(...wrap("- " + line, W, "  "))
+    for (const line of budgetLines(lang, v)) lines.push(...TerminalText.wrap("- " + line, W, "  "))
     lines.push("", t(lang, "waiting.heading"))
-    for (const r of v.retries ?? []) lines.push(truncate("- " + retryText(lang, r), W))
+    for (const r of v.retries ?? []) lines.push(TerminalText.truncate("- " + retryText(lang, r), W))
     const titles = new Map(v.tasks.map((task) => [task.id, task.title]))
     for (const w of v.waitingFor) {
       // The resume command on a line of its own, whole (never wrapped or cut): it is typed, or copied, as it stands.
-      if (w.kind === "interrupted") lines.push(...wrap("- " + t(lang, "waiting.interrupted.lead"), W, "  "), `    ${w.resume}`)
-      else lines.push(...wrap("- " + waitingText(lang, w, titles), W, "  ").slice(0, 4))
+      if (w.kind === "interrupted") lines.push(...TerminalText.wrap("- " + t(lang, "waiting.interrupted.lead"), W, "  "), `    ${w.resume}`)
+      else lines.push(...TerminalText.wrap("- " + waitingText(lang, w, titles), W, "  ").slice(0, 4))
     }
     return lines.join("\n") + "\n"
-  }
-
-  /** Word-wraps text to width columns (CJK characters break anywhere); later lines start with indent. */
-  export function wrap(text: string, width: number, indent = ""): string[] {
-    const out: string[] = []
-    let line = ""
-    for (const token of text.match(/[\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\uff00-\uffe6]|\s+|[^\s\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\uff00-\uffe6]+/g) ?? []) {
-      if (displayWidth(line + token) <= width) {
-        line += token
-        continue
-      }
-      if (line.trim()) out.push(line.trimEnd())
-      line = indent + (/^\s+$/.test(token) ? "" : token)
-      // A word longer than the line (a path, a URL) is broken where the line ends, and goes on on the next line:
-      // nothing of it is lost, and no "…" says it was cut, because it was not.
-      while (displayWidth(line) > width && width > displayWidth(indent)) {
-        const head = fit(line, width)
-        out.push(head)
-        line = indent + line.slice(head.length)
-      }
-    }
-    if (line.trim()) out.push(line.trimEnd())
-    return out
   }
 
   export function budgetLines(lang: Lang, v: Status): string[] {
@@ -692,196 +585,19 @@ export namespace RunView {
     }
     if (b.stallRetries !== null) lines.push(t(lang, "budgets.stall", { budget: b.stallRetries }))
     if (b.concurrency !== null) lines.push(t(lang, "budgets.concurrency", { active: b.active, cap: b.concurrency }))
-    if (b.wallClockMs !== null) lines.push(t(lang, "budgets.wallclock", { cap: duration(b.wallClockMs) }))
+    if (b.wallClockMs !== null) lines.push(t(lang, "budgets.wallclock", { cap: durationText(b.wallClockMs) }))
     const agents = Object.entries(b.modelRequests.byAgent).sort(([a], [c]) => a.localeCompare(c))
-    lines.push(t(lang, "budgets.requests", { total: b.modelRequests.total, detail: agents.length ? ` (${agents.map(([a, n]) => `${roleLabel(lang, a)} ${n}`).join(", ")})` : "" }))
+    lines.push(t(lang, "budgets.requests", { total: b.modelRequests.total, detail: agents.length ? ` (${agents.map(([a, n]) => `${Labels.role(lang, a)} ${n}`).join(", ")})` : "" }))
     if (b.money && MoneyLines.worthSaying(b.money)) lines.push(...MoneyLines.lines(lang, b.money))
     if (b.runBudgetSpent) lines.push(t(lang, "budgets.runSpent"))
     if (b.jobs)
       lines.push(
         t(lang, "budgets.jobs", { used: b.jobs.inUse, size: b.jobs.size, waiting: b.jobs.waiting, peak: b.jobs.peakInUse }) +
-          (b.jobs.timeoutMs !== null ? t(lang, "budgets.jobs.timeout", { timeout: duration(b.jobs.timeoutMs) }) : ""),
+          (b.jobs.timeoutMs !== null ? t(lang, "budgets.jobs.timeout", { timeout: durationText(b.jobs.timeoutMs) }) : ""),
       )
     return lines
   }
 
-  // ── events ──────────────────────────────────────────────────────────────────────────────────────
-
-  /** Finds the report of a task's gate run, so a gate failure can be worded from its facts. */
-  export type Reports = (taskId: string, gateRun: number | undefined) => RunData.GateReportFile | null
-
-  export function describe(entry: RunData.Entry, lang: Lang, reports?: Reports): string {
-    const text = describeEvent(entry.event, lang, reports)
-    return entry.refused ? `${text} ${t(lang, "ev.refused", { reason: oneLine(entry.refused, 120) })}` : text
-  }
-
-  export function describeEvent(e: RunData.Entry["event"], lang: Lang, reports?: Reports): string {
-    const L = (key: Key, params?: Record<string, string | number>) => t(lang, key, params)
-    switch (e.type) {
-      case "run.started":
-        return L("ev.run.started", { runId: e.runId, requirement: oneLine(e.requirement, 80) })
-      case "plan.proposed":
-        return L("ev.plan.proposed", { summary: oneLine(e.summary, 100) })
-      case "plan.confirmed":
-        return L("ev.plan.confirmed")
-      case "graph.accepted":
-        return L("ev.graph.accepted", { count: e.graph.tasks.length, ids: e.graph.tasks.map((x) => x.id).join(", ") })
-      case "task.dispatched":
-        return L("ev.task.dispatched", { role: roleLabel(lang, e.role), attempt: e.attempt, sessionId: e.sessionId })
-      case "worker.reported":
-        return e.result.blocked
-          ? L("ev.worker.reported.blocked", { role: roleLabel(lang, e.result.role), reason: oneLine(e.result.blocked.reason, 100) })
-          : L("ev.worker.reported", { role: roleLabel(lang, e.result.role), summary: oneLine(e.result.summary, 100) })
-      case "worker.failed":
-        return L("ev.worker.failed", { reason: L(`reason.${e.reason}`), message: oneLine(e.message, 100) })
-      case "gates.started":
-        return L("ev.gates.started")
-      case "gates.passed": {
-        const passed = L("ev.gates.passed", { kinds: list(lang, Object.keys(e.evidence).filter((k) => k !== "report").map((g) => gateLabel(g, lang))) })
-        // Tests that failed on the baseline too are named, so nobody mistakes them for this task's.
-        const inherited = e.evidence.report ? reports?.(e.taskId, gateRunOf(e.evidence.report))?.inheritedTests : undefined
-        return inherited?.length ? passed + L("ev.gates.inherited", { tests: list(lang, inherited) }) : passed
-      }
-      case "baseline.done": {
-        const commit = e.commit.slice(0, 10)
-        if (e.status === "failed" && e.buildFailed) return L("ev.baseline.done.build", { commit, message: oneLine(e.message, 120) })
-        if (e.status === "failed") return L("ev.baseline.done.failed", { commit, tests: e.failingTests.length ? list(lang, e.failingTests) : oneLine(e.message, 120) })
-        return L(`ev.baseline.done.${e.status}`, { commit, message: oneLine(e.message, 120) })
-      }
-      case "gates.failed":
-        return L("ev.gates.failed", {
-          gate: gateLabel(e.gate, lang),
-          what: oneLine(failureText(lang, { source: e.gate, message: e.message, facts: gateFacts(e.gate, reports?.(e.taskId, gateRunOf(e.evidencePath)) ?? null) }), 160),
-        })
-      case "runtime.fault":
-        return L("ev.runtime.fault", { source: e.source === "watchdog" ? "watchdog" : (e.command ?? "command"), message: oneLine(e.message, 160) })
-      case "review.started":
-        return L("ev.review.started", { sessionId: e.sessionId })
-      case "review.reported":
-        return L("ev.review.reported", { verdict: L(`verdict.${e.report.verdict}`), rows: e.report.rows.length, findings: e.report.findings.length })
-      case "merge.started":
-        return L("ev.merge.started")
-      case "merge.succeeded":
-        return L("ev.merge.succeeded", { tag: e.tag, commit: e.commit.slice(0, 10) })
-      case "merge.conflicted":
-        return L("ev.merge.conflicted", { files: e.files.join(", ") || "?" })
-      case "merge.batch-rejected":
-        return L("ev.merge.batch-rejected", { ids: e.taskIds.join(", ") })
-      case "milestone.reached":
-        return L("ev.milestone.reached", { phase: e.phase })
-      case "milestone.reviewed":
-        return L("ev.milestone.reviewed", { phase: e.phase, verdict: L(`verdict.${e.verdict}`) })
-      case "change.requested":
-        return L("ev.change.requested", { text: oneLine(e.text, 100) })
-      case "delta.accepted":
-        return L("ev.delta.accepted", { add: e.delta.add.length, remove: e.delta.remove.length, modify: e.delta.modify.length })
-      case "consult.answered":
-        return L("ev.consult.answered", { by: L(`consultant.${e.by}`), choice: e.choice })
-      case "consult.unanswered":
-        return L("ev.consult.unanswered", { by: L(`consultant.${e.by}`), reason: oneLine(e.reason, 100) })
-      case "consult.replanned":
-        return L("ev.consult.replanned", { added: e.delta.add.length, modified: e.delta.modify.length, removed: e.delta.remove.length })
-      case "dispatch.failed":
-        return L("ev.dispatch.failed", { role: roleLabel(lang, e.role), message: oneLine(e.message, 100) })
-      case "question.answered":
-        return L("ev.question.answered", { questionId: e.questionId, answer: oneLine(e.answer, 80) })
-      case "budget.spent":
-        return L("ev.budget.spent", { kind: L(`budget.kind.${e.kind}`) })
-      case "cost.reserved":
-        return L("ev.cost.reserved", { role: e.role, usd: MoneyLines.usd(e.usd), spent: MoneyLines.usd(e.spentUsd), limit: MoneyLines.usd(e.limitUsd) })
-      case "usage.recorded":
-        return L("ev.usage.recorded", { role: e.role, sessionId: e.sessionId, requests: e.requests, tokens: e.tokens })
-      case "revert.done":
-        return L(e.status === "reverted" ? "ev.revert.done" : "ev.revert.conflicted", { id: e.taskId, round: e.round })
-      case "session.lost":
-        return L("ev.session.lost", { sessionId: e.sessionId })
-      case "session.overflowed":
-        return L("ev.session.overflowed", { role: roleLabel(lang, e.role), sessionId: e.sessionId, message: oneLine(e.message, 100) })
-      case "session.refreshed":
-        return L("ev.session.refreshed", { role: roleLabel(lang, e.role), sessionId: e.sessionId, files: e.carried.diffFiles, steps: e.carried.steps })
-      case "timer.fired":
-        return L("ev.timer.fired", { kind: L(`ev.timer.${e.kind}`) })
-      case "step.failed":
-        return L("ev.step.failed", { step: L(`step.${e.step}`), outcome: e.fault ? L(`fault.${e.fault.class}`) : e.outcome, message: oneLine(e.fault?.message ?? e.message, 100) })
-      case "run.paused":
-        return L("ev.run.paused")
-      case "run.resumed":
-        return L("ev.run.resumed")
-      case "model.retrying":
-        return L("ev.model.retrying", { role: roleLabel(lang, e.role), attempt: e.attempt, at: clock(e.nextAt), message: oneLine(e.message, 100) })
-      case "adr.recorded":
-      case "adr.edited":
-        return L(`ev.${e.type}`, { adr: e.adr })
-      case "adr.classified":
-        return L("ev.adr.classified", { adr: e.adr, kind: L(`adr.kind.${e.kind}`), note: oneLine(e.note, 100) })
-      default:
-        return describeByFields(e as unknown as { type: string } & Record<string, unknown>, lang)
-    }
-  }
-
-  /**
-   * An event this switch does not name (one another part of the code added): its words come from
-   * the catalogue's `ev.<type>`, filled from the fields such events carry — a fault's tag, a status,
-   * a text, a session — so a new event reads right in every language with one catalogue entry.
-   */
-  export function describeByFields(e: { type: string } & Record<string, unknown>, lang: Lang): string {
-    const str = (k: string) => (typeof e[k] === "string" ? (e[k] as string) : "")
-    return tOr(lang, `ev.${e.type}`, e.type, {
-      fault: faultText(lang, str("tag")),
-      status: tOr(lang, `final.${str("status")}`, str("status")),
-      text: oneLine(str("text"), 100),
-      sessionId: str("sessionId"),
-    })
-  }
-
-  export function taskOf(e: RunData.Entry["event"]): string | null {
-    return "taskId" in e && typeof e.taskId === "string" ? e.taskId : null
-  }
-
-  /** "HH:MM:SS" in UTC, so the same log reads the same everywhere. */
-  export function clock(at: string): string {
-    const d = new Date(at)
-    return Number.isNaN(d.getTime()) ? at : d.toISOString().slice(11, 19)
-  }
-
-  /** One line of `aircoding events`: time, type, task, text. */
-  export function eventLine(entry: RunData.Entry, lang: Lang, reports?: Reports): string {
-    const e = entry.event
-    return `${clock(e.at)}  ${pad(e.type, 18)}  ${pad(taskOf(e) ?? "-", 6)}  ${describe(entry, lang, reports)}`
-  }
-
-  // ── graph ───────────────────────────────────────────────────────────────────────────────────────
-
-  export type GraphNode = { id: string; title: string; state: string; layer: number; row: number }
-  export type Graph = { nodes: GraphNode[]; edges: { from: string; to: string }[]; layers: number }
-
-  /** Layers by dependency depth: a task sits one layer right of its deepest dependency. */
-  export function graph(state: SchedulerState): Graph {
-    const tasks = state.graph?.tasks ?? []
-    const byId = new Map(tasks.map((n) => [n.id, n]))
-    const status = new Map(state.tasks.map((rt) => [rt.id, rt.status]))
-    const depth = new Map<string, number>()
-    const visit = (id: string, seen: Set<string>): number => {
-      const known = depth.get(id)
-      if (known !== undefined) return known
-      if (seen.has(id)) return 0 // a cycle never passes validation; stay finite anyway
-      seen.add(id)
-      const node = byId.get(id)
-      const d = node && node.deps.length ? 1 + Math.max(...node.deps.filter((x) => byId.has(x)).map((x) => visit(x, seen)), -1) : 0
-      depth.set(id, d)
-      return d
-    }
-    for (const n of tasks) visit(n.id, new Set())
-    const rows = new Map<number, number>()
-    const nodes = tasks.map((n) => {
-      const layer = depth.get(n.id) ?? 0
-      const row = rows.get(layer) ?? 0
-      rows.set(layer, row + 1)
-      return { id: n.id, title: n.title, state: status.get(n.id) ?? n.status ?? "pending", layer, row }
-    })
-    const edges = tasks.flatMap((n) => n.deps.filter((d) => byId.has(d)).map((d) => ({ from: d, to: n.id })))
-    return { nodes, edges, layers: Math.max(0, ...nodes.map((n) => n.layer + 1)) }
-  }
 }
 
 /** The status as text; the air_status tool reuses it. */

@@ -9,6 +9,7 @@ import { resolveLang, t, tCount, type Key, type Lang } from "../read/words"
 import { readStatus } from "../read/status-read"
 import { RunData } from "../read/run-data"
 import { RunView } from "../read/view"
+import { TerminalText } from "../read/terminal-text"
 import type { SchedulerState } from "../scheduler/core/state"
 import { TuiBridge } from "./bridge"
 import { TuiView } from "./view"
@@ -113,9 +114,9 @@ const tui: TuiPlugin = async (api) => {
       // PgUp/PgDn scroll while the answer field keeps the focus; ctrl+e opens plan.md in the user's editor.
       const width = dialogWidth() - 8
       const all = [{ text: a.summary, tone: "normal" as const }, ...PlanView.lines(a.graph, PlanView.adrTitles(root), lang, width)]
-      const body = all.flatMap((l) => RunView.wrap(l.text, width).map((text) => ({ text, tone: l.tone })))
+      const body = all.flatMap((l) => TerminalText.wrap(l.text, width).map((text) => ({ text, tone: l.tone })))
       // What the terminal leaves once the title, the help, the answer field and the margins are placed.
-      const helpRows = [t(lang, "tui.plan.help"), t(lang, "tui.plan.keys")].flatMap((h) => h.split("\n")).reduce((n, h) => n + RunView.wrap(h, width).length, 0)
+      const helpRows = [t(lang, "tui.plan.help"), t(lang, "tui.plan.keys")].flatMap((h) => h.split("\n")).reduce((n, h) => n + TerminalText.wrap(h, width).length, 0)
       const rows = Math.max(3, api.renderer.height - 12 - helpRows)
       const [offset, setOffset] = createSignal(0)
       const scroll = (by: number) => setOffset((o) => Math.max(0, Math.min(o + by, Math.max(0, body.length - rows))))

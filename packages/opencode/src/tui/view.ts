@@ -1,5 +1,7 @@
 import { t, tOr, type Key, type Lang } from "../read/words"
 import { RunView } from "../read/view"
+import { Labels } from "../read/labels"
+import { TerminalText } from "../read/terminal-text"
 import { DeployLines } from "../read/deploy-lines"
 import type { SchedulerState } from "../scheduler/core/state"
 import type { TaskGraph } from "../scheduler/core/task.schema"
@@ -25,10 +27,10 @@ export namespace TuiView {
     return (v.deploy ?? []).flatMap((d) => {
       const [head, detail, smoke, service] = DeployLines.compact(lang, d)
       return [
-        { text: RunView.truncate(head, width), tone: DEPLOY_TONE[d.status] },
-        { text: RunView.truncate(detail, width), tone: d.hashMatch === false ? "error" : "muted" },
-        { text: RunView.truncate(smoke, width), tone: d.smoke === "failed" ? "error" : d.rolledBack ? "warning" : "muted" },
-        { text: RunView.truncate(service, width), tone: "muted" },
+        { text: TerminalText.truncate(head, width), tone: DEPLOY_TONE[d.status] },
+        { text: TerminalText.truncate(detail, width), tone: d.hashMatch === false ? "error" : "muted" },
+        { text: TerminalText.truncate(smoke, width), tone: d.smoke === "failed" ? "error" : d.rolledBack ? "warning" : "muted" },
+        { text: TerminalText.truncate(service, width), tone: "muted" },
       ]
     })
   }
@@ -54,26 +56,26 @@ export namespace TuiView {
     // One line per task, and its last gates below it when it has been through them: a 40-column sidebar fits both.
     const tasks: Line[] = v.tasks.slice(0, maxTasks).flatMap((task) => {
       const tone = TONE[task.state] ?? "normal"
-      const line = { text: RunView.truncate(`${task.id} ${RunView.stateLabel(lang, task.state)} · ${task.title}`, width), tone }
+      const line = { text: TerminalText.truncate(`${task.id} ${Labels.state(lang, task.state)} · ${task.title}`, width), tone }
       const gates = task.gates.length ? RunView.gatesText(lang, task.gates) : ""
       const out: Line[] = [line]
       // A long build or test shows its step, count and elapsed time while it runs (runtime/gates/progress.ts).
-      if (task.progress) out.push({ text: RunView.truncate(`  ${RunView.progressText(lang, task.progress)}`, width), tone: "accent" })
-      else if (gates && gates !== t(lang, "gates.none")) out.push({ text: RunView.truncate(`  ${gates}`, width), tone: "muted" })
+      if (task.progress) out.push({ text: TerminalText.truncate(`  ${RunView.progressText(lang, task.progress)}`, width), tone: "accent" })
+      else if (gates && gates !== t(lang, "gates.none")) out.push({ text: TerminalText.truncate(`  ${gates}`, width), tone: "muted" })
       return out
     })
     if (v.tasks.length > maxTasks) tasks.push({ text: t(lang, "tui.sidebar.more", { count: v.tasks.length - maxTasks }), tone: "muted" })
     // The baseline or the final check running now, its step, count and time as a task's gates show them.
-    for (const c of v.checks ?? []) tasks.push({ text: RunView.truncate(RunView.checkProgressText(lang, c), width), tone: "accent" })
+    for (const c of v.checks ?? []) tasks.push({ text: TerminalText.truncate(RunView.checkProgressText(lang, c), width), tone: "accent" })
     // The baseline or the final check that ran nothing, reusing a recorded result: said under the tasks.
-    for (const text of RunView.reusedCheckLines(lang, v, true)) tasks.push({ text: RunView.truncate(text, width), tone: "muted" })
+    for (const text of RunView.reusedCheckLines(lang, v, true)) tasks.push({ text: TerminalText.truncate(text, width), tone: "muted" })
     // What the run cost so far, as the engine priced it (unpriced requests said as such, never as $0).
     const money = v.budgets.money
-    if (money && MoneyLines.worthSaying(money)) tasks.push({ text: RunView.truncate(t(lang, "summary.cost", { cost: MoneyLines.short(lang, money) }), width), tone: "muted" })
+    if (money && MoneyLines.worthSaying(money)) tasks.push({ text: TerminalText.truncate(t(lang, "summary.cost", { cost: MoneyLines.short(lang, money) }), width), tone: "muted" })
     const titles = new Map(v.tasks.map((task) => [task.id, task.title]))
     // Retries and rate-limit pauses first, with the time of the next attempt: the run is not stuck, it waits on purpose.
-    const retrying = (v.retries ?? []).map((r) => ({ text: RunView.truncate(RunView.retryText(lang, r), width * 2), tone: "warning" as Tone }))
-    const waiting = [...retrying, ...v.waitingFor.slice(0, 4).map((w) => ({ text: RunView.truncate(RunView.waitingText(lang, w, titles), width * 3), tone: "normal" as Tone }))]
+    const retrying = (v.retries ?? []).map((r) => ({ text: TerminalText.truncate(RunView.retryText(lang, r), width * 2), tone: "warning" as Tone }))
+    const waiting = [...retrying, ...v.waitingFor.slice(0, 4).map((w) => ({ text: TerminalText.truncate(RunView.waitingText(lang, w, titles), width * 3), tone: "normal" as Tone }))]
     const deploy = deployLines(v, lang, width)
     const deployHeading = deploy.length ? DeployLines.heading(lang, v.deploy!) : ""
     return { heading: { text: `${t(lang, "tui.sidebar.title")} · ${statusWord(lang, v)}`, tone: headingTone }, tasks, deployHeading, deploy, waitingHeading: t(lang, "tui.sidebar.waiting"), waiting }
@@ -93,13 +95,13 @@ export namespace TuiView {
         { text: t(lang, "tui.intro.type"), tone: "normal" },
         { text: t(lang, "tui.intro.commands"), tone: "muted" },
       ]
-      const wrapped = intro.flatMap((l) => RunView.wrap(l.text, width).map((text) => ({ text, tone: l.tone })))
-      return wrapped.length <= maxLines ? wrapped : intro.slice(0, maxLines).map((l) => ({ ...l, text: RunView.truncate(l.text, width) }))
+      const wrapped = intro.flatMap((l) => TerminalText.wrap(l.text, width).map((text) => ({ text, tone: l.tone })))
+      return wrapped.length <= maxLines ? wrapped : intro.slice(0, maxLines).map((l) => ({ ...l, text: TerminalText.truncate(l.text, width) }))
     }
     const side = sidebar(v, lang, 0, width)
     const merged = v.tasks.filter((task) => task.state === "merged").length
     const progress = v.tasks.length ? ` · ${t(lang, "tui.home.merged", { merged, total: v.tasks.length })}` : ""
-    const waiting = side.waiting.slice(0, 2).map((w) => ({ text: RunView.truncate(`${side.waitingHeading} · ${w.text}`, width), tone: w.tone }))
+    const waiting = side.waiting.slice(0, 2).map((w) => ({ text: TerminalText.truncate(`${side.waitingHeading} · ${w.text}`, width), tone: w.tone }))
     return [{ text: `${side.heading.text}${progress}`, tone: side.heading.tone }, ...waiting]
   }
 
@@ -118,7 +120,7 @@ export namespace TuiView {
       ...v.tasks.filter((task) => task.progress).map((task) => `${task.id} ${RunView.progressText(lang, task.progress!)}`),
       ...(v.checks ?? []).map((c) => RunView.checkProgressText(lang, c)),
     ]
-    const first = { text: RunView.truncate([...head, ...moving.slice(0, 1)].filter(Boolean).join(" · "), width), tone: side.heading.tone }
+    const first = { text: TerminalText.truncate([...head, ...moving.slice(0, 1)].filter(Boolean).join(" · "), width), tone: side.heading.tone }
     const titles = new Map(v.tasks.map((task) => [task.id, task.title]))
     // What a person must do comes before what the team is doing: that is what the narrow view is for.
     const waits = v.waitingFor.filter((w) => w.kind !== "nothing" && w.kind !== "idle")
@@ -134,7 +136,7 @@ export namespace TuiView {
           : waits[0]
             ? waitLine(waits[0], "muted")
             : null
-    return second ? [first, { ...second, text: RunView.truncate(second.text, width) }] : [first]
+    return second ? [first, { ...second, text: TerminalText.truncate(second.text, width) }] : [first]
   }
 
   /**
@@ -165,7 +167,7 @@ export namespace TuiView {
     const inner = Math.max(20, Math.min(60, terminalWidth - 6) - 6)
     return message
       .split("\n")
-      .flatMap((line) => (line.trim() ? RunView.wrap(line, inner) : [""]))
+      .flatMap((line) => (line.trim() ? TerminalText.wrap(line, inner) : [""]))
       .join("\n")
   }
 
@@ -179,9 +181,9 @@ export namespace TuiView {
     const titles = new Map((next.graph?.tasks ?? []).map((n) => [n.id, n.title]))
     for (const rt of next.tasks) {
       const old = before.get(rt.id)
-      if (rt.merges > (old?.merges ?? 0)) out.push({ message: t(lang, "tui.toast.merged", { id: rt.id, title: RunView.truncate(titles.get(rt.id) ?? rt.id, 40) }), variant: "success" })
+      if (rt.merges > (old?.merges ?? 0)) out.push({ message: t(lang, "tui.toast.merged", { id: rt.id, title: TerminalText.truncate(titles.get(rt.id) ?? rt.id, 40) }), variant: "success" })
       if (rt.status === "blocked" && old?.status !== "blocked" && !rt.waitingOn)
-        out.push({ message: t(lang, "tui.toast.blocked", { id: rt.id, reason: RunView.oneLine(rt.lastFailure?.message ?? "", 80) }), variant: "warning" })
+        out.push({ message: t(lang, "tui.toast.blocked", { id: rt.id, reason: TerminalText.oneLine(rt.lastFailure?.message ?? "", 80) }), variant: "warning" })
     }
     if (next.milestone && next.milestone.phase !== prev.milestone?.phase) out.push({ message: t(lang, "tui.toast.milestone", { phase: next.milestone.phase }), variant: "info" })
     // Each deploy's outcome once: a target whose current deploy ended since the last state.

@@ -5,6 +5,7 @@ import { eventsCommand, followEvents } from "../../src/cli/events"
 import { renderStatus, statusCommand, statusText } from "../../src/cli/status"
 import { RunData } from "../../src/read/run-data"
 import { RunView } from "../../src/read/view"
+import { EventText } from "../../src/read/event-text"
 import { isRefused, transition } from "../../src/scheduler/core/machine"
 import { RunReport } from "../../src/read/run-report"
 import { recordedEvents } from "../fixtures/recorded-run/generate"
@@ -125,7 +126,7 @@ describe("aircoding status", () => {
       if (isRefused(result)) throw new Error(result.refused)
       const entries = [...events.slice(0, n), blocked, architect].map((event) => ({ event }))
       golden(`status-question.${lang}.txt`, RunView.render(RunView.build({ state: result.state, entries }), lang))
-      golden(`events-question.${lang}.txt`, entries.slice(-3).map((e) => RunView.eventLine(e, lang) + "\n").join(""))
+      golden(`events-question.${lang}.txt`, entries.slice(-3).map((e) => EventText.eventLine(e, lang) + "\n").join(""))
     })
   }
 

@@ -4,7 +4,7 @@ import { dirname, join } from "node:path"
 import { afterEach, describe, expect, test } from "vitest"
 import { followProgress, progressLine } from "../../src/cli/progress"
 import { Ui } from "../../src/cli/ui"
-import { RunView } from "../../src/read/view"
+import { TerminalText } from "../../src/read/terminal-text"
 import { RunData } from "../../src/read/run-data"
 import { FIXTURE } from "../cli-view/helpers"
 
@@ -55,7 +55,7 @@ describe("following events.jsonl", () => {
     const expected = recorded
       .slice(10, 20)
       .flatMap((line, i) => progressLine(root, line, i + 1, "en") ?? [])
-      .map((text) => Ui.dim(`· ${RunView.truncate(text, 160)}`))
+      .map((text) => Ui.dim(`· ${TerminalText.truncate(text, 160)}`))
     expect(expected.length).toBeGreaterThan(0)
     expect(shown).toEqual(expected)
   })

@@ -2,9 +2,10 @@ import { describe, expect, test } from "vitest"
 import { GATE_DESCRIPTORS, SHIPPED_GATE_IDS } from "../../src/read/gate-descriptors"
 import { t } from "../../src/read/words"
 import { RunView } from "../../src/read/view"
+import { Labels } from "../../src/read/labels"
 
 const line = (gate: string, passed: boolean, ran = true): RunView.GateLine => ({ gate, passed, ran })
-const label = (gate: string) => RunView.gateLabel(gate, "en")
+const label = (gate: string) => Labels.gate(gate, "en")
 
 describe("a task's last gate run in one line", () => {
   test("of a passing run, only the gates that ran a tool are shown; bookkeeping gates are not", () => {

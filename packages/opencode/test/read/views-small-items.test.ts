@@ -2,6 +2,7 @@ import { describe, expect, test } from "vitest"
 import { copyFixture } from "../cli-view/helpers"
 import { RunData } from "../../src/read/run-data"
 import { RunView } from "../../src/read/view"
+import { TerminalText } from "../../src/read/terminal-text"
 import { GateProgress } from "../../src/read/gate-progress"
 import { tCount } from "../../src/read/words"
 import { TuiView } from "../../src/tui/view"
@@ -30,16 +31,16 @@ describe("text broken into lines", () => {
   test("a toast's lines are broken at spaces to fit the engine's toast: a path starts a line and stays whole", () => {
     const message = `T-1 blocked: the build gate failed, see ${path} for the first error`
     const lines = TuiView.toastText(message, 80).split("\n")
-    expect(lines.every((l) => RunView.displayWidth(l) <= 54)).toBe(true)
+    expect(lines.every((l) => TerminalText.displayWidth(l) <= 54)).toBe(true)
     expect(lines).toContain(path)
     expect(lines.join(" ")).toBe(message)
     // A narrow terminal's toast is narrower: still no line wider than it.
-    expect(TuiView.toastText(message, 50).split("\n").every((l) => RunView.displayWidth(l) <= 38)).toBe(true)
+    expect(TuiView.toastText(message, 50).split("\n").every((l) => TerminalText.displayWidth(l) <= 38)).toBe(true)
   })
 
   test("a word longer than the line goes on on the next line, whole, with no ellipsis", () => {
-    const lines = RunView.wrap(`see ${longPath}`, 24)
-    expect(lines.every((l) => RunView.displayWidth(l) <= 24)).toBe(true)
+    const lines = TerminalText.wrap(`see ${longPath}`, 24)
+    expect(lines.every((l) => TerminalText.displayWidth(l) <= 24)).toBe(true)
     expect(lines[0]).toBe("see")
     expect(lines.slice(1).join("")).toBe(longPath)
     expect(lines.join("")).not.toContain("…")

@@ -3,6 +3,7 @@ import { progressLine } from "../../src/cli/progress"
 import { RunData } from "../../src/read/run-data"
 import { statusText } from "../../src/read/status-text"
 import { RunView } from "../../src/read/view"
+import { EventText } from "../../src/read/event-text"
 import { RunReport } from "../../src/read/run-report"
 import { recordedEvents } from "../fixtures/recorded-run/generate"
 import { FIXTURE } from "../cli-view/helpers"
@@ -44,7 +45,7 @@ function englishLeft(text: string): string[] {
 
 describe("a Chinese rendering of the recorded run", () => {
   const { events, states } = recordedEvents()
-  const reports: RunView.Reports = (id, run) => RunData.lastGateReport(FIXTURE, id, run)
+  const reports: EventText.Reports = (id, run) => RunData.lastGateReport(FIXTURE, id, run)
 
   test("the check itself finds an English sentence of ours", () => {
     expect(englishLeft("T-2: cppcheck 门禁失败：Analysis of src/parser.cpp failed: 1 finding (error).")).toHaveLength(1)
@@ -66,7 +67,7 @@ describe("a Chinese rendering of the recorded run", () => {
   })
 
   test("the events view and the progress lines of a headless run have no English sentence", () => {
-    const lines = events.map((event) => RunView.eventLine({ event }, "zh-CN", reports))
+    const lines = events.map((event) => EventText.eventLine({ event }, "zh-CN", reports))
     const progress = events.map((event, i) => progressLine(FIXTURE, JSON.stringify(event), i + 1, "zh-CN")).filter((l): l is string => !!l)
     expect(progress.length).toBeGreaterThan(20)
     expect(progress).toContain("T-2：cppcheck 门禁失败：src/parser.cpp 中有 1 条发现，其中 1 个错误")
@@ -75,7 +76,7 @@ describe("a Chinese rendering of the recorded run", () => {
 
   test("the English rendering words the same facts", () => {
     const failed = events.find((e) => e.type === "gates.failed")!
-    expect(RunView.describeEvent(failed, "en", reports)).toBe("cppcheck gate failed: 1 finding(s), 1 error(s), in src/parser.cpp")
+    expect(EventText.describeEvent(failed, "en", reports)).toBe("cppcheck gate failed: 1 finding(s), 1 error(s), in src/parser.cpp")
   })
 })
 
@@ -100,10 +101,10 @@ describe("events other branches add", () => {
     { type: "session.errored", at, seq: 42, taskId: "T-2", sessionId: "ses_x", cause: "APIError: 500" },
     { type: "finalCheck.done", at, seq: 43, status: "errored", message: "cmake: not found" },
     { type: "plan.revision.requested", at, seq: 44, text: "把解析器拆成两个任务" },
-  ] as unknown as Parameters<typeof RunView.describeEvent>[0][]
+  ] as unknown as Parameters<typeof EventText.describeEvent>[0][]
 
   test("read in Chinese from the catalogue, the raw messages left in the log", () => {
-    const zh = events.map((e) => RunView.describeEvent(e, "zh-CN"))
+    const zh = events.map((e) => EventText.describeEvent(e, "zh-CN"))
     expect(zh).toEqual([
       "门禁无法运行：工具链配置（.air/shared/toolchain.json）无效",
       "无法执行合并：另一个进程持有合并锁",
@@ -115,8 +116,8 @@ describe("events other branches add", () => {
   })
 
   test("and in English", () => {
-    expect(RunView.describeEvent(events[1]!, "en")).toBe("the merge could not be carried out: another process holds the merge lock")
-    expect(RunView.describeEvent(events[3]!, "en")).toBe("final check of the integration branch: could not run")
+    expect(EventText.describeEvent(events[1]!, "en")).toBe("the merge could not be carried out: another process holds the merge lock")
+    expect(EventText.describeEvent(events[3]!, "en")).toBe("final check of the integration branch: could not run")
   })
 })
 

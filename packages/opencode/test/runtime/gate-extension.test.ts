@@ -7,6 +7,7 @@ import { transition } from "../../src/scheduler/core/machine.ts"
 import { requiredEvidence as coreRequiredEvidence } from "../../src/scheduler/core/required-evidence.ts"
 import { TASK_KINDS } from "../../src/scheduler/core/task.schema.ts"
 import { RunView } from "../../src/read/view.ts"
+import { EventText } from "../../src/read/event-text.ts"
 import { apply, ev, graphOf, runtimeOf, started, steps, task, type EventInput } from "../scheduler/fixtures.ts"
 import { createCppRepo, type CppRepo } from "./cpp-repo.ts"
 
@@ -72,7 +73,7 @@ describe("a gate added in a temporary registry: runs, fails, routes and shows wi
     for (const lang of ["en", "zh-CN"] as const) {
       expect(RunView.gatesText(lang, t1.gates)).toBe("no-todo ✗")
       expect(RunView.lastFailureText(lang, t1.lastFailure!)).toContain("no-todo")
-      expect(RunView.describeEvent({ ...event, at: "2026-01-01T00:00:00.000Z", seq: 1 }, lang)).toContain("no-todo")
+      expect(EventText.describeEvent({ ...event, at: "2026-01-01T00:00:00.000Z", seq: 1 }, lang)).toContain("no-todo")
     }
     expect(RunView.lastFailureText("en", t1.lastFailure!)).toBe("no-todo gate failed: see the evidence")
   })

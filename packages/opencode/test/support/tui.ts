@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { RunView } from "../../src/read/view"
+import { TerminalText } from "../../src/read/terminal-text"
 
 /**
  * The one driver of a real TUI in a pseudo-terminal: a tmux server of its own (socket in the test's
@@ -169,7 +169,7 @@ export namespace TuiDriver {
 
 /** The terminal column where a string index falls: CJK characters take two columns, one string position. */
 export function columnOf(line: string, index: number): number {
-  return RunView.displayWidth(line.slice(0, index))
+  return TerminalText.displayWidth(line.slice(0, index))
 }
 
 /** The characters of a screen row in terminal columns [from, to). */
@@ -178,7 +178,7 @@ export function columns(line: string, from: number, to = 10_000): string {
   let out = ""
   for (const ch of line) {
     if (col >= from && col < to) out += ch
-    col += RunView.displayWidth(ch)
+    col += TerminalText.displayWidth(ch)
   }
   return out
 }

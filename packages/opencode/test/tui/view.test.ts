@@ -6,6 +6,8 @@ import { isRefused, transition } from "../../src/scheduler/core/machine"
 import { initialState, type SchedulerState } from "../../src/scheduler/core/state"
 import { TuiView } from "../../src/tui/view"
 import { RunView } from "../../src/read/view"
+import { EventText } from "../../src/read/event-text"
+import { TerminalText } from "../../src/read/terminal-text"
 import { PlanView } from "../../src/read/plan-view"
 import { SCHEMA_VERSION, TaskGraph } from "../../src/scheduler/core/task.schema"
 import { copyFixture } from "../cli-view/helpers"
@@ -70,10 +72,10 @@ describe("the home screen", () => {
     const intro = TuiView.home(readStatus("/nonexistent-air-project", empty.state, []), "en", 76)
     expect(intro[0]!.text).toMatch(/^AirCoding is loaded/)
     expect(intro.map((l) => l.text).join(" ")).toContain("/air-status")
-    for (const line of intro) expect(RunView.displayWidth(line.text)).toBeLessThanOrEqual(76)
+    for (const line of intro) expect(TerminalText.displayWidth(line.text)).toBeLessThanOrEqual(76)
     const zh = TuiView.home(readStatus("/nonexistent-air-project", empty.state, []), "zh-CN", 40)
     expect(zh[0]!.text).toMatch(/^AirCoding 已加载/)
-    for (const line of zh) expect(RunView.displayWidth(line.text)).toBeLessThanOrEqual(40)
+    for (const line of zh) expect(TerminalText.displayWidth(line.text)).toBeLessThanOrEqual(40)
   })
 })
 
@@ -168,7 +170,7 @@ describe("the plan a person confirms", () => {
     ])
     const zh = PlanView.lines(draft, [], "zh-CN", 30).map((l) => l.text)
     expect(zh).toContain("     测试 · 阶段 2 · 依赖 T-1")
-    for (const line of zh) expect(RunView.displayWidth(line)).toBeLessThanOrEqual(30)
+    for (const line of zh) expect(TerminalText.displayWidth(line)).toBeLessThanOrEqual(30)
   })
 })
 
@@ -203,7 +205,7 @@ describe("retries and rate-limit pauses", () => {
 
   test("the event line says the attempt, the provider's words and the time of the next one", () => {
     const entry = { event: { type: "model.retrying", at: "2026-12-01T10:00:00.000Z", seq: 9, sessionId: "ses-b", role: "debugger", taskId: "T-2", attempt: 3, nextAt: "2026-12-01T10:00:08.000Z", message: "Service Unavailable" } } as unknown as RunData.Entry
-    expect(RunView.describe(entry, "en")).toBe("the debugger's model call failed (attempt 3: Service Unavailable); the engine tries again at 10:00:08")
+    expect(EventText.describe(entry, "en")).toBe("the debugger's model call failed (attempt 3: Service Unavailable); the engine tries again at 10:00:08")
   })
 })
 
@@ -217,7 +219,7 @@ describe("the compact run view (below the sidebar's 120 columns)", () => {
       const total = loaded.state.tasks.length
       expect(lines[0]!.text).toContain(catalog(lang)["tui.home.merged"]!.replace("{merged}", String(total)).replace("{total}", String(total)))
       expect(lines.length).toBeLessThanOrEqual(2)
-      for (const l of lines) expect(RunView.displayWidth(l.text)).toBeLessThanOrEqual(80)
+      for (const l of lines) expect(TerminalText.displayWidth(l.text)).toBeLessThanOrEqual(80)
     })
 
   test("what waits on the person comes first: the plan's confirmation, as a warning", () => {
@@ -228,7 +230,7 @@ describe("the compact run view (below the sidebar's 120 columns)", () => {
     const lines = TuiView.compact(v, "en", 60)
     expect(lines[1]).toMatchObject({ tone: "warning" })
     expect(lines[1]!.text).toMatch(/^Waiting for · /)
-    for (const l of lines) expect(RunView.displayWidth(l.text)).toBeLessThanOrEqual(60)
+    for (const l of lines) expect(TerminalText.displayWidth(l.text)).toBeLessThanOrEqual(60)
   })
 
   test("no run: nothing (the first screen says what to type)", () => {
