@@ -4,7 +4,11 @@ import { fileURLToPath } from "node:url"
 import { describe, expect, test } from "vitest"
 
 const SRC = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "src")
-const importsOf = (file: string) => [...readFileSync(file, "utf8").matchAll(/^import[^"]*"([^"]+)"/gm)].map((m) => m[1]!)
+/** What `file` imports, static imports and `import("…")` alike (a dynamic import crosses a layer as much as a static one). */
+const importsOf = (file: string) => {
+  const text = readFileSync(file, "utf8")
+  return [...text.matchAll(/^import[^"]*"([^"]+)"/gm), ...text.matchAll(/\bimport\(\s*["'`]([^"'`]+)["'`]\s*\)/g)].map((m) => m[1]!)
+}
 
 describe("the read model sits below the views and the runtime", () => {
   test("src/read imports neither the CLI, the dashboard, the TUI nor the runtime's moving parts (only readers of its files)", () => {
@@ -30,15 +34,68 @@ describe("the read model sits below the views and the runtime", () => {
   })
 })
 
-/** Every static import and re-export of `file` that names a file of src/ (type-only ones included). */
-function localImports(file: string): string[] {
-  const text = readFileSync(file, "utf8")
-  return [...text.matchAll(/^(?:import|export)\s[^"';]*?from\s+"(\.[^"]+)"/gm)].flatMap((m) => {
-    const base = resolve(dirname(file), m[1]!)
-    const found = [base, `${base}.ts`, `${base}.tsx`, join(base, "index.ts")].find((c) => /\.tsx?$/.test(c) && existsSync(c))
-    return found ? [found] : []
-  })
+/** An import of a file of src/: the file it names, the names it takes (when they are written out), and whether it is an `import()`. */
+type LocalImport = { file: string; names: string[]; dynamic: boolean }
+
+function resolveLocal(from: string, spec: string): string | undefined {
+  const base = resolve(dirname(from), spec)
+  return [base, `${base}.ts`, `${base}.tsx`, join(base, "index.ts")].find((c) => /\.tsx?$/.test(c) && existsSync(c))
 }
+
+/** The names inside `{ … }` (`type A`, `B as C` count as A and B), or the namespace of `* as N`. */
+const namesIn = (clause: string | undefined): string[] =>
+  [...(clause?.match(/\{([^{}]*)\}/)?.[1]?.split(",") ?? []), ...(clause?.match(/\*\s+as\s+(\w+)/)?.slice(1) ?? [])]
+    .map((n) => n.trim().replace(/^type\s+/, "").split(/\s+as\s+/)[0]!.trim())
+    .filter(Boolean)
+
+/**
+ * Every import of `file` that names a file of src/: static imports and re-exports (type-only ones included),
+ * side-effect imports, and `import("./…")` with a literal path, which a static reader misses and which can
+ * hide a circle (toolchain/detect.ts ↔ toolchain/index.ts did).
+ */
+function localImports(file: string): LocalImport[] {
+  const text = readFileSync(file, "utf8")
+  const found: LocalImport[] = []
+  const add = (spec: string, names: string[], dynamic: boolean) => {
+    const target = resolveLocal(file, spec)
+    if (target) found.push({ file: target, names, dynamic })
+  }
+  for (const m of text.matchAll(/^(?:import|export)\s([^"';]*?)from\s+["'](\.[^"']+)["']/gm)) add(m[2]!, namesIn(m[1]), false)
+  for (const m of text.matchAll(/^import\s+["'](\.[^"']+)["']/gm)) add(m[1]!, [], false)
+  // `const { A, B } = await import("./x")` names what it takes; `(await import("./x")).A` names A.
+  for (const m of text.matchAll(/(?:(\{[^{}]*\})\s*=\s*)?(?:await\s+)?import\(\s*["'`](\.[^"'`]+)["'`]\s*\)(\)?\.(\w+))?/g))
+    add(m[2]!, m[1] ? namesIn(m[1]) : m[4] ? [m[4]] : [], true)
+  return found
+}
+
+/** How `from` imports `to`: "(A, B)", "(import(): A)", "(side effect)". */
+function tie(from: string, to: string): string {
+  return localImports(from)
+    .filter((i) => i.file === to)
+    .map((i) => `(${i.dynamic ? "import(): " : ""}${i.names.join(", ") || (i.dynamic ? "…" : "side effect")})`)
+    .join(" ")
+}
+
+/** The imports between the files of a circle (paths relative to src/), as "a.ts → b.ts (Names)". */
+function cycleTies(group: string[]): string[] {
+  const files = group.map((f) => join(SRC, f))
+  return files.flatMap((from) =>
+    [...new Set(localImports(from).map((i) => i.file))].filter((to) => files.includes(to)).map((to) => `${relative(SRC, from)} → ${relative(SRC, to)} ${tie(from, to)}`),
+  )
+}
+
+const sameFiles = (a: readonly string[], b: readonly string[]) => a.length === b.length && [...a].sort().every((f, i) => f === [...b].sort()[i])
+
+/**
+ * Circles known and not cut yet, each with the reason it stays for now. Issue 42 item 1 cuts them; the files are
+ * others' to move (the toolchain is being edited in parallel), so they are listed here rather than left unseen.
+ */
+const ALLOWED_CYCLES: { files: string[]; why: string }[] = [
+  {
+    files: ["scheduler/runtime/toolchain/detect.ts", "scheduler/runtime/toolchain/index.ts"],
+    why: "index.ts reaches Detect through `await import` while detect.ts imports Toolchain from index.ts; to be cut by moving what detect.ts needs into a file both import (issue 42 item 1)",
+  },
+]
 
 /** The strongly connected groups of more than one file (Tarjan), each a cycle of imports. */
 function importCycles(files: string[]): string[][] {
@@ -52,7 +109,7 @@ function importCycles(files: string[]): string[][] {
     low.set(v, index.get(v)!)
     stack.push(v)
     onStack.add(v)
-    for (const w of localImports(v)) {
+    for (const { file: w } of localImports(v)) {
       if (!index.has(w)) {
         visit(w)
         low.set(v, Math.min(low.get(v)!, low.get(w)!))
@@ -76,8 +133,15 @@ describe("no import cycles", () => {
   const walk = (dir: string): string[] =>
     readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? walk(join(dir, d.name)) : /\.tsx?$/.test(d.name) ? [join(dir, d.name)] : []))
 
-  test("no file of src/ reaches itself through its imports, type-only imports included", () => {
-    expect(importCycles(walk(SRC))).toEqual([])
+  test("no file of src/ reaches itself through its imports, static or dynamic, type-only imports included", () => {
+    const cycles = importCycles(walk(SRC)).filter((group) => !ALLOWED_CYCLES.some((a) => sameFiles(a.files, group)))
+    // Each circle with the imports that close it, so the message says where to cut.
+    expect(cycles.map((group) => ({ files: group, ties: cycleTies(group) }))).toEqual([])
+  })
+
+  test("every allowed circle still is one (a stale entry would let a new circle through the same files)", () => {
+    const cycles = importCycles(walk(SRC))
+    for (const a of ALLOWED_CYCLES) expect(cycles.some((group) => sameFiles(a.files, group)), `${a.files.join(" ↔ ")}: ${a.why}`).toBe(true)
   })
 
   test("the finder sees a cycle (two files of a temporary folder importing each other)", async () => {
@@ -88,7 +152,90 @@ describe("no import cycles", () => {
       writeFileSync(join(dir, "a.ts"), 'import type { B } from "./b"\nexport type A = 1\n')
       writeFileSync(join(dir, "b.ts"), 'import type { A } from "./a"\nexport type B = 2\n')
       writeFileSync(join(dir, "c.ts"), 'import type { A } from "./a"\n')
-      expect(importCycles(walk(dir)).map((c) => c.length)).toEqual([2])
+      // A circle closed by an `import()` only, as toolchain/index.ts closed one with toolchain/detect.ts.
+      writeFileSync(join(dir, "d.ts"), 'import { E } from "./e"\nexport const D = E\n')
+      writeFileSync(join(dir, "e.ts"), 'export const E = 1\nexport async function f() {\n  const { D } = await import("./d")\n  return D\n}\n')
+      const cycles = importCycles(walk(dir)).sort((x, y) => x[0]!.localeCompare(y[0]!))
+      expect(cycles.map((c) => c.map((f) => f.slice(f.lastIndexOf("/") + 1)))).toEqual([["a.ts", "b.ts"], ["d.ts", "e.ts"]])
+      expect(cycleTies(cycles[1]!)).toEqual([expect.stringMatching(/d\.ts → .*e\.ts \(E\)$/), expect.stringMatching(/e\.ts → .*d\.ts \(import\(\): D\)$/)])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+/**
+ * The folders of `root` that import each other (either way, static or dynamic, type-only included), each pair
+ * with the imports that tie it: "gates ↔ results" and "gates/x.ts → results/y.ts (Names)". Files directly in
+ * `root` compose the folders and belong to none.
+ */
+function folderPairs(root: string, files: string[]): { pair: string; ties: string[] }[] {
+  const folderOf = (file: string) => {
+    const parts = relative(root, file).split("/")
+    return parts.length > 1 && parts[0] !== ".." ? parts[0]! : null
+  }
+  const edges = new Map<string, string[]>()
+  for (const from of files) {
+    const a = folderOf(from)
+    if (!a) continue
+    for (const to of new Set(localImports(from).map((i) => i.file))) {
+      const b = folderOf(to)
+      if (!b || b === a) continue
+      edges.set(`${a}→${b}`, [...(edges.get(`${a}→${b}`) ?? []), `${relative(root, from)} → ${relative(root, to)} ${tie(from, to)}`])
+    }
+  }
+  return [...edges.keys()]
+    .map((k) => k.split("→") as [string, string])
+    .filter(([a, b]) => a < b && edges.has(`${b}→${a}`))
+    .map(([a, b]) => ({ pair: `${a} ↔ ${b}`, ties: [...edges.get(`${a}→${b}`)!, ...edges.get(`${b}→${a}`)!] }))
+    .sort((x, y) => x.pair.localeCompare(y.pair))
+}
+
+/**
+ * Pairs of runtime folders that import each other today, each with where it is tied. Issue 42 item 1 cuts them
+ * (what two folders share moves down into one both use, or up into the one that composes them); the runtime is
+ * being edited in parallel, so they are listed here, to be removed one by one, and a new pair fails at once.
+ */
+const ALLOWED_PAIRS: { pair: string; why: string }[] = [
+  { pair: "gates ↔ house", why: "the logging gates read the house rules, and house/rules.ts and forbidden-calls.ts use gates/glob.ts: Glob moves down" },
+  { pair: "gates ↔ jobs", why: "the pipeline runs through jobs/exec.ts, which takes gates/gate.ts's Exec type: Exec moves down" },
+  { pair: "gates ↔ results", why: "the gates record and reuse results, and results/ takes the gates' types (GateContext, Finding), JUnit and Glob: they move down" },
+  { pair: "gates ↔ sandbox", why: "the pipeline runs in the sandbox, and sandbox/exec.ts takes gates/gate.ts's Exec type: Exec moves down" },
+  { pair: "gates ↔ toolchain", why: "the gates read the Toolchain, and toolchain/baseline-run.ts runs the gates: the baseline run moves up beside what composes both" },
+  { pair: "gates ↔ verify", why: "the ui and service gates drive verify/, which takes gates/gate.ts's Exec type: Exec moves down" },
+  { pair: "git ↔ sandbox", why: "git/worktree.ts runs its shell through sandbox/shell.ts, which calls git/git.ts's gitTry" },
+  { pair: "git ↔ toolchain", why: "git/worktree.ts reads toolchain/submodules.ts, and baseline-run.ts and build-slot.ts make worktrees" },
+  { pair: "results ↔ toolchain", why: "results/ keys on the Toolchain, and baseline-run.ts, build-slot.ts and readiness.ts use the results store" },
+]
+
+describe("the runtime's folders form a tree", () => {
+  const RUNTIME = join(SRC, "scheduler", "runtime")
+  const walk = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? walk(join(dir, d.name)) : /\.tsx?$/.test(d.name) ? [join(dir, d.name)] : []))
+
+  test("no two folders of src/scheduler/runtime import each other, but the allowed pairs", () => {
+    const pairs = folderPairs(RUNTIME, walk(RUNTIME)).filter((p) => !ALLOWED_PAIRS.some((a) => a.pair === p.pair))
+    expect(pairs).toEqual([])
+  })
+
+  test("every allowed pair still imports each other (a stale entry would let the pair come back unseen)", () => {
+    const pairs = folderPairs(RUNTIME, walk(RUNTIME)).map((p) => p.pair)
+    for (const a of ALLOWED_PAIRS) expect(pairs, `${a.pair}: ${a.why}`).toContain(a.pair)
+  })
+
+  test("the finder sees a pair and names its ties (planted: two folders of a temporary runtime, one tied by import())", async () => {
+    const { mkdtempSync, mkdirSync, writeFileSync, rmSync } = await import("node:fs")
+    const { tmpdir } = await import("node:os")
+    const dir = mkdtempSync(join(tmpdir(), "air-pairs-"))
+    try {
+      for (const f of ["git", "sandbox", "store"]) mkdirSync(join(dir, f))
+      writeFileSync(join(dir, "git", "worktree.ts"), 'import { fence } from "../sandbox/fence"\nimport type { Row } from "../store/rows"\nexport const worktree = fence\n')
+      writeFileSync(join(dir, "sandbox", "fence.ts"), 'export const fence = 1\nexport async function back() {\n  return (await import("../git/worktree")).worktree\n}\n')
+      writeFileSync(join(dir, "store", "rows.ts"), "export type Row = 1\n")
+      writeFileSync(join(dir, "compose.ts"), 'import { worktree } from "./git/worktree"\nimport type { Row } from "./store/rows"\n')
+      expect(folderPairs(dir, walk(dir))).toEqual([
+        { pair: "git ↔ sandbox", ties: ["git/worktree.ts → sandbox/fence.ts (fence)", "sandbox/fence.ts → git/worktree.ts (import(): worktree)"] },
+      ])
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
