@@ -140,6 +140,7 @@ export function acceptDelta(d: Draft, input: unknown): string | undefined {
   return undefined
 }
 
-export function formatErrors(errors: readonly ValidationError[]): string {
+/** A validation's errors as the refusal says them: path, message and the fix, one error a paragraph. */
+function formatErrors(errors: readonly ValidationError[]): string {
   return errors.map((error) => `- ${error.path}: ${error.message}\n  fix: ${error.fix}`).join("\n")
 }
