@@ -39,11 +39,32 @@ export namespace SandboxEnvironment {
     "CPATH",
     "C_INCLUDE_PATH",
     "CPLUS_INCLUDE_PATH",
+    // Go's and Rust's analysers and builds: their caches, offline switches and targets (gates/analysers/go-vet.ts, clippy.ts).
+    "GOCACHE",
+    "GOPATH",
+    "GOMODCACHE",
+    "GOPROXY",
+    "GOFLAGS",
+    "GOTOOLCHAIN",
+    "GOTELEMETRY",
+    "GOWORK",
+    "GOROOT",
+    "GOOS",
+    "GOARCH",
+    "GOPRIVATE",
+    "GONOSUMDB",
+    "GONOPROXY",
+    "GOSUMDB",
+    "CGO_ENABLED",
+    "RUSTFLAGS",
+    "RUSTDOCFLAGS",
+    "RUSTC",
+    "RUSTC_WRAPPER",
     // Who commits: the same variables git itself is let see.
     ...IDENTITY_ENV,
   ])
   /** Families of build variables, by prefix. */
-  export const KEEP_PREFIXES = ["LC_", "CCACHE_", "CMAKE_", "CTEST_", "NINJA_", "VCPKG_"] as const
+  export const KEEP_PREFIXES = ["LC_", "CCACHE_", "CMAKE_", "CTEST_", "NINJA_", "VCPKG_", "CARGO_", "RUSTUP_"] as const
   /** Whatever its prefix, a name like these is a secret: never passed (CMAKE_…_TOKEN included). */
   export const SECRET_NAME = /KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION/i
 

@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs"
+import { readFile, rm, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { GateError } from "../../errors.ts"
 import { Proc } from "../../process.ts"
@@ -20,13 +21,15 @@ import type { AnalyserBackend, Parsed } from "./backend.ts"
  */
 export function backendGate<Tool extends string>(backend: AnalyserBackend<Tool>) {
   const log = `${backend.tool}.log`
-  return {
+  const gate = {
     id: backend.tool,
     reportsNotRun: true,
     route: "debugger",
     logs: [log],
     run: (ctx: GateContext) => analyse(ctx, backend, log),
   } as const satisfies Gate<Tool>
+  // The backend itself rides along for doctor (its tool, its version, how to install it).
+  return { ...gate, backend }
 }
 
 /** What one run of the tool in one project root gave. */
@@ -45,13 +48,21 @@ async function analyse(ctx: GateContext, backend: AnalyserBackend, log: string):
   if (rootsOf(ctx.worktree, files, backend).size === 0)
     return { ran: false, notApplicable: true, summary: `not applicable: no ${backend.rootMarkers.join(" or ")} above ${listSome(files, 3)}` }
   const config = { args: rules?.args ?? [], enabled: rules?.enabled ?? null, failOn: ctx.rules.analysis.failOn }
-  const spec = { tool: backend.tool, binary: rules?.binary ?? backend.binary, files, base: await BaseFindings.baseCommit(ctx), config, log }
+  const spec = {
+    tool: backend.tool,
+    binary: rules?.binary ?? backend.binary,
+    ...(backend.versionArgs ? { versionArgs: backend.versionArgs } : {}),
+    files,
+    base: await BaseFindings.baseCommit(ctx),
+    config,
+    log,
+  }
   return AnalysisResults.reusing(ctx, spec, () => judgeFiles(ctx, backend, log, files))
 }
 
 async function judgeFiles(ctx: GateContext, backend: AnalyserBackend, log: string, files: string[]): Promise<GateOutcome> {
   const rules = ctx.rules.analysis.backends[backend.tool]
-  const { runs, text } = await runIn(ctx, backend, ctx.worktree, files)
+  const { runs, text, scratch } = await runIn(ctx, backend, ctx.worktree, files)
   const logPath = await ctx.write(log, text)
   const tool = backend.tool
 
@@ -81,7 +92,7 @@ async function judgeFiles(ctx: GateContext, backend: AnalyserBackend, log: strin
   const inScope = new Set(files)
   const raw = runs.flatMap((r) => r.parsed.findings).filter((f) => !backend.checksProject || inScope.has(f.file))
   const judged = await BaseFindings.judge(ctx, tool, JSON.stringify({ args: rules?.args ?? [] }), files, raw, async (tree, baseFiles) => {
-    const base = await runIn(ctx, backend, tree, baseFiles)
+    const base = await runIn(ctx, backend, tree, baseFiles, scratch)
     if (base.runs.some((r) => r.result.spawnError || r.result.timedOut || r.result.aborted || crashOf(r) || r.parsed.configProblem)) return undefined
     return { findings: base.runs.flatMap((r) => r.parsed.findings), log: base.text }
   })
@@ -136,7 +147,8 @@ function failureOf(ctx: GateContext, backend: AnalyserBackend, run: RootRun, log
     const summary = `${tool} ${Proc.describe(run.result, ctx.rules.timeoutMs)} in ${where}`
     return { summary, message: `${ctx.label}: ${summary}: no verdict on the changed files. Full log: ${logPath}` }
   }
-  if (run.result.code !== 0 && run.parsed.findings.length === 0) {
+  const unreadLeft = run.parsed.unreadFails === true && run.parsed.unread.length > 0
+  if ((run.result.code !== 0 || unreadLeft) && run.parsed.findings.length === 0) {
     const summary = `${tool} exited ${run.result.code} in ${where} with output AirCoding does not understand (no finding read from it)`
     return {
       summary,
@@ -149,24 +161,52 @@ function failureOf(ctx: GateContext, backend: AnalyserBackend, run: RootRun, log
   return undefined
 }
 
-/** Runs the tool once per project root in `dir` (the worktree or the base tree), on the files below that root. */
-async function runIn(ctx: GateContext, backend: AnalyserBackend, dir: string, files: readonly string[]): Promise<{ runs: RootRun[]; text: string }> {
+/** What a run's tool wrote in each root (root → file name → content), given to the base tree's run. */
+type Scratch = Map<string, Map<string, string>>
+
+/**
+ * Runs the tool once per project root in `dir` (the worktree or the base tree), on the files below that root.
+ * The files the tool writes in its root (`scratch`: Cargo.lock) are removed after when the run made them; the
+ * base tree's run gets the worktree's copies first, written by the gate, because there the tool may not write
+ * (the sandbox keeps all but the task's worktree read-only).
+ */
+async function runIn(
+  ctx: GateContext,
+  backend: AnalyserBackend,
+  dir: string,
+  files: readonly string[],
+  seed?: Scratch,
+): Promise<{ runs: RootRun[]; text: string; scratch: Scratch }> {
   const rules = ctx.rules.analysis.backends[backend.tool]
   const runs: RootRun[] = []
+  const made: Scratch = new Map()
   let text = ""
   for (const [root, below] of rootsOf(dir, files, backend)) {
     const cwd = path.join(dir, root)
     const binary = rules?.binary ?? localBinary(dir, root, backend) ?? backend.binary
     const args = backend.args(below, rules?.args ?? [])
-    const result = await ctx.exec(binary, args, { cwd, env: ctx.env, shell: false, timeoutMs: ctx.rules.timeoutMs, ...(ctx.signal ? { signal: ctx.signal } : {}) })
+    const env = { ...ctx.env, ...backend.env?.(cwd, ctx.env) }
+    const absent = (backend.scratch ?? []).filter((name) => !existsSync(path.join(cwd, name)))
+    for (const name of absent) {
+      const content = seed?.get(root)?.get(name)
+      if (content !== undefined) await writeFile(path.join(cwd, name), content)
+    }
+    const result = await ctx.exec(binary, args, { cwd, env, shell: false, timeoutMs: ctx.rules.timeoutMs, ...(ctx.signal ? { signal: ctx.signal } : {}) })
+    const kept = new Map<string, string>()
+    for (const name of absent) {
+      const content = await readFile(path.join(cwd, name), "utf8").catch(() => undefined)
+      if (content !== undefined) kept.set(name, content)
+      await rm(path.join(cwd, name), { force: true })
+    }
+    made.set(root, kept)
     text += formatRun([binary, ...args].join(" "), cwd, result)
-    const parsed = backend.parse(result.output, result.code)
+    const parsed = backend.parse(result.output, result.code, cwd)
     // The tool names files from its root; the gates name them from the worktree's.
     const findings: Finding[] = parsed.findings.map((f) => ({ ...f, file: path.posix.normalize(path.posix.join(root || ".", f.file)) }))
     runs.push({ root, result, parsed: { ...parsed, findings }, binary })
     if (result.spawnError) break
   }
-  return { runs, text }
+  return { runs, text, scratch: made }
 }
 
 /** Changed files grouped by their project root (relative to `dir`, "" for its top): the nearest directory with a marker. */
