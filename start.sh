@@ -108,10 +108,12 @@ ensure_system_tools() {
     # The Python analysers' tests run real mypy and pylint (Debian's packages; pip's on macOS).
     command -v mypy >/dev/null 2>&1 || required+=(mypy)
     command -v pylint >/dev/null 2>&1 || required+=(pylint)
-    # The Go and Rust analysers' tests run real go vet and cargo clippy (Debian's golang-go, cargo, rust-clippy).
+    # The Go and Rust analysers' tests run real go vet, staticcheck and cargo clippy (Debian's golang-go,
+    # go-staticcheck, cargo, rust-clippy).
     command -v go >/dev/null 2>&1 || required+=(golang-go)
     command -v cargo >/dev/null 2>&1 || required+=(cargo)
     command -v cargo-clippy >/dev/null 2>&1 || required+=(rust-clippy)
+    command -v staticcheck >/dev/null 2>&1 || command -v go-staticcheck >/dev/null 2>&1 || required+=(go-staticcheck)
     if [ "$(uname -s)" = Linux ]; then
       command -v bwrap >/dev/null 2>&1 || required+=(bubblewrap)
       command -v chromium >/dev/null 2>&1 || required+=(chromium)
@@ -166,7 +168,7 @@ ensure_system_tools() {
   local install="" hint=""
   if [ "$(uname -s)" = Darwin ]; then
     local brew_pkgs=() xcode=0
-    for p in ${all[@]+"${all[@]}"}; do case "$p" in g++) xcode=1 ;; bubblewrap|chromium) ;; clang-tidy) brew_pkgs+=(llvm) ;; golang-go) brew_pkgs+=(go) ;; cargo|rust-clippy) brew_pkgs+=(rust) ;; *) brew_pkgs+=("$p") ;; esac; done
+    for p in ${all[@]+"${all[@]}"}; do case "$p" in g++) xcode=1 ;; bubblewrap|chromium) ;; clang-tidy) brew_pkgs+=(llvm) ;; golang-go) brew_pkgs+=(go) ;; go-staticcheck) brew_pkgs+=(staticcheck) ;; cargo|rust-clippy) brew_pkgs+=(rust) ;; *) brew_pkgs+=("$p") ;; esac; done
     hint="$([ $xcode = 1 ] && printf 'xcode-select --install && ')brew install ${brew_pkgs[*]:-}"
     if command -v brew >/dev/null 2>&1 && [ $xcode = 0 ] && [ ${#brew_pkgs[@]} -gt 0 ]; then install="brew install ${brew_pkgs[*]}"; fi
   elif command -v apt-get >/dev/null 2>&1; then
@@ -193,6 +195,7 @@ ensure_system_tools() {
     command -v cppcheck >/dev/null 2>&1 || required+=(cppcheck)
     if [ $testing = 1 ]; then
       for t in ccache clang-tidy rg tmux mypy pylint go cargo cargo-clippy; do command -v $t >/dev/null 2>&1 || required+=($t); done
+      command -v staticcheck >/dev/null 2>&1 || command -v go-staticcheck >/dev/null 2>&1 || required+=(staticcheck)
       if [ "$(uname -s)" = Linux ]; then for t in bwrap chromium tcpdump nc Xvfb xwd xwininfo prometheus promtool; do command -v $t >/dev/null 2>&1 || [ -x /usr/sbin/$t ] || required+=($t); done; fi
     fi
   fi

@@ -88,6 +88,18 @@ describe.concurrent("the Go analyser (real go vet)", () => {
     expect(again.gates.find((g) => g.gate === "go-vet")?.summary).toMatch(/^reused: same analysed files, go-vet and config as /)
   })
 
+  test("staticcheck fails a new bug it finds that vet does not, the legacy one inherited; its simplifications are recorded as style", async () => {
+    const fresh = '\n// Spin is new.\nfunc Spin() {\n\tfor {\n\t}\n}\n\n// Has is new.\nfunc Has(s string) bool {\n\treturn strings.Index(s, "x") != -1\n}\n'
+    const { wt } = await task("go-sc", (ws) => ws.write("tools/calc/calc.go", LEGACY_GO.replace('import "fmt"', 'import (\n\t"fmt"\n\t"strings"\n)') + fresh))
+    const report = await gates("go-sc", wt.path)
+    expect(report.failedGate, report.message).toBe("staticcheck")
+    expect(report.gates.find((g) => g.gate === "go-vet")?.passed).toBe(true)
+    expect(report.message).toContain("tools/calc/calc.go:15: error: SA5002: this loop will spin, using 100% CPU")
+    expect(report.findings).toContainEqual(expect.objectContaining({ file: "tools/calc/calc.go", line: 10, tool: "staticcheck", id: "SA5009", inherited: true }))
+    expect(report.findings).toContainEqual(expect.objectContaining({ line: 21, tool: "staticcheck", id: "S1003", severity: "style" }))
+    expect(gateLabel("en", "staticcheck")).toBe("staticcheck")
+  })
+
   test("a type error is the file's finding (the code is wrong), not a crash", async () => {
     const { wt } = await task("go-typo", (ws) => ws.write("tools/calc/calc.go", LEGACY_GO + '\nfunc Broken() int { return "s" }\n'))
     const report = await gates("go-typo", wt.path)

@@ -8,7 +8,7 @@ const backend = (tool: string) => BACKENDS.find((b) => b.tool === tool)!
 describe("doctor: the analysers of other languages", () => {
   test("every backend the registry runs is checked by name, with the installed tool's own version (real go and cargo clippy)", async () => {
     const checks = await AnalyserReadiness.checks(process.cwd(), BACKENDS)
-    expect(checks.map((c) => c.name)).toEqual(["mypy", "pylint", "tsc", "go-vet", "clippy"])
+    expect(checks.map((c) => c.name)).toEqual(["mypy", "pylint", "tsc", "go-vet", "staticcheck", "clippy"])
     expect(checks.find((c) => c.name === "go-vet")).toEqual(expect.objectContaining({ ok: true, detail: expect.stringMatching(/^go version go1\.\d+.*: checks the changed Go files/) }))
     expect(checks.find((c) => c.name === "clippy")).toEqual(expect.objectContaining({ ok: true, detail: expect.stringMatching(/^clippy \d+\.\d+\.\d+.*: checks the changed Rust files/) }))
   })

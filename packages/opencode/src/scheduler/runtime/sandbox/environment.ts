@@ -56,6 +56,7 @@ export namespace SandboxEnvironment {
     "GONOPROXY",
     "GOSUMDB",
     "CGO_ENABLED",
+    "STATICCHECK_CACHE",
     "RUSTFLAGS",
     "RUSTDOCFLAGS",
     "RUSTC",

@@ -4,6 +4,7 @@ import path from "node:path"
 import { GateError } from "../../errors.ts"
 import { Proc } from "../../process.ts"
 import { AnalysisResults } from "../../results/analysis.ts"
+import { CompilerCache } from "../../toolchain/cache.ts"
 import { Toolchain } from "../../toolchain/index.ts"
 import { BaseFindings } from "../base-findings.ts"
 import type { Gate, GateContext, GateOutcome } from "../gate.ts"
@@ -50,7 +51,7 @@ async function analyse(ctx: GateContext, backend: AnalyserBackend, log: string):
   const config = { args: rules?.args ?? [], enabled: rules?.enabled ?? null, failOn: ctx.rules.analysis.failOn }
   const spec = {
     tool: backend.tool,
-    binary: rules?.binary ?? backend.binary,
+    binary: rules?.binary ?? defaultBinary(backend, ctx.env),
     ...(backend.versionArgs ? { versionArgs: backend.versionArgs } : {}),
     files,
     base: await BaseFindings.baseCommit(ctx),
@@ -183,7 +184,7 @@ async function runIn(
   let text = ""
   for (const [root, below] of rootsOf(dir, files, backend)) {
     const cwd = path.join(dir, root)
-    const binary = rules?.binary ?? localBinary(dir, root, backend) ?? backend.binary
+    const binary = rules?.binary ?? localBinary(dir, root, backend) ?? defaultBinary(backend, ctx.env)
     const args = backend.args(below, rules?.args ?? [])
     const env = { ...ctx.env, ...backend.env?.(cwd, ctx.env) }
     const absent = (backend.scratch ?? []).filter((name) => !existsSync(path.join(cwd, name)))
@@ -229,6 +230,12 @@ function rootsOf(dir: string, files: readonly string[], backend: AnalyserBackend
     roots.set(root, [...(roots.get(root) ?? []), root ? path.posix.relative(root, file) : file])
   }
   return roots
+}
+
+/** The backend's executable, or the first of its aliases on PATH when it is not there (absent both: its own name, to fail as not installed). */
+export function defaultBinary(backend: AnalyserBackend, env: NodeJS.ProcessEnv): string {
+  if (!backend.aliases || CompilerCache.onPath(backend.binary, env)) return backend.binary
+  return backend.aliases.find((alias) => CompilerCache.onPath(alias, env)) ?? backend.binary
 }
 
 /** The project's own copy of the tool (node_modules/.bin/tsc) in the root or a directory above it inside `dir`. */

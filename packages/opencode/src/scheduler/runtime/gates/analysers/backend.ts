@@ -14,6 +14,8 @@ export interface AnalyserBackend<Tool extends string = string> {
   readonly language: string
   /** The executable run when toolchain.json names none. */
   readonly binary: string
+  /** Other names of it, tried in order when `binary` is not on PATH (Debian's go-staticcheck). */
+  readonly aliases?: readonly string[]
   /** How to install it, for the evidence and doctor (Debian's package, npm). */
   readonly install: string
   /** Whether a changed file (relative to the worktree) is one this tool reads. */

@@ -32,13 +32,17 @@ const goVetBackend = {
   checksProject: true,
   versionArgs: ["version"],
   args: (files, extra) => ["vet", "-json", ...extra, ...packagesOf(files)],
-  env: (_root: string, env: NodeJS.ProcessEnv) =>
-    unsetIn(env, { GOCACHE: path.join(tmpdir(), "aircoding-go", "build-cache"), GOTOOLCHAIN: "local", GOPROXY: "off", GOFLAGS: "", GOTELEMETRY: "off" }),
+  env: (_root: string, env: NodeJS.ProcessEnv) => goEnv(env),
   parse: parseGoVet,
 } as const satisfies AnalyserBackend<"go-vet">
 
 /** Its gate, listed in REGISTRY. */
 export const goVetGate = backendGate(goVetBackend)
+
+/** Go offline and local: no module download, no toolchain switch, the build cache outside the worktree (go vet, staticcheck). */
+export function goEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  return unsetIn(env, { GOCACHE: path.join(tmpdir(), "aircoding-go", "build-cache"), GOTOOLCHAIN: "local", GOPROXY: "off", GOTELEMETRY: "off" })
+}
 
 /** `./dir` for each changed file's directory (`.` for the module's top): vet's package patterns. */
 export function packagesOf(files: readonly string[]): string[] {

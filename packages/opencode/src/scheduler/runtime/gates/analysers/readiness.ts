@@ -2,6 +2,7 @@ import { gitTry } from "../../git/git.ts"
 import { Proc } from "../../process.ts"
 import { Toolchain } from "../../toolchain/index.ts"
 import type { AnalyserBackend } from "./backend.ts"
+import { defaultBinary } from "./backend-gate.ts"
 
 /**
  * The analysers of other languages, as `doctor` shows them: each backend's tool installed (its version) or not
@@ -24,7 +25,7 @@ export namespace AnalyserReadiness {
   export async function check(dir: string, backend: AnalyserBackend, rules: Toolchain.BackendRules | undefined, env: NodeJS.ProcessEnv = process.env): Promise<Check> {
     const name = backend.tool
     if (rules?.enabled === false) return { name, ok: true, detail: `off (analysis.backends.${name}.enabled is false in ${Toolchain.RULES_PATH})` }
-    const binary = rules?.binary ?? backend.binary
+    const binary = rules?.binary ?? defaultBinary(backend, env)
     const version = await versionOf(binary, backend, dir, env)
     if (version) return { name, ok: true, detail: `${version}: checks the changed ${backend.language} files, judged against each task's base` }
     const local = backend.localBinary ? `; the project's own ${backend.localBinary} is used where it has one` : ""
