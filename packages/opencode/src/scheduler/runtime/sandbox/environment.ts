@@ -69,6 +69,18 @@ export namespace SandboxEnvironment {
   /** Whatever its prefix, a name like these is a secret: never passed (CMAKE_…_TOKEN included). */
   export const SECRET_NAME = /KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION/i
 
+  /** Variables naming a cache an analyser writes (gates/analysers/go-vet.ts, staticcheck.ts, clippy.ts). */
+  export const TOOL_CACHES = ["GOCACHE", "STATICCHECK_CACHE", "CARGO_TARGET_DIR"] as const
+  /** The temp dir's subdirectories AirCoding's analysers keep their caches in. */
+  export const OWN_CACHE_DIRS = ["aircoding-go", "aircoding-cargo"] as const
+
+  /** Whether `dir` lies in one of AirCoding's own cache directories under `tmp` (never `..` out of it). */
+  export function isOwnCache(dir: string, tmp: string): boolean {
+    const normal = dir.replace(/\/+$/, "")
+    if (normal.split("/").includes("..")) return false
+    return OWN_CACHE_DIRS.some((own) => normal === `${tmp}/${own}` || normal.startsWith(`${tmp}/${own}/`))
+  }
+
   export function keeps(name: string): boolean {
     // Named ones are known (GIT_AUTHOR_NAME is no secret although it says AUTH); families are screened.
     if (KEEP.has(name)) return true
