@@ -3,6 +3,7 @@ import { parseMypy } from "../../src/scheduler/runtime/gates/analysers/mypy.ts"
 import { parsePylint } from "../../src/scheduler/runtime/gates/analysers/pylint.ts"
 import { parseTsc } from "../../src/scheduler/runtime/gates/analysers/tsc.ts"
 import { packagesOf, parseGoVet } from "../../src/scheduler/runtime/gates/analysers/go-vet.ts"
+import { parseStaticcheck } from "../../src/scheduler/runtime/gates/analysers/staticcheck.ts"
 import { parseClippy } from "../../src/scheduler/runtime/gates/analysers/clippy.ts"
 
 test("mypy: errors are findings, notes are not; a broken pyproject is a configuration problem; exit 2 alone is a crash", () => {
@@ -82,4 +83,21 @@ test("clippy: compiler messages at their primary span are findings by lint and l
   expect(parseClippy("error: failed to parse manifest at `/src/calc/Cargo.toml`\n\nCaused by:\n  could not parse input as TOML\n", 101, "/src/calc").configProblem).toContain("failed to parse manifest")
   expect(parseClippy("thread 'rustc' panicked at 'index out of bounds'\n", 101, "/src/calc").crashed).toContain("panicked")
   expect(parseClippy("{not json\n", 0, "/src/calc")).toEqual({ findings: [], unread: ["{not json"], unreadFails: true })
+})
+
+test("staticcheck: SA checks are errors and S/ST/QF style, at paths from the module's root; a compile problem is the file's; one with no place from the go command is a configuration problem", () => {
+  const problem = (code: string, file: string, line: number, message: string) =>
+    JSON.stringify({ code, severity: "error", location: { file, line, column: 2 }, end: { file: "", line: 0, column: 0 }, message })
+  const output = [
+    problem("SA5002", "/src/m/calc/calc.go", 15, "this loop will spin, using 100% CPU"),
+    problem("S1003", "/src/m/calc/calc.go", 21, 'should use strings.Contains(s, "x") instead'),
+    problem("compile", "/src/m/calc/b.go", 2, "x declared but not used"),
+  ].join("\n")
+  expect(parseStaticcheck(output, 1, "/src/m").findings).toEqual([
+    { file: "calc/calc.go", line: 15, severity: "error", id: "SA5002", message: "this loop will spin, using 100% CPU" },
+    { file: "calc/calc.go", line: 21, severity: "style", id: "S1003", message: 'should use strings.Contains(s, "x") instead' },
+    { file: "calc/b.go", line: 2, severity: "error", id: "typecheck", message: "x declared but not used" },
+  ])
+  expect(parseStaticcheck(problem("compile", "", 0, "stat /src/m/gone: directory not found"), 1, "/src/m").configProblem).toContain("directory not found")
+  expect(parseStaticcheck("Segmentation fault\n", 1, "/src/m")).toEqual({ findings: [], unread: ["Segmentation fault"], unreadFails: true })
 })
