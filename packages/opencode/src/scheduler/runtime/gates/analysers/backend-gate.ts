@@ -94,7 +94,8 @@ async function judgeFiles(ctx: GateContext, backend: AnalyserBackend, log: strin
   const raw = runs.flatMap((r) => r.parsed.findings).filter((f) => !backend.checksProject || inScope.has(f.file))
   const judged = await BaseFindings.judge(ctx, tool, JSON.stringify({ args: rules?.args ?? [] }), files, raw, async (tree, baseFiles) => {
     const base = await runIn(ctx, backend, tree, baseFiles, scratch)
-    if (base.runs.some((r) => r.result.spawnError || r.result.timedOut || r.result.aborted || crashOf(r) || r.parsed.configProblem)) return undefined
+    // A base run with no verdict (crashed, refused, or output nobody read) is no comparison: said, every finding new.
+    if (base.runs.some((r) => r.result.spawnError || r.result.timedOut || r.result.aborted || crashOf(r) || r.parsed.configProblem || unreadVerdict(r))) return undefined
     return { findings: base.runs.flatMap((r) => r.parsed.findings), log: base.text }
   })
   const findings = judged.findings
@@ -133,6 +134,12 @@ function crashOf(run: RootRun): string | undefined {
   return run.parsed.crashed ? `exit ${r.code}: ${run.parsed.crashed.split("\n")[0]}` : undefined
 }
 
+/** A failing exit, or output the parser was told to read all of and did not, with no finding read: no verdict. */
+function unreadVerdict(run: RootRun): boolean {
+  const unreadLeft = run.parsed.unreadFails === true && run.parsed.unread.length > 0
+  return (run.result.code !== 0 || unreadLeft) && run.parsed.findings.length === 0
+}
+
 /** A run with no verdict on the code that the task or project can repair: refused configuration, timeout, unread output. */
 function failureOf(ctx: GateContext, backend: AnalyserBackend, run: RootRun, logPath: string) {
   const where = run.root || "the worktree's root"
@@ -148,8 +155,7 @@ function failureOf(ctx: GateContext, backend: AnalyserBackend, run: RootRun, log
     const summary = `${tool} ${Proc.describe(run.result, ctx.rules.timeoutMs)} in ${where}`
     return { summary, message: `${ctx.label}: ${summary}: no verdict on the changed files. Full log: ${logPath}` }
   }
-  const unreadLeft = run.parsed.unreadFails === true && run.parsed.unread.length > 0
-  if ((run.result.code !== 0 || unreadLeft) && run.parsed.findings.length === 0) {
+  if (unreadVerdict(run)) {
     const summary = `${tool} exited ${run.result.code} in ${where} with output AirCoding does not understand (no finding read from it)`
     return {
       summary,
