@@ -108,6 +108,12 @@ ensure_system_tools() {
     # The Python analysers' tests run real mypy and pylint (Debian's packages; pip's on macOS).
     command -v mypy >/dev/null 2>&1 || required+=(mypy)
     command -v pylint >/dev/null 2>&1 || required+=(pylint)
+    # The Go and Rust analysers' tests run real go vet, staticcheck and cargo clippy (Debian's golang-go,
+    # go-staticcheck, cargo, rust-clippy).
+    command -v go >/dev/null 2>&1 || required+=(golang-go)
+    command -v cargo >/dev/null 2>&1 || required+=(cargo)
+    command -v cargo-clippy >/dev/null 2>&1 || required+=(rust-clippy)
+    command -v staticcheck >/dev/null 2>&1 || command -v go-staticcheck >/dev/null 2>&1 || required+=(go-staticcheck)
     if [ "$(uname -s)" = Linux ]; then
       command -v bwrap >/dev/null 2>&1 || required+=(bubblewrap)
       command -v chromium >/dev/null 2>&1 || required+=(chromium)
@@ -134,6 +140,9 @@ ensure_system_tools() {
   # A project with Python files gets mypy's and pylint's gates when they are installed.
   command -v mypy >/dev/null 2>&1 || optional+=(mypy)
   command -v pylint >/dev/null 2>&1 || optional+=(pylint)
+  # A project with Go or Rust files gets go vet's and clippy's gates when go and cargo are installed (not pulled in
+  # for a C++ project: Go is 200 MB); cargo without clippy gets it, its gate would otherwise record "not run".
+  if command -v cargo >/dev/null 2>&1; then command -v cargo-clippy >/dev/null 2>&1 || optional+=(rust-clippy); fi
   # The engine's grep and glob tools need ripgrep; offline they cannot download it.
   command -v rg >/dev/null 2>&1 || optional+=(ripgrep)
   if [ "$(uname -s)" = Linux ]; then command -v bwrap >/dev/null 2>&1 || optional+=(bubblewrap); fi
@@ -159,7 +168,7 @@ ensure_system_tools() {
   local install="" hint=""
   if [ "$(uname -s)" = Darwin ]; then
     local brew_pkgs=() xcode=0
-    for p in ${all[@]+"${all[@]}"}; do case "$p" in g++) xcode=1 ;; bubblewrap|chromium) ;; clang-tidy) brew_pkgs+=(llvm) ;; *) brew_pkgs+=("$p") ;; esac; done
+    for p in ${all[@]+"${all[@]}"}; do case "$p" in g++) xcode=1 ;; bubblewrap|chromium) ;; clang-tidy) brew_pkgs+=(llvm) ;; golang-go) brew_pkgs+=(go) ;; go-staticcheck) brew_pkgs+=(staticcheck) ;; cargo|rust-clippy) brew_pkgs+=(rust) ;; *) brew_pkgs+=("$p") ;; esac; done
     hint="$([ $xcode = 1 ] && printf 'xcode-select --install && ')brew install ${brew_pkgs[*]:-}"
     if command -v brew >/dev/null 2>&1 && [ $xcode = 0 ] && [ ${#brew_pkgs[@]} -gt 0 ]; then install="brew install ${brew_pkgs[*]}"; fi
   elif command -v apt-get >/dev/null 2>&1; then
@@ -185,7 +194,8 @@ ensure_system_tools() {
     command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || command -v clang++ >/dev/null 2>&1 || required+=(g++)
     command -v cppcheck >/dev/null 2>&1 || required+=(cppcheck)
     if [ $testing = 1 ]; then
-      for t in ccache clang-tidy rg tmux mypy pylint; do command -v $t >/dev/null 2>&1 || required+=($t); done
+      for t in ccache clang-tidy rg tmux mypy pylint go cargo cargo-clippy; do command -v $t >/dev/null 2>&1 || required+=($t); done
+      command -v staticcheck >/dev/null 2>&1 || command -v go-staticcheck >/dev/null 2>&1 || required+=(staticcheck)
       if [ "$(uname -s)" = Linux ]; then for t in bwrap chromium tcpdump nc Xvfb xwd xwininfo prometheus promtool; do command -v $t >/dev/null 2>&1 || [ -x /usr/sbin/$t ] || required+=($t); done; fi
     fi
   fi

@@ -8,6 +8,8 @@ import { Launch } from "./launch"
 import { Args } from "./args"
 import { Ui } from "./ui"
 import { Readiness } from "../scheduler/runtime/toolchain/readiness.ts"
+import { AnalyserReadiness } from "../scheduler/runtime/gates/analysers/readiness.ts"
+import { REGISTRY } from "../scheduler/runtime/gates/registry.ts"
 import { DeployDoctor } from "../scheduler/runtime/deploy/doctor"
 import { HouseDoctor } from "../scheduler/runtime/house/doctor"
 import { UiTools } from "../scheduler/runtime/verify/ui-tools"
@@ -122,6 +124,8 @@ export async function doctor(dirArg: string | undefined, opts: { json: boolean }
       tool("cppcheck", "sudo apt-get install cppcheck"),
       tool("ccache", "sudo apt-get install ccache (macOS: brew install ccache)"),
       Readiness.checks(dir),
+      // Each analyser of another language the registry runs (mypy, pylint, tsc, go vet, clippy): its tool and version.
+      AnalyserReadiness.checks(dir, REGISTRY.flatMap((gate) => ("backend" in gate ? [gate.backend] : []))),
       DeployDoctor.checks(dir),
     ])).flat(),
     ...HouseDoctor.checks(dir),

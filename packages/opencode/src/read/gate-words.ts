@@ -16,7 +16,7 @@ export type GateFacts = {
 }
 
 /** The gates whose failure is findings (by file, severity): cppcheck's ("analysis"), clang-tidy's, the backends'. */
-const ANALYSER_GATES = new Set(["analysis", "clang-tidy", "mypy", "pylint", "tsc"])
+const ANALYSER_GATES = new Set(["analysis", "clang-tidy", "mypy", "pylint", "tsc", "go-vet", "staticcheck", "clippy"])
 
 /** The gate's name for people ("analysis" is cppcheck). */
 export function gateLabel(lang: Lang, gate: string): string {

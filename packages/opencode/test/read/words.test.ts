@@ -4,7 +4,7 @@ import { catalog, KEYS, LANGS, t, tOr } from "../../src/read/words"
 const placeholders = (s: string) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort()
 
 /** Texts that are the same in every language: symbols and tool names. */
-const NEUTRAL = new Set(["gates.none", "session.none", "ui.log.cppcheck", "gate.analysis", "gate.clang-tidy", "gate.mypy", "gate.pylint", "gate.tsc", "tui.sidebar.title"])
+const NEUTRAL = new Set(["gates.none", "session.none", "ui.log.cppcheck", "gate.analysis", "gate.clang-tidy", "gate.mypy", "gate.pylint", "gate.tsc", "gate.go-vet", "gate.staticcheck", "gate.clippy", "tui.sidebar.title"])
 
 describe("the one catalogue of words", () => {
   it("has every key in English and Chinese, non-empty, with the same placeholders", () => {

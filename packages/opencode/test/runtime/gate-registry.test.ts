@@ -68,7 +68,7 @@ describe("gates as a registry", () => {
   }
 
   test("the registry lists the gates in pipeline order", () => {
-    expect(GATE_IDS).toEqual(["commit", "diff", "write-set", "secrets", "logging", "build", "log-levels", "test", "analysis", "clang-tidy", "mypy", "pylint", "tsc", "ui-capture", "service-probe", "evidence"])
+    expect(GATE_IDS).toEqual(["commit", "diff", "write-set", "secrets", "logging", "build", "log-levels", "test", "analysis", "clang-tidy", "mypy", "pylint", "tsc", "go-vet", "staticcheck", "clippy", "ui-capture", "service-probe", "evidence"])
     // The views know the shipped gates from their copy of the facts (they do not load the registry): every gate
     // they know is registered, in the same order, with the same facts. A gate they do not know is optional (shown by its id).
     expect(SHIPPED_GATE_IDS).toEqual(GATE_IDS.filter((id) => (SHIPPED_GATE_IDS as readonly string[]).includes(id)))
@@ -82,7 +82,7 @@ describe("gates as a registry", () => {
 
   test("every shipped gate is named by the one word catalogue (read/words.ts), in every language", () => {
     // A tool's own name is the same in every language; any other name is translated.
-    const TOOL_NAMES = new Set(["cppcheck", "clang-tidy", "mypy", "pylint", "tsc"])
+    const TOOL_NAMES = new Set(["cppcheck", "clang-tidy", "mypy", "pylint", "tsc", "go vet", "staticcheck", "clippy"])
     for (const gate of REGISTRY) {
       const key = `gate.${gate.id}`
       expect(isKey(key), key).toBe(true)

@@ -163,7 +163,7 @@ describe.concurrent("evidence gates", () => {
     expect(report.message).toContain("all gates passed")
     expect(report.passed).toBe(true)
     expect(report.failedGate).toBeUndefined()
-    expect(report.gates.map((g) => g.gate)).toEqual(["commit", "diff", "write-set", "secrets", "logging", "build", "log-levels", "test", "analysis", "clang-tidy", "mypy", "pylint", "tsc", "ui-capture", "service-probe", "evidence"])
+    expect(report.gates.map((g) => g.gate)).toEqual(["commit", "diff", "write-set", "secrets", "logging", "build", "log-levels", "test", "analysis", "clang-tidy", "mypy", "pylint", "tsc", "go-vet", "staticcheck", "clippy", "ui-capture", "service-probe", "evidence"])
     expect(report.findings.length).toBeGreaterThan(0)
     expect(report.findings.every((f) => f.severity !== "error")).toBe(true)
     expect(report.findings).toContainEqual(expect.objectContaining({ file: "src/calc.cpp", id: "unreadVariable" }))

@@ -4,6 +4,9 @@ import { clangTidyGate } from "./clang-tidy.ts"
 import { mypyGate } from "./analysers/mypy.ts"
 import { pylintGate } from "./analysers/pylint.ts"
 import { tscGate } from "./analysers/tsc.ts"
+import { goVetGate } from "./analysers/go-vet.ts"
+import { clippyGate } from "./analysers/clippy.ts"
+import { staticcheckGate } from "./analysers/staticcheck.ts"
 import { commitGate } from "./commit.ts"
 import { diffGate } from "./diff.ts"
 import { evidenceGate } from "./evidence.ts"
@@ -23,7 +26,7 @@ export { TOOL_MISSING }
  * The gates, in the order they run. A gate is one file exporting a `Gate` (`gate.ts`); adding one (clang-tidy,
  * a secret scan) is that file, its test, and one line in `REGISTRY`. See README.md in this folder.
  */
-export const REGISTRY = [commitGate, diffGate, writeSetGate, secretsGate, loggingGate, buildGate, logLevelsGate, testGate, analysisGate, clangTidyGate, mypyGate, pylintGate, tscGate, uiCaptureGate, serviceProbeGate, evidenceGate] as const
+export const REGISTRY = [commitGate, diffGate, writeSetGate, secretsGate, loggingGate, buildGate, logLevelsGate, testGate, analysisGate, clangTidyGate, mypyGate, pylintGate, tscGate, goVetGate, staticcheckGate, clippyGate, uiCaptureGate, serviceProbeGate, evidenceGate] as const
 
 export type GateId = (typeof REGISTRY)[number]["id"]
 export const GATE_IDS = REGISTRY.map((gate) => gate.id) as [GateId, ...GateId[]]

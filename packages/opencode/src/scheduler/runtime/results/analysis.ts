@@ -65,6 +65,8 @@ export namespace AnalysisResults {
     tool: string
     /** The executable the gate runs (its `--version` is in the key). */
     binary: string
+    /** How its version is asked when `--version` is not it (`go version`). */
+    versionArgs?: readonly string[]
     /** The files it analyses, relative to the worktree. */
     files: readonly string[]
     /** The base commit the findings are judged against (its merge-base), or undefined when there is none. */
@@ -96,7 +98,7 @@ export namespace AnalysisResults {
       files: files.map((file, i) => [file, contents[i]!]),
       base: spec.base ? await ResultKey.inputsHash(ctx.worktree, spec.base, notInputs).catch(() => `commit ${spec.base}`) : "none",
       binary: spec.binary,
-      version: await ToolVersions.of(spec.binary, ctx.env),
+      version: await ToolVersions.of(spec.binary, ctx.env, spec.versionArgs),
       config: spec.config ?? null,
     }
     return { key: { key: ResultKey.hash(ResultKey.canonical(parts)), commit: made.key.commit, tools: made.key.parts.tools } }

@@ -13,14 +13,15 @@ export namespace ToolVersions {
 
   const cache = new Map<string, Promise<string>>()
 
-  /** `tool --version`'s first line, or "absent" when it does not start (a missing tool is a fact too). */
-  export function of(tool: string, env: NodeJS.ProcessEnv = process.env): Promise<string> {
-    const known = cache.get(tool)
+  /** `tool --version`'s first line (or `args`' for a tool that asks otherwise: `go version`), or "absent" when it does not start (a missing tool is a fact too). */
+  export function of(tool: string, env: NodeJS.ProcessEnv = process.env, args: readonly string[] = ["--version"]): Promise<string> {
+    const command = [tool, ...args].join(" ")
+    const known = cache.get(command)
     if (known) return known
-    const asked = Proc.run(tool, ["--version"], { cwd: process.cwd(), env, shell: false, timeoutMs: 15_000 }).then((r) =>
+    const asked = Proc.run(tool, [...args], { cwd: process.cwd(), env, shell: false, timeoutMs: 15_000 }).then((r) =>
       r.spawnError ? "absent" : (r.output.split("\n").find((line) => line.trim().length > 0)?.trim() ?? `exit ${r.code}`),
     )
-    cache.set(tool, asked)
+    cache.set(command, asked)
     return asked
   }
 

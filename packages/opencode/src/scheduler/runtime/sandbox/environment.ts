@@ -39,13 +39,47 @@ export namespace SandboxEnvironment {
     "CPATH",
     "C_INCLUDE_PATH",
     "CPLUS_INCLUDE_PATH",
+    // Go's and Rust's analysers and builds: their caches, offline switches and targets (gates/analysers/go-vet.ts, clippy.ts).
+    "GOCACHE",
+    "GOPATH",
+    "GOMODCACHE",
+    "GOPROXY",
+    "GOFLAGS",
+    "GOTOOLCHAIN",
+    "GOTELEMETRY",
+    "GOWORK",
+    "GOROOT",
+    "GOOS",
+    "GOARCH",
+    "GOPRIVATE",
+    "GONOSUMDB",
+    "GONOPROXY",
+    "GOSUMDB",
+    "CGO_ENABLED",
+    "STATICCHECK_CACHE",
+    "RUSTFLAGS",
+    "RUSTDOCFLAGS",
+    "RUSTC",
+    "RUSTC_WRAPPER",
     // Who commits: the same variables git itself is let see.
     ...IDENTITY_ENV,
   ])
   /** Families of build variables, by prefix. */
-  export const KEEP_PREFIXES = ["LC_", "CCACHE_", "CMAKE_", "CTEST_", "NINJA_", "VCPKG_"] as const
+  export const KEEP_PREFIXES = ["LC_", "CCACHE_", "CMAKE_", "CTEST_", "NINJA_", "VCPKG_", "CARGO_", "RUSTUP_"] as const
   /** Whatever its prefix, a name like these is a secret: never passed (CMAKE_…_TOKEN included). */
   export const SECRET_NAME = /KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION/i
+
+  /** Variables naming a cache an analyser writes (gates/analysers/go-vet.ts, staticcheck.ts, clippy.ts). */
+  export const TOOL_CACHES = ["GOCACHE", "STATICCHECK_CACHE", "CARGO_TARGET_DIR"] as const
+  /** The temp dir's subdirectories AirCoding's analysers keep their caches in. */
+  export const OWN_CACHE_DIRS = ["aircoding-go", "aircoding-cargo"] as const
+
+  /** Whether `dir` lies in one of AirCoding's own cache directories under `tmp` (never `..` out of it). */
+  export function isOwnCache(dir: string, tmp: string): boolean {
+    const normal = dir.replace(/\/+$/, "")
+    if (normal.split("/").includes("..")) return false
+    return OWN_CACHE_DIRS.some((own) => normal === `${tmp}/${own}` || normal.startsWith(`${tmp}/${own}/`))
+  }
 
   export function keeps(name: string): boolean {
     // Named ones are known (GIT_AUTHOR_NAME is no secret although it says AUTH); families are screened.

@@ -179,7 +179,7 @@ export namespace Sandbox {
     if (cache && !env.CCACHE_DIR) env.CCACHE_DIR = cache
     const stateDir = input.stateDir ?? (project ? join(project, ".air", "local", "sandbox") : undefined)
     const git = input.git !== false && stateDir ? GitLayout.of(worktree, stateDir) : undefined
-    const writable = [...(input.writable ?? []).map((w) => resolve(w)), ...(cache ? [cache] : [])]
+    const writable = [...(input.writable ?? []).map((w) => resolve(w)), ...(cache ? [cache] : []), ...toolCaches(source)]
     const visible = [...new Set([project, home, git?.commonDir].filter((p): p is string => !!p))]
     const readOnly: string[] = (input.readOnly ?? []).map((p) => resolve(p)).filter((p) => existsSync(p))
     try {
@@ -251,6 +251,27 @@ export namespace Sandbox {
     } catch {
       return undefined
     }
+  }
+
+  /**
+   * The analysers' caches AirCoding itself names in a gate's environment (go's build cache, staticcheck's, a
+   * crate's target dir: gates/analysers/), bound writable so each run does not start from nothing in the
+   * private /tmp. Only AirCoding's own directories under the temp dir: a variable pointing elsewhere is not
+   * made writable. Shared by the project's tasks as the compiler cache is.
+   */
+  function toolCaches(env: Readonly<Record<string, string | undefined>>): string[] {
+    const out: string[] = []
+    for (const key of SandboxEnvironment.TOOL_CACHES) {
+      const dir = env[key]
+      if (!dir || !isAbsolute(dir) || !SandboxEnvironment.isOwnCache(dir, tmpdir())) continue
+      try {
+        mkdirSync(dir, { recursive: true })
+        out.push(resolve(dir))
+      } catch {
+        // not made: the tool fails to write there and says so
+      }
+    }
+    return out
   }
 
   /** Directories never searched for `.env` files: git's, dependencies, build output, the Scheduler's state. */

@@ -49,7 +49,7 @@ export namespace Toolchain {
   export type ClangTidyRules = z.infer<typeof ClangTidyRules>
 
   /**
-   * One analyser backend beyond C++ (mypy, pylint, tsc: `gates/analysers/`), keyed by its tool name. Absent
+   * One analyser backend beyond C++ (mypy, pylint, tsc, go-vet, staticcheck, clippy: `gates/analysers/`), keyed by its tool name. Absent
    * `enabled`: on when the change holds files of its language and the tool is installed (not installed: recorded
    * as not run). `true`: required (not installed is a tool missing); `false`: off.
    */
@@ -76,7 +76,7 @@ export namespace Toolchain {
       backends: z
         .record(z.string().min(1), BackendRules)
         .default({})
-        .describe("the analysers of other languages by tool name (mypy, pylint, tsc): { enabled, binary, args }"),
+        .describe("the analysers of other languages by tool name (mypy, pylint, tsc, go-vet, staticcheck, clippy): { enabled, binary, args }"),
     })
     .strict()
 

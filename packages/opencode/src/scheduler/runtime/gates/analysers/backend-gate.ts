@@ -1,8 +1,10 @@
 import { existsSync } from "node:fs"
+import { readFile, rm, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { GateError } from "../../errors.ts"
 import { Proc } from "../../process.ts"
 import { AnalysisResults } from "../../results/analysis.ts"
+import { CompilerCache } from "../../toolchain/cache.ts"
 import { Toolchain } from "../../toolchain/index.ts"
 import { BaseFindings } from "../base-findings.ts"
 import type { Gate, GateContext, GateOutcome } from "../gate.ts"
@@ -20,13 +22,15 @@ import type { AnalyserBackend, Parsed } from "./backend.ts"
  */
 export function backendGate<Tool extends string>(backend: AnalyserBackend<Tool>) {
   const log = `${backend.tool}.log`
-  return {
+  const gate = {
     id: backend.tool,
     reportsNotRun: true,
     route: "debugger",
     logs: [log],
     run: (ctx: GateContext) => analyse(ctx, backend, log),
   } as const satisfies Gate<Tool>
+  // The backend itself rides along for doctor (its tool, its version, how to install it).
+  return { ...gate, backend }
 }
 
 /** What one run of the tool in one project root gave. */
@@ -45,13 +49,21 @@ async function analyse(ctx: GateContext, backend: AnalyserBackend, log: string):
   if (rootsOf(ctx.worktree, files, backend).size === 0)
     return { ran: false, notApplicable: true, summary: `not applicable: no ${backend.rootMarkers.join(" or ")} above ${listSome(files, 3)}` }
   const config = { args: rules?.args ?? [], enabled: rules?.enabled ?? null, failOn: ctx.rules.analysis.failOn }
-  const spec = { tool: backend.tool, binary: rules?.binary ?? backend.binary, files, base: await BaseFindings.baseCommit(ctx), config, log }
+  const spec = {
+    tool: backend.tool,
+    binary: rules?.binary ?? defaultBinary(backend, ctx.env),
+    ...(backend.versionArgs ? { versionArgs: backend.versionArgs } : {}),
+    files,
+    base: await BaseFindings.baseCommit(ctx),
+    config,
+    log,
+  }
   return AnalysisResults.reusing(ctx, spec, () => judgeFiles(ctx, backend, log, files))
 }
 
 async function judgeFiles(ctx: GateContext, backend: AnalyserBackend, log: string, files: string[]): Promise<GateOutcome> {
   const rules = ctx.rules.analysis.backends[backend.tool]
-  const { runs, text } = await runIn(ctx, backend, ctx.worktree, files)
+  const { runs, text, scratch } = await runIn(ctx, backend, ctx.worktree, files)
   const logPath = await ctx.write(log, text)
   const tool = backend.tool
 
@@ -81,8 +93,9 @@ async function judgeFiles(ctx: GateContext, backend: AnalyserBackend, log: strin
   const inScope = new Set(files)
   const raw = runs.flatMap((r) => r.parsed.findings).filter((f) => !backend.checksProject || inScope.has(f.file))
   const judged = await BaseFindings.judge(ctx, tool, JSON.stringify({ args: rules?.args ?? [] }), files, raw, async (tree, baseFiles) => {
-    const base = await runIn(ctx, backend, tree, baseFiles)
-    if (base.runs.some((r) => r.result.spawnError || r.result.timedOut || r.result.aborted || crashOf(r) || r.parsed.configProblem)) return undefined
+    const base = await runIn(ctx, backend, tree, baseFiles, scratch)
+    // A base run with no verdict (crashed, refused, or output nobody read) is no comparison: said, every finding new.
+    if (base.runs.some((r) => r.result.spawnError || r.result.timedOut || r.result.aborted || crashOf(r) || r.parsed.configProblem || unreadVerdict(r))) return undefined
     return { findings: base.runs.flatMap((r) => r.parsed.findings), log: base.text }
   })
   const findings = judged.findings
@@ -121,6 +134,12 @@ function crashOf(run: RootRun): string | undefined {
   return run.parsed.crashed ? `exit ${r.code}: ${run.parsed.crashed.split("\n")[0]}` : undefined
 }
 
+/** A failing exit, or output the parser was told to read all of and did not, with no finding read: no verdict. */
+function unreadVerdict(run: RootRun): boolean {
+  const unreadLeft = run.parsed.unreadFails === true && run.parsed.unread.length > 0
+  return (run.result.code !== 0 || unreadLeft) && run.parsed.findings.length === 0
+}
+
 /** A run with no verdict on the code that the task or project can repair: refused configuration, timeout, unread output. */
 function failureOf(ctx: GateContext, backend: AnalyserBackend, run: RootRun, logPath: string) {
   const where = run.root || "the worktree's root"
@@ -136,7 +155,7 @@ function failureOf(ctx: GateContext, backend: AnalyserBackend, run: RootRun, log
     const summary = `${tool} ${Proc.describe(run.result, ctx.rules.timeoutMs)} in ${where}`
     return { summary, message: `${ctx.label}: ${summary}: no verdict on the changed files. Full log: ${logPath}` }
   }
-  if (run.result.code !== 0 && run.parsed.findings.length === 0) {
+  if (unreadVerdict(run)) {
     const summary = `${tool} exited ${run.result.code} in ${where} with output AirCoding does not understand (no finding read from it)`
     return {
       summary,
@@ -149,24 +168,52 @@ function failureOf(ctx: GateContext, backend: AnalyserBackend, run: RootRun, log
   return undefined
 }
 
-/** Runs the tool once per project root in `dir` (the worktree or the base tree), on the files below that root. */
-async function runIn(ctx: GateContext, backend: AnalyserBackend, dir: string, files: readonly string[]): Promise<{ runs: RootRun[]; text: string }> {
+/** What a run's tool wrote in each root (root → file name → content), given to the base tree's run. */
+type Scratch = Map<string, Map<string, string>>
+
+/**
+ * Runs the tool once per project root in `dir` (the worktree or the base tree), on the files below that root.
+ * The files the tool writes in its root (`scratch`: Cargo.lock) are removed after when the run made them; the
+ * base tree's run gets the worktree's copies first, written by the gate, because there the tool may not write
+ * (the sandbox keeps all but the task's worktree read-only).
+ */
+async function runIn(
+  ctx: GateContext,
+  backend: AnalyserBackend,
+  dir: string,
+  files: readonly string[],
+  seed?: Scratch,
+): Promise<{ runs: RootRun[]; text: string; scratch: Scratch }> {
   const rules = ctx.rules.analysis.backends[backend.tool]
   const runs: RootRun[] = []
+  const made: Scratch = new Map()
   let text = ""
   for (const [root, below] of rootsOf(dir, files, backend)) {
     const cwd = path.join(dir, root)
-    const binary = rules?.binary ?? localBinary(dir, root, backend) ?? backend.binary
+    const binary = rules?.binary ?? localBinary(dir, root, backend) ?? defaultBinary(backend, ctx.env)
     const args = backend.args(below, rules?.args ?? [])
-    const result = await ctx.exec(binary, args, { cwd, env: ctx.env, shell: false, timeoutMs: ctx.rules.timeoutMs, ...(ctx.signal ? { signal: ctx.signal } : {}) })
+    const env = { ...ctx.env, ...backend.env?.(cwd, ctx.env) }
+    const absent = (backend.scratch ?? []).filter((name) => !existsSync(path.join(cwd, name)))
+    for (const name of absent) {
+      const content = seed?.get(root)?.get(name)
+      if (content !== undefined) await writeFile(path.join(cwd, name), content)
+    }
+    const result = await ctx.exec(binary, args, { cwd, env, shell: false, timeoutMs: ctx.rules.timeoutMs, ...(ctx.signal ? { signal: ctx.signal } : {}) })
+    const kept = new Map<string, string>()
+    for (const name of absent) {
+      const content = await readFile(path.join(cwd, name), "utf8").catch(() => undefined)
+      if (content !== undefined) kept.set(name, content)
+      await rm(path.join(cwd, name), { force: true })
+    }
+    made.set(root, kept)
     text += formatRun([binary, ...args].join(" "), cwd, result)
-    const parsed = backend.parse(result.output, result.code)
+    const parsed = backend.parse(result.output, result.code, cwd)
     // The tool names files from its root; the gates name them from the worktree's.
     const findings: Finding[] = parsed.findings.map((f) => ({ ...f, file: path.posix.normalize(path.posix.join(root || ".", f.file)) }))
     runs.push({ root, result, parsed: { ...parsed, findings }, binary })
     if (result.spawnError) break
   }
-  return { runs, text }
+  return { runs, text, scratch: made }
 }
 
 /** Changed files grouped by their project root (relative to `dir`, "" for its top): the nearest directory with a marker. */
@@ -189,6 +236,12 @@ function rootsOf(dir: string, files: readonly string[], backend: AnalyserBackend
     roots.set(root, [...(roots.get(root) ?? []), root ? path.posix.relative(root, file) : file])
   }
   return roots
+}
+
+/** The backend's executable, or the first of its aliases on PATH when it is not there (absent both: its own name, to fail as not installed). */
+export function defaultBinary(backend: AnalyserBackend, env: NodeJS.ProcessEnv): string {
+  if (!backend.aliases || CompilerCache.onPath(backend.binary, env)) return backend.binary
+  return backend.aliases.find((alias) => CompilerCache.onPath(alias, env)) ?? backend.binary
 }
 
 /** The project's own copy of the tool (node_modules/.bin/tsc) in the root or a directory above it inside `dir`. */

@@ -14,6 +14,8 @@ export interface AnalyserBackend<Tool extends string = string> {
   readonly language: string
   /** The executable run when toolchain.json names none. */
   readonly binary: string
+  /** Other names of it, tried in order when `binary` is not on PATH (Debian's go-staticcheck). */
+  readonly aliases?: readonly string[]
   /** How to install it, for the evidence and doctor (Debian's package, npm). */
   readonly install: string
   /** Whether a changed file (relative to the worktree) is one this tool reads. */
@@ -31,8 +33,20 @@ export interface AnalyserBackend<Tool extends string = string> {
   readonly localBinary?: string
   /** The arguments for `files` (relative to `root`); `extra` from toolchain.json come last. */
   args(files: readonly string[], extra: readonly string[]): string[]
-  /** What the tool printed, read: findings with paths relative to the root it ran in. */
-  parse(output: string, exit: number | null): Parsed
+  /**
+   * What the tool printed, read: findings with paths relative to the root it ran in. `root` is that directory,
+   * absolute, for a tool that names files absolutely (go vet -json).
+   */
+  parse(output: string, exit: number | null, root: string): Parsed
+  /** How to ask its version when `--version` is not it (`go version`, `cargo clippy --version`): the results key, doctor. */
+  readonly versionArgs?: readonly string[]
+  /**
+   * Environment the tool needs beyond the gate's, for a run in `root` (absolute): caches outside the worktree,
+   * offline switches. Only variables `env` does not already set, so a person's own settings win.
+   */
+  env?(root: string, env: NodeJS.ProcessEnv): Record<string, string>
+  /** Files the tool writes in its root (Cargo.lock): removed after the run when the run made them, so the task's diff stays its own. */
+  readonly scratch?: readonly string[]
 }
 
 export interface Parsed {
@@ -42,6 +56,11 @@ export interface Parsed {
    * summary); with a failing exit and no finding they are the whole verdict: said, never read as "no findings".
    */
   unread: string[]
+  /**
+   * The tool prints nothing but what the parser reads (go vet -json, cargo's JSON): an unread line, with no
+   * finding, is no verdict whatever the exit code (a clean exit with output nobody read is never a pass).
+   */
+  unreadFails?: boolean
   /** The project's configuration is wrong (a tsconfig or pyproject that does not parse): no verdict on the code. */
   configProblem?: string
   /** The tool says it crashed or was used wrong (its own exit code for that): no verdict. */
@@ -51,4 +70,9 @@ export interface Parsed {
 /** The lines of `output` that are not empty. */
 export function lines(output: string): string[] {
   return output.split(/\r?\n/).filter((line) => line.trim().length > 0)
+}
+
+/** The variables of `wanted` that `env` does not set: a backend's defaults never override a person's own. */
+export function unsetIn(env: NodeJS.ProcessEnv, wanted: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(wanted).filter(([key]) => env[key] === undefined || env[key] === ""))
 }
