@@ -43,6 +43,22 @@ export const SOAK_FILES: readonly string[] = [
   "packages/opencode/test/e2e/demo-paths.test.ts",
   // Traces sent to a real OTLP/HTTP receiver, re-sent, and dropped at a closed port (49 s).
   "packages/opencode/test/e2e/traces.test.ts",
+  // SIGKILL of the whole run at random moments, resumed again and again (137 s); status-after-kill's single
+  // kill and the suite's interrupted-attempt file keep the resume path in the suite.
+  "packages/opencode/test/e2e/resume.test.ts",
+  // Two tasks that pass alone and break the build together, caught by the merge build (85 s).
+  "packages/opencode/test/e2e/merge-build.test.ts",
+  // Merge batches and their bisection (81 s); the runtime's merge-batch and merge-build tests stay in the suite.
+  "packages/opencode/test/e2e/merge-batch.test.ts",
+  // The provider's context-length error at an executor, a debugger and a reviewer (59 s).
+  "packages/opencode/test/e2e/context-overflow.test.ts",
+  // The money budget shared by two parallel tasks (54 s) and a task's request budget (53 s).
+  "packages/opencode/test/e2e/money-budget.test.ts",
+  "packages/opencode/test/e2e/budget.test.ts",
+  // The pipeline and the machine agreeing on evidence for every kind and file mix, a property over real gates (57 s).
+  "packages/opencode/test/runtime/evidence-agreement.test.ts",
+  // go vet, staticcheck and clippy on a tiny module and crate with real go and cargo (34–54 s).
+  "packages/opencode/test/runtime/analyser-go-rust.test.ts",
 ]
 
 /** The suite leaves the soak files out when `bun run test` runs it whole (AIR_STAGE=suite); a file named on the command line still runs. */
