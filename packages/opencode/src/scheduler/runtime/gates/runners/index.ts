@@ -1,4 +1,5 @@
-import { lstat, readFile, rm } from "node:fs/promises"
+import { lstat, mkdir, readFile, rm } from "node:fs/promises"
+import path from "node:path"
 import { cargoTestRunner } from "./cargo-test.ts"
 import { goTestRunner } from "./go-test.ts"
 import { jestRunner } from "./jest.ts"
@@ -36,6 +37,7 @@ export namespace TestRunners {
     const runner = of(command)
     const run = runner?.instrument(command, report)
     if (!runner || run === undefined) return { run: command }
+    await mkdir(path.dirname(report), { recursive: true })
     await rm(report, { force: true })
     return { run, runner }
   }
