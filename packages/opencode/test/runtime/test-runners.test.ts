@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process"
 import { chmod, readFile } from "node:fs/promises"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
@@ -138,4 +139,62 @@ describe("vitest, read from its JSON reporter", () => {
     expect(bad.message).toMatch(/Failing tests: calc\.test\.js > add > adds\n/)
     expect(bad.message).toMatch(/expected 5 to be 4/)
   })
+})
+
+// Go and Rust are installed where the analysers need them; without them their runners' tests do not run.
+const has = (tool: string) => spawnSync("sh", ["-c", `command -v ${tool}`]).status === 0
+
+describe.skipIf(!has("go"))("go test, read from its -json events", () => {
+  const p = project({
+    ".gitignore": "build/\n.air/\n",
+    "go.mod": "module example.com/calc\n\ngo 1.19\n",
+    "calc.go": "package calc\n\nfunc Add(a, b int) int { return a + b }\n",
+    "calc_test.go":
+      'package calc\n\nimport "testing"\n\nfunc TestAdds(t *testing.T) {\n\tif got := Add(2, 2); got != 4 {\n\t\tt.Fatalf("Add(2, 2) = %d, want 4", got)\n\t}\n}\n\nfunc TestLegacy(t *testing.T) {\n\tif got := Add(1, 2); got != 4 {\n\t\tt.Errorf("legacy: Add(1, 2) = %d, want 4", got)\n\t}\n}\n',
+    [Toolchain.RULES_PATH]: toolchain("go test ./..."),
+  })
+  beforeAll(() => p.setup(), 120_000)
+  afterAll(() => p.cleanup())
+
+  test("the base's failing test is inherited; a broken one fails with its name and go's message; a build error is said", async () => {
+    expect(p.record().tests).toEqual({ "example.com/calc.TestAdds": "passed", "example.com/calc.TestLegacy": "failed" })
+    const ok = await p.gated("G-ok", await p.task("G-ok", (ws) => ws.write("README.md", "# calc\n")))
+    expect(ok.passed, ok.message).toBe(true)
+    expect(ok.inheritedTests).toEqual(["example.com/calc.TestLegacy"])
+    const bad = await p.gated("G-bad", await p.task("G-bad", (ws) => ws.write("calc.go", "package calc\n\nfunc Add(a, b int) int { return a * b + 1 }\n")))
+    expect(bad.passed).toBe(false)
+    expect(bad.failedGate).toBe("test")
+    expect(bad.message).toMatch(/Failing tests: example\.com\/calc\.TestAdds\n/)
+    expect(bad.message).toMatch(/Add\(2, 2\) = 5, want 4/)
+    const broken = await p.gated("G-broken", await p.task("G-broken", (ws) => ws.write("calc.go", "package calc\n\nfunc Add(a, b int) int { return a + }\n")))
+    expect(broken.passed).toBe(false)
+    expect(broken.failedGate).toBe("test")
+    // go 1.19 prints a build error as text, no event: the compiler's words, and that no test result was read.
+    expect(broken.message).toMatch(/calc\.go:3:\d+: syntax error/)
+    expect(broken.message).toMatch(/go test printed no test2json event \(-json\): no per-test result/)
+  })
+})
+
+describe.skipIf(!has("cargo"))("cargo test, read from libtest's output", () => {
+  const p = project({
+    ".gitignore": "build/\ntarget/\n.air/\n",
+    "Cargo.toml": '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n',
+    "src/lib.rs":
+      'pub fn add(a: i32, b: i32) -> i32 { a + b }\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n    #[test]\n    fn adds() { assert_eq!(add(2, 2), 4, "adds: expected 4"); }\n    #[test]\n    fn legacy() { assert_eq!(add(1, 2), 4, "legacy: expected 4"); }\n}\n',
+    [Toolchain.RULES_PATH]: toolchain("cargo test --offline"),
+  })
+  beforeAll(() => p.setup(), 300_000)
+  afterAll(() => p.cleanup())
+
+  test("the base's failing test is inherited; a broken one fails with its name and the panic's message", async () => {
+    expect(p.record().tests).toEqual({ "src/lib.rs::tests::adds": "passed", "src/lib.rs::tests::legacy": "failed" })
+    const ok = await p.gated("C-ok", await p.task("C-ok", (ws) => ws.write("README.md", "# calc\n")))
+    expect(ok.passed, ok.message).toBe(true)
+    expect(ok.inheritedTests).toEqual(["src/lib.rs::tests::legacy"])
+    const bad = await p.gated("C-bad", await p.task("C-bad", async (ws) => ws.write("src/lib.rs", (await readFile(path.join(p.repo().root, "src/lib.rs"), "utf8")).replace("a + b", "a * b + 1"))))
+    expect(bad.passed).toBe(false)
+    expect(bad.failedGate).toBe("test")
+    expect(bad.message).toMatch(/Failing tests: src\/lib\.rs::tests::adds\n/)
+    expect(bad.message).toMatch(/adds: expected 4/)
+  }, 300_000)
 })

@@ -226,7 +226,8 @@ function explainRun(ctx: GateContext, command: string, what: string, result: Tes
   const words = result.failures
     .filter((f) => blamed.includes(f.name))
     .slice(0, 5)
-    .map((f) => `${f.name}:\n${indent(lastLines(f.message, 15) || "(no message)")}`)
+    // The first lines: the assertion comes before a backtrace.
+    .map((f) => `${f.name}:\n${indent(f.message.split("\n").slice(0, 15).join("\n") || "(no message)")}`)
     .join("\n")
   return {
     summary: `failing tests: ${listSome([...blamed], 5)}`,

@@ -30,14 +30,15 @@ export interface Run {
 }
 
 /**
- * A test command split into its `cd <dir> && ` prefix and the command proper; undefined for any other shell
+ * A test command split into its `cd <dir> && ` prefix and the command proper (its variable assignments left out); undefined for any other shell
  * list or pipe (the runner is not known, the command is run and judged as it is).
  */
 export function splitCommand(command: string): { prefix: string; rest: string } | undefined {
   const m = /^\s*((?:cd\s+[^\s;&|]+\s*&&\s*)?)([\s\S]*?)\s*$/.exec(command)
   if (!m) return undefined
-  const rest = m[2]!
-  if (/[;&|<>`]|\$\(/.test(rest)) return undefined
+  // Leading variable assignments (GOCACHE=… go test) belong to the command, not to the runner's name.
+  if (/[;&|<>`]|\$\(/.test(m[2]!)) return undefined
+  const rest = m[2]!.replace(/^(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)+/, "")
   return { prefix: m[1]!, rest }
 }
 
