@@ -3,6 +3,7 @@ import { chmod, readFile } from "node:fs/promises"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { firstGates } from "./task-branch.ts"
+import { FinalCheck } from "../../src/scheduler/runtime/integration/final-check.ts"
 import { Baseline } from "../../src/scheduler/runtime/integration/baseline.ts"
 import { Gates, REGISTRY } from "../../src/scheduler/runtime/gates/index.ts"
 import { TestRun } from "../../src/scheduler/runtime/gates/runners/index.ts"
@@ -87,6 +88,15 @@ describe("pytest, read from its --junitxml report", () => {
     expect(report.message).toMatch(/Failing tests: tests\.test_calc\.test_adds\n/)
     expect(report.message).toMatch(/assert 0 == 4/)
     expect(report.message).toMatch(/inherited, not yours to fix\): tests\.test_calc\.test_legacy/)
+  })
+
+  test("the final check reads pytest too: the base's failure inherited, else named", async () => {
+    const inherited = await FinalCheck.run(p.repo().root, { sandbox: "off", knownFailingTests: p.record().failingTests })
+    expect(inherited.passed, inherited.summary).toBe(true)
+    expect(inherited.summary).toMatch(/inherited\): tests\.test_calc\.test_legacy/)
+    const blamed = await FinalCheck.run(p.repo().root, { sandbox: "off" })
+    expect(blamed.passed).toBe(false)
+    expect(await readFile(path.join(blamed.evidenceDir, "final.log"), "utf8")).toMatch(/pytest: 3 test\(s\), 1 passed, 1 failed, 1 skipped/)
   })
 
   test("a runner that prints nothing and exits 0 ran no test: a task that requires tests fails", async () => {
