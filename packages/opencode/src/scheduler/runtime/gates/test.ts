@@ -119,7 +119,7 @@ async function judgeTests(ctx: GateContext): Promise<Judged> {
     delete seen.last
     let failedOutput = ""
     let failedWhat = "failed"
-    const outcome = await runCommands({ ...judged, rules: { ...ctx.rules, test: [command] } }, "test", logName, (cmd, what, out, log) => {
+    const outcome = await runCommands({ ...judged, env: TestRunners.env(prepared.runner, ctx.env), rules: { ...ctx.rules, test: [command] } }, "test", logName, (cmd, what, out, log) => {
       failedOutput = out
       failedWhat = what
       return explain(ctx, cmd, what, out, log, [], [])

@@ -109,7 +109,7 @@ export namespace FinalCheck {
       if (!prepared.runner && run !== command) await rm(junit, { force: true })
       // The views see the final check move (step, count, time) as they see a task's gates.
       const progress = new ProgressWriter(root, GateProgress.CHECK_IDS.final, rules.test.includes(command) && !rules.build.includes(command) ? "test" : "build", run)
-      const r = await sh(exec, run, root, rules.timeoutMs, env, progress.onOutput).finally(() => progress.end())
+      const r = await sh(exec, run, root, rules.timeoutMs, TestRunners.env(prepared.runner, env), progress.onOutput).finally(() => progress.end())
       const read = prepared.runner ? await TestRunners.read(prepared.runner, { output: r.output, code: r.code, report, cwd: root }) : undefined
       if (!prepared.runner && isTest && run !== command) Object.assign(tests, JUnit.results(JUnit.parse(await readFile(junit, "utf8").catch(() => "")) ?? []))
       if (read?.ok) Object.assign(tests, read.result.tests)

@@ -106,7 +106,7 @@ export namespace BaselineRun {
       const run = prepared.runner ? prepared.run : (tests && JUnit.withCtestJunit(command, junit)) || command
       if (run !== command) await mkdir(path.dirname(junit), { recursive: true })
       // The process runner kills the whole tree at the timeout (a hung ctest with it).
-      const result = await exec(run, [], { cwd, env, shell: true, timeoutMs })
+      const result = await exec(run, [], { cwd, env: TestRunners.env(prepared.runner, env), shell: true, timeoutMs })
       if (tests && !prepared.runner && run !== command) Object.assign(tests, JUnit.results(JUnit.parse(await readFile(junit, "utf8").catch(() => "")) ?? []))
       // A known runner read per test: a failing test, output it cannot read, or no test at all is no green run.
       const read = prepared.runner ? await TestRunners.read(prepared.runner, { output: result.output, code: result.code, report, cwd }) : undefined

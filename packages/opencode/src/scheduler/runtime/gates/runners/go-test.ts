@@ -2,6 +2,7 @@ import { z } from "zod"
 import type { JUnit } from "../junit.ts"
 import { silent, splitCommand, type TestRunner } from "./runner.ts"
 import { TestRun } from "./schema.ts"
+import { goEnv } from "../analysers/go-vet.ts"
 
 /** The events `go test -json` prints, one a line (test2json); other lines (the compiler's errors) pass by. */
 const Event = z
@@ -21,6 +22,7 @@ export const goTestRunner = {
     const rest = splitCommand(command)?.rest
     return rest !== undefined && /^go\s+test(\s|$)/.test(rest)
   },
+  env: goEnv,
   instrument(command) {
     if (/\s-json\b/.test(command)) return command
     return command.replace(/\bgo\s+test\b/, "go test -json")

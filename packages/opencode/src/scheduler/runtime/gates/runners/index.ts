@@ -56,6 +56,11 @@ export namespace TestRunners {
     }
   }
 
+  /** The variables a runner adds to `base` for its command (none for most). */
+  export function env(runner: TestRunner | undefined, base: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+    return runner?.env ? { ...base, ...runner.env(base) } : base
+  }
+
   /** With no failure read: a run of no test at all ("ran no test"), which is not evidence. */
   export function ranNoTest(runner: TestRunner, result: Run_.Result, code: number | null): boolean {
     return result.total === 0 && (code === 0 || (runner.noTestsCode !== undefined && code === runner.noTestsCode))

@@ -17,6 +17,11 @@ export interface TestRunner {
   instrument(command: string, report: string): string | undefined
   /** Reads one run: the report file's text (undefined when none was written), the output, the exit code. */
   read(run: Run): TestRun.Read
+  /**
+   * Variables the runner needs in the sandbox, set only where the user's environment leaves them unset (go's
+   * build cache in AirCoding's own writable cache dir: HOME is read-only there).
+   */
+  env?(base: NodeJS.ProcessEnv): Record<string, string>
   /** The exit code the runner gives when it found no test (pytest's 5): with no test read, "ran no test". */
   readonly noTestsCode?: number
 }
