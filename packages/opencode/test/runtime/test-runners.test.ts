@@ -149,6 +149,13 @@ describe("vitest, read from its JSON reporter", () => {
     expect(bad.message).toMatch(/Failing tests: calc\.test\.js > add > adds\n/)
     expect(bad.message).toMatch(/expected 5 to be 4/)
   })
+
+  test("vitest finding no test file ran no test (its exit 1 and empty report are not a failure to debug)", async () => {
+    const none = Toolchain.parse(toolchain(`${VITEST} run --globals no-such-test`))
+    const report = await p.gated("V-none", await p.task("V-none", (ws) => ws.write("README.md", "# none\n")), { toolchain: none })
+    expect(report.gates.find((g) => g.gate === "test")).toMatchObject({ ran: false, summary: expect.stringMatching(/ran no test \(vitest found none\)/) })
+    expect(report.passed).toBe(false)
+  })
 })
 
 // Go and Rust are installed where the analysers need them; without them their runners' tests do not run.

@@ -5,6 +5,8 @@ import { TestRun } from "./schema.ts"
 /** jest: `--json --outputFile` (its own report; the human output stays on stderr, in the log). */
 export const jestRunner = {
   framework: "jest",
+  // "No tests found, exiting with code 1".
+  noTestsCode: 1,
   matches(command) {
     const rest = splitCommand(command)?.rest
     return rest !== undefined && /^(?:(?:npx|bunx|pnpm\s+exec|yarn)\s+)?(?:\S*\/)?jest(\s|$)/.test(rest)

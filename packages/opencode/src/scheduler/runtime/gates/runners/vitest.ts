@@ -5,6 +5,8 @@ import { TestRun } from "./schema.ts"
 /** vitest: its JSON reporter into the report file beside the default one (the log stays readable). */
 export const vitestRunner = {
   framework: "vitest",
+  // "No test files found, exiting with code 1", its JSON report written with no test in it.
+  noTestsCode: 1,
   matches(command) {
     const rest = splitCommand(command)?.rest
     return rest !== undefined && /^(?:(?:npx|bunx|pnpm\s+exec|yarn)\s+)?(?:\S*\/)?vitest(\s|$)/.test(rest)
