@@ -114,6 +114,8 @@ ensure_system_tools() {
     command -v cargo >/dev/null 2>&1 || required+=(cargo)
     command -v cargo-clippy >/dev/null 2>&1 || required+=(rust-clippy)
     command -v staticcheck >/dev/null 2>&1 || command -v go-staticcheck >/dev/null 2>&1 || required+=(go-staticcheck)
+    # The test runners' tests run real pytest (Debian's python3-pytest, for the python3 on PATH).
+    python3 -c 'import pytest' >/dev/null 2>&1 || required+=(python3-pytest)
     if [ "$(uname -s)" = Linux ]; then
       command -v bwrap >/dev/null 2>&1 || required+=(bubblewrap)
       command -v chromium >/dev/null 2>&1 || required+=(chromium)
@@ -168,7 +170,7 @@ ensure_system_tools() {
   local install="" hint=""
   if [ "$(uname -s)" = Darwin ]; then
     local brew_pkgs=() xcode=0
-    for p in ${all[@]+"${all[@]}"}; do case "$p" in g++) xcode=1 ;; bubblewrap|chromium) ;; clang-tidy) brew_pkgs+=(llvm) ;; golang-go) brew_pkgs+=(go) ;; go-staticcheck) brew_pkgs+=(staticcheck) ;; cargo|rust-clippy) brew_pkgs+=(rust) ;; *) brew_pkgs+=("$p") ;; esac; done
+    for p in ${all[@]+"${all[@]}"}; do case "$p" in g++) xcode=1 ;; bubblewrap|chromium|python3-pytest) ;; clang-tidy) brew_pkgs+=(llvm) ;; golang-go) brew_pkgs+=(go) ;; go-staticcheck) brew_pkgs+=(staticcheck) ;; cargo|rust-clippy) brew_pkgs+=(rust) ;; *) brew_pkgs+=("$p") ;; esac; done
     hint="$([ $xcode = 1 ] && printf 'xcode-select --install && ')brew install ${brew_pkgs[*]:-}"
     if command -v brew >/dev/null 2>&1 && [ $xcode = 0 ] && [ ${#brew_pkgs[@]} -gt 0 ]; then install="brew install ${brew_pkgs[*]}"; fi
   elif command -v apt-get >/dev/null 2>&1; then
@@ -196,6 +198,7 @@ ensure_system_tools() {
     if [ $testing = 1 ]; then
       for t in ccache clang-tidy rg tmux mypy pylint go cargo cargo-clippy; do command -v $t >/dev/null 2>&1 || required+=($t); done
       command -v staticcheck >/dev/null 2>&1 || command -v go-staticcheck >/dev/null 2>&1 || required+=(staticcheck)
+      python3 -c 'import pytest' >/dev/null 2>&1 || required+=(python3-pytest)
       if [ "$(uname -s)" = Linux ]; then for t in bwrap chromium tcpdump nc Xvfb xwd xwininfo prometheus promtool; do command -v $t >/dev/null 2>&1 || [ -x /usr/sbin/$t ] || required+=($t); done; fi
     fi
   fi

@@ -14,6 +14,8 @@ export namespace JUnit {
       /** `classname.name` when the class says more than the name (gtest); CTest's test name otherwise. */
       name: z.string().min(1),
       outcome: Outcome,
+      /** A failing case's words: its failure/error element's message and text. */
+      message: z.string().optional(),
     })
     .strict()
   export type TestCase = z.infer<typeof TestCase>
@@ -30,7 +32,10 @@ export namespace JUnit {
    * caller can fall back to the tool's text output.
    */
   export function parse(xml: string): TestCase[] | undefined {
-    const text = xml.replace(/<!\[CDATA\[[\s\S]*?\]\]>/g, "").replace(/<!--[\s\S]*?-->/g, "")
+    // CDATA's text kept as escaped text (a failure's message is often in one), so no markup hides in it.
+    const text = xml
+      .replace(/<!--[\s\S]*?-->/g, "")
+      .replace(/<!\[CDATA\[([\s\S]*?)\]\]>/g, (_, inner: string) => inner.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;"))
     if (!/<testsuites?\b/.test(text)) return undefined
     const cases: TestCase[] = []
     const element = /<testcase\b((?:[^>"']|"[^"]*"|'[^']*')*?)(\/>|>([\s\S]*?)<\/testcase\s*>)/g
@@ -39,7 +44,9 @@ export namespace JUnit {
       const body = match[3] ?? ""
       const name = attrs.name ?? ""
       const qualified = attrs.classname && attrs.classname !== name ? `${attrs.classname}.${name}` : name
-      cases.push(TestCase.parse({ name: qualified, outcome: outcomeOf(attrs.status, body) }))
+      const outcome = outcomeOf(attrs.status, body)
+      const message = outcome === "failed" ? failureMessage(body) : undefined
+      cases.push(TestCase.parse({ name: qualified, outcome, ...(message ? { message } : {}) }))
     }
     return cases
   }
@@ -49,6 +56,16 @@ export namespace JUnit {
     // A name seen twice (a repeated run) counts as failed if any run failed.
     for (const c of cases) out[c.name] = out[c.name] === "failed" ? "failed" : c.outcome
     return out
+  }
+
+  /** The first failure or error child's message attribute and text, decoded. */
+  function failureMessage(body: string): string | undefined {
+    const m = /<(failure|error)\b((?:[^>"']|"[^"]*"|'[^']*')*?)(?:\/>|>([\s\S]*?)<\/\1\s*>)/.exec(body)
+    if (!m) return undefined
+    const attr = attributes(m[2] ?? "").message ?? ""
+    const inner = decode((m[3] ?? "").replace(/<[^>]*>/g, "")).trim()
+    const message = inner === attr ? attr : [attr, inner].filter((part) => part !== "").join("\n")
+    return message === "" ? undefined : message
   }
 
   export function failed(results: Results): string[] {

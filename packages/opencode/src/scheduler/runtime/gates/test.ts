@@ -9,6 +9,8 @@ import { commandEvidenceMissing, runCommands } from "./command.ts"
 import { indent, lastLines, listSome } from "./text.ts"
 import { Results } from "../results/index.ts"
 import { Selection } from "../results/selection.ts"
+import { Proc } from "../process.ts"
+import { TestRun, TestRunners } from "./runners/index.ts"
 
 export const TEST_LOG = "test.log"
 const NO_TESTS = "the test commands passed but found no tests (ctest: No tests were found)"
@@ -58,17 +60,17 @@ ${tests.join("\n")}
         return { ran: true, summary: `${note}; no test ran`, logPath, reused }
       }
       const narrowed = { ...ctx, rules: { ...ctx.rules, test: [command!] } }
-      const outcome = await judgeTests(narrowed)
+      const { outcome, runnerTests } = await judgeTests(narrowed)
       if (outcome.failure || !outcome.ran) return outcome
       if (ctx.inheritedTests.length === 0) {
-        const { tests } = await passedResults(narrowed)
+        const { tests } = await passedResults(narrowed, runnerTests)
         await Results.record(where, looked.key, { buildMs, testMs: Date.now() - started + savedMs, source: "junit", tests: { ...reusedTests, ...tests }, prints: plan.prints }, `test gate, ${ctx.label}`)
       }
       return { ...outcome, summary: `ran ${plan.run.length} test(s) whose binaries or data changed (${listSome(plan.run, 5)}): ${outcome.summary}; ${note}`, ...(plan.reuse.length > 0 ? { reused } : {}) }
     }
-    const outcome = await judgeTests(ctx)
+    const { outcome, runnerTests } = await judgeTests(ctx)
     if (where && looked?.key && outcome.ran && !outcome.failure && ctx.inheritedTests.length === 0) {
-      const { tests, source } = await passedResults(ctx)
+      const { tests, source } = await passedResults(ctx, runnerTests)
       const prints = Toolchain.resultsRules(ctx.rules).selection ? await Selection.prints(ctx.exec, ctx.worktree, ctx.rules, ctx.env) : undefined
       await Results.record(where, looked.key, { buildMs, testMs: Date.now() - started, source, tests, ...(prints ? { prints } : {}) }, `test gate, ${ctx.label}`)
     }
@@ -78,65 +80,115 @@ ${tests.join("\n")}
 } as const satisfies Gate
 
 /**
- * Runs the test commands (CTest asked for its JUnit file, the project's own JUnit reports cleared first) and
- * judges the failing tests against the baseline: a command whose failing tests all failed on the baseline
- * too is inherited, and the commands after it still run; a test that passed there, or is new, failing fails
- * the gate, even when its command exited 0 (a runner told to ignore failures still names them in its report).
+ * Runs the test commands one by one (CTest asked for its JUnit file, a known runner for its report, the
+ * project's own JUnit reports cleared first) and judges the failing tests against the baseline: a command
+ * whose failing tests all failed on the baseline too is inherited, and the commands after it still run; a
+ * test that passed there, or is new, failing fails the gate, even when its command exited 0 (a runner told to
+ * ignore failures still names them in its report). A runner's output that cannot be read is said, never taken
+ * for a pass; a runner that ran no test is not evidence.
  */
-async function judgeTests(ctx: GateContext): Promise<GateOutcome> {
+async function judgeTests(ctx: GateContext): Promise<Judged> {
   const junitFiles = ctx.rules.test.map((_, i) => path.join(ctx.worktree, Toolchain.BUILD_DIR, `${i}-${JUnit.CTEST_FILE}`))
-  const commands = ctx.rules.test.map((command, i) => JUnit.withCtestJunit(command, junitFiles[i]!) ?? command)
+  const reportFiles = ctx.rules.test.map((_, i) => path.join(ctx.worktree, Toolchain.BUILD_DIR, `${i}-${TestRunners.REPORT_FILE}`))
   const known = new Set(ctx.baseline?.failingTests ?? [])
-  if (commands.length > 0) await JUnitFiles.clear(ctx.worktree, ctx.rules.junit)
-  let start = 0
-  let outcome: GateOutcome & { output?: string } = { ran: false, summary: "" }
-  while (true) {
-    const slice = commands.slice(start)
-    for (const i of slice.keys()) {
-      await mkdir(path.dirname(junitFiles[start + i]!), { recursive: true })
-      await rm(junitFiles[start + i]!, { force: true })
-    }
-    let failedAt = -1
+  const runnerTests: JUnit.Results = {}
+  const runs: string[] = []
+  const commands = ctx.rules.test
+  if (commands.length === 0) return { outcome: await runCommands(ctx, "test", TEST_LOG, () => ({ summary: "", message: "" })), runnerTests }
+  await JUnitFiles.clear(ctx.worktree, ctx.rules.junit)
+  // One log for the commands up to one whose failures are inherited; the next ones start the next log.
+  let logName = TEST_LOG
+  let logText = ""
+  let written = ""
+  const seen: { last?: Proc.Result } = {}
+  let commandFailed = false
+  // Read through a function: the closure above sets it, which the compiler's narrowing cannot see.
+  const lastRun = (): Proc.Result | undefined => seen.last
+  const judged: GateContext = {
+    ...ctx,
+    write: (name, data) => (name === logName ? ((written = logText + data), ctx.write(name, written)) : ctx.write(name, data)),
+    exec: async (...args) => (seen.last = await ctx.exec(...args)),
+  }
+  let outputs = ""
+  let logPath: string | undefined
+  for (const [i, original] of commands.entries()) {
+    await mkdir(path.dirname(junitFiles[i]!), { recursive: true })
+    await rm(junitFiles[i]!, { force: true })
+    const prepared = await TestRunners.prepare(original, reportFiles[i]!)
+    const command = prepared.run === original ? (JUnit.withCtestJunit(original, junitFiles[i]!) ?? original) : prepared.run
+    delete seen.last
     let failedOutput = ""
     let failedWhat = "failed"
-    outcome = await runCommands({ ...ctx, rules: { ...ctx.rules, test: slice } }, "test", start === 0 ? TEST_LOG : `test-${start + 1}.log`, (command, what, out, logPath) => {
-      failedAt = start + slice.indexOf(command)
+    const outcome = await runCommands({ ...judged, env: TestRunners.env(prepared.runner, ctx.env), rules: { ...ctx.rules, test: [command] } }, "test", logName, (cmd, what, out, log) => {
       failedOutput = out
       failedWhat = what
-      return explain(ctx, command, what, out, logPath, [], [])
+      return explain(ctx, cmd, what, out, log, [], [])
     })
-    if (!outcome.failure || outcome.failure.gate === TOOL_MISSING || failedAt < 0) break
-    // Which tests failed: CTest's JUnit file and the project's reports first, CTest's summary when there is neither.
-    const xml = await readFile(junitFiles[failedAt]!, "utf8").catch(() => undefined)
-    if (xml !== undefined) await ctx.write(`ctest-${failedAt + 1}.xml`, xml)
-    const cases = xml === undefined ? undefined : JUnit.parse(xml)
-    const reported = await projectResults(ctx)
-    const failing =
-      cases || reported ? [...new Set([...JUnit.failed(JUnit.results(cases ?? [])), ...JUnit.failed(reported ?? {})])] : failingTestNames(failedOutput)
-    const blamed = failing.filter((name) => !known.has(name))
-    const inherited = failing.filter((name) => known.has(name))
-    if (failing.length === 0 || blamed.length > 0) {
-      const failure = explain(ctx, ctx.rules.test[failedAt]!, failedWhat, failedOutput, outcome.logPath ?? TEST_LOG, blamed.length > 0 ? blamed : failing, inherited)
-      return { ...outcome, summary: failure.summary, failure }
+    logText = written
+    if (outcome.logPath) logPath = outcome.logPath
+    if (outcome.failure?.gate === TOOL_MISSING) return { outcome, runnerTests }
+    const output = outcome.failure ? failedOutput : (outcome.output ?? "")
+    outputs += outcome.output ?? ""
+    let inherited: string[] = []
+    if (prepared.runner) {
+      const ran = lastRun()
+      const code = ran?.code ?? (outcome.failure ? 1 : 0)
+      const read = await TestRunners.read(prepared.runner, { output: ran?.output ?? output, code, report: reportFiles[i]!, cwd: ctx.worktree })
+      if (!read.ok) {
+        const failure = outcome.failure
+          ? { ...outcome.failure, message: `${outcome.failure.message}\n(${read.why}: no per-test result.)` }
+          : unreadable(ctx, original, read.why, outcome.logPath ?? TEST_LOG)
+        return { outcome: { ...outcome, summary: failure.summary, failure }, runnerTests }
+      }
+      const result = read.result
+      await ctx.write(`test-results-${i + 1}.json`, JSON.stringify(result, null, 2) + "\n")
+      runs.push(TestRun.describe(result))
+      if (result.failures.length === 0 && TestRunners.ranNoTest(prepared.runner, result, code))
+        return { outcome: { ran: false, summary: `\`${original}\` ran no test (${result.framework} found none)`, ...(logPath ? { logPath } : {}) }, runnerTests }
+      Object.assign(runnerTests, result.tests)
+      const failing = result.failures.map((f) => f.name)
+      const blamed = failing.filter((name) => !known.has(name))
+      inherited = failing.filter((name) => known.has(name))
+      if (blamed.length > 0) {
+        const failure = explainRun(ctx, original, outcome.failure ? failedWhat : "exited 0, but its runner names failing tests", result, blamed, inherited, outcome.logPath ?? TEST_LOG)
+        return { outcome: { ran: true, summary: failure.summary, ...(logPath ? { logPath } : {}), failure }, runnerTests }
+      }
+      // Failed with no failing test read (a crash, a usage error): judged by its exit code.
+      if (outcome.failure && failing.length === 0) return { outcome, runnerTests }
+    } else if (outcome.failure) {
+      // Which tests failed: CTest's JUnit file and the project's reports first, CTest's summary when there is neither.
+      const xml = await readFile(junitFiles[i]!, "utf8").catch(() => undefined)
+      if (xml !== undefined) await ctx.write(`ctest-${i + 1}.xml`, xml)
+      const cases = xml === undefined ? undefined : JUnit.parse(xml)
+      const reported = await projectResults(ctx)
+      const failing =
+        cases || reported ? [...new Set([...JUnit.failed(JUnit.results(cases ?? [])), ...JUnit.failed(reported ?? {})])] : failingTestNames(failedOutput)
+      const blamed = failing.filter((name) => !known.has(name))
+      inherited = failing.filter((name) => known.has(name))
+      if (failing.length === 0 || blamed.length > 0) {
+        const failure = explain(ctx, original, failedWhat, failedOutput, outcome.logPath ?? TEST_LOG, blamed.length > 0 ? blamed : failing, inherited)
+        return { outcome: { ...outcome, summary: failure.summary, failure }, runnerTests }
+      }
     }
-    noteInherited(ctx, inherited)
-    start = failedAt + 1
-    if (start >= commands.length) {
-      outcome = { ran: true, summary: `${commands.length} command(s) ran`, ...(outcome.logPath ? { logPath: outcome.logPath } : {}) }
-      break
+    if (inherited.length > 0 || outcome.failure) {
+      noteInherited(ctx, inherited)
+      if (outcome.failure) {
+        commandFailed = true
+        logName = `test-${i + 2}.log`
+        logText = ""
+      }
     }
   }
   let reportNote = ""
-  if (!outcome.failure && commands.length > 0 && ctx.rules.junit.length > 0) {
+  if (ctx.rules.junit.length > 0) {
     // Every command exited 0 (or failed only as the baseline did): the project's reports may still name failures.
     const reported = await projectResults(ctx)
     const failing = JUnit.failed(reported ?? {})
     const blamed = failing.filter((name) => !known.has(name))
     if (blamed.length > 0) {
       const what = "exited 0, but the JUnit reports name failing tests"
-      const failure = explain(ctx, ctx.rules.test.at(-1)!, what, outcome.output ?? "", outcome.logPath ?? TEST_LOG, blamed, failing.filter((name) => known.has(name)))
-      const { output: _, ...rest } = outcome
-      return { ...rest, summary: failure.summary, failure }
+      const failure = explain(ctx, commands.at(-1)!, what, outputs, logPath ?? TEST_LOG, blamed, failing.filter((name) => known.has(name)))
+      return { outcome: { ran: true, summary: failure.summary, ...(logPath ? { logPath } : {}), failure }, runnerTests }
     }
     noteInherited(ctx, failing)
     const count = Object.keys(reported ?? {}).length
@@ -145,12 +197,49 @@ async function judgeTests(ctx: GateContext): Promise<GateOutcome> {
   const inheritedNote =
     ctx.inheritedTests.length > 0 ? `; inherited (failing on the baseline ${ctx.baseline?.commit.slice(0, 12) ?? ""} too, not blamed): ${listSome(ctx.inheritedTests, 5)}` : ""
   // CTest exits 0 when it finds no test at all: that is not evidence that tests pass.
-  if (!outcome.failure && outcome.output !== undefined && /No tests were found/.test(outcome.output)) {
-    const { output: _, ...rest } = outcome
-    return { ...rest, ran: false, summary: NO_TESTS }
+  if (/No tests were found/.test(outputs)) return { outcome: { ran: false, summary: NO_TESTS, ...(logPath ? { logPath } : {}) }, runnerTests }
+  const runNote = runs.length > 0 ? `; ${runs.join("; ")}` : ""
+  const summary = `${commands.length} command(s) ${commandFailed ? "ran" : "passed"}${runNote}${reportNote}${inheritedNote}`
+  return { outcome: { ran: true, summary, ...(logPath ? { logPath } : {}) }, runnerTests }
+}
+
+interface Judged {
+  outcome: GateOutcome
+  /** The known runners' per-test results (pytest, vitest, jest, go, cargo), for the results store. */
+  runnerTests: JUnit.Results
+}
+
+/** A runner exited 0 but its results cannot be read: said, never taken for a pass. */
+function unreadable(ctx: GateContext, command: string, why: string, logPath: string): Failure {
+  return {
+    summary: `\`${command}\` exited 0 but its results could not be read: ${why}`,
+    message:
+      `${ctx.label}: tests not judged: \`${command}\` exited 0 but its results could not be read (${why}); a run whose results cannot be read is not a pass.\n` +
+      `Full log: ${logPath}\n` +
+      `Reproduce it in your worktree (one bash command, the build first): ${[...ctx.rules.build, command].join(" && ")}\n` +
+      `Make the test command report its results (do not replace its reporter), commit on air/${ctx.taskId}, and report again.`,
   }
-  const { output: _, ...rest } = outcome
-  return rest.failure ? rest : { ...rest, summary: `${rest.summary}${reportNote}${inheritedNote}` }
+}
+
+/** A known runner's failing tests, each with the runner's own words. */
+function explainRun(ctx: GateContext, command: string, what: string, result: TestRun.Result, blamed: readonly string[], inherited: readonly string[], logPath: string): Failure {
+  const words = result.failures
+    .filter((f) => blamed.includes(f.name))
+    .slice(0, 5)
+    // The first lines: the assertion comes before a backtrace.
+    .map((f) => `${f.name}:\n${indent(f.message.split("\n").slice(0, 15).join("\n") || "(no message)")}`)
+    .join("\n")
+  return {
+    summary: `failing tests: ${listSome([...blamed], 5)}`,
+    message:
+      `${ctx.label}: tests failed: \`${command}\` ${what} (${TestRun.describe(result)}).\n` +
+      `Failing tests: ${blamed.join(", ")}\n` +
+      (inherited.length > 0 ? `Also failing, as on the baseline before this task (inherited, not yours to fix): ${inherited.join(", ")}\n` : "") +
+      `Failures:\n${indent(words)}\n` +
+      `Full log: ${logPath}\n` +
+      `Reproduce it in your worktree (one bash command, the build first): ${[...ctx.rules.build, command].join(" && ")}\n` +
+      `Fix the code (or the test, if the test is what is wrong), commit on air/${ctx.taskId}, and report again.`,
+  }
 }
 
 /** Where the results store looks for this gate's tree; none when the sandbox state is unknown (a caller's own context). */
@@ -160,9 +249,9 @@ function resultsWhere(ctx: GateContext): Results.Where | undefined {
 }
 
 /** Per-test results of a run that passed: CTest's JUnit files and the project's own reports. */
-async function passedResults(ctx: GateContext): Promise<{ tests: JUnit.Results; source: "junit" | "none" }> {
-  let tests: JUnit.Results = {}
-  let found = false
+async function passedResults(ctx: GateContext, runnerTests: JUnit.Results): Promise<{ tests: JUnit.Results; source: "junit" | "none" }> {
+  let tests: JUnit.Results = { ...runnerTests }
+  let found = Object.keys(runnerTests).length > 0
   for (const i of ctx.rules.test.keys()) {
     const xml = await readFile(path.join(ctx.worktree, Toolchain.BUILD_DIR, `${i}-${JUnit.CTEST_FILE}`), "utf8").catch(() => undefined)
     const cases = xml === undefined ? undefined : JUnit.parse(xml)

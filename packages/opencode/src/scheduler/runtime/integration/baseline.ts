@@ -5,6 +5,7 @@ import { BASELINE_STATUSES, type BaselineStatus } from "../../core/baseline"
 import { writeFileAtomic } from "../store/atomic"
 import { firstError } from "../gates/build"
 import { JUnit } from "../gates/junit"
+import { TestRun, TestRunners, type TestRunner } from "../gates/runners/index.ts"
 import { JUnitFiles } from "../gates/junit-files"
 import { processExec } from "../gates/pipeline"
 import type { Exec } from "../gates/gate"
@@ -143,9 +144,9 @@ export namespace Baseline {
       // The run's one job budget around the baseline's commands.
       const budgeted = BudgetExec.wrap(inner.exec, RunJobs.of(top), "baseline")
       // The views see the baseline move (step, count, time) as they see a task's gates.
-      const run: Run = (command, gate) => {
+      const run: Run = (command, gate, runner) => {
         const progress = new ProgressWriter(top, GateProgress.CHECK_IDS.baseline, gate, command)
-        return budgeted(command, [], { cwd: worktree, env, shell: true, timeoutMs: rules.timeoutMs, onOutput: progress.onOutput }).finally(() => progress.end())
+        return budgeted(command, [], { cwd: worktree, env: TestRunners.env(runner, env), shell: true, timeoutMs: rules.timeoutMs, onOutput: progress.onOutput }).finally(() => progress.end())
       }
       const build = await buildStep(rules.build, worktree, dir, run, inner.note)
       const test = build.passed ? await testStep(rules, worktree, dir, run) : { step: { ...notRun(), source: "none" as const }, tests: {} }
@@ -174,7 +175,7 @@ export namespace Baseline {
     return { commit: record.commit, status: record.status, buildFailed: record.build.ran && !record.build.passed, failingTests: record.failingTests, message: record.message }
   }
 
-  type Run = (command: string, gate: "build" | "test") => Promise<Proc.Result>
+  type Run = (command: string, gate: "build" | "test", runner?: TestRunner) => Promise<Proc.Result>
 
   /**
    * The exec for a worktree, sandboxed as the gates' is; throws before anything runs when the sandbox
@@ -229,10 +230,25 @@ export namespace Baseline {
       const junitFile = path.join(worktree, Toolchain.BUILD_DIR, `${i}-${JUnit.CTEST_FILE}`)
       await mkdir(path.dirname(junitFile), { recursive: true })
       await rm(junitFile, { force: true })
-      const run = JUnit.withCtestJunit(command, junitFile) ?? command
-      const result = await exec(run, "test")
+      const reportFile = path.join(worktree, Toolchain.BUILD_DIR, `${i}-${TestRunners.REPORT_FILE}`)
+      const prepared = await TestRunners.prepare(command, reportFile)
+      const run = prepared.run === command ? (JUnit.withCtestJunit(command, junitFile) ?? command) : prepared.run
+      const result = await exec(run, "test", prepared.runner)
       const output = result.output.split(worktree + "/").join("")
       log += `$ ${run}\n${output}\n# ${Proc.describe(result)}\n\n`
+      if (prepared.runner) {
+        // A known runner's tests, named as the test gate names them; a run it cannot read is a failed baseline.
+        const read = await TestRunners.read(prepared.runner, { output: result.output, code: result.code, report: reportFile, cwd: worktree })
+        if (read.ok) {
+          await writeFile(path.join(dir, `test-results-${i + 1}.json`), JSON.stringify(read.result, null, 2) + "\n")
+          tests = { ...tests, ...read.result.tests }
+          source = "junit"
+          log += `# ${TestRun.describe(read.result)}\n\n`
+          if (read.result.failures.length > 0 && failed === undefined) failed = command
+        } else log += `# ${read.why}\n\n`
+        if ((!result.ok || !read.ok) && failed === undefined) failed = command
+        continue
+      }
       const xml = await readFile(junitFile, "utf8").catch(() => undefined)
       const cases = xml === undefined ? undefined : JUnit.parse(xml)
       if (xml !== undefined) await writeFile(path.join(dir, `ctest-${i}.xml`), xml)

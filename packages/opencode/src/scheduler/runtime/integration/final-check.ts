@@ -6,6 +6,7 @@ import { Toolchain } from "../toolchain/index"
 import { Proc } from "../process.ts"
 import { JUnit } from "../gates/junit"
 import { JUnitFiles } from "../gates/junit-files"
+import { TestRun, TestRunners } from "../gates/runners/index.ts"
 import { Sandbox } from "../sandbox/sandbox"
 import { SandboxExec } from "../sandbox/exec"
 import { BudgetExec } from "../jobs/exec"
@@ -95,25 +96,38 @@ export namespace FinalCheck {
     let buildMs = 0
     const tests: JUnit.Results = {}
     const junit = join(root, Toolchain.BUILD_DIR, `final-${JUnit.CTEST_FILE}`)
+    const report = join(root, Toolchain.BUILD_DIR, `final-${TestRunners.REPORT_FILE}`)
     // The project's own JUnit reports name the failing tests too: stale ones from an earlier build must not.
     if ((known.size > 0 || looked.key) && rules.test.length > 0) await JUnitFiles.clear(root, rules.junit)
     for (const command of [...rules.build, ...rules.test]) {
       const isTest = (known.size > 0 || looked.key !== undefined) && rules.test.includes(command) && !rules.build.includes(command)
       if (isTest && buildMs === 0) buildMs = Date.now() - started
-      const run = (isTest && JUnit.withCtestJunit(command, junit)) || command
-      if (run !== command) await rm(junit, { force: true })
+      // A known runner (pytest, vitest, jest, go, cargo) is read per test whenever it runs a test command.
+      const isTestCommand = rules.test.includes(command) && !rules.build.includes(command)
+      const prepared = isTestCommand ? await TestRunners.prepare(command, report) : { run: command }
+      const run = prepared.runner ? prepared.run : (isTest && JUnit.withCtestJunit(command, junit)) || command
+      if (!prepared.runner && run !== command) await rm(junit, { force: true })
       // The views see the final check move (step, count, time) as they see a task's gates.
       const progress = new ProgressWriter(root, GateProgress.CHECK_IDS.final, rules.test.includes(command) && !rules.build.includes(command) ? "test" : "build", run)
-      const r = await sh(exec, run, root, rules.timeoutMs, env, progress.onOutput).finally(() => progress.end())
-      if (isTest && run !== command) Object.assign(tests, JUnit.results(JUnit.parse(await readFile(junit, "utf8").catch(() => "")) ?? []))
+      const r = await sh(exec, run, root, rules.timeoutMs, TestRunners.env(prepared.runner, env), progress.onOutput).finally(() => progress.end())
+      const read = prepared.runner ? await TestRunners.read(prepared.runner, { output: r.output, code: r.code, report, cwd: root }) : undefined
+      if (!prepared.runner && isTest && run !== command) Object.assign(tests, JUnit.results(JUnit.parse(await readFile(junit, "utf8").catch(() => "")) ?? []))
+      if (read?.ok) Object.assign(tests, read.result.tests)
       // Only tests that already failed on the baseline failing: inherited, the check goes on.
-      const failing = isTest && r.code !== 0 ? await failingTests(run !== command ? junit : undefined, root, rules.junit) : []
+      const failing = read?.ok
+        ? read.result.failures.map((f) => f.name)
+        : isTest && r.code !== 0 && !read
+          ? await failingTests(run !== command ? junit : undefined, root, rules.junit)
+          : []
       const onlyKnown = failing.length > 0 && failing.every((name) => known.has(name))
       if (onlyKnown) inherited.push(...failing)
-      commands.push({ command, code: onlyKnown ? 0 : r.code })
-      lastHow = r.how
-      log += `$ ${run}\n${r.output}\n# ${r.how} (exit ${r.code})${onlyKnown ? `; inherited from the baseline: ${failing.join(", ")}` : ""}\n`
-      if (r.code !== 0 && !onlyKnown) break
+      // A runner's failing test fails the check though its command exited 0; output it cannot read is no pass.
+      const code = onlyKnown ? 0 : r.code === 0 && (failing.length > 0 || read?.ok === false) ? 1 : r.code
+      commands.push({ command, code })
+      lastHow = read && !read.ok ? `${r.how}; ${read.why}` : failing.length > 0 && !onlyKnown && r.code === 0 ? `${r.how}, but its runner names failing tests: ${failing.join(", ")}` : r.how
+      const runNote = read?.ok ? `; ${TestRun.describe(read.result)}` : read ? `; ${read.why}` : ""
+      log += `$ ${run}\n${r.output}\n# ${r.how} (exit ${r.code})${runNote}${onlyKnown ? `; inherited from the baseline: ${failing.join(", ")}` : ""}\n`
+      if (code !== 0) break
     }
     const passed = commands.length > 0 && commands.every((c) => c.code === 0)
     const summary = commands.length === 0

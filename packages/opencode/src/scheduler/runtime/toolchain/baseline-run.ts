@@ -6,6 +6,7 @@ import { git, gitTry } from "../git/git.ts"
 import { Toolchain } from "./index.ts"
 import { Worktrees } from "../git/worktree.ts"
 import { CompilerCache } from "./cache.ts"
+import { TestRun, TestRunners } from "../gates/runners/index.ts"
 import { JUnit } from "../gates/junit.ts"
 import { processExec } from "../gates/pipeline.ts"
 import type { Exec } from "../gates/gate.ts"
@@ -100,15 +101,21 @@ export namespace BaselineRun {
     let log = ""
     for (const [i, command] of commands.entries()) {
       const junit = path.join(cwd, Toolchain.BUILD_DIR, `init-${i}-${JUnit.CTEST_FILE}`)
-      const run = (tests && JUnit.withCtestJunit(command, junit)) || command
+      const report = path.join(cwd, Toolchain.BUILD_DIR, `init-${i}-${TestRunners.REPORT_FILE}`)
+      const prepared = tests ? await TestRunners.prepare(command, report) : { run: command }
+      const run = prepared.runner ? prepared.run : (tests && JUnit.withCtestJunit(command, junit)) || command
       if (run !== command) await mkdir(path.dirname(junit), { recursive: true })
       // The process runner kills the whole tree at the timeout (a hung ctest with it).
-      const result = await exec(run, [], { cwd, env, shell: true, timeoutMs })
-      if (tests && run !== command) Object.assign(tests, JUnit.results(JUnit.parse(await readFile(junit, "utf8").catch(() => "")) ?? []))
+      const result = await exec(run, [], { cwd, env: TestRunners.env(prepared.runner, env), shell: true, timeoutMs })
+      if (tests && !prepared.runner && run !== command) Object.assign(tests, JUnit.results(JUnit.parse(await readFile(junit, "utf8").catch(() => "")) ?? []))
+      // A known runner read per test: a failing test, output it cannot read, or no test at all is no green run.
+      const read = prepared.runner ? await TestRunners.read(prepared.runner, { output: result.output, code: result.code, report, cwd }) : undefined
+      if (tests && read?.ok) Object.assign(tests, read.result.tests)
       const output = result.output.split(cwd + "/").join("")
-      const how = Proc.describe(result, timeoutMs)
+      const runnerSays = !read ? undefined : !read.ok ? read.why : read.result.failures.length > 0 ? TestRun.describe(read.result) : read.result.total === 0 ? `${read.result.framework} ran no test` : undefined
+      const how = `${Proc.describe(result, timeoutMs)}${runnerSays ? `; ${runnerSays}` : ""}`
       log += `$ ${run}\n${output}\n# ${how}\n\n`
-      if (!result.ok) {
+      if (!result.ok || runnerSays) {
         await writeFile(logPath, log)
         const tail = output.trimEnd().split("\n").slice(-8).join("\n")
         return { passed: false, ms: Date.now() - started, failure: `\`${command}\` ${how}:\n${tail}` }

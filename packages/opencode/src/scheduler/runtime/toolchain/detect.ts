@@ -4,10 +4,12 @@ import path from "node:path"
 import { z } from "zod"
 import { Toolchain } from "./index.ts"
 import { CompilerCache } from "./cache.ts"
+import { DetectRunners } from "./detect-runners.ts"
 
 /**
  * Detection of the project's own build: CMakePresets.json first (the team's configure, build and test
- * presets), then CMakeLists.txt, meson.build, a Makefile. Build directories stay inside the worktree.
+ * presets), then CMakeLists.txt, meson.build, a Makefile, then the test runners a project's files declare
+ * (detect-runners.ts). Build directories stay inside the worktree.
  */
 export namespace Detect {
   export type Options = Toolchain.DetectOptions
@@ -78,10 +80,21 @@ export namespace Detect {
         `Makefile project detected (${name}, -j ${jobs}${target ? `, tests: make ${target}` : ", no check/test target"}); no ${rulesFile}`,
       )
     }
+    const runners = await DetectRunners.run(dir)
+    const problems = runners.problems.length > 0 ? ` (${runners.problems.join("; ")})` : ""
+    if (runners.found.length > 0)
+      return resolved(
+        {
+          build: runners.found.flatMap((r) => (r.build ? [r.build] : [])),
+          test: runners.found.map((r) => r.test),
+          detected: { system: "runners", runners: runners.found.map((r) => r.framework) },
+        },
+        `test runners detected (${runners.found.map((r) => `${r.framework}: ${r.because}`).join(", ")})${problems}; no ${rulesFile}`,
+      )
     return {
       rules: Toolchain.Rules.parse({ schemaVersion: 1 }),
       source: "none",
-      note: `no ${rulesFile} and no CMakeLists.txt, meson.build or Makefile at the top of the project: no build or test command to run`,
+      note: `no ${rulesFile} and no CMakeLists.txt, meson.build, Makefile or test runner's file at the top of the project${problems}: no build or test command to run`,
     }
   }
 

@@ -145,7 +145,9 @@ export namespace Toolchain {
   /** What detection (or `aircoding init`) found, kept so people can see why the commands are what they are. */
   export const Detected = z
     .object({
-      system: z.enum(["cmake-presets", "cmake", "meson", "make", "none"]),
+      system: z.enum(["cmake-presets", "cmake", "meson", "make", "runners", "none"]),
+      /** With `runners`: the test runners the project's files declare (pytest, vitest, jest, go, cargo). */
+      runners: z.array(z.string()).optional(),
       preset: z.string().optional(),
       buildDir: z.string().optional(),
       generator: z.string().optional(),
