@@ -59,6 +59,8 @@ export const SOAK_FILES: readonly string[] = [
   "packages/opencode/test/runtime/evidence-agreement.test.ts",
   // go vet, staticcheck and clippy on a tiny module and crate with real go and cargo (34–54 s).
   "packages/opencode/test/runtime/analyser-go-rust.test.ts",
+  // pytest, vitest, go test and cargo test read per test against the base, with the real runners (47 s quiet).
+  "packages/opencode/test/runtime/test-runners.test.ts",
 ]
 
 /** The suite leaves the soak files out when `bun run test` runs it whole (AIR_STAGE=suite); a file named on the command line still runs. */
