@@ -86,6 +86,8 @@ describe.skipIf(!process.env.AIR_TUI_PATHS)("the demo's paths through the plan i
     await until(tui, dialogShown(EN_DIALOG, "Three tasks. T-1 adds calc::mul"), 420_000, "the plan dialog")
     tui.press("Enter") // an empty answer confirms
     await until(tui, () => events().some((e) => e.type === "plan.confirmed"), 30_000, "plan.confirmed in the log")
+    // The confirmation's news reaches Main on its own: the chat says what the dialog did.
+    await until(tui, (s) => chat(s).includes("You confirmed the plan in AirCoding's dialog"), 300_000, "Main's word on the dialog's confirmation")
     await until(tui, has("AirCoding · done"), 600_000, "the sidebar to say done")
     const doneAt = Date.now()
     // Main is told as it happens (the confirmation's news, then RUN ENDED, each its own wake): its last words
