@@ -1,7 +1,8 @@
 /**
  * bun run soak [--seeds N] [--parallel K]
  * The long checks CI runs after the suite, each at full length: the store under 300 SIGKILLs, the whole
- * process tree of a run under 8 SIGKILLs with resume, the TUI's screens against their goldens (screens.e2e), and
+ * process tree of a run under 8 SIGKILLs with resume, the TUI's screens against their goldens (screens.e2e), the
+ * demo's paths through the plan in the TUI (paths.e2e),
  * the chaos property over 30 seeds of both scenarios
  * with every fault of the list (bench/chaos.ts), and the slow end-to-end files the suite leaves to this stage
  * (test/stages.ts). The suite runs the same checks shorter (80 kills, 3 kills;
@@ -28,6 +29,13 @@ const steps: { what: string; command: string[]; env?: Record<string, string> }[]
     what: "the TUI's screens against their goldens",
     command: [join(root, "node_modules", ".bin", "vitest"), "run", "packages/opencode/test/tui/screens.e2e.test.ts"],
     env: { AIR_TUI_SCREENS: "1", CI: "1" },
+  },
+  {
+    // The demo's paths through the plan in the TUI with the shipped demo-chat.json: confirmed in the dialog, in the
+    // chat, revised in the dialog at 80×24 in Chinese (one TUI each, a few minutes in all).
+    what: "the demo's paths through the plan in the TUI",
+    command: [join(root, "node_modules", ".bin", "vitest"), "run", "packages/opencode/test/tui/paths.e2e.test.ts"],
+    env: { AIR_TUI_PATHS: "1", CI: "1" },
   },
   {
     what: `the slow end-to-end files (${slowFiles.length}, test/stages.ts)`,

@@ -39,8 +39,11 @@ export interface Conversation {
   offered: string[]
   /** Tool results answering the most recent assistant tool-call message, joined by newlines. */
   lastToolResult: string
-  /** Per assistant message, in order: the tool results that answered it (joined), "" if none. */
-  assistantTurns: { toolResults: string; chaos: boolean }[]
+  /**
+   * Per assistant message, in order: the tool results that answered it (joined), "" if none, and the last user
+   * message before it (what it answered: a step's `when` is checked against it).
+   */
+  assistantTurns: { toolResults: string; chaos: boolean; lastUser: string }[]
 }
 
 function contentText(content: Message["content"]): string {
@@ -66,10 +69,12 @@ export function readConversation(req: ChatRequest): Conversation {
   const users = messages.filter((m) => m.role === "user")
   const assistantTurns: Conversation["assistantTurns"] = []
   let lastToolResult = ""
+  let userBefore = ""
   messages.forEach((m, i) => {
+    if (m.role === "user") userBefore = contentText(m.content)
     if (m.role !== "assistant") return
     const toolResults = toolResultsAfter(messages, i)
-    assistantTurns.push({ toolResults, chaos: isChaosTurn(contentText(m.content), (m.tool_calls ?? []).map((c) => c.id ?? "")) })
+    assistantTurns.push({ toolResults, chaos: isChaosTurn(contentText(m.content), (m.tool_calls ?? []).map((c) => c.id ?? "")), lastUser: userBefore })
     if (m.tool_calls?.length) lastToolResult = toolResults
   })
   return {

@@ -53,18 +53,32 @@ export function selectScript(scripts: Script[], agent: string, firstUser: string
 
 /**
  * Each assistant message already in the conversation consumed one step, except that a step with
- * `until`/`untilRegex` stays current while the tool results that answered it lack the text.
+ * `until`/`untilRegex` stays current while the tool results that answered it lack the text. A step whose
+ * `when` fails for the user message a turn answered (or, at the end, the request's last one) is passed over.
  */
 export function deriveStepIndex(steps: Step[], conv: Conversation, groups: Record<string, string | undefined> = {}): number {
   let index = 0
+  const skip = (lastUser: string) => {
+    while (steps[index] && !whenHolds(steps[index]!, lastUser, groups)) index++
+  }
   for (const turn of conv.assistantTurns) {
     // A turn the fault model made up answered no step.
     if (turn.chaos) continue
+    skip(turn.lastUser)
     const step = steps[index]
     if (step && !untilSatisfied(step, turn.toolResults, groups)) continue
     index++
   }
+  skip(conv.lastUser)
   return index
+}
+
+function whenHolds(step: Step, lastUser: string, groups: Record<string, string | undefined>): boolean {
+  const w = step.when
+  if (!w) return true
+  if ((w.lastUserIncludes ?? []).some((t) => !lastUser.includes(fillPlaceholders(t, groups)))) return false
+  if ((w.lastUserExcludes ?? []).some((t) => lastUser.includes(fillPlaceholders(t, groups)))) return false
+  return w.lastUserRegex === undefined || new RegExp(fillPlaceholders(w.lastUserRegex, groups)).test(lastUser)
 }
 
 function untilSatisfied(step: Step, toolResults: string, groups: Record<string, string | undefined>): boolean {

@@ -26,6 +26,18 @@ export const Expect = z.strictObject({
 })
 export type Expect = z.infer<typeof Expect>
 
+/**
+ * When a step plays: only for a user message that holds all of these (each list entry a substring, the regex a
+ * match). A step whose `when` fails for the user message it would answer is passed over, for good: a script
+ * branches on what the user (or the program, in a user message) said, e.g. a confirmation or a request for changes.
+ */
+export const When = z.strictObject({
+  lastUserIncludes: z.array(z.string()).optional(),
+  lastUserExcludes: z.array(z.string()).optional(),
+  lastUserRegex: z.string().min(1).optional(),
+})
+export type When = z.infer<typeof When>
+
 export const ToolCall = z
   .strictObject({
     tool: z.string().min(1),
@@ -52,6 +64,7 @@ export const Step = z
     allowUnoffered: z.boolean().optional(),
     usage: Usage.optional(),
     expect: Expect.optional(),
+    when: When.optional(),
   })
   .superRefine(checkStep)
 export type Step = z.infer<typeof Step>
@@ -120,6 +133,7 @@ function checkStep(step: z.infer<typeof Step>, ctx: Ctx): void {
     ctx.addIssue({ code: "custom", path: ["untilRegex"], message: 'give either "until" (plain text) or "untilRegex", not both' })
   }
   if (step.untilRegex !== undefined) checkRegex(step.untilRegex, ["untilRegex"], ctx)
+  if (step.when?.lastUserRegex !== undefined) checkRegex(step.when.lastUserRegex, ["when", "lastUserRegex"], ctx)
 }
 
 function checkScenario(scenario: z.infer<typeof Scenario>, ctx: Ctx): void {

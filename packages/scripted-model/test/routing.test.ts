@@ -93,6 +93,39 @@ describe("step derivation", () => {
     await play(m, openCodeLike([system("a"), user("x")]))
     expect(Date.now() - t0).toBeGreaterThanOrEqual(290)
   })
+
+  it("passes over a step whose `when` fails for the user message it would answer, for good: a script branches", async () => {
+    const branching: Scenario = {
+      name: "branch",
+      scripts: [
+        {
+          agent: "orchestrator",
+          steps: [
+            { text: "Here is the plan." },
+            { tool: "confirm", args: {}, when: { lastUserRegex: "^yes$" } },
+            { text: "Confirmed.", when: { lastUserRegex: "^yes$" } },
+            { tool: "change", args: {}, when: { lastUserExcludes: ["yes", "RUN ENDED"] } },
+            { text: "Sent your changes.", when: { lastUserExcludes: ["yes", "RUN ENDED"] } },
+            { text: "The run has ended.", when: { lastUserIncludes: ["RUN ENDED"] } },
+          ],
+        },
+      ],
+    }
+    const offered = ["change", "confirm"]
+    const m = await pool.start(branching)
+    const shown = [sys, user("go"), assistantText("Here is the plan.")]
+    const yes = await play(m, openCodeLike([...shown, user("yes")], offered))
+    expect(yes.calls.map((c) => c.name)).toEqual(["confirm"])
+    const confirmed = await play(m, openCodeLike([...shown, user("yes"), assistantCalls({ id: "c", name: "confirm" }), toolResult("c", "ok")], offered))
+    expect(confirmed.text).toBe("Confirmed.")
+    const change = await play(m, openCodeLike([...shown, user("tests first")], offered))
+    expect(change.calls.map((c) => c.name)).toEqual(["change"])
+    const sent = await play(m, openCodeLike([...shown, user("tests first"), assistantCalls({ id: "c", name: "change" }), toolResult("c", "ok")], offered))
+    expect(sent.text).toBe("Sent your changes.")
+    // After the confirmation's branch, the change's steps are passed over: the end plays.
+    const ended = await play(m, openCodeLike([...shown, user("yes"), assistantCalls({ id: "c", name: "confirm" }), toolResult("c", "ok"), assistantText("Confirmed."), user("RUN ENDED: done")], offered))
+    expect(ended.text).toBe("The run has ended.")
+  })
 })
 
 describe("script selection and substitution", () => {

@@ -14,6 +14,7 @@ import type { SchedulerState } from "../scheduler/core/state"
 import { TuiBridge } from "./bridge"
 import { TuiView } from "./view"
 import { Backdrop } from "./backdrop"
+import { DialogLayout } from "./dialog-layout"
 import { parsePlanAnswer } from "../scheduler/core/answer"
 
 /**
@@ -115,9 +116,10 @@ const tui: TuiPlugin = async (api) => {
       const width = dialogWidth() - 8
       const all = [{ text: a.summary, tone: "normal" as const }, ...PlanView.lines(a.graph, PlanView.adrTitles(root), lang, width)]
       const body = all.flatMap((l) => TerminalText.wrap(l.text, width).map((text) => ({ text, tone: l.tone })))
-      // What the terminal leaves once the title, the help, the answer field and the margins are placed.
-      const helpRows = [t(lang, "tui.plan.help"), t(lang, "tui.plan.keys")].flatMap((h) => h.split("\n")).reduce((n, h) => n + TerminalText.wrap(h, width).length, 0)
-      const rows = Math.max(3, api.renderer.height - 12 - helpRows)
+      // What the terminal leaves once the engine's frame, the help and the answer field are placed: the answer
+      // field stays on screen at 80×24 in Chinese too, whose help wraps to more rows.
+      const helpRows = DialogLayout.wrappedRows([t(lang, "tui.plan.help"), t(lang, "tui.plan.keys")], DialogLayout.textWidth(dialogWidth()))
+      const { rows, spacer } = DialogLayout.plan(api.renderer.height, helpRows)
       const [offset, setOffset] = createSignal(0)
       const scroll = (by: number) => setOffset((o) => Math.max(0, Math.min(o + by, Math.max(0, body.length - rows))))
       const keys = api.keymap.registerLayer({
@@ -140,7 +142,9 @@ const tui: TuiPlugin = async (api) => {
                 <Show when={body.length > offset() + rows}>
                   <text fg={api.theme.current.textMuted}>{tCount(lang, "tui.plan.more", body.length - offset() - rows)}</text>
                 </Show>
-                <text> </text>
+                <Show when={spacer}>
+                  <text> </text>
+                </Show>
                 <text wrapMode="word" fg={api.theme.current.textMuted}>
                   {t(lang, "tui.plan.help")}
                 </text>

@@ -224,9 +224,11 @@ describe.skipIf(!process.env.AIR_TUI_SCREENS)("the TUI's screens at 80×24 and 1
       await new Promise((r) => setTimeout(r, 1200)) // the plugin reads the language setting once a second
       await slash("air-answer", "AirCoding: answer the plan")
       const title = lang === "en" ? "The Architect proposes a plan" : "架构师提出了计划"
-      const screen = await settled(await tui.waitFor((s) => s.includes(title) && /T-1/.test(s) && s.includes("PgUp/PgDn"), 30_000, `the plan dialog (${lang} ${size})`))
+      // Down to the answer field (its placeholder): it stays on screen at every size, in both languages.
+      const field = lang === "en" ? "empty = confirm; or the changes you want" : "留空 = 确认；或输入需要的修改"
+      const screen = await settled(await tui.waitFor((s) => s.includes(title) && /T-1/.test(s) && s.includes("PgUp/PgDn") && s.includes(field), 30_000, `the plan dialog (${lang} ${size})`))
       expect(screen).toMatch(lang === "en" ? /Tasks \(5\)/ : /任务（5 个）/)
-      golden(`plan-dialog.${size}.${lang}.txt`, rows(screen, title, "PgUp/PgDn", 116))
+      golden(`plan-dialog.${size}.${lang}.txt`, rows(screen, title, field, 116))
     })
     tui.press("Enter") // an empty answer confirms
 

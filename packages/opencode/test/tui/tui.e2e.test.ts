@@ -106,8 +106,10 @@ describe("AirCoding in the TUI", () => {
     await tui.waitFor("Ask anything", 420_000, "the TUI's prompt")
     tui.type("Add mul and avg3 to calc")
     tui.press("Enter")
-    const screen = await tui.waitFor("The Architect proposes a plan", 420_000, "the plan dialog")
-    expect(screen).toContain("Three tasks. T-1 adds calc::mul")
+    // The dialog is read once it is drawn whole (its title, the plan, the engine's footer), not when its title
+    // first shows: on a loaded machine the renderer draws it over several frames.
+    const whole = (s: string) => s.includes("The Architect proposes a plan") && s.includes("Three tasks. T-1 adds calc::mul") && s.includes("enter submit")
+    const screen = await tui.waitFor(whole, 420_000, "the plan dialog, drawn whole")
     golden("plan-dialog.en.txt", dialog(screen, "The Architect proposes a plan", "enter submit"))
     const waiting = await tui.waitFor((s) => s.includes("AirCoding · waiting"), 30_000, "the sidebar's status word")
     golden("sidebar-waiting.en.txt", sidebar(waiting))
