@@ -121,6 +121,22 @@ export namespace JsonLines {
     return out
   }
 
+  /** Every line of a process's output with its record, `undefined` when the line is not JSON (a tool's own text). */
+  export function* mixed(text: string): Generator<{ text: string; record: unknown }> {
+    for (const line of lines(Buffer.from(text))) {
+      const raw = line.text.replace(/\r$/, "")
+      let record: unknown
+      if (raw.startsWith("{")) {
+        try {
+          record = JSON.parse(raw)
+        } catch {
+          // a line of other output that happens to start with a brace
+        }
+      }
+      yield { text: raw, record }
+    }
+  }
+
   /** The bytes of `record` as one line. */
   export function encode(record: unknown): Buffer {
     return Buffer.from(`${JSON.stringify(record)}\n`)

@@ -3,6 +3,7 @@ import type { JUnit } from "../junit.ts"
 import { silent, splitCommand, type TestRunner } from "./runner.ts"
 import { TestRun } from "./schema.ts"
 import { goEnv } from "../analysers/go-vet.ts"
+import { JsonLines } from "../../store/jsonl.ts"
 
 /** The events `go test -json` prints, one a line (test2json); other lines (the compiler's errors) pass by. */
 const Event = z
@@ -33,9 +34,8 @@ export const goTestRunner = {
     const stray: string[] = []
     let events = 0
     let seconds = 0
-    for (const line of run.output.split(/\r?\n/)) {
-      const event = line.startsWith("{") ? safeJson(line) : undefined
-      const parsed = event === undefined ? undefined : Event.safeParse(event)
+    for (const { text: line, record } of JsonLines.mixed(run.output)) {
+      const parsed = record === undefined ? undefined : Event.safeParse(record)
       if (!parsed?.success) {
         if (line.trim() !== "") stray.push(line)
         continue
@@ -73,12 +73,4 @@ function messageOf(lines: readonly string[]): string {
     .split("\n")
     .filter((l) => !/^\s*(=== (RUN|PAUSE|CONT)|--- (FAIL|PASS|SKIP):|FAIL$|PASS$|ok\s|FAIL\s)/.test(l))
     .join("\n")
-}
-
-function safeJson(line: string): unknown {
-  try {
-    return JSON.parse(line)
-  } catch {
-    return undefined
-  }
 }
