@@ -125,7 +125,7 @@ describe("AirCoding on the pinned engine", () => {
     const out = await aircoding(["doctor", project, "--json"], { cwd: project, env })
     const report = JSON.parse(out.stdout)
     const names = report.checks.map((c: { name: string }) => c.name)
-    expect(names).toEqual(["engine pin", "engine", "config dirs", "plugin", "model", "bun", "git", "git identity", "cmake", "ctest", "cppcheck", "ccache", "sandbox", "ui capture", "service probe"])
+    expect(names).toEqual(["engine pin", "engine", "config dirs", "plugin", "model", "bun", "git", "git identity", "cmake", "ctest", "cppcheck", "ccache", "mypy", "pylint", "tsc", "go-vet", "staticcheck", "clippy", "sandbox", "ui capture", "service probe"])
     for (const check of report.checks) expect(check.ok, `${check.name}: ${check.detail}`).toBe(true)
     expect(out.code).toBe(0)
   })
