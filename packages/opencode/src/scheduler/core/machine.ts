@@ -18,6 +18,7 @@ import { stepEnded, stepStarted } from "./steps"
 import { answerFault, isFaultQuestion, runtimeFault } from "./fault-rules"
 import { answerDeploy, deployFailed, deployPassed, deployStarted, startDeploy } from "./deploy"
 import { sessionOverflowed, sessionRefreshed } from "./overflow"
+import { contextCompacted } from "./compaction"
 
 export type TransitionResult = { state: SchedulerState; commands: Command[] } | { refused: string }
 
@@ -662,6 +663,7 @@ const RULES: { [T in EventType]: Handler<T> } = {
   },
 
   // Told to the views only: the engine's own retry is under way, and the inactivity clock already counts from it.
+  "context.compacted": (d, e) => contextCompacted(d, e),
   "model.retrying": (d) => (d.s.runId === null ? "no run has started; a retry concerns nothing" : undefined),
 
   "rate.eased": (d, e) => {
