@@ -97,6 +97,7 @@ const server: Plugin = async (input) => {
     tool: CoordinatorTools.build(),
     "chat.params": async (i) => {
       Sessions.record(i.sessionID, { agent: i.agent, directory: input.directory })
+      if (compactedRole(i.agent)) CompactionGuard.noteModel(i.sessionID, i.model)
       Sessions.nextTurn(i.sessionID)
       try {
         Usage.record(Orchestrators.projectRoot(directoryOf(i.sessionID)), i.agent, i.sessionID)
@@ -124,6 +125,10 @@ const server: Plugin = async (input) => {
         const role = compactedRole(Sessions.get(event.properties.sessionID)?.agent)
         if (role) void checkCompaction(event.properties.sessionID, role)
       }
+      // In the TUI, Main and the Architect wait for the person between turns: a conversation the estimate says
+      // will not fit the next request is compacted then, not after the provider refused it.
+      if (event.type === "session.idle" && process.env.AIRCODING_INTERACTIVE === "1" && compactedRole(Sessions.get(event.properties.sessionID)?.agent))
+        void CompactionGuard.compactIfNeeded(input.client, event.properties.sessionID, directoryOf(event.properties.sessionID))
       ChildSessions.observe(event)
       // The TUI plugin's commands and answers (src/tui/bridge.ts): carried out without a model request,
       // by the project's instance only (task worktrees have instances of their own).

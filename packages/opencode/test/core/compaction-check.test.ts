@@ -63,6 +63,21 @@ describe("the verdict", () => {
   })
 })
 
+describe("compacting before a request the estimate says will not fit", () => {
+  const limits = { context: 200_000, output: 32_000 }
+  const rows: [number, { context: number; output: number }, boolean][] = [
+    [100_000, limits, false],
+    [142_799, limits, false],
+    [142_800, limits, true],
+    [190_000, limits, true],
+    [1_000_000, { context: 0, output: 0 }, false],
+    [7_000, { context: 8_192, output: 1_024 }, true],
+  ]
+  test.each(rows)("%d estimated tokens, limits %o → %s", (tokens, l, compact) => {
+    expect(CompactionCheck.compactBefore(tokens, l)).toBe(compact)
+  })
+})
+
 // Generated conversations: items of every class embedded in filler prose.
 const PATHS = ["src/calc.cpp", "include/calc.h", "test/calc_test.cpp", "CMakeLists.txt", "src/net/socket.cc", "/etc/hosts.conf"]
 const ITEMS: Record<CompactionCheck.KeptClass, string[]> = {

@@ -82,4 +82,9 @@ describe("a compaction whose summary drops the file paths", () => {
     expect(main.filter((l) => l.failure)).toEqual([])
     expect(main.some((l) => l.step === 1)).toBe(true)
   })
+
+  test("the user was told: Main's listen returned the notice (its step waited for it)", () => {
+    const told = r.modelLog.find((l) => l.agent === "main" && l.step === 2)
+    expect(told?.lastToolResult).toContain("Main's conversation was compacted")
+  })
 })

@@ -14,6 +14,21 @@ export namespace CompactionCheck {
   export const OUTCOMES = ["kept", "retried", "repaired"] as const
   export type Outcome = (typeof OUTCOMES)[number]
 
+  /**
+   * Share of the usable context (the model's context less its output) that a conversation's estimate may
+   * fill before it is compacted ahead of the next request: the engine compacts only once the provider's
+   * reported tokens reach the whole, after a request that may already have failed; the rest is room for the
+   * person's next message and the tool results of the next turn.
+   */
+  export const COMPACT_AT_SHARE = 0.85
+
+  /** Whether a conversation estimated at `tokens` is compacted before its next request (no limit known: never). */
+  export function compactBefore(tokens: number, limits: { context: number; output: number }): boolean {
+    if (limits.context <= 0) return false
+    const usable = Math.max(0, limits.context - Math.min(limits.output, limits.context))
+    return tokens >= usable * COMPACT_AT_SHARE
+  }
+
   export const CLASSES = ["path", "adr", "task", "marker", "invariant"] as const
   export type KeptClass = (typeof CLASSES)[number]
   export type Items = Record<KeptClass, string[]>

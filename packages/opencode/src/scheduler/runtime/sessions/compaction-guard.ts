@@ -2,6 +2,7 @@ import type { PluginInput } from "@opencode-ai/plugin"
 import { z } from "zod"
 import { CompactionCheck } from "../../core/compaction-check"
 import type { EventInput } from "../ports"
+import { TokenEstimate } from "./token-estimate"
 
 type Client = PluginInput["client"]
 
@@ -148,6 +149,51 @@ export namespace CompactionGuard {
       await record({ ...outcome.event, sessionId: sessionID, role })
     } catch {
       // The conversation goes on with the engine's summary; the run's log simply has no check of it.
+    }
+  }
+
+  /** What the engine would send of a conversation now: its latest summary (and what was appended to it) and what followed. */
+  export function sinceLastSummary(messages: unknown[]): string {
+    const parsed = messages.flatMap((m) => {
+      const r = Message.safeParse(m)
+      return r.success ? [r.data] : []
+    })
+    const at = parsed.findLastIndex((m) => m.info.role === "assistant" && m.info.summary === true)
+    const kept = at >= 0 ? parsed.slice(at) : parsed
+    const added = at >= 0 ? (additions.get(parsed[at]!.info.id)?.text ?? "") : ""
+    return [...kept.map(render), added].filter(Boolean).join("\n\n")
+  }
+
+  /** The number of messages a session had when it was last compacted here: no new turn, no new compaction. */
+  const askedAt = new Map<string, number>()
+
+  /** Each checked session's model limits, from the last request's model (chat.params). */
+  const limits = new Map<string, { providerID: string; modelID: string; context: number; output: number }>()
+
+  export function noteModel(sessionID: string, model: { providerID: string; id: string; limit: { context: number; output: number } }): void {
+    limits.set(sessionID, { providerID: model.providerID, modelID: model.id, context: model.limit.context, output: model.limit.output })
+  }
+
+  /**
+   * A session of ours went idle: when the estimate by content class says its conversation will not fit the
+   * next request (CompactionCheck.compactBefore), the engine is asked to compact it now; the check follows
+   * on session.compacted. Never throws.
+   */
+  export async function compactIfNeeded(client: Client, sessionID: string, directory: string): Promise<boolean> {
+    const model = limits.get(sessionID)
+    if (!model) return false
+    try {
+      const res = await client.session.messages({ path: { id: sessionID }, query: { directory } })
+      const messages = (res.data ?? []) as unknown[]
+      // A summary that alone does not fit is not made smaller by summarising it again.
+      if (messages.length < (askedAt.get(sessionID) ?? 0) + 4) return false
+      const tokens = TokenEstimate.tokens(sinceLastSummary(messages))
+      if (!CompactionCheck.compactBefore(tokens, model)) return false
+      askedAt.set(sessionID, messages.length)
+      const done = await client.session.summarize({ path: { id: sessionID }, query: { directory }, body: { providerID: model.providerID, modelID: model.modelID } })
+      return done.data === true
+    } catch {
+      return false
     }
   }
 
