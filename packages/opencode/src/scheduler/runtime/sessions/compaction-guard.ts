@@ -114,12 +114,23 @@ export namespace CompactionGuard {
   /** Summaries already checked (the hook and the bus event both announce an automatic compaction). */
   const checked = new Set<string>()
 
+  /** The longest the retried summary may take before the record repairs the engine's summary instead. */
+  const RETRY_MS = 180_000
+
   /** The child session the compaction agent redoes a summary in: its reply's text. */
   async function redoIn(client: Client, sessionID: string, directory: string, prompt: string): Promise<string> {
     const created = await client.session.create({ body: { parentID: sessionID, title: "compaction retry" }, query: { directory } })
     const id = created.data?.id
     if (!id) throw new Error(`the engine did not create the retry's session: ${JSON.stringify(created.error)}`)
-    const reply = await client.session.prompt({ path: { id }, query: { directory }, body: { agent: "compaction", parts: [{ type: "text", text: prompt }] } })
+    // The session being compacted waits on this hook: a provider that never answers must not hold it for ever.
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        void client.session.abort({ path: { id }, query: { directory } }).catch(() => undefined)
+        reject(new Error(`the retried summary took longer than ${RETRY_MS / 1000} s`))
+      }, RETRY_MS)
+    })
+    const reply = await Promise.race([client.session.prompt({ path: { id }, query: { directory }, body: { agent: "compaction", parts: [{ type: "text", text: prompt }] } }), late]).finally(() => clearTimeout(timer))
     if (!reply.data) throw new Error(`the retry's prompt failed: ${JSON.stringify(reply.error)}`)
     return (reply.data.parts as { type: string; text?: string }[])
       .filter((p) => p.type === "text")
