@@ -83,6 +83,7 @@ const server: Plugin = async (input) => {
     sandbox: sandboxModeOf(input.directory),
   })
 
+  CompactionGuard.keepIn(join(Orchestrators.projectRoot(input.directory), ".air", "local", "state", "compaction"))
   const checkCompaction = (sessionID: string, role: CompactionCheck.Role) =>
     CompactionGuard.afterCompaction(input.client, sessionID, role, directoryOf(sessionID), (e) =>
       e.type === "context.compacted" ? Orchestrators.forRoot(directoryOf(sessionID)).compacted(e) : Promise.resolve(),

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { describe, expect, test } from "vitest"
 import { CompactionGuard } from "../../src/scheduler/runtime/sessions/compaction-guard"
 
@@ -76,5 +79,27 @@ describe("what the engine would send now", () => {
     expect(now).toContain("Continue if you have next steps")
     expect(now).not.toContain("src/a.cpp")
     expect(CompactionGuard.sinceLastSummary(conversation.slice(0, 2))).toContain("src/a.cpp")
+  })
+})
+
+describe("the checked summary is sent after the engine's, also by an engine started again", () => {
+  test("read from the file kept beside the run, for the summary it names only", () => {
+    const dir = mkdtempSync(join(tmpdir(), "air-compaction-"))
+    try {
+      writeFileSync(join(dir, "ses_a.json"), JSON.stringify({ summaryId: "m4", text: "Kept from the conversation: src/a.cpp" }))
+      CompactionGuard.keepIn(dir)
+      const sent = [
+        { info: { id: "m4", sessionID: "ses_a" }, parts: [{ type: "text", text: "We fixed the sources." }] as unknown[] },
+        { info: { id: "m5", sessionID: "ses_a" }, parts: [] as unknown[] },
+        { info: { id: "m4", sessionID: "ses_b" }, parts: [] as unknown[] },
+      ]
+      CompactionGuard.transform(sent)
+      expect(sent[0]!.parts).toHaveLength(2)
+      expect(sent[0]!.parts[1]).toMatchObject({ type: "text", text: "Kept from the conversation: src/a.cpp", synthetic: true })
+      expect(sent[1]!.parts).toEqual([])
+      expect(sent[2]!.parts).toEqual([])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })

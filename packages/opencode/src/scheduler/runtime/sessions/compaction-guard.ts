@@ -1,3 +1,5 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
 import type { PluginInput } from "@opencode-ai/plugin"
 import { z } from "zod"
 import { CompactionCheck } from "../../core/compaction-check"
@@ -109,8 +111,51 @@ export namespace CompactionGuard {
     return { event: { type: "context.compacted", outcome: "repaired", attempts: 2, counts, appended: items }, appended: `${header}\n\n${body}` }
   }
 
-  /** What each session's checked summary adds after the engine's (by the summary message's id). */
-  const additions = new Map<string, { summaryId: string; text: string }>()
+  const Addition = z.object({ summaryId: z.string().min(1), text: z.string() })
+  type Addition = z.infer<typeof Addition>
+  /** What each session's checked summary adds after the engine's (by session; for the summary message it names). */
+  const additions = new Map<string, Addition | null>()
+  /** Where the additions are kept beside the run (an engine restarted mid-conversation sends them still): set by the plugin. */
+  let keptIn: string | undefined
+
+  export function keepIn(dir: string): void {
+    keptIn = dir
+  }
+
+  function fileOf(sessionID: string): string | undefined {
+    return keptIn && /^[A-Za-z0-9_-]+$/.test(sessionID) ? join(keptIn, `${sessionID}.json`) : undefined
+  }
+
+  function remember(sessionID: string, add: Addition | null): void {
+    additions.set(sessionID, add)
+    const file = fileOf(sessionID)
+    if (!file || !add) return
+    try {
+      mkdirSync(keptIn!, { recursive: true })
+      writeFileSync(`${file}.tmp`, JSON.stringify(add))
+      renameSync(`${file}.tmp`, file)
+    } catch {
+      // Kept in memory for this engine process all the same.
+    }
+  }
+
+  /** The session's addition: in memory, else from its file (once per process). */
+  function additionOf(sessionID: string): Addition | null {
+    const known = additions.get(sessionID)
+    if (known !== undefined) return known
+    const file = fileOf(sessionID)
+    let found: Addition | null = null
+    if (file) {
+      try {
+        const r = Addition.safeParse(JSON.parse(readFileSync(file, "utf8")))
+        found = r.success ? r.data : null
+      } catch {
+        found = null
+      }
+    }
+    additions.set(sessionID, found)
+    return found
+  }
   /** Summaries already checked (the hook and the bus event both announce an automatic compaction). */
   const checked = new Set<string>()
 
@@ -155,8 +200,8 @@ export namespace CompactionGuard {
       if (!c || checked.has(c.summaryId)) return
       checked.add(c.summaryId)
       const outcome = await decide(c, (prompt) => redoIn(client, sessionID, directory, prompt))
-      if (outcome.appended) additions.set(sessionID, { summaryId: c.summaryId, text: outcome.appended })
-      else additions.delete(sessionID)
+      // A newer summary that kept what mattered replaces an older addition: that one names a summary no longer sent.
+      if (outcome.appended) remember(sessionID, { summaryId: c.summaryId, text: outcome.appended })
       await record({ ...outcome.event, sessionId: sessionID, role })
     } catch {
       // The conversation goes on with the engine's summary; the run's log simply has no check of it.
@@ -171,7 +216,9 @@ export namespace CompactionGuard {
     })
     const at = parsed.findLastIndex((m) => m.info.role === "assistant" && m.info.summary === true)
     const kept = at >= 0 ? parsed.slice(at) : parsed
-    const added = at >= 0 ? (additions.get(parsed[at]!.info.id)?.text ?? "") : ""
+    const summary = at >= 0 ? parsed[at]!.info : undefined
+    const add = typeof summary?.sessionID === "string" ? additionOf(summary.sessionID) : null
+    const added = summary && add?.summaryId === summary.id ? add.text : ""
     return [...kept.map(render), added].filter(Boolean).join("\n\n")
   }
 
@@ -213,7 +260,7 @@ export namespace CompactionGuard {
   /** Every later request of a session sends its checked summary right after the engine's (experimental.chat.messages.transform). */
   export function transform(messages: Sent[]): void {
     for (const m of messages) {
-      const add = additions.get(m.info.sessionID)
+      const add = additionOf(m.info.sessionID)
       if (!add || add.summaryId !== m.info.id) continue
       m.parts.push({ id: `prt_aircoding_${add.summaryId}`, sessionID: m.info.sessionID, messageID: m.info.id, type: "text", text: add.text, synthetic: true })
     }
