@@ -14,6 +14,13 @@ import { TuiBridge } from "./tui/bridge"
 import { Launcher } from "./engine/launcher"
 import { TuiView } from "./tui/view"
 import { GuardLog } from "./scheduler/runtime/sessions/guard-log"
+import { CompactionGuard } from "./scheduler/runtime/sessions/compaction-guard"
+import { CompactionCheck } from "./scheduler/core/compaction-check"
+
+/** Main and the Architect: the roles whose compactions are checked (workers get a fresh session instead). */
+function compactedRole(agent: string | undefined): CompactionCheck.Role | undefined {
+  return (CompactionCheck.ROLES as readonly string[]).includes(agent ?? "") ? (agent as CompactionCheck.Role) : undefined
+}
 
 /**
  * AirCoding inside OpenCode. The engine loads this module once per instance (one per directory: the
@@ -76,6 +83,12 @@ const server: Plugin = async (input) => {
     sandbox: sandboxModeOf(input.directory),
   })
 
+  CompactionGuard.keepIn(join(Orchestrators.projectRoot(input.directory), ".air", "local", "state", "compaction"))
+  const checkCompaction = (sessionID: string, role: CompactionCheck.Role) =>
+    CompactionGuard.afterCompaction(input.client, sessionID, role, directoryOf(sessionID), (e) =>
+      e.type === "context.compacted" ? Orchestrators.forRoot(directoryOf(sessionID)).compacted(e) : Promise.resolve(),
+    )
+
   const hooks: Hooks = {
     // A throw here would silently drop every agent: languageOf never throws, and the prompts ship with us.
     config: async (cfg) => {
@@ -85,6 +98,7 @@ const server: Plugin = async (input) => {
     tool: CoordinatorTools.build(),
     "chat.params": async (i) => {
       Sessions.record(i.sessionID, { agent: i.agent, directory: input.directory })
+      if (compactedRole(i.agent)) CompactionGuard.noteModel(i.sessionID, i.model)
       Sessions.nextTurn(i.sessionID)
       try {
         Usage.record(Orchestrators.projectRoot(directoryOf(i.sessionID)), i.agent, i.sessionID)
@@ -92,11 +106,30 @@ const server: Plugin = async (input) => {
         // Counting requests is bookkeeping; a full disk must not stop the model call.
       }
     },
+    // Compaction checked in code (issue 38, item 4; sessions/compaction-guard.ts).
+    "experimental.session.compacting": async (i, o) => {
+      if (compactedRole(Sessions.get(i.sessionID)?.agent)) o.context.push(CompactionGuard.KEEP_CONTEXT)
+    },
+    // Awaited by the engine after the summary is written and before the session's next request.
+    "experimental.compaction.autocontinue": async (i) => {
+      const role = compactedRole(i.agent) ?? compactedRole(Sessions.get(i.sessionID)?.agent)
+      if (role) await checkCompaction(i.sessionID, role)
+    },
+    "experimental.chat.messages.transform": async (_i, o) => CompactionGuard.transform(o.messages as Parameters<typeof CompactionGuard.transform>[0]),
     "tool.execute.before": (i, o) => Guard.before(i, o),
     "tool.execute.after": (i, o) => Guard.after(i, o),
     event: async ({ event }) => {
       if (event.type === "session.created") Sessions.noteDirectory(event.properties.info.id, event.properties.info.directory)
       if (event.type === "session.deleted") Sessions.forget(event.properties.info.id)
+      // A compaction the user asked for (no autocontinue hook): checked once it is done.
+      if (event.type === "session.compacted") {
+        const role = compactedRole(Sessions.get(event.properties.sessionID)?.agent)
+        if (role) void checkCompaction(event.properties.sessionID, role)
+      }
+      // In the TUI, Main and the Architect wait for the person between turns: a conversation the estimate says
+      // will not fit the next request is compacted then, not after the provider refused it.
+      if (event.type === "session.idle" && process.env.AIRCODING_INTERACTIVE === "1" && compactedRole(Sessions.get(event.properties.sessionID)?.agent))
+        void CompactionGuard.compactIfNeeded(input.client, event.properties.sessionID, directoryOf(event.properties.sessionID))
       ChildSessions.observe(event)
       // The TUI plugin's commands and answers (src/tui/bridge.ts): carried out without a model request,
       // by the project's instance only (task worktrees have instances of their own).

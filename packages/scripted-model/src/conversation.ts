@@ -39,6 +39,8 @@ export interface Conversation {
   offered: string[]
   /** Tool results answering the most recent assistant tool-call message, joined by newlines. */
   lastToolResult: string
+  /** The text of every assistant message, joined by newlines (what the model is told it said: a compaction's summary, say). */
+  assistantText: string
   /**
    * Per assistant message, in order: the tool results that answered it (joined), "" if none, and the last user
    * message before it (what it answered: a step's `when` is checked against it).
@@ -87,6 +89,10 @@ export function readConversation(req: ChatRequest): Conversation {
     lastUserImages: images(users[users.length - 1]?.content),
     offered: (req.tools ?? []).map((t) => t.function.name),
     lastToolResult,
+    assistantText: messages
+      .filter((m) => m.role === "assistant")
+      .map((m) => contentText(m.content))
+      .join("\n"),
     assistantTurns,
   }
 }

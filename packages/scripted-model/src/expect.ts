@@ -27,6 +27,7 @@ export function unmetExpectations(step: Step, conv: Conversation): string[] {
     ["systemIncludes", conv.system],
     ["lastToolResultIncludes", conv.lastToolResult],
     ["lastUserIncludes", conv.lastUser],
+    ["assistantIncludes", conv.assistantText],
   ] as const) {
     const absent = (e[key] ?? []).filter((needle) => !haystack.includes(needle))
     if (absent.length) problems.push(`expect.${key}: ${list(absent)} not found`)

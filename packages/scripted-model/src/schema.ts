@@ -19,6 +19,8 @@ export const Expect = z.strictObject({
   systemIncludes: z.array(z.string()).optional(),
   lastToolResultIncludes: z.array(z.string()).optional(),
   lastUserIncludes: z.array(z.string()).optional(),
+  /** Each of these is in the text of some assistant message of the request (what the engine sends as the model's own past). */
+  assistantIncludes: z.array(z.string()).optional(),
   /** None of these is in the last user message (what a request must not carry, e.g. a skill of another kind of task). */
   lastUserExcludes: z.array(z.string()).optional(),
   /** Exactly this many pictures (image_url parts) in the last user message; 0: none. */

@@ -79,3 +79,20 @@ describe("expect", () => {
     expect((await play(lenient, openCodeLike([system("checker"), user("x")], ["bash"]))).calls[0]!.name).toBe("task")
   })
 })
+
+describe("expect.assistantIncludes", () => {
+  // What the engine sends as the model's own past: after a compaction, its summary.
+  const compacted = openCodeLike([system("checker", "x"), user("what did we do so far?"), { role: "assistant", content: "We edited src/a.cpp under ADR-2." }, user("continue")])
+  const start = (needles: string[]) => pool.start({ name: "assistant", scripts: [{ name: "checks", agent: "checker", steps: [{ text: "summary" }, { text: "ok", expect: { assistantIncludes: needles } }] }] })
+
+  it("passes when an assistant message holds each text", async () => {
+    const m = await start(["src/a.cpp", "ADR-2"])
+    expect((await play(m, compacted)).text).toBe("ok")
+    expect(m.failures()).toEqual([])
+  })
+
+  it("fails loudly, naming what is missing, when none does", async () => {
+    const m = await start(["src/b.cpp"])
+    expect(await expectError(m, compacted)).toContain('expect.assistantIncludes: "src/b.cpp" not found')
+  })
+})

@@ -4,6 +4,7 @@ import { PlanDelta } from "./delta.schema"
 import { ReviewReport, WorkerResult } from "./report.schema"
 import { TaskGraph, TaskNode } from "./task.schema"
 import { ProviderFault } from "./provider-fault"
+import { CompactionCheck } from "./compaction-check"
 import { FAILURE_ROUTES } from "./gate-route"
 import { BASELINE_STATUSES, BudgetLimits, CONSULTANTS, FAILED_OUTCOMES, FINAL_CHECK_STATUSES, FRESH_ON_OVERFLOW, RefreshCarried, STEPS, WORKER_ROLES } from "./vocabulary"
 
@@ -261,6 +262,21 @@ export const Event = z.discriminatedUnion("type", [
    * provider's message in one line. Nothing changes in the run; the views say it until `nextAt`. A 429 is
    * rate.limited instead: it pauses the whole run.
    */
+  /**
+   * The engine compacted the conversation of Main or the Architect and its summary was checked against the
+   * conversation (compaction-check.ts): `attempts` summaries were made (2: the first lost more than 30% of a
+   * class and was redone naming what it lost); `counts`: of the last summary the model wrote, the items of
+   * each class it kept and lost; `appended`: the items written back from the record after both lost them (outcome
+   * "repaired"; the user is told).
+   */
+  event("context.compacted", {
+    sessionId: z.string().min(1),
+    role: z.enum(CompactionCheck.ROLES),
+    outcome: z.enum(CompactionCheck.OUTCOMES),
+    attempts: z.number().int().min(1).max(CompactionCheck.ATTEMPTS),
+    counts: z.record(z.enum(CompactionCheck.CLASSES), z.object({ kept: z.number().int().min(0), lost: z.number().int().min(0) })),
+    appended: z.array(z.string()),
+  }),
   event("model.retrying", {
     sessionId: z.string().min(1),
     role: z.string().min(1),

@@ -8,6 +8,7 @@ import { stepFailed } from "./step-rules"
 import { runtimeFault } from "./fault-rules"
 import { deployFailed, deployPassed, deployStarted } from "./deploy"
 import { sessionOverflowed, sessionRefreshed } from "./overflow"
+import { contextCompacted } from "./compaction"
 import { adrClassified, adrEdited, adrRecorded } from "./adr-rules"
 import { budgetSpent, usageRecorded } from "./budget-rules"
 import { consultAnswered, consultReplanned, consultUnanswered } from "./consult-rules"
@@ -125,6 +126,8 @@ const RULES: { [T in EventType]: Handler<T> } = {
   "session.errored": sessionErrored,
   "session.overflowed": sessionOverflowed,
   "session.refreshed": sessionRefreshed,
+  // Told to the views: a compacted conversation of Main or the Architect, checked (compaction.ts)
+  "context.compacted": contextCompacted,
   "timer.fired": timerFired,
   "dispatch.failed": dispatchFailed,
 

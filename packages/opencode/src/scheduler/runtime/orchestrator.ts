@@ -183,6 +183,11 @@ class OrchestratorImpl {
     return next
   }
 
+  /** A checked compaction of Main's or the Architect's conversation (sessions/compaction-guard.ts), for the log. */
+  async compacted(event: Extract<EventInput, { type: "context.compacted" }>): Promise<Applied> {
+    return this.apply(event)
+  }
+
   private syncPlanFiles(state: SchedulerState): void {
     try {
       PlanFiles.sync(this.root, state)
