@@ -63,6 +63,8 @@ export const SOAK_FILES: readonly string[] = [
   "packages/opencode/test/runtime/analyser-go-rust.test.ts",
   // pytest, vitest, go test and cargo test read per test against the base, with the real runners (47 s quiet).
   "packages/opencode/test/runtime/test-runners.test.ts",
+  // Main's and the Architect's compacted conversations checked, retried, repaired from the record (60 s).
+  "packages/opencode/test/e2e/compaction.test.ts",
 ]
 
 /** The suite leaves the soak files out when `bun run test` runs it whole (AIR_STAGE=suite); a file named on the command line still runs. */
