@@ -68,6 +68,15 @@ export interface Parsed {
 }
 
 /** The lines of `output` that are not empty. */
+/** A tool's JSON record, or `undefined` for a line (or block) that is not JSON: the caller counts it unread. */
+export function jsonOf(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
 export function lines(output: string): string[] {
   return output.split(/\r?\n/).filter((line) => line.trim().length > 0)
 }

@@ -4,7 +4,7 @@ import { homedir, tmpdir, userInfo } from "node:os"
 import path from "node:path"
 import { z } from "zod"
 import type { Finding } from "../schema.ts"
-import { lines, unsetIn, type AnalyserBackend, type Parsed } from "./backend.ts"
+import { jsonOf, lines, unsetIn, type AnalyserBackend, type Parsed } from "./backend.ts"
 import { backendGate } from "./backend-gate.ts"
 
 /** One line of `cargo --message-format=json`: what it built, a compiler's diagnostic, the end. */
@@ -88,7 +88,7 @@ export function parseClippy(output: string, _exit: number | null, _root: string)
   const unread: string[] = []
   for (const line of lines(output)) {
     if (line.startsWith("{")) {
-      const parsed = Message.safeParse(safeJson(line))
+      const parsed = Message.safeParse(jsonOf(line))
       if (!parsed.success) {
         unread.push(line)
         continue
@@ -108,12 +108,4 @@ export function parseClippy(output: string, _exit: number | null, _root: string)
   const refused = unread.find((line) => CARGO_REFUSED.test(line))
   if (refused && findings.length === 0) return { findings, unread, configProblem: unread.slice(0, 5).join("\n") }
   return { findings, unread, unreadFails: true }
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return undefined
-  }
 }

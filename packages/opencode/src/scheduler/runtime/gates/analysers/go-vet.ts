@@ -2,7 +2,7 @@ import { tmpdir } from "node:os"
 import path from "node:path"
 import { z } from "zod"
 import type { Finding } from "../schema.ts"
-import { lines, unsetIn, type AnalyserBackend, type Parsed } from "./backend.ts"
+import { jsonOf, lines, unsetIn, type AnalyserBackend, type Parsed } from "./backend.ts"
 import { backendGate } from "./backend-gate.ts"
 
 /** `go vet -json`'s report: package → analyser → diagnostics at `file:line:col` (absolute). */
@@ -66,7 +66,7 @@ export function parseGoVet(output: string, exit: number | null, root: string): P
       // One package's JSON object (`{}` when clean): up to the line that closes it.
       let end = i
       if (line === "{") while (end < all.length && all[end] !== "}") end++
-      const parsed = Report.safeParse(safeJson(all.slice(i, end + 1).join("\n")))
+      const parsed = Report.safeParse(jsonOf(all.slice(i, end + 1).join("\n")))
       if (!parsed.success) {
         unread.push(...lines(all.slice(i, end + 1).join("\n")))
       } else {
@@ -98,12 +98,4 @@ export function parseGoVet(output: string, exit: number | null, root: string): P
   const refused = unread.find((line) => GO_COMMAND.test(line))
   if (refused && findings.length === 0) return { findings, unread, configProblem: unread.slice(0, 5).join("\n") }
   return { findings, unread, unreadFails: true }
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return undefined
-  }
 }

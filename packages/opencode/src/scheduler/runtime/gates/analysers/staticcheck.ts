@@ -2,7 +2,7 @@ import { tmpdir } from "node:os"
 import path from "node:path"
 import { z } from "zod"
 import type { Finding } from "../schema.ts"
-import { lines, unsetIn, type AnalyserBackend, type Parsed } from "./backend.ts"
+import { jsonOf, lines, unsetIn, type AnalyserBackend, type Parsed } from "./backend.ts"
 import { backendGate } from "./backend-gate.ts"
 import { goEnv, packagesOf } from "./go-vet.ts"
 
@@ -51,7 +51,7 @@ export function parseStaticcheck(output: string, _exit: number | null, root: str
   const unread: string[] = []
   let configProblem: string | undefined
   for (const line of lines(output)) {
-    const parsed = Problem.safeParse(safeJson(line))
+    const parsed = Problem.safeParse(jsonOf(line))
     if (!parsed.success) {
       unread.push(line)
       continue
@@ -71,12 +71,4 @@ export function parseStaticcheck(output: string, _exit: number | null, root: str
   if (crash) return { findings, unread, crashed: crash }
   if (configProblem && findings.length === 0) return { findings, unread, configProblem }
   return { findings, unread, unreadFails: true }
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return undefined
-  }
 }
