@@ -1,10 +1,11 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import type { PluginInput } from "@opencode-ai/plugin"
 import { z } from "zod"
 import { CompactionCheck } from "../../core/compaction-check"
 import type { EventInput } from "../ports"
 import { TokenEstimate } from "./token-estimate"
+import { writeFileAtomicSync } from "../store/atomic"
 
 type Client = PluginInput["client"]
 
@@ -131,9 +132,7 @@ export namespace CompactionGuard {
     const file = fileOf(sessionID)
     if (!file || !add) return
     try {
-      mkdirSync(keptIn!, { recursive: true })
-      writeFileSync(`${file}.tmp`, JSON.stringify(add))
-      renameSync(`${file}.tmp`, file)
+      writeFileAtomicSync(file, JSON.stringify(add))
     } catch {
       // Kept in memory for this engine process all the same.
     }
