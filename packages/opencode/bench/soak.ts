@@ -8,9 +8,9 @@
  * (test/stages.ts). The suite runs the same checks shorter (80 kills, 3 kills;
  * the chaos seeds are here only: about 70 s each). Exits 1 when any of them fails.
  */
-import { spawnSync } from "node:child_process"
+import { spawn } from "node:child_process"
 import { join } from "node:path"
-import { parseArgs } from "node:util"
+import { parseArgs, stripVTControlCharacters } from "node:util"
 import { SOAK_FILES } from "../../../test/stages"
 
 const { values } = parseArgs({ options: { seeds: { type: "string", default: "30" }, parallel: { type: "string", default: "2" } } })
@@ -43,14 +43,40 @@ const steps: { what: string; command: string[]; env?: Record<string, string> }[]
   },
   { what: `the chaos property (${values.seeds} seeds)`, command: [process.execPath, "packages/opencode/bench/chaos.ts", "--seeds", values.seeds!, "--parallel", values.parallel!] },
 ]
-const failed: string[] = []
+/**
+ * What CI shows of a run is its tail, so a failed step's reasons are printed again at the very end: the lines of
+ * its output that name a failure (vitest's FAIL and × lines, assertion and error messages, a timeout), at most 80.
+ */
+function failureLines(output: string): string[] {
+  const lines = stripVTControlCharacters(output).split("\n")
+  const marks = /(^|\s)(FAIL|×|✗)\s|AssertionError|Error:|Timed out|timed out|Expected|Received|^\s*[-+] |golden/
+  const picked = lines.filter((l) => marks.test(l)).map((l) => l.slice(0, 400))
+  return picked.length ? picked.slice(0, 80) : lines.slice(-40)
+}
+
+async function runStep(step: (typeof steps)[number]): Promise<{ status: number | null; output: string }> {
+  const child = spawn(step.command[0]!, step.command.slice(1), { cwd: root, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...step.env } })
+  let output = ""
+  const keep = (chunk: Buffer, to: NodeJS.WriteStream) => {
+    to.write(chunk)
+    // The reasons are near the failures, and a long step's output is megabytes: the last 4 MB are enough.
+    output = (output + chunk.toString("utf8")).slice(-4_000_000)
+  }
+  child.stdout.on("data", (c: Buffer) => keep(c, process.stdout))
+  child.stderr.on("data", (c: Buffer) => keep(c, process.stderr))
+  const status = await new Promise<number | null>((done) => child.on("close", (code) => done(code)))
+  return { status, output }
+}
+
+const failed: { what: string; lines: string[] }[] = []
 for (const step of steps) {
   const started = Date.now()
   process.stdout.write(`\n== soak: ${step.what}\n`)
-  const r = spawnSync(step.command[0]!, step.command.slice(1), { cwd: root, stdio: "inherit", env: { ...process.env, ...step.env } })
+  const r = await runStep(step)
   const s = Math.round((Date.now() - started) / 1000)
-  process.stdout.write(`== soak: ${step.what}: ${r.status === 0 ? "passed" : `FAILED (exit ${r.status ?? r.signal})`} in ${s} s\n`)
-  if (r.status !== 0) failed.push(step.what)
+  process.stdout.write(`== soak: ${step.what}: ${r.status === 0 ? "passed" : `FAILED (exit ${r.status})`} in ${s} s\n`)
+  if (r.status !== 0) failed.push({ what: step.what, lines: failureLines(r.output) })
 }
-process.stdout.write(failed.length ? `\nsoak failed: ${failed.join("; ")}\n` : "\nsoak passed\n")
+for (const f of failed) process.stdout.write(`\n== soak: why "${f.what}" failed\n${f.lines.join("\n")}\n`)
+process.stdout.write(failed.length ? `\nsoak failed: ${failed.map((f) => f.what).join("; ")}\n` : "\nsoak passed\n")
 process.exit(failed.length ? 1 : 0)
