@@ -3,9 +3,10 @@
  * The suite is the loop a developer waits on and must stay under 10 minutes on two cores (issue 42 item 6);
  * CI runs both stages, so every file still runs on every submission. A file moves here when it is slow and
  * proves a path of faults or long runs that the suite's faster end-to-end files already enter: the person's
- * paths (the TUI, the demo, confirm, the program tasks) stay in the suite. Two TUI files are steps of the soak of their
+ * paths (the TUI, the demo, confirm, the program tasks) stay in the suite. Three TUI files are steps of the soak of their
  * own, skipped unless their variable is set (bench/soak.ts sets it): the screens' goldens (test/tui/screens.e2e.test.ts,
- * AIR_TUI_SCREENS=1) and every path of the demo through the plan (test/tui/paths.e2e.test.ts, AIR_TUI_PATHS=1).
+ * AIR_TUI_SCREENS=1), and every path of the demo through the plan with status after a quit or a kill
+ * (test/tui/paths.e2e.test.ts and quit-status.e2e.test.ts, AIR_TUI_PATHS=1).
  */
 export const SOAK_FILES: readonly string[] = [
   // Main's provider holding its first request past the engine's header timeout (151 s).

@@ -2,7 +2,7 @@
  * bun run soak [--seeds N] [--parallel K]
  * The long checks CI runs after the suite, each at full length: the store under 300 SIGKILLs, the whole
  * process tree of a run under 8 SIGKILLs with resume, the TUI's screens against their goldens (screens.e2e), the
- * demo's paths through the plan in the TUI (paths.e2e),
+ * demo's paths through the plan in the TUI and status after it quits or is killed (paths.e2e, quit-status.e2e),
  * the chaos property over 30 seeds of both scenarios
  * with every fault of the list (bench/chaos.ts), and the slow end-to-end files the suite leaves to this stage
  * (test/stages.ts). The suite runs the same checks shorter (80 kills, 3 kills;
@@ -32,9 +32,10 @@ const steps: { what: string; command: string[]; env?: Record<string, string> }[]
   },
   {
     // The demo's paths through the plan in the TUI with the shipped demo-chat.json: confirmed in the dialog, in the
-    // chat, revised in the dialog at 80×24 in Chinese (one TUI each, a few minutes in all).
-    what: "the demo's paths through the plan in the TUI",
-    command: [join(root, "node_modules", ".bin", "vitest"), "run", "packages/opencode/test/tui/paths.e2e.test.ts"],
+    // chat, revised in the dialog at 80×24 in Chinese; then quit and killed mid-build, status read and the run
+    // reopened (one TUI each, about four minutes in all).
+    what: "the demo's paths through the plan in the TUI, and status after it quits or is killed",
+    command: [join(root, "node_modules", ".bin", "vitest"), "run", "packages/opencode/test/tui/paths.e2e.test.ts", "packages/opencode/test/tui/quit-status.e2e.test.ts"],
     env: { AIR_TUI_PATHS: "1", CI: "1" },
   },
   {

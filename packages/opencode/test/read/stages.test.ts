@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, test } from "vitest"
 import { SOAK_FILES, suiteExcludes } from "../../../../test/stages"
@@ -22,3 +22,36 @@ describe("the soak stage's files (test/stages.ts)", () => {
     expect(named).toHaveLength(SOAK_FILES.length - 1)
   })
 })
+
+/** The test files under packages/opencode/test that run only when a variable is set, with that variable. */
+function gatedFiles(): { file: string; variable: string }[] {
+  const walk = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? walk(join(dir, d.name)) : d.name.endsWith(".test.ts") ? [join(dir, d.name)] : []))
+  return walk(join(ROOT, "packages", "opencode", "test")).flatMap((path) => {
+    const m = readFileSync(path, "utf8").match(/\.skipIf\(!process\.env\.(\w+)\)/)
+    return m ? [{ file: path.slice(ROOT.length + 1), variable: m[1]! }] : []
+  })
+}
+
+// A check CI runs another way: chaos.test.ts is the soak's chaos step (bench/chaos.ts) as a vitest file.
+const RUN_OTHERWISE: Record<string, string> = { "packages/opencode/test/e2e/chaos.test.ts": "packages/opencode/bench/chaos.ts" }
+
+describe("the test files that run only when a variable is set", () => {
+  test("each is a step of the soak that sets its variable (or CI runs its check another way), so none is never run", () => {
+    const soak = readFileSync(join(ROOT, "packages", "opencode", "bench", "soak.ts"), "utf8")
+    const gated = gatedFiles()
+    expect(gated.map((g) => g.file)).toContain("packages/opencode/test/tui/screens.e2e.test.ts")
+    for (const { file, variable } of gated) {
+      if (RUN_OTHERWISE[file]) {
+        expect(soak, file).toContain(RUN_OTHERWISE[file]!.replace("packages/opencode/", ""))
+        continue
+      }
+      expect(soak, `${file} is in no soak step`).toContain(file)
+      // The step that names the file sets its variable.
+      const at = soak.indexOf(file)
+      const step = soak.slice(soak.lastIndexOf("{\n", at), soak.indexOf("\n  },", at))
+      expect(step, `${file}'s soak step does not set ${variable}`).toContain(`${variable}: "1"`)
+    }
+  })
+})
+

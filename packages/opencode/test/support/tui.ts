@@ -111,14 +111,33 @@ export class TuiDriver {
     this.tmux(["send-keys", "-t", this.target, ...keys])
   }
 
+  /**
+   * SIGKILLs the current window's program and everything it started (the engine, its gates' commands), all at
+   * once, as a crash or `kill -9` would: nothing gets to clean up. The window's shell stays and prints "EXITED 137".
+   */
+  async kill(): Promise<number[]> {
+    const shell = Number(this.tmux(["display-message", "-p", "-t", this.target, "#{pane_pid}"]).trim())
+    const pids = TuiDriver.descendants([shell]).filter((pid) => pid !== shell)
+    for (const pid of pids) {
+      try {
+        process.kill(pid, "SIGKILL")
+      } catch {}
+    }
+    while (pids.some(alive)) await new Promise((r) => setTimeout(r, 100))
+    return pids
+  }
+
   /** Every window's process and its descendants, by pid (the programs and the engines they started). */
   private processes(): number[] {
-    let roots: number[]
     try {
-      roots = this.tmux(["list-panes", "-s", "-t", "air", "-F", "#{pane_pid}"]).split("\n").map(Number).filter((n) => n > 0)
+      return TuiDriver.descendants(this.tmux(["list-panes", "-s", "-t", "air", "-F", "#{pane_pid}"]).split("\n").map(Number).filter((n) => n > 0))
     } catch {
       return []
     }
+  }
+
+  /** `roots` and every process below them, by pid. */
+  private static descendants(roots: number[]): number[] {
     const all = [...roots]
     for (let i = 0; i < all.length; i++) {
       try {
@@ -134,32 +153,34 @@ export class TuiDriver {
   /** Ends every program (SIGTERM, then SIGKILL after 20 s) and waits until they and their engines are gone, then the tmux server. */
   async stop(): Promise<void> {
     const pids = this.processes()
-    const alive = () => pids.filter((pid) => {
-      try {
-        process.kill(pid, 0)
-        return true
-      } catch {
-        return false
-      }
-    })
+    const living = () => pids.filter(alive)
     for (const pid of pids) {
       try {
         process.kill(pid, "SIGTERM")
       } catch {}
     }
     const deadline = Date.now() + 20_000
-    while (alive().length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200))
-    for (const pid of alive()) {
+    while (living().length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200))
+    for (const pid of living()) {
       try {
         process.kill(pid, "SIGKILL")
       } catch {}
     }
-    while (alive().length) await new Promise((r) => setTimeout(r, 100))
+    while (living().length) await new Promise((r) => setTimeout(r, 100))
     try {
       this.tmux(["kill-server"])
     } catch {
       // already gone
     }
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
   }
 }
 

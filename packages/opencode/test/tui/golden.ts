@@ -25,3 +25,29 @@ export function golden(name: string, screen: string): void {
   }
   expect(actual, `screen differs from test/tui/golden/${name} (UPDATE_GOLDEN=1 rewrites it)`).toBe(readFileSync(file, "utf8"))
 }
+
+/**
+ * `golden` for a live screen: what `read` shows is compared once it matches, or when `windowMs` has passed. A
+ * screen is drawn by a program that goes on working: a toast laid over a dialog for a few seconds, a redraw half
+ * done, are not what the screen shows; a real difference stays for the whole window and fails as `golden` does.
+ */
+export async function goldenSoon(name: string, read: () => string, windowMs = 15_000): Promise<void> {
+  const file = join(GOLDEN, name)
+  const safely = () => {
+    try {
+      return read()
+    } catch {
+      return "" // the screen moved on between the check and the read: the rows asked for are not there
+    }
+  }
+  let actual = safely()
+  if (process.env.UPDATE_GOLDEN !== "1" && existsSync(file)) {
+    const want = readFileSync(file, "utf8")
+    const deadline = Date.now() + windowMs
+    while (steady(actual) !== want && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 500))
+      actual = safely()
+    }
+  }
+  golden(name, actual)
+}

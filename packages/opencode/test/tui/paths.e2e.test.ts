@@ -1,11 +1,7 @@
-import { execFileSync } from "node:child_process"
-import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
-import { join } from "node:path"
 import { afterEach, describe, expect, test } from "vitest"
-import { Paths } from "../../src/engine"
-import { aircodingBin, bunBinary, makeSandbox, type Sandbox } from "../support/sandbox"
-import { columnOf, columns, normaliseScreen, TuiDriver } from "../support/tui"
-import { golden } from "./golden"
+import { columnOf, columns, normaliseScreen } from "../support/tui"
+import { DemoRun } from "./demo-run"
+import { goldenSoon } from "./golden"
 
 /**
  * Every path a person can take through the plan with the demo the README points to: the shipped
@@ -14,70 +10,10 @@ import { golden } from "./golden"
  * again, then the person confirms); each path ends with the run's end in the chat. One TUI per path: about a minute and a half
  * each here, so the file runs in CI's soak stage (test/stages.ts) and, outside it, with AIR_TUI_PATHS=1.
  */
-const SCENARIO = join(Paths.scenarios, "demo-chat.json")
-const REQUIREMENT = "Add mul and avg3 to calc"
-// Main's last words in demo-chat.json, said once RUN ENDED reaches it.
-const RUN_ENDED_IN_CHAT = "The run has ended"
+const { RUN_ENDED_IN_CHAT, EN_DIALOG, ZH_FIELD, until, has, dialogShown, chat, submitRequirement } = DemoRun
+const demo = DemoRun.start
 
-type Demo = { sandbox: Sandbox; dir: string; tui: TuiDriver; events: () => ({ type: string } & Record<string, unknown>)[] }
-const open: Demo[] = []
-
-function demo(opts: { width?: number; height?: number; language?: "en" | "zh-CN" } = {}): Demo {
-  const sandbox = makeSandbox("air-paths-")
-  const dir = join(sandbox.root, "calc")
-  cpSync(join(Paths.samples, "cpp-calc"), dir, { recursive: true })
-  if (opts.language) {
-    mkdirSync(join(dir, ".air", "shared"), { recursive: true })
-    writeFileSync(join(dir, ".air", "shared", "config.json"), JSON.stringify({ language: opts.language }, null, 2))
-  }
-  const git = (...args: string[]) => execFileSync("git", args, { cwd: dir, env: sandbox.env, stdio: "ignore" })
-  git("init", "-q", "-b", "main")
-  git("add", "-A")
-  git("commit", "-q", "-m", "cpp-calc sample")
-  const tui = TuiDriver.start({ root: sandbox.root, cwd: dir, env: sandbox.env, command: [bunBinary(), aircodingBin, dir, "--scripted", SCENARIO], width: opts.width, height: opts.height })
-  const log = join(dir, ".air", "local", "state", "events.jsonl")
-  const events = () => (existsSync(log) ? readFileSync(log, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [])
-  const d = { sandbox, dir, tui, events }
-  open.push(d)
-  return d
-}
-
-afterEach(async () => {
-  for (const d of open.splice(0)) {
-    await d.tui.stop()
-    d.sandbox.cleanup()
-  }
-}, 60_000)
-
-/**
- * Waits until the screen shows `what`, failing at once when the program has exited (its window then shows
- * "EXITED <code>") instead of waiting out the deadline. The deadline is an inactivity bound for a loaded machine.
- */
-async function until(tui: TuiDriver, what: (screen: string) => boolean, timeoutMs: number, label: string): Promise<string> {
-  const screen = await tui.waitFor((s) => what(s) || /^EXITED \d+$/m.test(s), timeoutMs, label)
-  if (!what(screen)) throw new Error(`the program exited while waiting for ${label}; the screen was:\n${screen}`)
-  return screen
-}
-
-const has = (text: string) => (s: string) => s.includes(text)
-const EN_DIALOG = "The Architect proposes a plan"
-/** The plan dialog drawn whole: its title, the plan's summary, and `last` (the engine's footer, or the answer field's placeholder). */
-const dialogShown = (title: string, summary: string, last = "enter submit") => (s: string) => s.includes(title) && s.includes(summary) && s.includes(last)
-const ZH_FIELD = "留空 = 确认；或输入需要的修改"
-
-/** The Main chat's column: the screen left of the sidebar (which starts with "AirCoding · "). */
-function chat(screen: string): string {
-  const lines = screen.split("\n")
-  const head = lines.find((l) => l.includes("AirCoding · "))
-  const edge = head ? columnOf(head, head.indexOf("AirCoding · ")) - 2 : 10_000
-  return lines.map((l) => columns(l, 0, edge)).join("\n")
-}
-
-async function submitRequirement(tui: TuiDriver): Promise<void> {
-  // Inactivity bounds for a loaded 2-core machine, where the engine's cold start alone has taken minutes.
-  await until(tui, has("Ask anything"), 420_000, "the TUI's prompt")
-  tui.submit(REQUIREMENT)
-}
+afterEach(() => DemoRun.closeAll(), 60_000)
 
 describe.skipIf(!process.env.AIR_TUI_PATHS)("the demo's paths through the plan in the TUI (scenarios/demo-chat.json as shipped)", () => {
   test("confirmed in the dialog: the chat shows the run's end once the sidebar says done", async () => {
@@ -140,8 +76,8 @@ describe.skipIf(!process.env.AIR_TUI_PATHS)("the demo's paths through the plan i
     await submitRequirement(tui)
     const title = "架构师提出了计划"
     // The dialog fits the short screen down to the answer field (its placeholder).
-    const first = await until(tui, dialogShown(title, "Three tasks.", ZH_FIELD), 420_000, "the plan dialog with its answer field")
-    golden("plan-dialog-answer.80x24.zh-CN.txt", dialogRows(first, title, ZH_FIELD))
+    await until(tui, dialogShown(title, "Three tasks.", ZH_FIELD), 420_000, "the plan dialog with its answer field")
+    await goldenSoon("plan-dialog-answer.80x24.zh-CN.txt", () => dialogRows(tui.screen(), title, ZH_FIELD))
     tui.submit("Put the tests of mul and avg3 in their own task")
     // The change goes to the Architect, whose revision opens the dialog again.
     await until(tui, dialogShown(title, "Revised plan", ZH_FIELD), 420_000, "the revised plan's dialog")
