@@ -21,7 +21,7 @@ describe.skipIf(!process.env.AIR_TUI_PATHS)("the demo's paths through the plan i
     await submitRequirement(tui)
     await until(tui, dialogShown(EN_DIALOG, "Three tasks. T-1 adds calc::mul"), 420_000, "the plan dialog")
     tui.press("Enter") // an empty answer confirms
-    await until(tui, () => events().some((e) => e.type === "plan.confirmed"), 30_000, "plan.confirmed in the log")
+    await until(tui, () => events().some((e) => e.type === "plan.confirmed"), 120_000, "plan.confirmed in the log")
     // The confirmation's news reaches Main on its own: the chat says what the dialog did.
     await until(tui, (s) => chat(s).includes("You confirmed the plan in AirCoding's dialog"), 300_000, "Main's word on the dialog's confirmation")
     await until(tui, has("AirCoding · done"), 600_000, "the sidebar to say done")
@@ -39,7 +39,7 @@ describe.skipIf(!process.env.AIR_TUI_PATHS)("the demo's paths through the plan i
     await submitRequirement(tui)
     await until(tui, dialogShown(EN_DIALOG, "Three tasks. T-1 adds calc::mul"), 420_000, "the plan dialog")
     tui.press("Escape") // answered in the chat instead; /air-answer would bring the dialog back
-    await until(tui, (s) => !s.includes(EN_DIALOG), 30_000, "the dialog to close")
+    await until(tui, (s) => !s.includes(EN_DIALOG), 120_000, "the dialog to close")
     // Main shows the plan in the chat when the proposal's news reaches it; the person answers it there.
     await until(tui, (s) => chat(s).includes("The Architect proposes this plan"), 300_000, "the plan in the chat")
     tui.submit("yes")
@@ -55,7 +55,7 @@ describe.skipIf(!process.env.AIR_TUI_PATHS)("the demo's paths through the plan i
     await submitRequirement(tui)
     await until(tui, dialogShown(EN_DIALOG, "Three tasks. T-1 adds calc::mul"), 420_000, "the plan dialog")
     tui.press("Escape")
-    await until(tui, (s) => !s.includes(EN_DIALOG), 30_000, "the dialog to close")
+    await until(tui, (s) => !s.includes(EN_DIALOG), 120_000, "the dialog to close")
     await until(tui, (s) => chat(s).includes("The Architect proposes this plan"), 300_000, "the plan in the chat")
     tui.submit("Put the tests of mul and avg3 in their own task")
     // The revision comes back as a dialog (and in the chat); this time the person answers in the chat.
@@ -83,7 +83,7 @@ describe.skipIf(!process.env.AIR_TUI_PATHS)("the demo's paths through the plan i
     await until(tui, dialogShown(title, "Revised plan", ZH_FIELD), 420_000, "the revised plan's dialog")
     expect(events().filter((e) => e.type === "plan.proposed")).toHaveLength(2)
     tui.press("Enter")
-    await until(tui, () => events().some((e) => e.type === "plan.confirmed"), 30_000, "plan.confirmed in the log")
+    await until(tui, () => events().some((e) => e.type === "plan.confirmed"), 120_000, "plan.confirmed in the log")
     const end = await until(tui, (s) => s.includes(RUN_ENDED_IN_CHAT), 900_000, "the run's end in the chat")
     expect(end).toContain(RUN_ENDED_IN_CHAT)
   }, 1_500_000)
