@@ -60,7 +60,7 @@ const BUDGET_KINDS = ["requests", "tokens", "cost", "minutes"] as const
  * What kind of fault stopped a command the runtime carried out (not a verdict on the work): the
  * question to the user names it, and the answer retries the same step.
  */
-const FAULT_TAGS = ["toolchain", "git", "index-lock", "local-changes", "lock-timeout", "merge", "fs", "process", "session", "unexpected"] as const
+const FAULT_TAGS = ["toolchain", "git", "index-lock", "local-changes", "lock-timeout", "merge", "fs", "disk-full", "process", "session", "unexpected"] as const
 export type FaultTag = (typeof FAULT_TAGS)[number]
 
 /** How the final build of the integration branch ended: passed, failed (its commands failed) or errored (it could not run). */

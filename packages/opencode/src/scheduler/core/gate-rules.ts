@@ -66,6 +66,8 @@ export function gatesErrored(d: Draft, e: EventOf<"gates.errored">): string | un
   if (typeof t === "string") return t
   // Not the work's fault: nobody repairs it; the user hears the cause, and the answer runs the gates again.
   d.patch(t.id, { lastFailure: { source: `gates:${e.tag}`, message: e.message, evidencePath: null } })
-  d.block(t.id, `its gates could not run (${e.tag}): ${e.message}`, "gates")
+  // A full disk: the gates already reset their build slot and ran again (machine-fault.ts); only a person frees space.
+  const reason = e.tag === "disk-full" ? `the disk is full, not the task's code: ${e.message}` : `its gates could not run (${e.tag}): ${e.message}`
+  d.block(t.id, reason, "gates")
   d.schedule()
 }

@@ -3,7 +3,7 @@
  * (`gates.errored`, `merge.blocked`, …) instead of a log line. `cause` keeps the original error.
  */
 
-export const GATE_ERROR_TAGS = ["ToolchainInvalid", "GitFailed", "EvidenceWriteFailed", "ToolCrashed", "Aborted"] as const
+export const GATE_ERROR_TAGS = ["ToolchainInvalid", "GitFailed", "EvidenceWriteFailed", "ToolCrashed", "Aborted", "DiskFull"] as const
 export type GateErrorTag = (typeof GATE_ERROR_TAGS)[number]
 
 /** The gates could not reach a verdict: nothing about the task's work is known, nothing was passed. */

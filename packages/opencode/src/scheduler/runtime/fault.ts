@@ -14,6 +14,7 @@ const GATE_FAULTS: Record<GateErrorTag, FaultTag> = {
   EvidenceWriteFailed: "fs",
   ToolCrashed: "process",
   Aborted: "process",
+  DiskFull: "disk-full",
 }
 
 const MERGE_FAULTS: Record<MergeErrorTag, FaultTag> = {

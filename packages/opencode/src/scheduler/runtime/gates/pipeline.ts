@@ -1,4 +1,4 @@
-import { mkdir, rm, writeFile } from "node:fs/promises"
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { writeFileAtomic } from "../store/atomic.ts"
 import { git, GitCommandError } from "../git/git.ts"
@@ -19,6 +19,7 @@ import { heldEvidence } from "./held-evidence.ts"
 import { BudgetExec } from "../jobs/exec.ts"
 import { RunJobs } from "../jobs/run-jobs.ts"
 import { SetupSteps } from "../../../knowledge/setup-steps.ts"
+import { machineFaultIn, onMachineFault } from "../../core/machine-fault.ts"
 
 export const REPORT_FILE = "report.json"
 
@@ -211,7 +212,7 @@ export async function runGates(input: RunInput): Promise<GateReport> {
     const id = SlotPool.acquire(input.root, input.taskId)
     try {
       const print = await BuildSlot.fingerprint(ctx.rules, ctx.env)
-      const taken = await BuildSlot.take(input.root, id, head, print, ctx.rules.detected?.buildDir ?? Toolchain.BUILD_DIR)
+      const taken = await BuildSlot.take(input.root, id, head, print, ctx.rules.detected?.buildDir ?? Toolchain.BUILD_DIR, ctx.env)
       const exec = execIn(taken.path)
       // The project's setup steps, as in every worktree: the slot's clean removed what they made last time.
       const setup = await SetupSteps.apply(input.root, taken.path, exec, ctx.env, ctx.rules.timeoutMs)
@@ -223,9 +224,17 @@ export async function runGates(input: RunInput): Promise<GateReport> {
       throw error
     }
   }
+  const buildDir = ctx.rules.detected?.buildDir ?? Toolchain.BUILD_DIR
+  // A full disk in a building gate is the machine's fault, not the work's: the build tree is reset and the gates run
+  // again from the first building gate; a second time, the run stops with one clear message (core/machine-fault.ts).
+  let machineRetries = 0
+  const firstBuilding = gates.findIndex((g) => g.tree === "build")
+  let mark = { results: 0, findings: 0, inherited: 0 }
   let verdict = false
   try {
-    for (const gate of gates) {
+    for (let i = 0; i < gates.length; i++) {
+      const gate = gates[i]!
+      if (i === firstBuilding) mark = { results: results.length, findings: ctx.findings.length, inherited: ctx.inheritedTests.length }
       aborted()
       const started = Date.now()
       tree = gate.tree === "build" ? await tagged(buildTree) : work
@@ -244,6 +253,21 @@ export async function runGates(input: RunInput): Promise<GateReport> {
         ...(failure?.missingTool ? { missingTool: failure.missingTool } : {}),
         ...(outcome.reused ? { reused: outcome.reused } : {}),
       })
+      const fault = failure && gate.tree === "build" ? machineFaultIn(await faultText(outcome.logPath, failure.message)) : undefined
+      if (fault) {
+        const step = onMachineFault(machineRetries, fault, tree.path)
+        if (step.do === "stop") throw new GateError("DiskFull", `${ctx.label}: ${step.message}`)
+        machineRetries++
+        const notes = slot
+          ? await BuildSlot.reset(input.root, slot.id, buildDir)
+          : (await rm(path.join(tree.path, buildDir), { recursive: true, force: true }), ["build directory dropped: the disk filled during the build"])
+        if (slot) slot.notes.push(...notes)
+        results.length = mark.results
+        ctx.findings.length = mark.findings
+        ctx.inheritedTests.length = mark.inherited
+        i = firstBuilding - 1
+        continue
+      }
       if (failure) {
         verdict = true
         return await finish({ ...failure, gate: failure.gate ?? gate.id })
@@ -256,10 +280,16 @@ export async function runGates(input: RunInput): Promise<GateReport> {
     if (slot) {
       // A verdict (pass or fail) leaves a whole build to build on; gates that were stopped or crashed leave the slot
       // marked busy on disk, so its next use drops the build directory they may have left half-written.
-      if (verdict) await BuildSlot.release(input.root, slot.id).catch(() => undefined)
+      if (verdict) await BuildSlot.release(input.root, slot.id, buildDir).catch(() => undefined)
       SlotPool.release(input.root, slot.id)
     }
   }
+}
+
+/** What a failed gate printed, for the machine-fault check: the message and the end of its log. */
+async function faultText(logPath: string | undefined, message: string): Promise<string> {
+  const log = logPath ? await readFile(logPath, "utf8").catch(() => "") : ""
+  return `${message}\n${log.slice(-64_000)}`
 }
 
 /** Where a gate runs and how its commands are run there (sandboxed to write only that tree). */

@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto"
 import { existsSync } from "node:fs"
 import { mkdir, readdir, readFile, rm } from "node:fs/promises"
+import { CMakeCache } from "./cmake-cache.ts"
+import { SlotRepair } from "./slot-repair.ts"
 import path from "node:path"
 import { z } from "zod"
 import { git, gitTry } from "../git/git.ts"
@@ -21,7 +23,9 @@ import { Toolchain } from "./index.ts"
  * every untracked and ignored file removed but the build directory); the build directory is dropped when
  * what made it changed (the build commands, the tools' versions, the compiler and flag variables, the path
  * map: `fingerprint`) or when the slot's last use never ended (a process killed mid-build may leave a
- * half-written cache). A slot whose checkout is missing or broken is made again.
+ * half-written cache), when its CMakeCache.txt is not the one the slot's last build left (another compiler, source
+ * directory or configure options, set by hand: `cmake-cache.ts`). A slot whose checkout is missing or broken is
+ * made again; one a git command left stuck (a lock file, a half-finished rebase or merge) is freed (`slot-repair.ts`).
  *
  * A slot holds no work: only a commit's tree and a cache of its build. The task's own worktree, branch and
  * recovery stay as they are; a slot can be deleted at any moment and costs only a full build.
@@ -31,7 +35,15 @@ export namespace BuildSlot {
     return path.join(root, ".air", "local", "slots")
   }
 
-  const State = z.object({ fingerprint: z.string(), busy: z.boolean(), commit: z.string() }).strict()
+  const State = z
+    .object({
+      fingerprint: z.string(),
+      busy: z.boolean(),
+      commit: z.string(),
+      /** What the build directory's CMakeCache.txt said when its last build ended (`CMakeCache.identity`). */
+      cmake: z.record(z.string(), z.string()).optional(),
+    })
+    .strict()
   type State = z.infer<typeof State>
 
   export interface Taken {
@@ -58,7 +70,14 @@ export namespace BuildSlot {
    * Slot `id` with `commit` checked out exactly and its build directory kept when `print` (see `fingerprint`)
    * is the one it was built with. Marked busy until `release`.
    */
-  export async function take(root: string, id: string, commit: string, print: string, buildDir: string = Toolchain.BUILD_DIR): Promise<Taken> {
+  export async function take(
+    root: string,
+    id: string,
+    commit: string,
+    print: string,
+    buildDir: string = Toolchain.BUILD_DIR,
+    env: NodeJS.ProcessEnv = process.env,
+  ): Promise<Taken> {
     Worktrees.assertTaskId(id)
     const top = await Worktrees.repoRoot(root)
     return serial.run(top, async () => {
@@ -69,7 +88,7 @@ export namespace BuildSlot {
         await Worktrees.dropDetached(top, slot)
         await mkdir(dir(top), { recursive: true })
         await git(top, ["worktree", "add", "--detach", slot, commit])
-      }
+      } else notes.push(...(await SlotRepair.unstick(slot)))
       const before = await readState(top, id)
       const built = path.join(slot, buildDir)
       const drop = !existsSync(built)
@@ -80,9 +99,9 @@ export namespace BuildSlot {
             ? "its last build never ended"
             : before.fingerprint !== print
               ? "the build commands, tools or flags changed"
-              : undefined
+              : CMakeCache.mismatch(await CMakeCache.identity(built), { sourceDir: slot, recorded: before.cmake, env })
       if (drop) {
-        await rm(built, { recursive: true, force: true })
+        await emptyBuildDir(built)
         notes.push(`build directory dropped: ${drop}`)
       }
       await writeState(top, id, { fingerprint: print, busy: true, commit })
@@ -96,12 +115,44 @@ export namespace BuildSlot {
     })
   }
 
-  /** The slot's use ended (its build finished, passed or failed): its build directory is kept for the next. */
-  export async function release(root: string, id: string): Promise<void> {
+  /**
+   * The slot's use ended (its build finished, passed or failed): its build directory is kept for the next, with
+   * what its CMakeCache.txt says now, so a hand-made change to it is seen at the next `take`.
+   */
+  export async function release(root: string, id: string, buildDir: string = Toolchain.BUILD_DIR): Promise<void> {
     const top = await Worktrees.repoRoot(root)
     await serial.run(top, async () => {
       const state = await readState(top, id)
-      if (state) await writeState(top, id, { ...state, busy: false })
+      if (!state) return
+      const cmake = await CMakeCache.identity(path.join(dir(top), id, buildDir))
+      const { cmake: _old, ...rest } = state
+      await writeState(top, id, { ...rest, busy: false, ...(cmake ? { cmake } : {}) })
+    })
+  }
+
+  /**
+   * Drops the slot's build directory while the slot is in use (the gates found the disk full: the space may be the
+   * slot's own leftovers) and cleans its tree; the next build starts from an empty build directory.
+   */
+  export async function reset(root: string, id: string, buildDir: string = Toolchain.BUILD_DIR): Promise<string[]> {
+    const top = await Worktrees.repoRoot(root)
+    return serial.run(top, async () => {
+      const slot = path.join(dir(top), id)
+      await emptyBuildDir(path.join(slot, buildDir))
+      const cleaned = await git(slot, ["clean", "-ffdx", "-e", `/${buildDir}`])
+      return [`build directory dropped: the disk filled during the build`, ...(cleaned.trim() ? [`files removed: ${cleaned.trim().split("\n").length}`] : [])]
+    })
+  }
+
+  /**
+   * Removes what the build directory holds, then the directory. The directory itself may be a mount point (a
+   * separate filesystem for builds): then it stays, empty.
+   */
+  async function emptyBuildDir(built: string): Promise<void> {
+    const names = await readdir(built).catch(() => [] as string[])
+    for (const name of names) await rm(path.join(built, name), { recursive: true, force: true })
+    await rm(built, { recursive: true, force: true }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== "EBUSY") throw error
     })
   }
 
