@@ -69,7 +69,7 @@ describe("classifyFault on real errors", () => {
 
 describe("faults: every tagged error has its kind, and nothing is left without one", () => {
   test("gate and merge tags, git, the toolchain, a full disk, and the unknown", () => {
-    expect(GATE_ERROR_TAGS.map((tag) => classifyFault(new GateError(tag, "x")).tag)).toEqual(["toolchain", "git", "fs", "process", "process"])
+    expect(GATE_ERROR_TAGS.map((tag) => classifyFault(new GateError(tag, "x")).tag)).toEqual(["toolchain", "git", "fs", "process", "process", "disk-full"])
     expect(MERGE_ERROR_TAGS.map((tag) => classifyFault(new MergeQueue.MergeError("T-1", "x", tag)).tag)).toEqual([
       "local-changes",
       "lock-timeout",
