@@ -54,10 +54,7 @@ function suite(extraFiles: Record<string, string>) {
   return { state, repo, run, slotPath }
 }
 
-const gitIn = async (dir: string, args: string[]) => {
-  const r = await Proc.run("git", args, { cwd: dir, timeoutMs: 60_000 })
-  return r
-}
+const gitIn = (dir: string, args: string[]) => Proc.run("git", args, { cwd: dir, env: process.env, timeoutMs: 60_000 })
 
 describe("a slot's checkout broken by hand", () => {
   const { state, repo, run, slotPath } = suite({})
@@ -147,7 +144,7 @@ describe("a build directory from another compiler or other options", () => {
     const other = path.join(tmp, "other-c++")
     await writeFile(other, '#!/bin/sh\nexec g++ "$@"\n')
     await chmod(other, 0o755)
-    const configured = await Proc.run("cmake", ["-S", ".", "-B", Toolchain.BUILD_DIR, `-DCMAKE_CXX_COMPILER=${other}`], { cwd: slotPath(), timeoutMs: 120_000 })
+    const configured = await Proc.run("cmake", ["-S", ".", "-B", Toolchain.BUILD_DIR, `-DCMAKE_CXX_COMPILER=${other}`], { cwd: slotPath(), env: process.env, timeoutMs: 120_000 })
     expect(configured.ok, configured.output).toBe(true)
     expect(await cache()).toMatch(new RegExp(`^CMAKE_CXX_COMPILER:\\w+=${other.replace(/[.+]/g, "\\$&")}$`, "m"))
 
@@ -158,7 +155,7 @@ describe("a build directory from another compiler or other options", () => {
     expect(await cache()).toMatch(/^CMAKE_CXX_COMPILER:\w+=\/usr\/bin\/c\+\+$/m)
 
     // Then the compiler the slot's cache names is removed: the build directory is dropped again.
-    await Proc.run("cmake", ["-S", ".", "-B", Toolchain.BUILD_DIR, `-DCMAKE_CXX_COMPILER=${other}`], { cwd: slotPath(), timeoutMs: 120_000 })
+    await Proc.run("cmake", ["-S", ".", "-B", Toolchain.BUILD_DIR, `-DCMAKE_CXX_COMPILER=${other}`], { cwd: slotPath(), env: process.env, timeoutMs: 120_000 })
     await BuildSlot.release(state.repo!.root, "slot-1")
     await rm(other)
     const third = await run("C", 4)
@@ -181,12 +178,12 @@ describe("a disk that fills during a slot's build", () => {
   const mounted: string[] = []
   const mount = async (dir: string, size: string) => {
     await mkdir(dir, { recursive: true })
-    const r = await Proc.run("mount", ["-t", "tmpfs", "-o", `size=${size}`, "tmpfs", dir], { timeoutMs: 30_000 })
+    const r = await Proc.run("mount", ["-t", "tmpfs", "-o", `size=${size}`, "tmpfs", dir], { cwd: "/", env: process.env, timeoutMs: 30_000 })
     if (r.ok) mounted.push(dir)
     return r
   }
   const umount = async () => {
-    for (const dir of mounted.splice(0).reverse()) await Proc.run("umount", [dir], { timeoutMs: 30_000 })
+    for (const dir of mounted.splice(0).reverse()) await Proc.run("umount", [dir], { cwd: "/", env: process.env, timeoutMs: 30_000 })
   }
   afterAll(async () => {
     await umount()
