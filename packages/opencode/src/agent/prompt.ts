@@ -3,11 +3,11 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Language } from "./language"
 import { Roles } from "./roles"
-import { TASK_KINDS } from "../scheduler/core/task.schema"
+import { Vocabulary } from "./vocabulary"
 
 /**
- * Role prompts are content: `prompts/<role>.md` at the repository root, with `{{language_rule}}` filled
- * in by code. The directory is found from this module's own location (src/agent/ → ../../../../prompts),
+ * Role prompts are content: `prompts/<role>.md` at the repository root, with `{{language_rule}}` and the code's
+ * vocabulary (`{{gates}}`, `{{task_kinds}}`, … : vocabulary.ts) filled in by code. The directory is found from this module's own location (src/agent/ → ../../../../prompts),
  * so it works wherever the checkout is, under Node and Bun alike.
  */
 export namespace Prompt {
@@ -24,12 +24,9 @@ export namespace Prompt {
 
   export const PLACEHOLDER = "{{language_rule}}"
 
-  /** Where a model-facing text names the task kinds: filled from the schema, so a prompt cannot drift from it. */
-  export const KINDS_PLACEHOLDER = "{{task_kinds}}"
-
-  /** A model-facing text (a prompt, a tool's description) with the code's vocabulary filled in. */
+  /** A model-facing text (a prompt, a tool's description) with the code's vocabulary filled in (vocabulary.ts). */
   export function withVocabulary(text: string): string {
-    return text.replaceAll(KINDS_PLACEHOLDER, TASK_KINDS.join(", "))
+    return Vocabulary.fill(text)
   }
 
   /** The first line of every prompt: the scripted test model recognises agents by it. */
@@ -58,7 +55,11 @@ export namespace Prompt {
     }
     if (opts.filled) {
       if (text.includes("{{")) out.push(`a placeholder is left unfilled: ${text.match(/\{\{[^}]*\}\}/)?.[0]}`)
-    } else if (!text.includes(PLACEHOLDER)) out.push(`the placeholder ${PLACEHOLDER} is missing (under "## Language")`)
+    } else {
+      if (!text.includes(PLACEHOLDER)) out.push(`the placeholder ${PLACEHOLDER} is missing (under "## Language")`)
+      for (const placeholder of Vocabulary.unknown(text, [PLACEHOLDER])) out.push(`the placeholder ${placeholder} is unknown (vocabulary.ts lists them)`)
+      for (const list of Vocabulary.handWrittenGateLists(text)) out.push(`the gates are listed by hand ("${list}"): say {{gates}} or {{debugger_gates}}`)
+    }
     return out
   }
 

@@ -1,8 +1,13 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
 import { Language, loadPrompt, Prompt, Roles } from "../../src/agent"
+import { Vocabulary } from "../../src/agent/vocabulary"
+import type { Gate } from "../../src/scheduler/runtime/gates/gate"
+import { GATE_IDS, REGISTRY, requiredEvidence } from "../../src/scheduler/runtime/gates/registry"
+import { TASK_KINDS } from "../../src/scheduler/core/task.schema"
 
 const scratch = mkdtempSync(join(tmpdir(), "air-prompts-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
@@ -14,6 +19,68 @@ describe("the role prompts", () => {
     const plan = Prompt.withVocabulary(read(new URL("../../src/tool/descriptions/air_plan.txt", import.meta.url), "utf8"))
     for (const text of [loadPrompt("architect", "en"), plan]) expect(text).toContain(`(${TASK_KINDS.join(", ")})`)
     expect(TASK_KINDS).toEqual(expect.arrayContaining(["ui", "service"]))
+  })
+
+  it("name the gates, their logs and the evidence by kind from the registry: every shipped gate id is in the loaded texts", () => {
+    const executor = loadPrompt("executor", "en")
+    expect(executor).toContain(`the gates, in this order: ${GATE_IDS.join(", ")} (`)
+    const debuggerPrompt = loadPrompt("debugger", "en")
+    const toDebugger = REGISTRY.filter((gate) => gate.route.startsWith("debugger")).map((gate) => gate.id)
+    expect(toDebugger).toEqual(expect.arrayContaining(["build", "test", "analysis", "ui-capture", "service-probe"]))
+    expect(debuggerPrompt).toContain(`comes to me: ${toDebugger.join(", ")})`)
+    for (const log of (REGISTRY as readonly Gate[]).flatMap((gate) => gate.logs ?? [])) for (const text of [executor, debuggerPrompt, loadPrompt("reviewer", "en"), loadPrompt("main", "en")]) expect([log, text.includes(log)]).toEqual([log, true])
+    const architect = loadPrompt("architect", "en")
+    for (const kind of TASK_KINDS) expect(architect).toContain(`${kind}: ${requiredEvidence(kind).join(", ") || "none"}`)
+    expect(architect).toMatch(/ui: [^;]*screenshot/)
+    expect(architect).toMatch(/service: [^;]*probe/)
+  })
+
+  it("a gate added to the registry is in the texts the day it is added (a planted gate)", () => {
+    const coverage = { id: "coverage", route: "debugger", provides: "coverage", requiredFor: ["code"], logs: ["coverage.log"], run: async () => ({ ran: false, summary: "" }) } as const satisfies Gate
+    const registry: readonly Gate[] = [...REGISTRY, coverage]
+    const raw = Prompt.raw("executor")
+    expect(Vocabulary.fill(raw)).not.toContain("coverage")
+    const filled = Vocabulary.fill(raw, registry)
+    expect(filled).toContain(`${GATE_IDS.join(", ")}, coverage (`)
+    expect(filled).toContain("coverage.log")
+    expect(Vocabulary.debuggerGates(registry).split(", ").at(-1)).toBe("coverage")
+    expect(Vocabulary.evidenceByKind(registry)).toContain("code: diff, build, test, analysis, coverage;")
+  })
+
+  it("refuse a prompt that lists the gates by hand or holds a placeholder nothing fills (a planted drift)", () => {
+    const good = Prompt.raw("executor")
+    expect(Prompt.problems("executor", good)).toEqual([])
+    for (const list of ["commit, non-empty diff, build, tests, cppcheck", "build, test or cppcheck", "build/test/cppcheck", "the diff, the build, the tests and cppcheck"]) {
+      const drifted = good.replace("{{gates}}", list)
+      expect([list, Prompt.problems("executor", drifted).join("\n")]).toEqual([list, expect.stringMatching(/the gates are listed by hand/)])
+    }
+    // A text naming one gate, or toolchain.json's command lines, is no list of gates.
+    expect(Vocabulary.handWrittenGateLists("runs the ui-capture gate's capture; toolchain.json (build, test and analysis commands)")).toEqual([])
+    const typo = good.replace("{{gates}}", "{{gate}}")
+    expect(Prompt.problems("executor", typo)).toEqual(["the placeholder {{gate}} is unknown (vocabulary.ts lists them)"])
+    expect(() => Vocabulary.fill(typo)).not.toThrow()
+    expect(Prompt.problems("executor", Vocabulary.fill(typo), { filled: true })).toEqual(["a placeholder is left unfilled: {{gate}}"])
+  })
+
+  it("the tools' descriptions and the skills: known placeholders only, no gate listed by hand, nothing left unfilled", () => {
+    const descriptions = fileURLToPath(new URL("../../src/tool/descriptions/", import.meta.url))
+    const skills = join(Prompt.dir, "..", "skills")
+    const files = [...readdirSync(descriptions).map((f) => join(descriptions, f)), ...readdirSync(skills).map((f) => join(skills, f))]
+    expect(files.length).toBeGreaterThan(20)
+    for (const file of files) {
+      const text = readFileSync(file, "utf8")
+      expect([file, Vocabulary.unknown(text), Vocabulary.handWrittenGateLists(text)]).toEqual([file, [], []])
+      expect([file, Prompt.withVocabulary(text).includes("{{")]).toEqual([file, false])
+    }
+    const report = Prompt.withVocabulary(readFileSync(join(descriptions, "air_report.txt"), "utf8"))
+    expect(report).toContain(`(${GATE_IDS.join(", ")})`)
+  })
+
+  it("the runtime's messages to sessions (orchestrator, sessions/, coordinator) list no gate by hand", () => {
+    const src = fileURLToPath(new URL("../../src/", import.meta.url))
+    const sessions = join(src, "scheduler/runtime/sessions")
+    const files = [join(src, "scheduler/runtime/orchestrator.ts"), join(src, "tool/coordinator.ts"), ...readdirSync(sessions).filter((f) => f.endsWith(".ts")).map((f) => join(sessions, f))]
+    for (const file of files) expect([file, Vocabulary.handWrittenGateLists(readFileSync(file, "utf8"))]).toEqual([file, []])
   })
 
   it("live in prompts/ at the repository root, found from the module", () => {

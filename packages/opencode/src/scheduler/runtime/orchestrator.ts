@@ -8,6 +8,7 @@ import type { Event } from "../core/event.schema"
 import type { Checklist, DebugReport, PlanIssue } from "../core/report.schema"
 import { DebugSteps } from "../../agent/debug-steps"
 import { Evidence } from "../../agent/evidence"
+import { Vocabulary } from "../../agent/vocabulary"
 import type { Looks } from "../../agent/looks"
 import { WorkerLook } from "./looks/worker-look"
 import { Inbox } from "./sessions/inbox"
@@ -473,7 +474,7 @@ class OrchestratorImpl {
     this.supervisor.purposes.delete(sessionID)
     return args.blocked || args.planIssue
       ? "Recorded: the Architect hears it first and answers with a plan change, a decision, or a question to the user. End your turn."
-      : "Report received. The Scheduler now runs the gates itself (commit, diff, build, tests, cppcheck). End your turn."
+      : `Report received. The Scheduler now runs the gates itself (${Vocabulary.gates()}). End your turn.`
   }
 
   /**

@@ -5,6 +5,8 @@ import { RepairPatterns } from "../../../knowledge/patterns"
 import type { TaskRuntime } from "../../core/state"
 import { Looks } from "../../../agent/looks"
 import type { Roles } from "../../../agent/roles"
+import { Vocabulary } from "../../../agent/vocabulary"
+import { requiredEvidence } from "../gates/registry"
 import type { OverflowCarry } from "./overflow-carry"
 import { UiSkill } from "./ui-skill"
 
@@ -112,8 +114,9 @@ export namespace ContextPack {
         : [
             `You are the executor of this task (attempt ${attempt}). Your git worktree is ${worktree.path} on branch ${worktree.branch}.`,
             "Work only there and only on this task. Commit as you go (git add, git commit). When the work is committed,",
-            "call air_report: it asks the Scheduler to run the gates (commit, diff, build, tests, cppcheck). If you cannot",
-            "finish, call air_report with `blocked` — never a temporary or fallback shortcut. If the plan itself is wrong (a missing",
+            `call air_report: it asks the Scheduler to run the gates (${Vocabulary.gates()}); a ${task.kind} task must have`,
+            `their evidence of ${requiredEvidence(task.kind).join(", ") || "nothing"} before review. If you cannot finish,`,
+            "call air_report with `blocked` — never a temporary or fallback shortcut. If the plan itself is wrong (a missing",
             "dependency, a file outside your write-set, an interface that does not exist), say so in `planIssue`: the Architect fixes the plan.",
           ]
     return workerMessage(input, intro, [...lookLines(task.kind, "before you change code, and again before you report"), ...skillLines(input.root, task)])
@@ -136,7 +139,7 @@ export namespace ContextPack {
     const { root, task, worktree, attempt } = input
     const intro = [
       `You are the debugger of this task (attempt ${attempt}). The gates failed; the worktree ${worktree.path} (branch ${worktree.branch}) holds the executor's work.`,
-      "Collect evidence first (run the failing build/test/cppcheck, or read the evidence file), then test one hypothesis at",
+      "Collect evidence first (run the failed gate's command, or read the evidence file), then test one hypothesis at",
       "a time. The gates built in a build directory of their own, so your worktree has no build of theirs: build before",
       "you run a test (the failure's message gives the one command that builds and reproduces it).",
       "Commit the fix, then call air_report with what you found and changed.",
