@@ -23,19 +23,15 @@ import { writeSetGate } from "./write-set.ts"
 export { TOOL_MISSING }
 
 /**
- * The gates, in the order they run. A gate is one file exporting a `Gate` (`gate.ts`); adding one (clang-tidy,
- * a secret scan) is that file, its test, and one line in `REGISTRY`. See README.md in this folder.
+ * The gates, in the order they run. A gate is one file exporting a `Gate` (`gate.ts`); adding one (a coverage
+ * check, an analyser of one more language) is that file, its test, and one line in `REGISTRY`. See README.md in
+ * this folder. The models read this list too: prompts say `{{gates}}` (agent/vocabulary.ts), never the ids by hand.
  */
 export const REGISTRY = [commitGate, diffGate, writeSetGate, secretsGate, loggingGate, buildGate, logLevelsGate, testGate, analysisGate, clangTidyGate, mypyGate, pylintGate, tscGate, goVetGate, staticcheckGate, clippyGate, uiCaptureGate, serviceProbeGate, evidenceGate] as const
 
 export type GateId = (typeof REGISTRY)[number]["id"]
 export const GATE_IDS = REGISTRY.map((gate) => gate.id) as [GateId, ...GateId[]]
 
-/**
- * Where a failure with this id goes, as its gate declares (the pipeline writes it in the report, the runtime in
- * `gates.failed`); a missing tool blocks for a person, and an id no gate declares goes to a person (never to nothing).
- * A gate's name for people is not here: it is the catalogue's (`read/words.ts`, `gate.<id>`).
- */
 /**
  * The evidence a task of `kind` must have before review: what each gate `provides` that it is `requiredFor` that
  * kind, in the order the gates run. The pipeline's evidence gate enforces it; `gates.passed` carries it to the machine.
@@ -46,6 +42,11 @@ export function requiredEvidence(kind: string, gates: readonly Gate[] = REGISTRY
   return out
 }
 
+/**
+ * Where a failure with this id goes, as its gate declares (the pipeline writes it in the report, the runtime in
+ * `gates.failed`); a missing tool blocks for a person, and an id no gate declares goes to a person (never to nothing).
+ * A gate's name for people is not here: it is the catalogue's (`read/words.ts`, `gate.<id>`).
+ */
 export function routeOf(id: string, gates: readonly Gate[] = REGISTRY): Route {
   if (id === TOOL_MISSING) return "block-for-tool"
   return gates.find((gate) => gate.id === id)?.route ?? "user"
