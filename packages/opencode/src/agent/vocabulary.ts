@@ -67,4 +67,10 @@ export namespace Vocabulary {
     const list = new RegExp(`\\b${name}(?:\\s*(?:,|/|\\band\\b|\\bor\\b|,\\s*and|,\\s*or)\\s*(?:the\\s+)?${name}\\b){2,}(?!\\s+(?:commands?|lines)\\b)`, "gi")
     return text.match(list) ?? []
   }
+
+  /** Where a text lists task kinds by hand: a run of at least three kinds ("code, test or docs"); say {{task_kinds}}. */
+  export function handWrittenKindLists(text: string): string[] {
+    const name = `(?:${TASK_KINDS.join("|")})`
+    return text.match(new RegExp(`\\b${name}(?:\\s*(?:,|\\||/|\\band\\b|\\bor\\b|,\\s*and|,\\s*or)\\s*${name}\\b){2,}`, "g")) ?? []
+  }
 }

@@ -56,6 +56,7 @@ describe("the role prompts", () => {
     }
     // A text naming one gate, or toolchain.json's command lines, is no list of gates.
     expect(Vocabulary.handWrittenGateLists("runs the ui-capture gate's capture; toolchain.json (build, test and analysis commands)")).toEqual([])
+    expect(Prompt.problems("executor", good.replace("{{gates}}", "code, test or docs"))).toEqual(['the task kinds are listed by hand ("code, test or docs"): say {{task_kinds}}'])
     const typo = good.replace("{{gates}}", "{{gate}}")
     expect(Prompt.problems("executor", typo)).toEqual(["the placeholder {{gate}} is unknown (vocabulary.ts lists them)"])
     expect(() => Vocabulary.fill(typo)).not.toThrow()
@@ -69,18 +70,21 @@ describe("the role prompts", () => {
     expect(files.length).toBeGreaterThan(20)
     for (const file of files) {
       const text = readFileSync(file, "utf8")
-      expect([file, Vocabulary.unknown(text), Vocabulary.handWrittenGateLists(text)]).toEqual([file, [], []])
+      expect([file, Vocabulary.unknown(text), Vocabulary.handWrittenGateLists(text), Vocabulary.handWrittenKindLists(text)]).toEqual([file, [], [], []])
       expect([file, Prompt.withVocabulary(text).includes("{{")]).toEqual([file, false])
     }
     const report = Prompt.withVocabulary(readFileSync(join(descriptions, "air_report.txt"), "utf8"))
     expect(report).toContain(`(${GATE_IDS.join(", ")})`)
   })
 
-  it("the runtime's messages to sessions (orchestrator, sessions/, coordinator) list no gate by hand", () => {
+  it("the runtime's messages to sessions (orchestrator, sessions/, coordinator) list no gate and no task kind by hand", () => {
     const src = fileURLToPath(new URL("../../src/", import.meta.url))
     const sessions = join(src, "scheduler/runtime/sessions")
     const files = [join(src, "scheduler/runtime/orchestrator.ts"), join(src, "tool/coordinator.ts"), ...readdirSync(sessions).filter((f) => f.endsWith(".ts")).map((f) => join(sessions, f))]
-    for (const file of files) expect([file, Vocabulary.handWrittenGateLists(readFileSync(file, "utf8"))]).toEqual([file, []])
+    for (const file of files) {
+      const text = readFileSync(file, "utf8")
+      expect([file, Vocabulary.handWrittenGateLists(text), Vocabulary.handWrittenKindLists(text)]).toEqual([file, [], []])
+    }
   })
 
   it("live in prompts/ at the repository root, found from the module", () => {
