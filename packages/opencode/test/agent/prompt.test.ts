@@ -3,7 +3,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
-import { Language, loadPrompt, Prompt, Roles } from "../../src/agent"
+import { Language, loadPrompt, Permission, Prompt, Roles } from "../../src/agent"
 import { Vocabulary } from "../../src/agent/vocabulary"
 import type { Gate } from "../../src/scheduler/runtime/gates/gate"
 import { GATE_IDS, REGISTRY, requiredEvidence } from "../../src/scheduler/runtime/gates/registry"
@@ -33,6 +33,16 @@ describe("the role prompts", () => {
     for (const kind of TASK_KINDS) expect(architect).toContain(`${kind}: ${requiredEvidence(kind).join(", ") || "none"}`)
     expect(architect).toMatch(/ui: [^;]*screenshot/)
     expect(architect).toMatch(/service: [^;]*probe/)
+  })
+
+  it("reach the engine filled: the agents the plugin's config hook writes carry the registry's lists", () => {
+    const cfg: { agent?: Record<string, unknown>; permission?: unknown; default_agent?: string } = {}
+    Permission.apply(cfg, (role) => Prompt.load(role, "en")) // as src/plugin.ts's config hook
+    const prompt = (role: string) => (cfg.agent![role] as Permission.AgentConfig).prompt
+    expect(prompt("executor")).toContain(GATE_IDS.join(", "))
+    expect(prompt("debugger")).toContain(Vocabulary.debuggerGates())
+    expect(prompt("architect")).toContain(Vocabulary.evidenceByKind())
+    for (const role of Roles.names) expect([role, prompt(role).includes("{{")]).toEqual([role, false])
   })
 
   it("a gate added to the registry is in the texts the day it is added (a planted gate)", () => {
