@@ -381,6 +381,3 @@ const tui: TuiPlugin = async (api) => {
 
 const plugin: TuiPluginModule & { id: string } = { id: "aircoding-tui", tui }
 export default plugin
-
-/** For tests: the pieces a plugin host would call. */
-export type { TuiPluginApi }

@@ -5,8 +5,8 @@
  * the gates, and the task blocks with one question (`gates.errored`, tag "disk-full").
  */
 
-export const MACHINE_FAULTS = ["disk-full"] as const
-export type MachineFault = (typeof MACHINE_FAULTS)[number]
+const MACHINE_FAULTS = ["disk-full"] as const
+type MachineFault = (typeof MACHINE_FAULTS)[number]
 
 /** How many times the gates reset their slot and run again after a machine fault before they stop. */
 export const MACHINE_FAULT_RETRIES = 1
@@ -25,7 +25,7 @@ export function machineFaultIn(output: string): { fault: MachineFault; line: str
   return undefined
 }
 
-export type MachineFaultStep = { do: "reset-and-retry" } | { do: "stop"; message: string }
+type MachineFaultStep = { do: "reset-and-retry" } | { do: "stop"; message: string }
 
 /**
  * What the gates do when a building gate failed with a machine fault, after `retries` resets already: reset the

@@ -103,7 +103,7 @@ type Client = PluginInput["client"]
  * lock held by a dead process on a network disk, a hook that waits — must end as an error the caller already
  * handles, not hold the Scheduler's step for ever.
  */
-export const PORT_GIT_TIMEOUT_MS = 60_000
+const PORT_GIT_TIMEOUT_MS = 60_000
 
 /** The git port with a time bound on every call (stopped with its process group, then a GitCommandError). */
 export function boundedGit(timeoutMs: number): GitPort {
