@@ -11,7 +11,7 @@ import { join } from "node:path"
 import { Proc } from "../src/scheduler/runtime/process"
 import { aircodingBin, bunBinary } from "../test/support/sandbox"
 import { median, registerFigure } from "./figures"
-import { readEvents } from "./orchestration.timeline"
+import { gateSteps, readEvents } from "./orchestration.timeline"
 
 const RUNS = 3
 const DEMO_TIMEOUT_MS = 10 * 60_000
@@ -39,6 +39,7 @@ async function oneDemo(): Promise<DemoTiming> {
       previous = at
       return line
     })
+    timeline.push(`  ${gateSteps(dir, "test")}`)
     return { runS: (Date.parse(events[events.length - 1]!.at) - t0) / 1000, wallS, timeline }
   } finally {
     rmSync(root, { recursive: true, force: true })

@@ -6,6 +6,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { median } from "./figures"
+import { StepTimes } from "../src/scheduler/runtime/gates/step-times"
 
 export type LoggedEvent = { type: string; at: string; taskId?: string }
 
@@ -131,4 +132,39 @@ export function mergeBuilds(dir: string): MergeBuilds {
     }
   }
   return out
+}
+
+/**
+ * Where a gate's time went over a run's tasks (each task's first attempt, `<gate>-steps.json`, gates/step-times.ts):
+ * per step the median of its time and of the part spent before its commands' processes started (job budget,
+ * sandbox start), one "step median (wait median)" each, in ms.
+ */
+export function gateSteps(dir: string, gate: string): string {
+  const evidence = join(dir, ".air", "local", "evidence")
+  if (!existsSync(evidence)) return "no evidence"
+  const byStep = new Map<string, { ms: number[]; wait: number[] }>()
+  const totals: number[] = []
+  for (const task of readdirSync(evidence)) {
+    const file = join(evidence, task, "attempt-1", StepTimes.fileName(gate))
+    if (!existsSync(file)) continue
+    const parsed = StepTimes.File.safeParse(JSON.parse(readFileSync(file, "utf8")))
+    if (!parsed.success) continue
+    totals.push(parsed.data.ms)
+    const sums = new Map<string, { ms: number; wait: number }>()
+    for (const s of parsed.data.steps) {
+      const sum = sums.get(s.step) ?? { ms: 0, wait: 0 }
+      sum.ms += s.ms
+      sum.wait += s.commands.reduce((w, c) => w + Math.max(0, c.ms - c.runMs), 0)
+      sums.set(s.step, sum)
+    }
+    for (const [step, sum] of sums) {
+      const all = byStep.get(step) ?? { ms: [], wait: [] }
+      all.ms.push(sum.ms)
+      all.wait.push(sum.wait)
+      byStep.set(step, all)
+    }
+  }
+  if (!totals.length) return "no step times"
+  const parts = [...byStep].map(([step, all]) => `${step} ${Math.round(median(all.ms))} (wait ${Math.round(median(all.wait))})`)
+  return `${gate} gate ${Math.round(median(totals))} ms over ${totals.length} task(s): ${parts.join(", ")}`
 }

@@ -1,7 +1,9 @@
 import { readFile } from "node:fs/promises"
+import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Baseline } from "../../src/scheduler/runtime/integration/baseline.ts"
 import { REGISTRY } from "../../src/scheduler/runtime/gates/index.ts"
+import { StepTimes } from "../../src/scheduler/runtime/gates/step-times.ts"
 import { Worktrees } from "../../src/scheduler/runtime/git/worktree.ts"
 import { Toolchain } from "../../src/scheduler/runtime/toolchain/index.ts"
 import { createCppRepo, type CppRepo } from "../runtime/cpp-repo.ts"
@@ -50,5 +52,13 @@ describe("test selection by changed binaries", () => {
     expect(log).toMatch(/-R '\^\(data_test\)\$'/)
     expect(log).toMatch(/data_test \(Failed\)/)
     expect(log).not.toMatch(/calc_test/)
+    // Where the gate's time went, kept beside its log: the selection's listing (no ldd: the binaries' bytes are those
+    // the baseline's ldd read), then the one test run.
+    const testLog = report.gates.find((g) => g.gate === "test")!.logPath!
+    const times = StepTimes.File.parse(JSON.parse(await readFile(path.join(path.dirname(testLog), StepTimes.fileName("test")), "utf8")))
+    expect(times.steps.map((s) => s.step)).toEqual(["lookup", "selection", "tests"])
+    const commands = times.steps.flatMap((s) => s.commands.map((c) => `${s.step}: ${c.command.split(" ")[0]}`))
+    expect(commands).toEqual(["selection: ctest", "tests: ctest"])
+    for (const c of times.steps.flatMap((s) => s.commands)) expect(c.ms).toBeGreaterThanOrEqual(c.runMs)
   })
 })

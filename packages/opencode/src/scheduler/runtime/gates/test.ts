@@ -11,6 +11,7 @@ import { Results } from "../results/index.ts"
 import { Selection } from "../results/selection.ts"
 import { Proc } from "../process.ts"
 import { TestRun, TestRunners } from "./runners/index.ts"
+import { StepTimes } from "./step-times.ts"
 
 export const TEST_LOG = "test.log"
 const NO_TESTS = "the test commands passed but found no tests (ctest: No tests were found)"
@@ -26,11 +27,22 @@ export const testGate = {
   provides: "test",
   requiredFor: ["code", "fix", "refactor", "ui", "service", "test", "verify"],
   route: "debugger",
-  logs: [TEST_LOG],
-  async run(ctx: GateContext) {
+  logs: [TEST_LOG, StepTimes.fileName("test")],
+  async run(outer: GateContext) {
+    const times = new StepTimes.Recorder("test")
+    try {
+      return await runTimed({ ...outer, exec: times.exec(outer.exec) }, times)
+    } finally {
+      await outer.write(StepTimes.fileName("test"), JSON.stringify(times, null, 2) + "\n").catch(() => undefined)
+    }
+  },
+  missingEvidence: (ctx, result) => commandEvidenceMissing(ctx, "test", result),
+} as const satisfies Gate
+
+async function runTimed(ctx: GateContext, times: StepTimes.Recorder): Promise<GateOutcome> {
     // The same build inputs passed before (this task's earlier attempt, another task, the baseline, another machine): reuse.
     const where = resultsWhere(ctx)
-    const looked = where ? await Results.lookup(where, `test gate, ${ctx.label}`) : undefined
+    const looked = where ? await times.step("lookup", () => Results.lookup(where, `test gate, ${ctx.label}`)) : undefined
     if (where && looked?.hit) {
       const reused = await Results.reused(where, looked.hit, `test gate, ${ctx.label}`)
       const tests = Object.entries(looked.hit.entry.test.tests).map(([name, outcome]) => `#   ${name}: ${outcome}`)
@@ -43,7 +55,7 @@ ${tests.join("\n")}
     const started = Date.now()
     const buildMs = ctx.results.find((r) => r.gate === "build")?.ms ?? 0
     // Otherwise only the tests whose binaries and data differ from the base's passing run (selection.ts).
-    const selected = where && looked?.key ? await Selection.forGate(ctx, where) : undefined
+    const selected = where && looked?.key ? await times.step("selection", () => Selection.forGate(ctx, where)) : undefined
     const command = selected && selected.plan.run.length > 0 ? Selection.restricted(ctx.rules.test[0]!, selected.plan.run) : undefined
     if (where && looked?.key && selected && (selected.plan.run.length === 0 || command)) {
       const { plan } = selected
@@ -60,24 +72,26 @@ ${tests.join("\n")}
         return { ran: true, summary: `${note}; no test ran`, logPath, reused }
       }
       const narrowed = { ...ctx, rules: { ...ctx.rules, test: [command!] } }
-      const { outcome, runnerTests } = await judgeTests(narrowed)
+      const { outcome, runnerTests } = await times.step("tests", () => judgeTests(narrowed))
       if (outcome.failure || !outcome.ran) return outcome
       if (ctx.inheritedTests.length === 0) {
-        const { tests } = await passedResults(narrowed, runnerTests)
-        await Results.record(where, looked.key, { buildMs, testMs: Date.now() - started + savedMs, source: "junit", tests: { ...reusedTests, ...tests }, prints: plan.prints }, `test gate, ${ctx.label}`)
+        const key = looked.key
+        await times.step("record", async () => {
+          const { tests } = await passedResults(narrowed, runnerTests)
+          await Results.record(where, key, { buildMs, testMs: Date.now() - started + savedMs, source: "junit", tests: { ...reusedTests, ...tests }, prints: plan.prints }, `test gate, ${ctx.label}`)
+        })
       }
       return { ...outcome, summary: `ran ${plan.run.length} test(s) whose binaries or data changed (${listSome(plan.run, 5)}): ${outcome.summary}; ${note}`, ...(plan.reuse.length > 0 ? { reused } : {}) }
     }
-    const { outcome, runnerTests } = await judgeTests(ctx)
+    const { outcome, runnerTests } = await times.step("tests", () => judgeTests(ctx))
     if (where && looked?.key && outcome.ran && !outcome.failure && ctx.inheritedTests.length === 0) {
-      const { tests, source } = await passedResults(ctx, runnerTests)
-      const prints = Toolchain.resultsRules(ctx.rules).selection ? await Selection.prints(ctx.exec, ctx.worktree, ctx.rules, ctx.env) : undefined
-      await Results.record(where, looked.key, { buildMs, testMs: Date.now() - started, source, tests, ...(prints ? { prints } : {}) }, `test gate, ${ctx.label}`)
+      const key = looked.key
+      const { tests, source } = await times.step("record", () => passedResults(ctx, runnerTests))
+      const prints = Toolchain.resultsRules(ctx.rules).selection ? await times.step("prints", () => Selection.prints(ctx.exec, ctx.worktree, ctx.rules, ctx.env)) : undefined
+      await times.step("record", () => Results.record(where, key, { buildMs, testMs: Date.now() - started, source, tests, ...(prints ? { prints } : {}) }, `test gate, ${ctx.label}`))
     }
     return outcome
-  },
-  missingEvidence: (ctx, result) => commandEvidenceMissing(ctx, "test", result),
-} as const satisfies Gate
+}
 
 /**
  * Runs the test commands one by one (CTest asked for its JUnit file, a known runner for its report, the

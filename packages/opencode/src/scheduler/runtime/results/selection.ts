@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto"
-import { readFile, stat } from "node:fs/promises"
+import { readdir, readFile, stat } from "node:fs/promises"
 import path from "node:path"
 import { z } from "zod"
 import { git, gitTry } from "../git/git.ts"
@@ -98,10 +98,54 @@ export namespace Selection {
   const LDD_BATCH = 100
 
   /**
-   * The shared libraries each program loads (absolute paths; `[]` for a static one), from `ldd` over many programs at
-   * once; a program ldd could not read is absent (no print: its tests always run).
+   * What ldd said of a program, by what decides it: the program's bytes (the worktree's path taken out), the loader's
+   * search path, and the shared objects the build directory holds (a new one may be found first). The libraries are
+   * kept with the worktree as `<wt>`, so another slot's identical binary is answered too. ldd reads every program
+   * of every test gate, a run's slowest listing (seconds per task with a hundred test binaries) while most binaries
+   * are relinked byte for byte; what the libraries hold is hashed again for every print all the same.
+   */
+  const lddCache = new Map<string, string[]>()
+
+  /** The shared objects under the build directory, by path relative to the worktree, sorted. */
+  async function sharedObjects(worktree: string): Promise<string> {
+    const found: string[] = []
+    const walk = async (dir: string): Promise<void> => {
+      for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
+        const full = path.join(dir, entry.name)
+        if (entry.isDirectory()) await walk(full)
+        else if (/\.so(\.|$)/.test(entry.name)) found.push(path.relative(worktree, full))
+      }
+    }
+    await walk(path.join(worktree, Toolchain.BUILD_DIR))
+    return found.sort().join("\0")
+  }
+
+  /**
+   * The shared libraries each program loads (absolute paths; `[]` for a static one), from `ldd` over the programs not
+   * answered before (lddCache); a program ldd could not read is absent (no print: its tests always run).
    */
   async function linkedLibraries(exec: Exec, worktree: string, env: NodeJS.ProcessEnv, programs: readonly string[]): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>()
+    const objects = await sharedObjects(worktree)
+    const keys = new Map<string, string>()
+    for (const program of programs) {
+      const content = await fileHash(program, worktree)
+      if (!content) continue
+      const key = hash({ content, program: program.split(worktree).join("<wt>"), loaderPath: env.LD_LIBRARY_PATH ?? null, objects })
+      keys.set(program, key)
+      const known = lddCache.get(key)
+      if (known) out.set(program, known.map((lib) => lib.split("<wt>").join(worktree)))
+    }
+    const asked = await ldd(exec, worktree, env, programs.filter((p) => !out.has(p)))
+    for (const [program, libs] of asked) {
+      out.set(program, libs)
+      const key = keys.get(program)
+      if (key) lddCache.set(key, libs.map((lib) => lib.split(worktree).join("<wt>")))
+    }
+    return out
+  }
+
+  async function ldd(exec: Exec, worktree: string, env: NodeJS.ProcessEnv, programs: readonly string[]): Promise<Map<string, string[]>> {
     const out = new Map<string, string[]>()
     for (let i = 0; i < programs.length; i += LDD_BATCH) {
       const batch = programs.slice(i, i + LDD_BATCH)
