@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { Glob } from "../../src/scheduler/runtime/gates/glob"
+import { Glob } from "../../src/scheduler/runtime/glob/glob.ts"
 
 describe("Glob: rule-file globs as teams write them", () => {
   it.each([

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { lintSource } from "@secretlint/core"
 import { creator as recommended } from "@secretlint/secretlint-rule-preset-recommend"
-import { Glob } from "./glob.ts"
+import { Glob } from "../glob/glob.ts"
 
 /**
  * The secret scan a task's change passes before it may merge: secretlint's recommended rules (AWS, GCP,

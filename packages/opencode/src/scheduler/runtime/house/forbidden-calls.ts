@@ -1,4 +1,4 @@
-import { Glob } from "../gates/glob"
+import { Glob } from "../glob/glob.ts"
 import type { HouseRules } from "./rules"
 
 /**

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { z } from "zod"
 import { Strict } from "../../core/strict"
-import { Glob } from "../gates/glob"
+import { Glob } from "../glob/glob.ts"
 import { LoggingLibraries } from "./libraries"
 
 /**

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto"
 import { git } from "../git/git.ts"
-import { Glob } from "../gates/glob.ts"
+import { Glob } from "../glob/glob.ts"
 import { Toolchain } from "../toolchain/index.ts"
 import { ToolVersions } from "./versions.ts"
 
