@@ -2,7 +2,7 @@ import type { ZodType } from "zod"
 import type { FailureRoute } from "../../core/gate-route.ts"
 import type { TaskKind } from "../../core/task.schema.ts"
 import type { Worktrees } from "../git/worktree.ts"
-import type { Proc } from "../process.ts"
+import type { Exec } from "../exec/exec.ts"
 import type { Results } from "../results/index.ts"
 import type { Toolchain } from "../toolchain/index.ts"
 import type { Finding, GateResult, Requirement } from "./schema.ts"
@@ -90,11 +90,8 @@ export interface Failure {
   missingTool?: string
 }
 
-export type Exec = (
-  command: string,
-  args: readonly string[],
-  options: { cwd: string; env: NodeJS.ProcessEnv; shell: boolean; timeoutMs: number; signal?: AbortSignal; onOutput?: (chunk: Buffer) => void },
-) => Promise<Proc.Result>
+/** Runs a program (`exec/exec.ts`, where the sandbox, the jobs and verify/ take it from). */
+export type { Exec } from "../exec/exec.ts"
 
 export interface GateContext {
   readonly root: string

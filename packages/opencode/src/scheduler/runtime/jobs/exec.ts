@@ -1,5 +1,5 @@
 import { GateError } from "../errors.ts"
-import type { Exec } from "../gates/gate.ts"
+import type { Exec } from "../exec/exec.ts"
 import type { Proc } from "../process.ts"
 import type { JobBudget } from "./budget.ts"
 import { CommandJobs } from "./command-jobs.ts"
