@@ -1,6 +1,6 @@
 import { accessSync, constants } from "node:fs"
 import { delimiter, isAbsolute, join } from "node:path"
-import type { Exec } from "../gates/gate.ts"
+import type { Exec } from "../exec/exec.ts"
 import { Sandbox } from "./sandbox"
 import { Settings } from "../settings"
 
