@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, rmSync } from "node:fs"
 import { isAbsolute, join, resolve } from "node:path"
 import { z } from "zod"
-import type { Exec } from "../gates/gate.ts"
+import type { Exec } from "../exec/exec.ts"
 import { Proc } from "../process"
 import { Sandbox } from "../sandbox/sandbox"
 import { CaptureFiles } from "./capture-files"
