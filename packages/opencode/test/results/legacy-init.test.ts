@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Init } from "../../src/cli/init.ts"
-import { BaselineRun } from "../../src/scheduler/runtime/toolchain/baseline-run.ts"
+import { BaselineRun } from "../../src/scheduler/runtime/baseline-run.ts"
 import { Toolchain } from "../../src/scheduler/runtime/toolchain/index.ts"
 import { createCppRepo, type CppRepo } from "../runtime/cpp-repo.ts"
 import { PLANTED_FILES, PLANTED_RULES } from "./planted.ts"
