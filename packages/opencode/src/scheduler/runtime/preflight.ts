@@ -1,4 +1,4 @@
-import { Submodules } from "./toolchain/submodules"
+import { Submodules } from "./git/submodules.ts"
 import { existsSync, mkdirSync, readFileSync, renameSync } from "node:fs"
 import { Worktrees } from "./git/worktree"
 import { hostname } from "node:os"

@@ -4,7 +4,7 @@ import path from "node:path"
 import { Serial } from "../store/serial.ts"
 import { git, gitTry, gitYes, revParse } from "./git.ts"
 import { idProblem } from "../../core/names.ts"
-import { Submodules } from "../toolchain/submodules.ts"
+import { Submodules } from "./submodules.ts"
 import { SandboxShell } from "../sandbox/shell.ts"
 
 /**

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs"
 import path from "node:path"
-import { gitTry } from "../git/git.ts"
+import { gitTry } from "./git.ts"
 
 /**
  * Submodules in task and baseline worktrees, offline: each is cloned from the user's own checkout (the
