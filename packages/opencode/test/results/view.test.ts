@@ -8,7 +8,7 @@ import { readStatus } from "../../src/read/status-read.ts"
 import { RunView as View } from "../../src/read/view.ts"
 import { TuiView } from "../../src/tui/view.ts"
 import { copyFixture } from "../cli-view/helpers.ts"
-import { Readiness } from "../../src/scheduler/runtime/toolchain/readiness.ts"
+import { Readiness } from "../../src/scheduler/runtime/readiness.ts"
 import { Toolchain } from "../../src/scheduler/runtime/toolchain/index.ts"
 
 /** What people see of reuse: the gates column of `aircoding status` and doctor's results-store line. */

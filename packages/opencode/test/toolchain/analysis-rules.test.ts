@@ -3,7 +3,7 @@ import { tmpdir } from "node:os"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Toolchain } from "../../src/scheduler/runtime/toolchain/index.ts"
-import { Readiness } from "../../src/scheduler/runtime/toolchain/readiness.ts"
+import { Readiness } from "../../src/scheduler/runtime/readiness.ts"
 import { Verdict } from "../../src/scheduler/runtime/gates/verdict.ts"
 import type { Finding } from "../../src/scheduler/runtime/gates/schema.ts"
 

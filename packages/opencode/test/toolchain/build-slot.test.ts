@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { JUnit } from "../../src/scheduler/runtime/gates/junit.ts"
 import { Worktrees } from "../../src/scheduler/runtime/git/worktree.ts"
 import { Proc } from "../../src/scheduler/runtime/process.ts"
-import { BuildSlot } from "../../src/scheduler/runtime/toolchain/build-slot.ts"
+import { BuildSlot } from "../../src/scheduler/runtime/slots/build-slot.ts"
 import { Toolchain } from "../../src/scheduler/runtime/toolchain/index.ts"
 import { createCppRepo, type CppRepo } from "../runtime/cpp-repo.ts"
 

@@ -3,8 +3,8 @@ import path from "node:path"
 import { writeFileAtomic } from "../store/atomic.ts"
 import { git, GitCommandError } from "../git/git.ts"
 import { Toolchain } from "../toolchain/index.ts"
-import { BuildSlot } from "../toolchain/build-slot.ts"
-import { SlotPool } from "../toolchain/slot-pool.ts"
+import { BuildSlot } from "../slots/build-slot.ts"
+import { SlotPool } from "../slots/slot-pool.ts"
 import { Worktrees } from "../git/worktree.ts"
 import { GateError } from "../errors.ts"
 import { Proc } from "../process.ts"
@@ -78,7 +78,7 @@ export interface RunInput {
   /**
    * Where the gates that build (`Gate.tree: "build"`) run: the task's worktree (default: a worker's own look at
    * its worktree), or "slot": a build slot moved to the task branch's tip, whose build directory is kept from task
-   * to task, so a task's build costs what its change costs (the runtime's gates; `toolchain/build-slot.ts`).
+   * to task, so a task's build costs what its change costs (the runtime's gates; `slots/build-slot.ts`).
    */
   buildIn?: "worktree" | "slot"
   /** Seams: how commands run (a sandbox wraps this) and where evidence is written. */

@@ -72,7 +72,7 @@ export const GateReport = z.object({
   /** Evidence kind → why its gate had nothing to check in this change; satisfies the requirement (core/required-evidence.ts). */
   notApplicable: z.record(z.string(), z.string()).optional(),
   toolchain: z.object({ source: z.enum(["file", "detected", "none", "given"]), note: z.string() }),
-  /** The build slot the building gates ran in (`toolchain/build-slot.ts`), and what was done to make it right. */
+  /** The build slot the building gates ran in (`slots/build-slot.ts`), and what was done to make it right. */
   buildTree: z.object({ slot: z.string(), notes: z.array(z.string()) }).optional(),
   evidenceDir: z.string(),
 })

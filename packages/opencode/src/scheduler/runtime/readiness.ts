@@ -1,10 +1,10 @@
 import { existsSync } from "node:fs"
 import path from "node:path"
-import { gitTry } from "../git/git.ts"
-import { ResultStore } from "../results/store.ts"
-import { Toolchain } from "./index.ts"
-import { CompilerCache } from "./cache.ts"
-import { Submodules } from "../git/submodules.ts"
+import { gitTry } from "./git/git.ts"
+import { ResultStore } from "./results/store.ts"
+import { Toolchain } from "./toolchain/index.ts"
+import { CompilerCache } from "./toolchain/cache.ts"
+import { Submodules } from "./git/submodules.ts"
 
 /** The project's readiness for the gates, as `doctor` shows it: each gap with the command that closes it. */
 export namespace Readiness {

@@ -11,7 +11,7 @@ import { ResultKey } from "../results/key.ts"
 import { ToolVersions } from "../results/versions.ts"
 import { writeFileAtomic } from "../store/atomic.ts"
 import { Serial } from "../store/serial.ts"
-import { Toolchain } from "./index.ts"
+import { Toolchain } from "../toolchain/index.ts"
 
 /**
  * A build slot (issue 38 item 1): a detached checkout at a fixed path, `.air/local/slots/<id>`, whose build
