@@ -198,7 +198,6 @@ function folderPairs(root: string, files: string[]): { pair: string; ties: strin
  */
 const ALLOWED_PAIRS: { pair: string; why: string }[] = [
   { pair: "gates ↔ results", why: "the gates record and reuse results, and results/ takes the gates' types (GateContext, Finding), JUnit and Glob: they move down" },
-  { pair: "git ↔ sandbox", why: "git/worktree.ts runs its shell through sandbox/shell.ts, which calls git/git.ts's gitTry" },
 ]
 
 describe("the runtime's folders form a tree", () => {

@@ -4,7 +4,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Sandbox } from "../../src/scheduler/runtime/sandbox/sandbox"
 import { GitConfigCopy } from "../../src/scheduler/runtime/sandbox/git-config"
-import { GitSync } from "../../src/scheduler/runtime/sandbox/git-sync"
+import { GitSync } from "../../src/scheduler/runtime/git/git-sync"
 import { makeSandboxRepo, type SandboxRepo } from "./repo"
 
 /**

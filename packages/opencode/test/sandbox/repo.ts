@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, lstatS
 import { tmpdir } from "node:os"
 import { join, relative } from "node:path"
 import { Sandbox } from "../../src/scheduler/runtime/sandbox/sandbox"
-import { GitSync } from "../../src/scheduler/runtime/sandbox/git-sync"
+import { GitSync } from "../../src/scheduler/runtime/git/git-sync"
 
 /**
  * A project with one task worktree (`.air/local/worktrees/T-1` on `air/T-1`, as the Scheduler makes them),

@@ -168,7 +168,7 @@ describe("Sandbox.options", () => {
 
 describe.skipIf(!available)("the task branch when a command never ends", () => {
   it("a command aborted before its settle leaves no stuck state: the next one, or the report, settles", async () => {
-    const { GitSync } = await import("../../src/scheduler/runtime/sandbox/git-sync")
+    const { GitSync } = await import("../../src/scheduler/runtime/git/git-sync")
     const { SandboxShell } = await import("../../src/scheduler/runtime/sandbox/shell")
     const r = makeSandboxRepo()
     try {

@@ -5,7 +5,7 @@ import { Serial } from "../store/serial.ts"
 import { git, gitTry, gitYes, revParse } from "./git.ts"
 import { idProblem } from "../../core/names.ts"
 import { Submodules } from "./submodules.ts"
-import { SandboxShell } from "../sandbox/shell.ts"
+import { GitSync } from "./git-sync.ts"
 
 /**
  * Task worktrees: one git worktree per executor task, at `<root>/.air/local/worktrees/<task-id>` on branch
@@ -141,9 +141,9 @@ export namespace Worktrees {
       const made = (wt: Worktree): Worktree => (recovered ? { ...wt, recovered } : wt)
 
       if (registered && !registered.missing && registered.branch === undefined && branchExists) {
-        // A sandboxed command detaches HEAD while it runs (sandbox/git-sync.ts); a process killed meanwhile
+        // A sandboxed command detaches HEAD while it runs (git-sync.ts); a process killed meanwhile
         // leaves it so. Settle it as the command's end would have: the branch takes the worker's commits.
-        await SandboxShell.heal(target)
+        await GitSync.heal(target)
         registered = (await worktreeEntries(top)).find((entry) => samePath(entry.path, target))
       }
       if (registered && !registered.missing) {

@@ -6,7 +6,7 @@ import { z } from "zod"
 import { Proc } from "../process"
 import { SandboxEnvironment } from "./environment"
 import { GitConfigCopy } from "./git-config"
-import { GitLayout } from "./git-layout"
+import { GitLayout } from "../git/git-layout"
 
 /**
  * The OS sandbox around every shell command of the executor and the debugger, and around the gates'

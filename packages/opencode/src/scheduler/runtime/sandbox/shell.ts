@@ -5,8 +5,7 @@ import { z } from "zod"
 import { Paths } from "../../../agent/paths"
 import { gitTry } from "../git/git"
 import { Sandbox } from "./sandbox"
-import { GitLayout } from "./git-layout"
-import { GitSync } from "./git-sync"
+import { GitSync } from "../git/git-sync"
 
 /**
  * A worker's bash call, run in the sandbox: the command line the engine's bash tool runs instead of the
@@ -83,21 +82,12 @@ export namespace SandboxShell {
     if (paths.length > 0) await gitTry(worktree, ["update-index", "--skip-worktree", "--", ...paths.map((p) => join(worktree, p))])
   }
 
-  /** The Scheduler's branch of a task worktree (`<project>/.air/local/worktrees/<task>` → `refs/heads/air/<task>`). */
-  function branchOf(worktree: string): string | undefined {
-    const task = Paths.projectOfWorktree(worktree)?.task
-    return task ? `refs/heads/air/${task}` : undefined
-  }
-
   /**
    * The task branch settled without a command: before a worker's report (the gates read the branch), in
-   * case a command of it was aborted before `leave`.
+   * case a command of it was aborted before `leave` (`GitSync.heal`).
    */
-  export async function heal(worktree: string): Promise<GitSync.Settled | undefined> {
-    const project = Paths.projectOfWorktree(worktree)?.root
-    if (!project) return undefined
-    const layout = GitLayout.of(worktree, join(project, ".air", "local", "sandbox"))
-    return layout ? await GitSync.settle(worktree, layout, branchOf(worktree)) : undefined
+  export function heal(worktree: string): Promise<GitSync.Settled | undefined> {
+    return GitSync.heal(worktree)
   }
 
   /** After the call: the task branch settled, the args file gone. Unknown keys are ignored. */
@@ -106,6 +96,6 @@ export namespace SandboxShell {
     if (!o) return undefined
     open.delete(key)
     rmSync(o.argsFile, { force: true })
-    return o.policy.git ? await GitSync.settle(o.worktree, o.policy.git, branchOf(o.worktree)) : {}
+    return o.policy.git ? await GitSync.settle(o.worktree, o.policy.git, GitSync.branchOf(o.worktree)) : {}
   }
 }

@@ -6,7 +6,7 @@ import { basename, dirname, isAbsolute, join, resolve } from "node:path"
  * worktree's admin dir, whose `commondir` names the shared repository). Inside the sandbox only the
  * admin dir (HEAD, index, logs of HEAD) and a private object directory are writable: a worker commits on
  * a detached HEAD, and the Scheduler's code — outside — copies the new objects in and moves the task
- * branch (sandbox/git-sync.ts).
+ * branch (git-sync.ts).
  */
 export namespace GitLayout {
   export type Layout = {

@@ -1,7 +1,8 @@
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { gitTry } from "../git/git"
-import type { GitLayout } from "./git-layout"
+import { Paths } from "../../../agent/paths"
+import { gitTry } from "./git"
+import { GitLayout } from "./git-layout"
 
 /**
  * The task branch, kept by the Scheduler's code while the worker's commands run in the sandbox.
@@ -122,5 +123,23 @@ export namespace GitSync {
     }
     writeHead(layout, `ref: ${branch}`)
     return { branch, from: tip, to: sha || tip }
+  }
+
+  /** The Scheduler's branch of a task worktree (`<project>/.air/local/worktrees/<task>` → `refs/heads/air/<task>`). */
+  export function branchOf(worktree: string): string | undefined {
+    const task = Paths.projectOfWorktree(worktree)?.task
+    return task ? `refs/heads/air/${task}` : undefined
+  }
+
+  /**
+   * The task branch settled without a command: before a worker's report (the gates read the branch), in
+   * case a command of it was aborted before `SandboxShell.leave`, and when a worktree is made again
+   * (git/worktree.ts). Here, beside `settle`, so git/ settles a branch without importing the sandbox.
+   */
+  export async function heal(worktree: string): Promise<Settled | undefined> {
+    const project = Paths.projectOfWorktree(worktree)?.root
+    if (!project) return undefined
+    const layout = GitLayout.of(worktree, join(project, ".air", "local", "sandbox"))
+    return layout ? await settle(worktree, layout, branchOf(worktree)) : undefined
   }
 }
