@@ -1,7 +1,7 @@
 import { lstat, readFile, realpath, rm } from "node:fs/promises"
 import path from "node:path"
 import { glob } from "tinyglobby"
-import { JUnit } from "./junit.ts"
+import { JUnit } from "../results/junit.ts"
 
 /**
  * The JUnit XML files a project's own test runner writes (toolchain.json `junit`: paths or globs relative

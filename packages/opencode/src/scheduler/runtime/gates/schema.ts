@@ -1,5 +1,6 @@
 import { z } from "zod"
 import { FAILURE_ROUTES } from "../../core/gate-route.ts"
+import { Finding } from "../results/finding.ts"
 
 /**
  * What the gates write and return. Gate ids are strings here: which ids exist is the registry's business
@@ -16,19 +17,7 @@ export const TOOL_MISSING = "tool-missing" as const
 export const Requirement = z.string().min(1)
 export type Requirement = z.infer<typeof Requirement>
 
-export const Severity = z.enum(["error", "warning", "style", "performance", "portability", "information"])
-export const Finding = z.object({
-  file: z.string(),
-  line: z.number().int(),
-  severity: Severity,
-  id: z.string(),
-  message: z.string(),
-  /** The analyser that reported it (cppcheck when absent: reports written before clang-tidy). */
-  tool: z.string().optional(),
-  /** The same finding was already in the file at the task's base commit: recorded, never the task's fault. */
-  inherited: z.boolean().optional(),
-})
-export type Finding = z.infer<typeof Finding>
+export { Finding, Severity } from "../results/finding.ts"
 
 export const GateResult = z.object({
   gate: z.string().min(1),

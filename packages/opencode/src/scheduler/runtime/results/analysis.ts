@@ -1,8 +1,7 @@
 import { readFile } from "node:fs/promises"
 import path from "node:path"
 import { z } from "zod"
-import type { GateContext, GateOutcome } from "../gates/gate.ts"
-import { Finding } from "../gates/schema.ts"
+import { Finding } from "./finding.ts"
 import { Toolchain } from "../toolchain/index.ts"
 import { Results } from "./index.ts"
 import { ResultEntry } from "./entry.ts"
@@ -77,6 +76,37 @@ export namespace AnalysisResults {
     log: string
   }
 
+  /**
+   * What the reuse reads and writes of a gate's context (a GateContext is one): declared here, so the results
+   * store does not import the gates that call it.
+   */
+  export interface Context {
+    readonly root: string
+    readonly worktree: string
+    readonly rules: Toolchain.Rules
+    readonly env: NodeJS.ProcessEnv
+    readonly label: string
+    /** Absent: the gates run with the caller's own exec, and nothing is reused or recorded. */
+    readonly sandboxed?: boolean
+    findings: Finding[]
+    write(name: string, data: string): Promise<string>
+  }
+
+  /** What it reads of the analysis's own outcome (a GateOutcome is one). */
+  export interface Ran {
+    ran: boolean
+    summary: string
+    failure?: unknown
+  }
+
+  /** The outcome of a reuse: the gate's log says what was reused, nothing ran. */
+  export interface Reuse {
+    ran: true
+    summary: string
+    logPath: string
+    reused: Results.Reused
+  }
+
   export interface Key {
     key: string
     commit: string
@@ -84,7 +114,7 @@ export namespace AnalysisResults {
   }
 
   /** The key of this analysis of the worktree's HEAD; undefined with the reason when there is none. */
-  export async function keyOf(ctx: GateContext, spec: Spec): Promise<{ key?: Key; reason?: string }> {
+  export async function keyOf(ctx: Context, spec: Spec): Promise<{ key?: Key; reason?: string }> {
     if (ctx.sandboxed === undefined) return { reason: "the gates run with the caller's own exec" }
     const made = await Results.keyOf({ root: ctx.root, dir: ctx.worktree, rules: ctx.rules, sandboxed: ctx.sandboxed, env: ctx.env })
     if (!made.key) return made.reason ? { reason: made.reason } : {}
@@ -117,7 +147,7 @@ export namespace AnalysisResults {
    * join the report, and the gate's log and summary say what was reused. A pass of `run` is recorded.
    * The store never decides a verdict: a key that cannot be made or a store that fails only costs a run.
    */
-  export async function reusing(ctx: GateContext, spec: Spec, run: () => Promise<GateOutcome>): Promise<GateOutcome> {
+  export async function reusing<Outcome extends Ran>(ctx: Context, spec: Spec, run: () => Promise<Outcome>): Promise<Outcome | Reuse> {
     const what = `${spec.tool} analysis, ${ctx.label}`
     const made = await keyOf(ctx, spec).catch((error: Error) => ({ reason: error.message }) as { key?: Key; reason?: string })
     const store = made.key ? ResultStore.open(ctx.root, ctx.rules, ctx.env) : undefined

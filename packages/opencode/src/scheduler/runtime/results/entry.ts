@@ -1,5 +1,5 @@
 import { z } from "zod"
-import { JUnit } from "../gates/junit.ts"
+import { JUnit } from "./junit.ts"
 import { ResultKey } from "./key.ts"
 
 /**

@@ -1,5 +1,5 @@
 import { Toolchain } from "../toolchain/index.ts"
-import type { JUnit } from "../gates/junit.ts"
+import type { JUnit } from "./junit.ts"
 import type { ResultEntry } from "./entry.ts"
 import { ResultKey } from "./key.ts"
 import { ResultStore } from "./store.ts"

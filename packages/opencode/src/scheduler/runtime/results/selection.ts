@@ -3,7 +3,7 @@ import { readdir, readFile, stat } from "node:fs/promises"
 import path from "node:path"
 import { z } from "zod"
 import { git, gitTry } from "../git/git.ts"
-import type { Exec, GateContext } from "../gates/gate.ts"
+import type { Exec } from "../exec/exec.ts"
 import { Glob } from "../glob/glob.ts"
 import { Toolchain } from "../toolchain/index.ts"
 import type { ResultEntry } from "./entry.ts"
@@ -259,11 +259,21 @@ export namespace Selection {
     return `${command} -R '${regex}'`
   }
 
+  /** What the plan reads of the test gate's context (a GateContext is one), so selection does not import the gates. */
+  export interface GateTree {
+    readonly worktree: string
+    readonly base: string
+    readonly rules: Toolchain.Rules
+    readonly env: NodeJS.ProcessEnv
+    readonly label: string
+    readonly exec: Exec
+  }
+
   /**
    * The test gate's plan: the task's base (its merge-base with the integration branch) must have a passing
    * run recorded with prints under the same rules and tools, and the same test data; else undefined.
    */
-  export async function forGate(ctx: GateContext, where: Results.Where): Promise<{ plan: Plan } | undefined> {
+  export async function forGate(ctx: GateTree, where: Results.Where): Promise<{ plan: Plan } | undefined> {
     try {
       if (!Toolchain.resultsRules(ctx.rules).selection || !ctestDir(ctx.rules)) return undefined
       const base = (await gitTry(ctx.worktree, ["merge-base", "HEAD", ctx.base])).stdout.trim()

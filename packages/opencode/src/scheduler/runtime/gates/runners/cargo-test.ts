@@ -1,4 +1,4 @@
-import type { JUnit } from "../junit.ts"
+import type { JUnit } from "../../results/junit.ts"
 import { silent, splitCommand, type TestRunner } from "./runner.ts"
 import { TestRun } from "./schema.ts"
 

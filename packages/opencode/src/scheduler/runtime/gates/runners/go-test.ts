@@ -1,5 +1,5 @@
 import { z } from "zod"
-import type { JUnit } from "../junit.ts"
+import type { JUnit } from "../../results/junit.ts"
 import { silent, splitCommand, type TestRunner } from "./runner.ts"
 import { TestRun } from "./schema.ts"
 import { goEnv } from "../analysers/go-vet.ts"

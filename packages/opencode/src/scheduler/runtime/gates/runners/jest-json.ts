@@ -1,6 +1,6 @@
 import path from "node:path"
 import { z } from "zod"
-import type { JUnit } from "../junit.ts"
+import type { JUnit } from "../../results/junit.ts"
 import { TestRun } from "./schema.ts"
 
 /**

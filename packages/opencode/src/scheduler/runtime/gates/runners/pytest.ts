@@ -1,4 +1,4 @@
-import { JUnit } from "../junit.ts"
+import { JUnit } from "../../results/junit.ts"
 import { shellQuote, silent, splitCommand, type Run, type TestRunner } from "./runner.ts"
 import { TestRun } from "./schema.ts"
 

@@ -1,5 +1,5 @@
 import { z } from "zod"
-import { JUnit } from "../junit.ts"
+import { JUnit } from "../../results/junit.ts"
 
 /**
  * The one result every test runner's output is read into (pytest, vitest, jest, go test, cargo test), so the
