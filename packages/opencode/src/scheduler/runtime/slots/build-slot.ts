@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto"
 import { existsSync } from "node:fs"
 import { mkdir, readdir, readFile, rm } from "node:fs/promises"
-import { CMakeCache } from "./cmake-cache.ts"
+import { CMakeCache } from "../toolchain/cmake-cache.ts"
 import { SlotRepair } from "./slot-repair.ts"
 import path from "node:path"
 import { z } from "zod"
