@@ -3,7 +3,7 @@
  * The long checks CI runs after the suite, each at full length: the store under 300 SIGKILLs, the whole
  * process tree of a run under 8 SIGKILLs with resume, the TUI's screens against their goldens (screens.e2e), the
  * demo's paths through the plan in the TUI and status after it quits or is killed (paths.e2e, quit-status.e2e),
- * the chaos property over 30 seeds of both scenarios
+ * twenty one-file tasks at concurrency 8 (bench twenty_tasks, every task merged), the chaos property over 30 seeds of both scenarios
  * with every fault of the list (bench/chaos.ts), and the slow end-to-end files the suite leaves to this stage
  * (test/stages.ts). The suite runs the same checks shorter (80 kills, 3 kills;
  * the chaos seeds are here only: about 70 s each). Exits 1 when any of them fails.
@@ -41,6 +41,13 @@ const steps: { what: string; command: string[]; env?: Record<string, string> }[]
   {
     what: `the slow end-to-end files (${slowFiles.length}, test/stages.ts)`,
     command: [join(root, "node_modules", ".bin", "vitest"), "run", ...slowFiles],
+  },
+  {
+    // Twenty one-file tasks at concurrency 8 through the real gates with build slots (issue 38 item 2's short
+    // variant, about 4 minutes): the step fails unless every task merges; its figures are printed, not bounded.
+    what: "twenty tasks at concurrency 8 (bench twenty_tasks, build slots)",
+    command: [process.execPath, "packages/opencode/bench/run.ts", "--only", "twenty_tasks_wall_s,twenty_tasks_gate_growth_ratio,twenty_tasks_engine_peak_rss_mb", "--no-fail"],
+    env: { AIR_BENCH_SLOTS_ONLY: "1" },
   },
   { what: `the chaos property (${values.seeds} seeds)`, command: [process.execPath, "packages/opencode/bench/chaos.ts", "--seeds", values.seeds!, "--parallel", values.parallel!] },
 ]
