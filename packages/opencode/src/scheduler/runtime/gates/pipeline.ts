@@ -216,7 +216,8 @@ export async function runGates(input: RunInput): Promise<GateReport> {
     const head = (await git(input.worktree, ["rev-parse", "HEAD^{commit}"])).trim()
     const id = SlotPool.acquire(input.root, input.taskId)
     try {
-      const print = await BuildSlot.fingerprint(ctx.rules, ctx.env)
+      // Every area's commands, not this task's share: a Python-only task must not drop the slot's C++ build.
+      const print = await BuildSlot.fingerprint(resolved.rules, ctx.env)
       const taken = await BuildSlot.take(input.root, id, head, print, ctx.rules.detected?.buildDir ?? Toolchain.BUILD_DIR, ctx.env)
       const exec = execIn(taken.path)
       // The project's setup steps, as in every worktree: the slot's clean removed what they made last time.
