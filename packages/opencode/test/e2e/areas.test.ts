@@ -12,7 +12,8 @@ import { CALC_CPP, CALC_H, CALC_TEST_CPP, CMAKELISTS } from "../runtime/cpp-repo
  * top, a Python package with a pytest test under python/, a TypeScript package under web/ (tsc only). `aircoding
  * init` writes the areas; then one run: T-1 changes only Python and brings in a type error, so its gates build and
  * test the python area alone (no cmake in its build log) and fail on mypy with the file and line; the Debugger
- * fixes it. T-2 changes the C++ library and builds the cpp area alone. The final check runs every area.
+ * fixes it. T-2 changes the C++ library and builds the cpp area alone. T-1's merge builds and tests every area;
+ * the final check runs them too, or reuses that very result.
  */
 const requirement = "Add mul to the Python package and note the C++ sources."
 const tasks = [
