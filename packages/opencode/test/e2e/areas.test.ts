@@ -9,8 +9,8 @@ import { CALC_CPP, CALC_H, CALC_TEST_CPP, CMAKELISTS } from "../runtime/cpp-repo
 
 /**
  * Issue 43 items 3 and 6: a repository of several languages, one toolchain area per root. A CMake library at the
- * top, a Python package with a pytest test under python/, a TypeScript package under web/ (tsc only). `aircoding
- * init` writes the areas; then one run: T-1 changes only Python and brings in a type error, so its gates build and
+ * top, a Python package with a pytest test under python/, a Go module with a go test under tools/gocount/, a
+ * TypeScript package under web/ (tsc only). `aircoding init` writes the areas; then one run: T-1 changes only Python and brings in a type error, so its gates build and
  * test the python area alone (no cmake in its build log) and fail on mypy with the file and line; the Debugger
  * fixes it. T-2 changes the C++ library and builds the cpp area alone. T-1's merge builds and tests every area;
  * the final check runs them too, or reuses that very result.
@@ -36,6 +36,9 @@ const files: Record<string, string> = {
   "web/package.json": JSON.stringify({ name: "web", private: true }, null, 2) + "\n",
   "web/tsconfig.json": JSON.stringify({ compilerOptions: { strict: true, noEmit: true }, include: ["src"] }) + "\n",
   "web/src/index.ts": "export const twice = (n: number): number => n * 2\n",
+  "tools/gocount/go.mod": "module example.com/gocount\n\ngo 1.19\n",
+  "tools/gocount/count.go": "package gocount\n\n// Words counts the words of s.\nfunc Words(s string) int {\n\tn, in := 0, false\n\tfor _, r := range s {\n\t\tif r == ' ' {\n\t\t\tin = false\n\t\t} else if !in {\n\t\t\tin, n = true, n+1\n\t\t}\n\t}\n\treturn n\n}\n",
+  "tools/gocount/count_test.go": "package gocount\n\nimport \"testing\"\n\nfunc TestWords(t *testing.T) {\n\tif got := Words(\"a bc  d\"); got != 3 {\n\t\tt.Fatalf(\"Words = %d, want 3\", got)\n\t}\n}\n",
   ".gitignore": "__pycache__/\n.mypy_cache/\n.pytest_cache/\n",
 }
 const scenario = {
@@ -130,6 +133,7 @@ describe("a repository of several languages: one toolchain area per root", () =>
     expect(rules.areas.map((a: any) => [a.name, a.root, a.analysers ?? null])).toEqual([
       ["cpp", ".", null],
       ["python", "python", ["mypy", "pylint"]],
+      ["gocount", "tools/gocount", ["go-vet", "staticcheck"]],
       ["web", "web", ["tsc"]],
     ])
     expect(rules.areas[0].build[0]).toMatch(/^cmake -S \. -B \.air-build/)
@@ -144,8 +148,8 @@ describe("a repository of several languages: one toolchain area per root", () =>
 
   test("the Python-only task builds and tests the python area alone: no C++ build in its evidence", () => {
     const first = report("T-1", 1)
-    expect(first.areas).toEqual({ run: ["python"], skipped: ["cpp", "web"] })
-    expect(first.toolchain.note).toMatch(/the areas the write-set touches: python; not run: cpp, web/)
+    expect(first.areas).toEqual({ run: ["python"], skipped: ["cpp", "gocount", "web"] })
+    expect(first.toolchain.note).toMatch(/the areas the write-set touches: python; not run: cpp, gocount, web/)
     const log = buildLog("T-1", 1)
     expect(log).toMatch(/cd python && python3 -m compileall/)
     expect(log).not.toMatch(/cmake/)
@@ -165,7 +169,7 @@ describe("a repository of several languages: one toolchain area per root", () =>
 
   test("the C++ task builds the cpp area alone", () => {
     const cpp = report("T-2", 1)
-    expect(cpp).toMatchObject({ passed: true, areas: { run: ["cpp"], skipped: ["python", "web"] } })
+    expect(cpp).toMatchObject({ passed: true, areas: { run: ["cpp"], skipped: ["python", "gocount", "web"] } })
     expect(buildLog("T-2", 1)).toMatch(/cmake --build \.air-build/)
     expect(buildLog("T-2", 1)).not.toMatch(/compileall/)
   })
@@ -177,6 +181,8 @@ describe("a repository of several languages: one toolchain area per root", () =>
     expect(merged("build.log")).toMatch(/cd python && python3 -m compileall/)
     expect(merged("test.log")).toMatch(/ctest --test-dir \.air-build/)
     expect(merged("test.log")).toMatch(/cd python && python3 -m pytest -q/)
+    expect(merged("build.log")).toMatch(/cd tools\/gocount && go build \.\/\.\.\./)
+    expect(merged("test.log")).toMatch(/cd tools\/gocount && go test (-json )?\.\/\.\.\./)
     // The final check runs the same commands, or reuses that very result (the same key: every area's commands).
     expect(r.summary.final.passed).toBe(true)
     const final = JSON.parse(readFileSync(join(project, ".air/local/evidence/_final/result.json"), "utf8"))

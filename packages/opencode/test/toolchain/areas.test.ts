@@ -6,6 +6,7 @@ import { Areas } from "../../src/scheduler/runtime/toolchain/areas"
 import { Toolchain } from "../../src/scheduler/runtime/toolchain/index"
 import { Readiness } from "../../src/scheduler/runtime/toolchain/readiness"
 import { DetectRunners } from "../../src/scheduler/runtime/toolchain/detect-runners"
+import { ToolEnv } from "../../src/scheduler/runtime/toolchain/tool-env"
 
 /** Issue 43 item 3: one toolchain area per root of a repository with several languages. */
 const dirs: string[] = []
@@ -138,5 +139,14 @@ describe("doctor reports each area and its tools", () => {
     )
     expect(checks[0]).toMatchObject({ name: "area python", ok: true, detail: expect.stringMatching(/^python \(python\/pyproject\.toml\): build: \(none\); test: python3 -m pytest -q; analysers: mypy, pylint; tools python3, all installed$/) })
     expect(checks[1]).toMatchObject({ name: "area rs", ok: false, detail: expect.stringMatching(/not installed: no-such-cargo-xyz/) })
+  })
+})
+
+describe("an area's Go commands run with Go's caches outside HOME (the gates' sandbox keeps HOME read-only)", () => {
+  test("a go command in the build or test gets GOCACHE and offline settings, a person's own values win; others get none", () => {
+    const go = Toolchain.Rules.parse({ schemaVersion: 1, areas: [{ name: "gocount", root: "tools/gocount", build: ["go build ./..."], test: ["go test ./..."] }] })
+    expect(ToolEnv.forCommands([...go.build, ...go.test], {})).toMatchObject({ GOCACHE: expect.stringMatching(/aircoding-go/), GOPROXY: "off", GOTOOLCHAIN: "local" })
+    expect(ToolEnv.forCommands(go.build, { GOCACHE: "/mine" })).not.toHaveProperty("GOCACHE")
+    expect(ToolEnv.forCommands(["cmake --build .air-build", "cargo test", "echo go home"], {})).toEqual({})
   })
 })

@@ -6,6 +6,7 @@ import { CompilerCache } from "./cache.ts"
 import { PathMap } from "./path-map.ts"
 import { CppcheckArgs } from "./cppcheck.ts"
 import { Areas } from "./areas.ts"
+import { ToolEnv } from "./tool-env.ts"
 
 /**
  * The toolchain rules the gates follow: which commands build and test the project, how cppcheck runs.
@@ -311,7 +312,7 @@ export namespace Toolchain {
     base: NodeJS.ProcessEnv = process.env,
   ): Promise<NodeJS.ProcessEnv> {
     const mapped = rules.cache.pathMap === false ? {} : await PathMap.env(where.worktree, base)
-    return { ...base, ...CompilerCache.env(rules.cache, where, base), ...mapped }
+    return { ...base, ...CompilerCache.env(rules.cache, where, base), ...mapped, ...ToolEnv.forCommands([...rules.build, ...rules.test], base) }
   }
 
   /** The cppcheck invocations (argument lists, run in the worktree) for the changed files. */
