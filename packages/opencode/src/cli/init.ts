@@ -93,7 +93,7 @@ export namespace Init {
       })
     }
     await mkdir(path.dirname(file), { recursive: true })
-    await writeFileAtomic(file, JSON.stringify(rules, null, 2) + "\n", { backup: false })
+    await writeFileAtomic(file, JSON.stringify(Toolchain.fileOf(rules), null, 2) + "\n", { backup: false })
     const house = await HouseInit.run(root, options.redetect === true)
     return { root, file, rules, reasons, submoduleProblems, ...(baseline ? { baseline } : {}), house }
   }
@@ -111,8 +111,15 @@ export namespace Init {
   export function describe(outcome: Outcome): string {
     const { rules, baseline } = outcome
     const lines: string[] = [`Wrote ${path.relative(outcome.root, outcome.file)}:`]
-    lines.push(`  build:    ${rules.build.join(" && ") || "(none)"}`)
-    lines.push(`  test:     ${rules.test.join(" && ") || "(none)"}`)
+    if (rules.areas.length > 0)
+      for (const area of rules.areas)
+        lines.push(
+          `  area ${area.name} (${area.root}${area.detected ? `, from ${area.detected}` : ""}): build ${area.build.join(" && ") || "(none)"}; test ${area.test.join(" && ") || "(none)"}; analysers ${area.analysers?.join(", ") ?? "every one"}`,
+        )
+    else {
+      lines.push(`  build:    ${rules.build.join(" && ") || "(none)"}`)
+      lines.push(`  test:     ${rules.test.join(" && ") || "(none)"}`)
+    }
     lines.push(`  analysis: cppcheck${rules.analysis.cppcheck.project ? ` --project=${rules.analysis.cppcheck.project}` : " -I include -I src"}`)
     lines.push("Why:")
     for (const reason of outcome.reasons) lines.push(`  - ${reason}`)

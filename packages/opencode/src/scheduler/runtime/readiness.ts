@@ -5,6 +5,7 @@ import { ResultStore } from "./results/store.ts"
 import { Toolchain } from "./toolchain/index.ts"
 import { CompilerCache } from "./toolchain/cache.ts"
 import { Submodules } from "./git/submodules.ts"
+import type { Areas } from "./toolchain/areas.ts"
 
 /** The project's readiness for the gates, as `doctor` shows it: each gap with the command that closes it. */
 export namespace Readiness {
@@ -59,8 +60,9 @@ export namespace Readiness {
           ? { name: "configuration", ok: false, detail: resolved.note, fix: `write build[] and test[] in ${Toolchain.RULES_PATH}, or run aircoding init` }
           : resolved.source === "detected"
             ? { name: "configuration", ok: false, detail: `${resolved.note} (detected at every gate, no baseline yet)`, fix: `aircoding init ${root}` }
-            : { name: "configuration", ok: true, detail: `${Toolchain.RULES_PATH}: ${rules.build.length} build and ${rules.test.length} test command(s)` },
+            : { name: "configuration", ok: true, detail: `${Toolchain.RULES_PATH}: ${rules.build.length} build and ${rules.test.length} test command(s)${rules.areas.length > 0 ? ` in ${rules.areas.length} areas (${rules.areas.map((a) => a.name).join(", ")})` : ""}` },
       )
+      result.push(...areaChecks(rules.areas, env))
       const tidy = clangTidyCheck(root, rules.analysis.clangTidy, env)
       if (tidy) result.push(tidy)
       const head = (await gitTry(root, ["rev-parse", "HEAD"])).stdout.trim()
@@ -86,6 +88,40 @@ export namespace Readiness {
       result.push(await resultsCheck(root, rules, env))
     }
     return result
+  }
+
+  /**
+   * One check per toolchain area: its root, its commands, the analysers that read it, and whether the programs
+   * its commands start are installed (a missing one stops that area's gates as a tool missing).
+   */
+  export function areaChecks(areas: readonly Areas.Area[], env: NodeJS.ProcessEnv): Check[] {
+    return areas.map((area) => {
+      const tools = [...new Set([...area.build, ...area.test].map(programOf).filter((t): t is string => t !== undefined))]
+      const missing = tools.filter((t) => CompilerCache.onPath(t, env) === undefined && !existsSync(path.resolve(t)))
+      const commands = `build: ${area.build.join(" && ") || "(none)"}; test: ${area.test.join(" && ") || "(none)"}`
+      const analysers = `analysers: ${area.analysers?.join(", ") || "every one"}`
+      const detail = `${area.root}${area.detected ? ` (${area.detected})` : ""}: ${commands}; ${analysers}; tools ${tools.join(", ") || "none"}`
+      return missing.length > 0
+        ? { name: `area ${area.name}`, ok: false, detail: `${detail}; not installed: ${missing.join(", ")} (its tasks stop at the gates)`, fix: missing.map((t) => INSTALL[t] ?? `install ${t}`).join(" && ") }
+        : { name: `area ${area.name}`, ok: true, detail: `${detail}, all installed` }
+    })
+  }
+
+  const INSTALL: Record<string, string> = {
+    cmake: "sudo apt-get install cmake",
+    ctest: "sudo apt-get install cmake",
+    python3: "sudo apt-get install python3 python3-pytest",
+    go: "sudo apt-get install golang-go",
+    cargo: "sudo apt-get install cargo rust-clippy",
+    npx: "sudo apt-get install npm",
+    meson: "sudo apt-get install meson",
+    make: "sudo apt-get install make",
+  }
+
+  /** The program a shell command starts: its first word after `cd … &&` and variable assignments (`test -f … ||` kept as test). */
+  function programOf(command: string): string | undefined {
+    const words = command.replace(/^\s*cd\s+\S+\s*&&\s*/, "").trim().split(/\s+/)
+    return words.find((w) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(w))
   }
 
   /** The results store: where it lives, its size against the limit, the hit rate and time saved so far. */

@@ -3,6 +3,7 @@ import path from "node:path"
 import { writeFileAtomic } from "../store/atomic.ts"
 import { git, GitCommandError } from "../git/git.ts"
 import { Toolchain } from "../toolchain/index.ts"
+import { Areas } from "../toolchain/areas.ts"
 import { BuildSlot } from "../slots/build-slot.ts"
 import { SlotPool } from "../slots/slot-pool.ts"
 import { Worktrees } from "../git/worktree.ts"
@@ -109,6 +110,9 @@ export async function runGates(input: RunInput): Promise<GateReport> {
       ? { rules: Toolchain.Rules.parse(input.toolchain), source: "file" as const, note: "toolchain rules given by the caller" }
       : await Toolchain.load(input.root, input.worktree)
   })
+  // A task builds and tests only the areas its write-set touches (a Python-only task starts no C++ build).
+  const scoped = Areas.scope(resolved.rules, input.writeSet?.filter((e) => e.action !== "keep").map((e) => e.path))
+  const toolchainNote = scoped.note ? `${resolved.note}; ${scoped.note}` : resolved.note
   await fs.mkdir(evidenceDir)
   const stale = [...new Set([...gates.flatMap((g) => g.logs ?? []), REPORT_FILE])]
   await Promise.all(stale.map((name) => fs.rm(path.join(evidenceDir, name))))
@@ -135,8 +139,8 @@ export async function runGates(input: RunInput): Promise<GateReport> {
     taskId: input.taskId,
     base: input.base,
     kind: input.kind,
-    rules: RunJobs.rulesFor(input.root, resolved.rules),
-    toolchainNote: resolved.note,
+    rules: RunJobs.rulesFor(input.root, scoped.rules),
+    toolchainNote,
     evidenceDir,
     env: input.env ?? process.env,
     label: `task ${input.taskId}`,
@@ -176,7 +180,8 @@ export async function runGates(input: RunInput): Promise<GateReport> {
       ...(ctx.inheritedTests.length > 0 ? { inheritedTests: ctx.inheritedTests } : {}),
       requires,
       ...heldEvidence(results, gates, path.join(evidenceDir, REPORT_FILE)),
-      toolchain: { source: input.toolchain ? "given" : resolved.source, note: resolved.note },
+      toolchain: { source: input.toolchain ? "given" : resolved.source, note: toolchainNote },
+      ...(resolved.rules.areas.length > 0 ? { areas: { run: scoped.run, skipped: scoped.skipped } } : {}),
       ...(slot ? { buildTree: { slot: slot.id, notes: slot.notes } } : {}),
       evidenceDir,
     }
@@ -211,7 +216,8 @@ export async function runGates(input: RunInput): Promise<GateReport> {
     const head = (await git(input.worktree, ["rev-parse", "HEAD^{commit}"])).trim()
     const id = SlotPool.acquire(input.root, input.taskId)
     try {
-      const print = await BuildSlot.fingerprint(ctx.rules, ctx.env)
+      // Every area's commands, not this task's share: a Python-only task must not drop the slot's C++ build.
+      const print = await BuildSlot.fingerprint(resolved.rules, ctx.env)
       const taken = await BuildSlot.take(input.root, id, head, print, ctx.rules.detected?.buildDir ?? Toolchain.BUILD_DIR, ctx.env)
       const exec = execIn(taken.path)
       // The project's setup steps, as in every worktree: the slot's clean removed what they made last time.

@@ -61,6 +61,8 @@ export const GateReport = z.object({
   /** Evidence kind → why its gate had nothing to check in this change; satisfies the requirement (core/required-evidence.ts). */
   notApplicable: z.record(z.string(), z.string()).optional(),
   toolchain: z.object({ source: z.enum(["file", "detected", "none", "given"]), note: z.string() }),
+  /** With toolchain areas: the areas whose build and tests ran for this task, and those its write-set left out. */
+  areas: z.object({ run: z.array(z.string()), skipped: z.array(z.string()) }).optional(),
   /** The build slot the building gates ran in (`slots/build-slot.ts`), and what was done to make it right. */
   buildTree: z.object({ slot: z.string(), notes: z.array(z.string()) }).optional(),
   evidenceDir: z.string(),

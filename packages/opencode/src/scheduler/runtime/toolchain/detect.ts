@@ -5,6 +5,8 @@ import { z } from "zod"
 import { Toolchain } from "./index.ts"
 import { CompilerCache } from "./cache.ts"
 import { DetectRunners } from "./detect-runners.ts"
+import { DetectAreas } from "./detect-areas.ts"
+import type { Areas } from "./areas.ts"
 
 /**
  * Detection of the project's own build: CMakePresets.json first (the team's configure, build and test
@@ -20,7 +22,26 @@ export namespace Detect {
     return Math.max(1, os.availableParallelism())
   }
 
+  /**
+   * The top's build (below), and when directories below it are projects of their own (python/pyproject.toml,
+   * web/package.json, a go.mod, a Cargo.toml: detect-areas.ts), one area each beside the top's.
+   */
   export async function run(dir: string, options: Options = {}): Promise<Toolchain.Resolved> {
+    const top = await topLevel(dir, options)
+    const below = await DetectAreas.below(dir)
+    if (below.length === 0) return top
+    const system = top.rules.detected?.system
+    const own: Areas.Area[] =
+      top.source === "detected" && system !== "runners"
+        ? [{ name: "cpp", root: ".", build: top.rules.build, test: top.rules.test, detected: system === "cmake-presets" ? "CMakePresets.json" : system === "cmake" ? "CMakeLists.txt" : system === "meson" ? "meson.build" : "Makefile" }]
+        : []
+    const areas = [...own, ...DetectAreas.named([...(own.length > 0 ? [] : await DetectAreas.at(dir, ".")), ...below], own.map((a) => a.name))]
+    const rules = Toolchain.Rules.parse({ ...top.rules, build: [], test: [], areas })
+    const listed = areas.map((a) => `${a.name} (${a.root}: ${a.detected ?? "given"})`).join(", ")
+    return { rules, source: "detected", note: `${areas.length} areas detected: ${listed}; no ${Toolchain.RULES_PATH}` }
+  }
+
+  async function topLevel(dir: string, options: Options): Promise<Toolchain.Resolved> {
     const env = options.env ?? process.env
     const jobs = options.jobs ?? defaultJobs(env)
     const ninja = CompilerCache.onPath("ninja", env) !== undefined

@@ -5,6 +5,8 @@ import { Strict } from "../../core/strict"
 import { CompilerCache } from "./cache.ts"
 import { PathMap } from "./path-map.ts"
 import { CppcheckArgs } from "./cppcheck.ts"
+import { Areas } from "./areas.ts"
+import { ToolEnv } from "./tool-env.ts"
 
 /**
  * The toolchain rules the gates follow: which commands build and test the project, how cppcheck runs.
@@ -200,8 +202,12 @@ export namespace Toolchain {
       cache: CacheRules.default({ tool: "auto", dir: ".air/local/ccache", maxSize: "5G" }),
       detected: Detected.optional(),
       baseline: Baseline.optional(),
+      areas: Areas.List.describe("the repository's parts in other languages, each with its own root, build, test and analysers (areas.ts); with areas, build and test are theirs"),
     })
     .strict()
+    // With areas, build and test are every area's commands, each from its root: what the final check, the merge
+    // build and the baseline run; a task's gates narrow them to the areas it touches (Areas.scope).
+    .transform((rules) => (rules.areas.length === 0 ? rules : { ...rules, build: Areas.commands(rules.areas, "build"), test: Areas.commands(rules.areas, "test") }))
   export type Rules = z.infer<typeof Rules>
   /** What a project may write in toolchain.json (defaults filled in by `Rules.parse`). */
   export type RulesInput = z.input<typeof Rules>
@@ -221,7 +227,7 @@ export namespace Toolchain {
       readonly file: string,
       detail: string,
     ) {
-      super(`${file}: ${detail}. Fix the file (schemaVersion 1: build[], test[], junit[], analysis.{failOn, cppcheck, clangTidy, backends}, timeoutMs) or delete it to use detection.`)
+      super(`${file}: ${detail}. Fix the file (schemaVersion 1: build[], test[], junit[], analysis.{failOn, cppcheck, clangTidy, backends}, timeoutMs, areas[]) or delete it to use detection.`)
       this.name = "ToolchainRulesInvalid"
     }
   }
@@ -263,7 +269,17 @@ export namespace Toolchain {
     }
     const parsed = Rules.safeParse(json)
     if (!parsed.success) throw new RulesInvalid(file, Strict.oneLine(Rules, parsed.error))
+    const own = json as { build?: unknown[]; test?: unknown[] }
+    if (parsed.data.areas.length > 0 && ((own.build?.length ?? 0) > 0 || (own.test?.length ?? 0) > 0))
+      throw new RulesInvalid(file, "build and test are the areas' own when areas are given: move these commands into an area (areas[].build, areas[].test)")
     return parsed.data
+  }
+
+  /** The rules as toolchain.json holds them: with areas, build and test stay in the areas. */
+  export function fileOf(rules: Rules): RulesInput {
+    if (rules.areas.length === 0) return rules
+    const { build: _build, test: _test, ...rest } = rules
+    return rest
   }
 
   export interface DetectOptions {
@@ -296,7 +312,7 @@ export namespace Toolchain {
     base: NodeJS.ProcessEnv = process.env,
   ): Promise<NodeJS.ProcessEnv> {
     const mapped = rules.cache.pathMap === false ? {} : await PathMap.env(where.worktree, base)
-    return { ...base, ...CompilerCache.env(rules.cache, where, base), ...mapped }
+    return { ...base, ...CompilerCache.env(rules.cache, where, base), ...mapped, ...ToolEnv.forCommands([...rules.build, ...rules.test], base) }
   }
 
   /** The cppcheck invocations (argument lists, run in the worktree) for the changed files. */

@@ -6,6 +6,7 @@ import { Proc } from "../../process.ts"
 import { AnalysisResults } from "../../results/analysis.ts"
 import { CompilerCache } from "../../toolchain/cache.ts"
 import { Toolchain } from "../../toolchain/index.ts"
+import { Areas } from "../../toolchain/areas.ts"
 import { BaseFindings } from "../base-findings.ts"
 import type { Gate, GateContext, GateOutcome } from "../gate.ts"
 import { TOOL_MISSING, type Finding } from "../schema.ts"
@@ -44,7 +45,11 @@ interface RootRun {
 async function analyse(ctx: GateContext, backend: AnalyserBackend, log: string): Promise<GateOutcome> {
   const rules = ctx.rules.analysis.backends[backend.tool]
   if (rules?.enabled === false) return { ran: false, summary: `${backend.tool} disabled in ${Toolchain.RULES_PATH}` }
-  const files = ctx.changed.filter((c) => c.status !== "deleted" && backend.owns(c.path)).map((c) => c.path)
+  const own = ctx.changed.filter((c) => c.status !== "deleted" && backend.owns(c.path)).map((c) => c.path)
+  // An area that lists its analysers (toolchain.json areas[].analysers) is read by those only.
+  const files = own.filter((file) => Areas.analyses(ctx.rules.areas, backend.tool, file))
+  if (own.length > files.length && files.length === 0)
+    return { ran: false, notApplicable: true, summary: `not applicable: the changed ${backend.language} files are in areas whose analysers leave out ${backend.tool}` }
   if (files.length === 0) return { ran: false, notApplicable: true, summary: `not applicable: no ${backend.language} file changed` }
   if (rootsOf(ctx.worktree, files, backend).size === 0)
     return { ran: false, notApplicable: true, summary: `not applicable: no ${backend.rootMarkers.join(" or ")} above ${listSome(files, 3)}` }

@@ -1,9 +1,9 @@
-import { tmpdir } from "node:os"
 import path from "node:path"
 import { z } from "zod"
 import type { Finding } from "../schema.ts"
-import { jsonOf, lines, unsetIn, type AnalyserBackend, type Parsed } from "./backend.ts"
+import { jsonOf, lines, type AnalyserBackend, type Parsed } from "./backend.ts"
 import { backendGate } from "./backend-gate.ts"
+import { ToolEnv } from "../../toolchain/tool-env.ts"
 
 /** `go vet -json`'s report: package → analyser → diagnostics at `file:line:col` (absolute). */
 const Report = z.record(z.string(), z.record(z.string(), z.array(z.object({ posn: z.string(), message: z.string() }).passthrough()).or(z.object({ error: z.string() }).passthrough())))
@@ -40,9 +40,7 @@ const goVetBackend = {
 export const goVetGate = backendGate(goVetBackend)
 
 /** Go offline and local: no module download, no toolchain switch, the build cache outside the worktree (go vet, staticcheck). */
-export function goEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  return unsetIn(env, { GOCACHE: path.join(tmpdir(), "aircoding-go", "build-cache"), GOTOOLCHAIN: "local", GOPROXY: "off", GOTELEMETRY: "off" })
-}
+export const goEnv = ToolEnv.go
 
 /** `./dir` for each changed file's directory (`.` for the module's top): vet's package patterns. */
 export function packagesOf(files: readonly string[]): string[] {
