@@ -3,6 +3,7 @@ import type { Exec } from "../exec/exec.ts"
 import type { Proc } from "../process.ts"
 import type { JobBudget } from "./budget.ts"
 import { CommandJobs } from "./command-jobs.ts"
+import { Farm } from "../toolchain/farm.ts"
 
 /**
  * An Exec that takes its jobs from the run's budget: the command runs with `-j` set to its share, and a
@@ -37,8 +38,13 @@ export namespace BudgetExec {
     }
   }
 
+  /**
+   * The share is local cores; a build that sends its compiles to a farm (DISTCC_HOSTS in its env) runs the
+   * farm's slots more, which wait on the network, not on our cores. Test runners get the local share only.
+   */
   function run(inner: Exec, command: string, args: readonly string[], options: Parameters<Exec>[2], shell: boolean, jobs: number): Promise<Proc.Result> {
-    return inner(shell ? CommandJobs.limit(command, jobs) : command, args, { ...options, env: CommandJobs.env(options.env, jobs) })
+    const total = jobs + (shell && !CommandJobs.runsTests(command) ? Farm.slotsInHosts(options.env.DISTCC_HOSTS) : 0)
+    return inner(shell ? CommandJobs.limit(command, total) : command, args, { ...options, env: CommandJobs.env(options.env, total) })
   }
 
   /** Output lines that say a compiler or a job was killed by signal 9 (make's "] Killed", gcc's driver, a shell's "Killed"). */

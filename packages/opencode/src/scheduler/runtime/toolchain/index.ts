@@ -5,6 +5,7 @@ import { Strict } from "../../core/strict"
 import { CompilerCache } from "./cache.ts"
 import { PathMap } from "./path-map.ts"
 import { CppcheckArgs } from "./cppcheck.ts"
+import { Farm } from "./farm.ts"
 
 /**
  * The toolchain rules the gates follow: which commands build and test the project, how cppcheck runs.
@@ -198,6 +199,7 @@ export namespace Toolchain {
       timeoutMs: z.number().int().positive().default(DEFAULT_TIMEOUT_MS).describe("per command"),
       network: z.boolean().default(false).describe("true lets sandboxed commands (workers' shells, gates) reach the network"),
       cache: CacheRules.default({ tool: "auto", dir: ".air/local/ccache", maxSize: "5G" }),
+      farm: Farm.Rules.optional().describe("a distcc build farm the compiles go through, behind the compiler cache: { tool, hosts: [{ host, port, slots }] }"),
       detected: Detected.optional(),
       baseline: Baseline.optional(),
     })
@@ -292,11 +294,23 @@ export namespace Toolchain {
    */
   export async function commandEnv(
     rules: Rules,
-    where: { root: string; worktree: string; statsLog?: string },
+    where: { root: string; worktree: string; statsLog?: string; farmLog?: string },
     base: NodeJS.ProcessEnv = process.env,
   ): Promise<NodeJS.ProcessEnv> {
     const mapped = rules.cache.pathMap === false ? {} : await PathMap.env(where.worktree, base)
-    return { ...base, ...CompilerCache.env(rules.cache, where, base), ...mapped }
+    const cache = CompilerCache.tool(rules.cache, base)
+    const farm = Farm.env(rules.farm, { stateDir: farmStateDir(rules, where.root), ...(where.farmLog ? { log: where.farmLog } : {}), ...(cache ? { cache } : {}) })
+    return { ...base, ...CompilerCache.env(rules.cache, where, base), ...farm, ...mapped }
+  }
+
+  /** distcc's locks and dead-host notes: in the cache directory, which a sandboxed build may write. */
+  export function farmStateDir(rules: Rules, root: string): string {
+    return path.join(path.resolve(root, rules.cache.dir), "distcc")
+  }
+
+  /** Sandboxed commands reach the network when the rules allow it, or name a farm the compiles go to. */
+  export function networkFor(rules: Rules): boolean {
+    return rules.network || rules.farm !== undefined
   }
 
   /** The cppcheck invocations (argument lists, run in the worktree) for the changed files. */
