@@ -69,11 +69,10 @@ export namespace Farm {
   }
 
   /** What one build's distcc log says: compiles each host ran, and the hosts that failed (a compile ran locally instead). */
-  export interface Seen {
-    remote: Record<string, number>
-    failedHosts: string[]
-    localFallbacks: number
-  }
+  export const Seen = z
+    .object({ remote: z.record(z.string(), z.number().int().nonnegative()), failedHosts: z.array(z.string()), localFallbacks: z.number().int().nonnegative() })
+    .strict()
+  export type Seen = z.infer<typeof Seen>
 
   export function readLog(text: string): Seen {
     const remote: Record<string, number> = {}
