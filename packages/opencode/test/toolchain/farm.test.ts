@@ -69,7 +69,7 @@ describe("a distcc farm behind the compiler cache (two real distccd)", () => {
     dir = await mkdtemp(path.join(os.tmpdir(), "air-farm-"))
     await chmod(dir, 0o777)
     ;[one, two] = await Promise.all([startDaemon(dir, "one"), startDaemon(dir, "two")])
-    repo = await createCppRepo({ files: sources(12, "base") })
+    repo = await createCppRepo({ empty: true, files: sources(12, "base") })
   }, 60_000)
   afterAll(async () => {
     one?.child.kill("SIGKILL")
@@ -103,8 +103,8 @@ describe("a distcc farm behind the compiler cache (two real distccd)", () => {
   }, 120_000)
 
   test("a daemon killed mid-build: the build still passes, its compiles run locally, the host is named as failed", async () => {
-    const { wt } = await task("farm-kill", (ws) => {
-      for (const [file, text] of Object.entries(sources(12, "task kill"))) if (file.startsWith("src/")) ws.write(file, text)
+    const { wt } = await task("farm-kill", async (ws) => {
+      for (const [file, text] of Object.entries(sources(12, "task kill"))) if (file.startsWith("src/")) await ws.write(file, text)
     })
     const before = await compilesSeen(two)
     const gates = firstGates(repo.root, "farm-kill", wt.path, { requires: ["build"], toolchain: rules(".air/local/ccache-kill", [one, two]) })

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { mkdirSync } from "node:fs"
 import os from "node:os"
 import path from "node:path"
@@ -115,6 +115,8 @@ export namespace Farm {
     const dir = await mkdtemp(path.join(os.tmpdir(), "aircoding-farm-"))
     try {
       await writeFile(path.join(dir, "probe.c"), "int aircoding_farm_probe(int x) { return x * 2; }\n")
+      // distcc makes its lock and state folders inside DISTCC_DIR, never DISTCC_DIR itself: without it every host is "disliked".
+      await mkdir(path.join(dir, "state"), { recursive: true })
       const result = await Proc.run("distcc", [options.compiler ?? "cc", "-c", "probe.c", "-o", "probe.o"], {
         cwd: dir,
         env: probeEnv(options.env ?? process.env, name, path.join(dir, "state")),
