@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Toolchain } from "../../src/scheduler/runtime/toolchain/index.ts"
 import { Farm } from "../../src/scheduler/runtime/toolchain/farm.ts"
 import { FarmDoctor } from "../../src/scheduler/runtime/toolchain/farm-doctor.ts"
+import { farmDegradedEvent } from "../../src/scheduler/runtime/gates/farm-event.ts"
 import { createCppRepo, type CppRepo } from "../runtime/cpp-repo.ts"
 import { taskBranches, firstGates } from "../runtime/task-branch.ts"
 import { writeFileSync, mkdirSync } from "node:fs"
@@ -106,6 +107,8 @@ describe("a distcc farm behind the compiler cache (two real distccd)", () => {
     expect(Object.keys(seen.remote).sort()).toEqual([`127.0.0.1:${one.port}`, `127.0.0.1:${two.port}`].sort())
     expect(await compilesSeen(one)).toBeGreaterThan(0)
     expect(await compilesSeen(two)).toBeGreaterThan(0)
+    // Every host answered: nothing to record.
+    expect(await farmDegradedEvent("farm-on", path.join(repo.root, ".air/local/evidence/farm-on/attempt-1"))).toBeUndefined()
   }, 120_000)
 
   test("a daemon killed mid-build: the build still passes, its compiles run locally, the host is named as failed", async () => {
@@ -123,6 +126,10 @@ describe("a distcc farm behind the compiler cache (two real distccd)", () => {
     const seen = Farm.Seen.parse(JSON.parse(await readFile(path.join(repo.root, ".air/local/evidence/farm-kill/attempt-1/farm.json"), "utf8")))
     expect(seen.failedHosts).toContain(`127.0.0.1:${two.port}`)
     expect(report.gates.find((g) => g.gate === "build")?.summary).toMatch(new RegExp(`127\\.0\\.0\\.1:${two.port} failed`))
+    // What the interpreter records from the gate run's evidence: farm.degraded naming the lost host.
+    const degraded = await farmDegradedEvent("farm-kill", path.join(repo.root, ".air/local/evidence/farm-kill/attempt-1"))
+    expect(degraded).toMatchObject({ type: "farm.degraded", taskId: "farm-kill", hosts: [`127.0.0.1:${two.port}`] })
+    expect(degraded!.localFallbacks).toBeGreaterThan(0)
   }, 120_000)
 
   test("doctor: a live host passes, a host answering garbage and a dead port are each said so", async () => {
