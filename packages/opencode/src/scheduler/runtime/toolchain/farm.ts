@@ -85,7 +85,8 @@ export namespace Farm {
       if (refused && refused[2]) failed.add(`${refused[1]}:${refused[2]}`)
       const lost = /failed to distribute .* to ([^\s,]+?)(?:\/\d+)?,/.exec(line)
       if (lost) failed.add(lost[1]!.replace(/\/\d+$/, ""))
-      if (/running locally instead/.test(line)) localFallbacks++
+      // distcc 3.4: "failed to distribute X to H, running locally instead" (no connection), "remote compilation of X failed, retrying locally" (lost mid-compile).
+      if (/running locally instead|retrying locally/.test(line)) localFallbacks++
     }
     return { remote, failedHosts: [...failed].sort(), localFallbacks }
   }
