@@ -8,6 +8,8 @@ import { indent, lastLines } from "./text.ts"
 export const BUILD_LOG = "build.log"
 /** What the farm did for this build (Farm.Seen): the interpreter records `farm.degraded` from it. */
 export const FARM_FILE = "farm.json"
+/** distcc's warnings and errors of this build (a failed host, a compile run locally instead). */
+const FARM_LOG = "farm.log"
 
 /** The toolchain's build commands pass in the worktree; a failure quotes the compiler's first error. */
 export const buildGate = {
@@ -17,7 +19,7 @@ export const buildGate = {
   provides: "build",
   requiredFor: ["code", "fix", "refactor", "ui", "service", "test", "build", "verify"],
   route: "debugger-unless-baseline-build-failed",
-  logs: [BUILD_LOG, CompilerCache.STATS_LOG, CompilerCache.STATS_FILE, FARM_FILE],
+  logs: [BUILD_LOG, CompilerCache.STATS_LOG, CompilerCache.STATS_FILE, FARM_FILE, FARM_LOG],
   async run(ctx: GateContext) {
     const { output: _, ...outcome } = await runCommands(ctx, "build", BUILD_LOG, (command, what, output, logPath) => {
       const first = firstError(output)
@@ -30,9 +32,12 @@ export const buildGate = {
       }
     })
     // What the farm did: compiles per host, hosts that failed and the compiles distcc ran locally instead.
-    const farm = outcome.ran && ctx.rules.farm ? await Farm.readLogFile(buildFarmLog(ctx)) : undefined
+    const farmRaw = outcome.ran && ctx.rules.farm ? await readFile(buildFarmLog(ctx), "utf8").catch(() => undefined) : undefined
+    const farm = farmRaw === undefined ? undefined : Farm.readLog(farmRaw)
     if (ctx.rules.farm) await rm(buildFarmLog(ctx), { force: true })
     if (farm) await ctx.write(FARM_FILE, JSON.stringify(farm, null, 2) + "\n")
+    // distcc's own lines about hosts and fallbacks, the evidence a person reads when a host misbehaves.
+    if (farmRaw !== undefined) await ctx.write(FARM_LOG, Farm.noteworthy(farmRaw))
     return withCache(ctx, farm ? { ...outcome, summary: `${outcome.summary}; ${Farm.describe(farm)}` } : outcome)
   },
   missingEvidence: (ctx, result) => commandEvidenceMissing(ctx, "build", result),

@@ -91,6 +91,14 @@ export namespace Farm {
     return { remote, failedHosts: [...failed].sort(), localFallbacks }
   }
 
+  /** The lines of distcc's verbose log a person needs: errors, warnings, and which host ran each compile. */
+  export function noteworthy(text: string): string {
+    return text
+      .split(/\r?\n/)
+      .filter((line) => /ERROR|Warning|locally|exec on /.test(line))
+      .join("\n")
+  }
+
   export function describe(seen: Seen): string {
     const sent = Object.values(seen.remote).reduce((a, b) => a + b, 0)
     const lost = seen.failedHosts.length ? `; ${seen.failedHosts.join(", ")} failed, ${seen.localFallbacks} compile(s) run locally` : ""
