@@ -102,6 +102,7 @@ ensure_system_tools() {
   command -v cppcheck >/dev/null 2>&1 || required+=(cppcheck)
   if [ $testing = 1 ]; then
     command -v ccache >/dev/null 2>&1 || required+=(ccache)
+    command -v distccd >/dev/null 2>&1 || required+=(distcc)
     command -v clang-tidy >/dev/null 2>&1 || required+=(clang-tidy)
     command -v rg >/dev/null 2>&1 || required+=(ripgrep)
     command -v tmux >/dev/null 2>&1 || required+=(tmux)
@@ -196,7 +197,7 @@ ensure_system_tools() {
     command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || command -v clang++ >/dev/null 2>&1 || required+=(g++)
     command -v cppcheck >/dev/null 2>&1 || required+=(cppcheck)
     if [ $testing = 1 ]; then
-      for t in ccache clang-tidy rg tmux mypy pylint go cargo cargo-clippy; do command -v $t >/dev/null 2>&1 || required+=($t); done
+      for t in ccache distcc clang-tidy rg tmux mypy pylint go cargo cargo-clippy; do command -v $t >/dev/null 2>&1 || required+=($t); done
       command -v staticcheck >/dev/null 2>&1 || command -v go-staticcheck >/dev/null 2>&1 || required+=(staticcheck)
       python3 -c 'import pytest' >/dev/null 2>&1 || required+=(python3-pytest)
       if [ "$(uname -s)" = Linux ]; then for t in bwrap chromium tcpdump nc Xvfb xwd xwininfo prometheus promtool; do command -v $t >/dev/null 2>&1 || [ -x /usr/sbin/$t ] || required+=($t); done; fi

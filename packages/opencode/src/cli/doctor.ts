@@ -14,6 +14,7 @@ import { DeployDoctor } from "../scheduler/runtime/deploy/doctor"
 import { HouseDoctor } from "../scheduler/runtime/house/doctor"
 import { UiTools } from "../scheduler/runtime/verify/ui-tools"
 import { ServiceProbe } from "../scheduler/runtime/verify/service-probe"
+import { FarmDoctor } from "../scheduler/runtime/toolchain/farm-doctor"
 
 type Check = { name: string; ok: boolean; detail: string; fix?: string }
 
@@ -127,6 +128,7 @@ export async function doctor(dirArg: string | undefined, opts: { json: boolean }
       // Each analyser of another language the registry runs (mypy, pylint, tsc, go vet, clippy): its tool and version.
       AnalyserReadiness.checks(dir, REGISTRY.flatMap((gate) => ("backend" in gate ? [gate.backend] : []))),
       DeployDoctor.checks(dir),
+      FarmDoctor.checks(dir),
     ])).flat(),
     ...HouseDoctor.checks(dir),
     sandbox(),

@@ -109,6 +109,8 @@ export namespace EventText {
         return L("ev.run.resumed")
       case "model.retrying":
         return L("ev.model.retrying", { role: Labels.role(lang, e.role), attempt: e.attempt, at: TerminalText.clock(e.nextAt), message: TerminalText.oneLine(e.message, 100) })
+      case "farm.degraded":
+        return L("ev.farm.degraded", { hosts: e.hosts.join(", "), n: e.localFallbacks })
       case "adr.recorded":
       case "adr.edited":
         return L(`ev.${e.type}`, { adr: e.adr })

@@ -529,6 +529,14 @@ const rows: TableRow[] = [
     commands: ["dispatch:T-1:executor:2"],
     check: (st) => expect(st.finalCheck).toBeNull(),
   },
+  {
+    rule: "a farm host lost mid-build is told to the user; distcc compiled locally, so the task stays at its gates and the run goes on",
+    given: s.gating,
+    event: { type: "farm.degraded", taskId: "T-1", hosts: ["127.0.0.1:3633"], localFallbacks: 4, evidencePath: "/e/T-1/attempt-1/farm.json" },
+    statuses: { "T-1": "gating", "T-5": "running" },
+    commands: ["notify"],
+    check: (_st, cmds) => expect(cmds[0]).toMatchObject({ type: "notify", text: expect.stringContaining("127.0.0.1:3633") }),
+  },
 ]
 
 describe("transition: fault events that are stale are refused, never applied", () => {
@@ -646,6 +654,8 @@ const refusals: Refusal[] = [
   { rule: "a moved integration branch in a run without a baseline", given: s.running, event: { type: "integration.moved", commit: "beef01" }, reason: /no baseline to take again/ },
   { rule: "a moved integration branch that is the baseline's commit", given: () => apply(s.baselineRunning(), { type: "baseline.done", commit: "c0ffee", status: "passed", failingTests: [], message: "" }).state, event: { type: "integration.moved", commit: "c0ffee" }, reason: /baseline's commit already/ },
   { rule: "a baseline outcome twice", given: s.baselineFailed, event: baselineFailedTests, reason: /no baseline is running \(the last one failed\)/ },
+  { rule: "a farm host's failure before any run", given: s.idle, event: { type: "farm.degraded", hosts: ["h:3632"], localFallbacks: 1, evidencePath: "/e/farm.json" }, reason: /no run has started/ },
+  { rule: "a farm host's failure for an unknown task", given: s.running, event: { type: "farm.degraded", taskId: "T-9", hosts: ["h:3632"], localFallbacks: 1, evidencePath: "/e/farm.json" }, reason: /unknown task T-9/ },
 ]
 
 describe("transition: every refusal leaves the state as it was", () => {

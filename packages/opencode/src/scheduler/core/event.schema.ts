@@ -257,6 +257,17 @@ export const Event = z.discriminatedUnion("type", [
   /** Calls succeed again after a rate limit: `cap` tasks may work (one step up; the configured concurrency ends the limit). */
   event("rate.eased", { cap: z.number().int().min(1) }),
   /**
+   * A build farm host failed during a task's build (issue 38 item 6): distcc ran the compiles it would have sent
+   * there locally, and the build went on. `hosts`: `host:port` each; `localFallbacks`: compiles run locally instead;
+   * `evidencePath`: the gate's farm record (farm.json). Nothing in the run changes; the user is told.
+   */
+  event("farm.degraded", {
+    taskId: taskId.optional(),
+    hosts: z.array(z.string().min(1)).min(1),
+    localFallbacks: z.number().int().min(0),
+    evidencePath: z.string().min(1),
+  }),
+  /**
    * The engine waits to retry a session's model call that failed in a way waiting may cure (a 5xx, overloaded,
    * a cut stream): the attempt, when the next one goes (its own backoff or the provider's retry-after) and the
    * provider's message in one line. Nothing changes in the run; the views say it until `nextAt`. A 429 is

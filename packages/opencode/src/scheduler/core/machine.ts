@@ -18,6 +18,7 @@ import { milestoneReached, milestoneReviewed } from "./milestone-rules"
 import { changeRequested, deltaAccepted, graphAccepted, planConfirmed, planProposed, planRevisionRequested, revertDone } from "./plan-rules"
 import { questionAnswered } from "./question-rules"
 import { modelRetrying, rateEased, rateLimited } from "./rate-rules"
+import { farmDegraded } from "./farm-rules"
 import { reviewReported, reviewStarted } from "./review-rules"
 import { finalCheckDone, runPaused, runResumed, runStarted } from "./run-rules"
 import { dispatchFailed, sessionErrored, sessionLost, sessionNudged, taskDispatched, timerFired, workerFailed, workerReported } from "./session-rules"
@@ -169,6 +170,9 @@ const RULES: { [T in EventType]: Handler<T> } = {
   "rate.limited": rateLimited,
   "rate.eased": rateEased,
   "model.retrying": modelRetrying,
+
+  // The build farm (farm-rules.ts): a host lost mid-build, its compiles run locally
+  "farm.degraded": farmDegraded,
 
   // ADRs (adr-rules.ts)
   "adr.recorded": adrRecorded,

@@ -57,7 +57,7 @@ export namespace BaselineRun {
       // As the run's baseline does: the project's own commands in the OS sandbox when it can start (the key
       // records which, so this result serves the run's baseline), else as before, unsandboxed.
       const sandboxed = Sandbox.check().ok
-      const exec: Exec = sandboxed ? SandboxExec.wrap(processExec, { root: top, worktree: dir, network: rules.network }) : processExec
+      const exec: Exec = sandboxed ? SandboxExec.wrap(processExec, { root: top, worktree: dir, network: Toolchain.networkFor(rules) }) : processExec
       // ccache's stats log inside the cache dir, the one place outside the worktree a sandboxed build may write.
       const statsLog = path.join(path.resolve(top, rules.cache.dir), "stats", "_init.log")
       await mkdir(path.dirname(statsLog), { recursive: true })

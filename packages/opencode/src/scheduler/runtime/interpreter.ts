@@ -1,4 +1,4 @@
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import { baselineHolds } from "../core/baseline"
 import type { Command, Consultant } from "../core/command"
 import { commandFailure } from "../core/command-failure"
@@ -19,6 +19,7 @@ import type { Supervisor } from "./sessions/supervisor"
 import { WorkerSession } from "./sessions/worker-session"
 import { classifyFault } from "./fault"
 import { gatesOutcomeEvent } from "./gates"
+import { farmDegradedEvent } from "./gates/farm-event"
 import { MergeBuild } from "./integration/merge-build"
 import { BaseFindings } from "./gates/base-findings"
 import { BuildSlot } from "./slots/build-slot.ts"
@@ -452,6 +453,9 @@ export class Interpreter {
       // The tree the gates built: the merge builds only a candidate that differs from it (merge-build.ts).
       await this.ports.git(root, ["update-ref", MergeBuild.gatedRef(taskId), `refs/heads/${Worktrees.branchName(taskId)}^{commit}`]).catch(() => undefined)
     }
+    // A farm host lost mid-build: distcc compiled locally and the gates went on; the user hears of it, the run goes on.
+    const degraded = await farmDegradedEvent(taskId, dirname(reportPath)).catch(() => undefined)
+    if (degraded) await this.applyRetrying(degraded)
     await this.outcome(gatesOutcomeEvent(taskId, report, reportPath))
     if (report.passed) {
       // A Debugger's repair that passed becomes a repair pattern (knowledge/patterns.ts); never in the way of the run.

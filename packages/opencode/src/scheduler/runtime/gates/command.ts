@@ -18,6 +18,11 @@ export function buildStatsLog(ctx: GateContext): string {
   return path.join(path.resolve(ctx.root, ctx.rules.cache.dir), "stats", `${ctx.taskId.replace(/[^\w.+-]/g, "_")}.log`)
 }
 
+/** Where distcc logs this build's compiles (beside ccache's stats log); build.ts reads the farm's record from it. */
+export function buildFarmLog(ctx: GateContext): string {
+  return path.join(path.resolve(ctx.root, ctx.rules.cache.dir), "stats", `${ctx.taskId.replace(/[^\w.+-]/g, "_")}.distcc.log`)
+}
+
 /**
  * What the build and test gates share: run the toolchain's shell commands in order in the worktree, log
  * each, stop at the first that fails; `explain` turns a failed command's output into the gate's message.
@@ -39,7 +44,9 @@ export async function runCommands(
     await mkdir(path.dirname(statsLog), { recursive: true })
     await rm(statsLog, { force: true })
   }
-  const env = await Toolchain.commandEnv(ctx.rules, { root: ctx.root, worktree: ctx.worktree, ...(statsLog ? { statsLog } : {}) }, ctx.env)
+  const farmLog = which === "build" && ctx.rules.farm ? buildFarmLog(ctx) : undefined
+  if (farmLog) await rm(farmLog, { force: true })
+  const env = await Toolchain.commandEnv(ctx.rules, { root: ctx.root, worktree: ctx.worktree, ...(statsLog ? { statsLog } : {}), ...(farmLog ? { farmLog } : {}) }, ctx.env)
   for (const command of commands) {
     // The views see a long build or test move (steps done, elapsed time) through a small file, not the log.
     const progress = new ProgressWriter(ctx.root, ctx.taskId, which, command)

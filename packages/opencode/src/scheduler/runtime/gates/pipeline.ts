@@ -124,7 +124,7 @@ export async function runGates(input: RunInput): Promise<GateReport> {
   // The run's one job budget around everything the gates run (the sandbox inside it), writable only in `tree`.
   const execIn = (tree: string): Exec =>
     BudgetExec.wrap(
-      sandboxed ? SandboxExec.wrap(input.exec ?? processExec, { root: input.root, worktree: tree, network: resolved.rules.network }) : (input.exec ?? processExec),
+      sandboxed ? SandboxExec.wrap(input.exec ?? processExec, { root: input.root, worktree: tree, network: Toolchain.networkFor(resolved.rules) }) : (input.exec ?? processExec),
       RunJobs.of(input.root),
       `task ${input.taskId}`,
     )

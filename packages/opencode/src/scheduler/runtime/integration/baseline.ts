@@ -186,7 +186,7 @@ export namespace Baseline {
     const mode = options.sandbox ?? SandboxExec.modeOf(top)
     if (mode === "off") return () => ({ exec: inner })
     const check = Sandbox.check()
-    if (check.ok) return (worktree) => ({ exec: SandboxExec.wrap(inner, { root: top, worktree, network: rules.network }) })
+    if (check.ok) return (worktree) => ({ exec: SandboxExec.wrap(inner, { root: top, worktree, network: Toolchain.networkFor(rules) }) })
     if (mode === "on")
       throw new Error(
         `the baseline runs the project's build and tests only inside the OS sandbox, and it cannot start here: ${check.message}. ` +

@@ -77,7 +77,7 @@ export namespace FinalCheck {
       await writeFileAtomic(join(out, "result.json"), JSON.stringify(result, null, 2))
       return result
     }
-    const sandboxedExec: Exec = check?.ok ? SandboxExec.wrap(processExec, { root, worktree: root, network: rules.network, readOnly: [join(root, ".air")] }) : processExec
+    const sandboxedExec: Exec = check?.ok ? SandboxExec.wrap(processExec, { root, worktree: root, network: Toolchain.networkFor(rules), readOnly: [join(root, ".air")] }) : processExec
     // The run's one job budget around the final check's commands.
     const exec: Exec = BudgetExec.wrap(sandboxedExec, RunJobs.of(root), "final check")
     if (check && !check.ok) log += `# without the OS sandbox (allowed by sandboxFallback): ${check.message}\n`
@@ -165,7 +165,7 @@ export namespace FinalCheck {
       return result
     }
     if (check && !check.ok && mode === "on") return finish(false, `the build for the deploy runs only inside the OS sandbox, which cannot start here: ${check.message}`)
-    const sandboxedExec: Exec = check?.ok ? SandboxExec.wrap(processExec, { root, worktree: root, network: rules.network, readOnly: [join(root, ".air")] }) : processExec
+    const sandboxedExec: Exec = check?.ok ? SandboxExec.wrap(processExec, { root, worktree: root, network: Toolchain.networkFor(rules), readOnly: [join(root, ".air")] }) : processExec
     const exec: Exec = BudgetExec.wrap(sandboxedExec, RunJobs.of(root), "deploy build")
     for (const command of rules.build) {
       const r = await sh(exec, command, root, rules.timeoutMs, env)

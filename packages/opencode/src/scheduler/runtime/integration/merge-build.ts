@@ -135,7 +135,7 @@ export namespace MergeBuild {
     let sandboxed = false
     if (mode !== "off") {
       const check = Sandbox.check()
-      if (check.ok) exec = SandboxExec.wrap(inner, { root: top, worktree, network: resolved.rules.network })
+      if (check.ok) exec = SandboxExec.wrap(inner, { root: top, worktree, network: Toolchain.networkFor(resolved.rules) })
       else if (mode === "on")
         throw new Error(`the OS sandbox cannot start (${check.message})`)
       sandboxed = check.ok

@@ -25,6 +25,11 @@ export namespace CommandJobs {
     return PARALLEL_BY_DEFAULT.test(command) ? size : 1
   }
 
+  /** A command that runs tests (ctest, meson test): it gets local cores only, never a farm's slots. */
+  export function runsTests(command: string): boolean {
+    return /(^|[\s;&|(])(ctest|meson\s+test)\b/.test(command)
+  }
+
   /** `command` with every job count set to `jobs` (a bare `-j` gets the number). */
   export function limit(command: string, jobs: number): string {
     return command.replace(FLAG, (_, lead, flag, sep) => `${lead}${flag}${sep === "=" ? "=" : " "}${jobs}`).replace(BARE_J, (_, lead) => `${lead}-j ${jobs}`)

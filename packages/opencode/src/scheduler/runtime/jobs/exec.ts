@@ -3,6 +3,8 @@ import type { Exec } from "../exec/exec.ts"
 import type { Proc } from "../process.ts"
 import type { JobBudget } from "./budget.ts"
 import { CommandJobs } from "./command-jobs.ts"
+import { FarmJobs } from "./farm-jobs.ts"
+import { Farm } from "../toolchain/farm.ts"
 
 /**
  * An Exec that takes its jobs from the run's budget: the command runs with `-j` set to its share, and a
@@ -19,14 +21,14 @@ export namespace BudgetExec {
         want,
         `${label}: ${command}`,
         async (jobs) => {
-          const result = await run(inner, command, args, options, shell, jobs)
+          const result = await run(inner, command, args, options, shell, jobs, budget.size)
           // The log says what ran: the share, when it is not what the command asked for.
           return jobs === want ? result : { ...result, output: `# ${jobs} of the ${want} jobs asked for (the run's job budget is ${budget.size})\n${result.output}` }
         },
         options.signal,
       )
       if (!killedForMemory(first)) return first
-      const again = await budget.with("all", `${label} (alone after a kill): ${command}`, () => run(inner, command, args, options, shell, 1), options.signal)
+      const again = await budget.with("all", `${label} (alone after a kill): ${command}`, () => run(inner, command, args, options, shell, 1, budget.size), options.signal)
       const note = `# killed by the kernel (out of memory?) while running with other jobs; run again alone with 1 job\n`
       if (!killedForMemory(again)) return { ...again, output: note + again.output }
       throw new GateError(
@@ -37,8 +39,15 @@ export namespace BudgetExec {
     }
   }
 
-  function run(inner: Exec, command: string, args: readonly string[], options: Parameters<Exec>[2], shell: boolean, jobs: number): Promise<Proc.Result> {
-    return inner(shell ? CommandJobs.limit(command, jobs) : command, args, { ...options, env: CommandJobs.env(options.env, jobs) })
+  /**
+   * The share is local cores; a build that sends its compiles to a farm (DISTCC_HOSTS in its env) runs the
+   * farm's slots more, and its links and tests stay within local cores (farm-jobs.ts).
+   */
+  function run(inner: Exec, command: string, args: readonly string[], options: Parameters<Exec>[2], shell: boolean, jobs: number, localCores: number): Promise<Proc.Result> {
+    const farmSlots = shell ? Farm.slotsInHosts(options.env.DISTCC_HOSTS) : 0
+    const total = FarmJobs.jobs(command, jobs, farmSlots)
+    const written = shell ? FarmJobs.withLinkPool(CommandJobs.limit(command, total), localCores, farmSlots) : command
+    return inner(written, args, { ...options, env: CommandJobs.env(options.env, total) })
   }
 
   /** Output lines that say a compiler or a job was killed by signal 9 (make's "] Killed", gcc's driver, a shell's "Killed"). */

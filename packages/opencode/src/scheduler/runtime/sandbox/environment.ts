@@ -65,7 +65,7 @@ export namespace SandboxEnvironment {
     ...IDENTITY_ENV,
   ])
   /** Families of build variables, by prefix. */
-  export const KEEP_PREFIXES = ["LC_", "CCACHE_", "CMAKE_", "CTEST_", "NINJA_", "VCPKG_", "CARGO_", "RUSTUP_"] as const
+  export const KEEP_PREFIXES = ["LC_", "CCACHE_", "DISTCC_", "CMAKE_", "CTEST_", "NINJA_", "VCPKG_", "CARGO_", "RUSTUP_"] as const
   /** Whatever its prefix, a name like these is a secret: never passed (CMAKE_…_TOKEN included). */
   export const SECRET_NAME = /KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION/i
 

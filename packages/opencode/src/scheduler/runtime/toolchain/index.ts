@@ -7,6 +7,7 @@ import { PathMap } from "./path-map.ts"
 import { CppcheckArgs } from "./cppcheck.ts"
 import { Areas } from "./areas.ts"
 import { ToolEnv } from "./tool-env.ts"
+import { Farm } from "./farm.ts"
 
 /**
  * The toolchain rules the gates follow: which commands build and test the project, how cppcheck runs.
@@ -200,6 +201,7 @@ export namespace Toolchain {
       timeoutMs: z.number().int().positive().default(DEFAULT_TIMEOUT_MS).describe("per command"),
       network: z.boolean().default(false).describe("true lets sandboxed commands (workers' shells, gates) reach the network"),
       cache: CacheRules.default({ tool: "auto", dir: ".air/local/ccache", maxSize: "5G" }),
+      farm: Farm.Rules.optional().describe("a distcc build farm the compiles go through, behind the compiler cache: { tool, hosts: [{ host, port, slots }] }"),
       detected: Detected.optional(),
       baseline: Baseline.optional(),
       areas: Areas.List.describe("the repository's parts in other languages, each with its own root, build, test and analysers (areas.ts); with areas, build and test are theirs"),
@@ -308,11 +310,23 @@ export namespace Toolchain {
    */
   export async function commandEnv(
     rules: Rules,
-    where: { root: string; worktree: string; statsLog?: string },
+    where: { root: string; worktree: string; statsLog?: string; farmLog?: string },
     base: NodeJS.ProcessEnv = process.env,
   ): Promise<NodeJS.ProcessEnv> {
     const mapped = rules.cache.pathMap === false ? {} : await PathMap.env(where.worktree, base)
-    return { ...base, ...CompilerCache.env(rules.cache, where, base), ...mapped, ...ToolEnv.forCommands([...rules.build, ...rules.test], base) }
+    const cache = CompilerCache.tool(rules.cache, base)
+    const farm = Farm.env(rules.farm, { stateDir: farmStateDir(rules, where.root), ...(where.farmLog ? { log: where.farmLog } : {}), ...(cache ? { cache } : {}) })
+    return { ...base, ...CompilerCache.env(rules.cache, where, base), ...farm, ...mapped, ...ToolEnv.forCommands([...rules.build, ...rules.test], base) }
+  }
+
+  /** distcc's locks and dead-host notes: in the cache directory, which a sandboxed build may write. */
+  export function farmStateDir(rules: Rules, root: string): string {
+    return path.join(path.resolve(root, rules.cache.dir), "distcc")
+  }
+
+  /** Sandboxed commands reach the network when the rules allow it, or name a farm the compiles go to. */
+  export function networkFor(rules: Rules): boolean {
+    return rules.network || rules.farm !== undefined
   }
 
   /** The cppcheck invocations (argument lists, run in the worktree) for the changed files. */
