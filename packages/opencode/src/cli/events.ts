@@ -1,5 +1,5 @@
 import { relative } from "node:path"
-import { t, type Lang } from "../read/words"
+import { t, type Lang } from "../text/words"
 import { RunData } from "../read/run-data"
 import { EventText } from "../read/event-text"
 import { viewLang } from "./status"

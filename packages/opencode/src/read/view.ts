@@ -5,14 +5,14 @@ import type { WorkerRole } from "../scheduler/core/vocabulary"
 import { isBookkeepingGate, isShippedGate, SHIPPED_GATE_IDS } from "./gate-descriptors"
 import type { RunData } from "./run-data"
 import { ProgramEvidence } from "./program-evidence"
-import { runStatus, waitingFor as waitingForState, type RunWord, type Waiting as RunWaiting } from "./run-status"
+import { runStatus, waitingFor as waitingForState, type RunWord, type Waiting as RunWaiting } from "../text/run-status"
 import { failureText, gateFacts, type GateFacts } from "./gate-words"
 import { Labels } from "./labels"
-import { TerminalText } from "./terminal-text"
-import { t, tCount, type Key, type Lang } from "./words"
+import { TerminalText } from "../text/terminal-text"
+import { t, tCount, type Key, type Lang } from "../text/words"
 import { GateProgress } from "./gate-progress"
 import type { CheckReuse } from "./check-reuse"
-import { durationText } from "./duration"
+import { durationText } from "../text/duration"
 import { MoneyLines } from "./money-lines"
 
 /**
@@ -75,7 +75,7 @@ export namespace RunView {
     kind: "aircoding.status"
     version: 1
     /**
-     * The one run status word (src/read/run-status.ts), or "interrupted": the log says the run is at work but
+     * The one run status word (src/text/run-status.ts), or "interrupted": the log says the run is at work but
      * its process is gone (src/read/run-liveness.ts), so nothing runs until `resume` is typed.
      */
     status: RunWord | "interrupted" | "error"

@@ -4,7 +4,7 @@ import { dirname, join } from "node:path"
 import { afterEach, describe, expect, test } from "vitest"
 import { followProgress, progressLine } from "../../src/cli/progress"
 import { Ui } from "../../src/cli/ui"
-import { TerminalText } from "../../src/read/terminal-text"
+import { TerminalText } from "../../src/text/terminal-text"
 import { RunData } from "../../src/read/run-data"
 import { FIXTURE } from "../cli-view/helpers"
 

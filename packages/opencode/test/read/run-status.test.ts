@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest"
-import { exitCodeOf, headlessEnd, RUN_WORDS, runStatus, runWord } from "../../src/read/run-status"
+import { exitCodeOf, headlessEnd, RUN_WORDS, runStatus, runWord } from "../../src/text/run-status"
 import { RunView } from "../../src/read/view"
 import { isRefused, transition } from "../../src/scheduler/core/machine"
 import { RunReport } from "../../src/read/run-report"

@@ -7,8 +7,8 @@ import { EventText } from "../../src/read/event-text"
 import { RunReport } from "../../src/read/run-report"
 import { recordedEvents } from "../fixtures/recorded-run/generate"
 import { FIXTURE } from "../cli-view/helpers"
-import { catalog, KEYS } from "../../src/read/words"
-import { PlanView } from "../../src/read/plan-view"
+import { catalog, KEYS } from "../../src/text/words"
+import { PlanView } from "../../src/text/plan-view"
 import { TASK_KINDS } from "../../src/scheduler/core/task.schema"
 
 /**

@@ -43,14 +43,14 @@ function graph(entry: string): { files: string[]; packages: string[] } {
 
 describe("the TUI plugin's import graph", () => {
   test("the catalogue of words loads nothing but node:fs and node:path", () => {
-    const { files, packages } = graph(join(SRC, "read/words.ts"))
-    expect(files).toEqual(["read/words.ts"])
+    const { files, packages } = graph(join(SRC, "text/words.ts"))
+    expect(files).toEqual(["text/words.ts"])
     expect(packages).toEqual(["node:fs", "node:path"])
   })
 
   test("the plugin loads the catalogue, the read model and the core, and of the runtime only its file readers", () => {
     const { files, packages } = graph(join(SRC, "tui/plugin.tsx"))
-    expect(files).toContain("read/words.ts")
+    expect(files).toContain("text/words.ts")
     expect(files).toContain("tui/view.ts")
     // usage.ts reads the request log; jsonl.ts reads it, serial.ts orders its appends (no I/O of its own); jobs/file.ts
     // reads the job budget's jobs.json; run-holder.ts reads the store's lock and holder.json, process-identity.ts
@@ -67,7 +67,7 @@ describe("the TUI plugin's import graph", () => {
       "scheduler/runtime/verify/pcap.ts",
       "scheduler/runtime/verify/service-probe-spec.ts",
     ])
-    expect(files.filter((f) => !/^(scheduler\/core|read|tui|scheduler\/runtime)\//.test(f))).toEqual([])
+    expect(files.filter((f) => !/^(scheduler\/core|text|read|tui|scheduler\/runtime)\//.test(f))).toEqual([])
     expect(packages.filter((p) => !p.startsWith("node:"))).toEqual(["solid-js", "zod"])
   })
 })

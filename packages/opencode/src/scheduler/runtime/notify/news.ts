@@ -1,10 +1,10 @@
 import { basename } from "node:path"
 import type { StoredEvent } from "../../core/event.schema"
 import type { Question, SchedulerState } from "../../core/state"
-import { questionText } from "../../../read/question-text"
+import { questionText } from "../../../text/question-text"
 import { RunReport } from "../../../read/run-report"
 import { RunLiveness } from "../../../read/run-liveness"
-import { t, type Lang } from "../../../read/words"
+import { t, type Lang } from "../../../text/words"
 import type { NotifyConfig } from "./config"
 
 /**
