@@ -1,5 +1,5 @@
 import { existsSync, statSync } from "node:fs"
-import { RunData } from "../read/run-data"
+import { RunData } from "../scheduler/runtime/store/run-data"
 import { EventText } from "../read/event-text"
 import { TerminalText } from "../text/terminal-text"
 import { resolveLang, t, type Lang } from "../text/words"

@@ -1,4 +1,4 @@
-import { RunData } from "../read/run-data"
+import { RunData } from "../scheduler/runtime/store/run-data"
 import { headlessEnd } from "../text/run-status"
 
 /**

@@ -1,4 +1,4 @@
-import type { RunData } from "./run-data"
+import type { RunData } from "../scheduler/runtime/store/run-data"
 import { failureText, faultText, gateFacts, gateRunOf } from "./gate-words"
 import { Labels } from "./labels"
 import { MoneyLines } from "./money-lines"

@@ -1,4 +1,4 @@
-import type { RunData } from "./run-data"
+import type { RunData } from "../scheduler/runtime/store/run-data"
 import { list, t, tOr, type Lang } from "../text/words"
 
 /**

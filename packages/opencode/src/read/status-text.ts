@@ -1,5 +1,5 @@
 import type { SchedulerState } from "../scheduler/core/state"
-import { RunData } from "./run-data"
+import { RunData } from "../scheduler/runtime/store/run-data"
 import { readStatus } from "./status-read"
 import { RunView } from "./view"
 import { resolveLang, type Lang } from "../text/words"

@@ -3,14 +3,14 @@ import { DeployLines } from "./deploy-lines"
 import type { SchedulerState, TaskRuntime } from "../scheduler/core/state"
 import type { WorkerRole } from "../scheduler/core/vocabulary"
 import { isBookkeepingGate, isShippedGate, SHIPPED_GATE_IDS } from "./gate-descriptors"
-import type { RunData } from "./run-data"
-import { ProgramEvidence } from "./program-evidence"
+import type { RunData } from "../scheduler/runtime/store/run-data"
+import { ProgramEvidence } from "../scheduler/runtime/verify/program-evidence"
 import { runStatus, waitingFor as waitingForState, type RunWord, type Waiting as RunWaiting } from "../text/run-status"
 import { failureText, gateFacts, type GateFacts } from "./gate-words"
 import { Labels } from "./labels"
 import { TerminalText } from "../text/terminal-text"
 import { t, tCount, type Key, type Lang } from "../text/words"
-import { GateProgress } from "./gate-progress"
+import { GateProgress } from "../scheduler/runtime/store/gate-progress"
 import type { CheckReuse } from "./check-reuse"
 import { durationText } from "../text/duration"
 import { MoneyLines } from "./money-lines"
@@ -130,13 +130,13 @@ export namespace RunView {
     now?: string
     /** The run's job budget (jobs.json). */
     jobs?: { size: number; inUse: number; waiting: number; peakInUse: number; timeout?: { ms: number } }
-    /** Progress files of running gates, by task (src/read/gate-progress.ts). */
+    /** Progress files of running gates, by task (src/scheduler/runtime/store/gate-progress.ts). */
     progress?: Record<string, GateProgress.File>
     /** The baseline's and the final check's reuses (src/read/check-reuse.ts). */
     reusedChecks?: CheckReuse.Checks
     /** Whether the run's process still runs (src/read/run-liveness.ts); absent: the log is trusted as it is. */
     process?: { state: "live" | "gone" | "unknown"; resume: string }
-    /** The program evidence of ui and service tasks, by task (src/read/program-evidence.ts). */
+    /** The program evidence of ui and service tasks, by task (src/scheduler/runtime/verify/program-evidence.ts). */
     programEvidence?: Record<string, ProgramEvidence.Evidence | null>
   }
 

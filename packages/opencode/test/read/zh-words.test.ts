@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest"
 import { progressLine } from "../../src/cli/progress"
-import { RunData } from "../../src/read/run-data"
+import { RunData } from "../../src/scheduler/runtime/store/run-data"
 import { statusText } from "../../src/read/status-text"
 import { RunView } from "../../src/read/view"
 import { EventText } from "../../src/read/event-text"

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { catalog, KEYS, LANGS } from "../../src/text/words"
 import { readStatus } from "../../src/read/status-read"
-import { RunData } from "../../src/read/run-data"
+import { RunData } from "../../src/scheduler/runtime/store/run-data"
 import { isRefused, transition } from "../../src/scheduler/core/machine"
 import { initialState, type SchedulerState } from "../../src/scheduler/core/state"
 import { TuiView } from "../../src/tui/view"
