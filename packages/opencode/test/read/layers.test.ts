@@ -1,0 +1,113 @@
+import { existsSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join, relative, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { describe, expect, test } from "vitest"
+
+/**
+ * The layers around the read model (issue 42 item 2): the runtime carries out the run and writes its files,
+ * `src/read/` words them for the views, and `src/text/` (the catalogue of words and the pure renderings of
+ * the state) sits below both. An arrow from the runtime up into src/read, or from src/text into either, is
+ * refused here, static imports, re-exports and `import()` alike.
+ */
+const SRC = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "src")
+
+const walk = (dir: string): string[] =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+    d.isDirectory() ? walk(join(dir, d.name)) : /\.tsx?$/.test(d.name) ? [join(dir, d.name)] : [],
+  )
+
+/** The files of `root` each relative import of `file` names (static, re-export, side effect, `import("…")`), relative to `root`. */
+function importsOf(root: string, file: string): string[] {
+  const text = readFileSync(file, "utf8")
+  const specs = [
+    ...text.matchAll(/^\s*(?:import|export)\s[^"'`;]*?from\s+["'](\.[^"']+)["']/gm),
+    ...text.matchAll(/^\s*import\s+["'](\.[^"']+)["']/gm),
+    ...text.matchAll(/\bimport\(\s*["'`](\.[^"'`]+)["'`]\s*\)/g),
+  ].map((m) => m[1]!)
+  return specs.map((s) => relative(root, resolve(dirname(file), s)).replace(/\.tsx?$/, ""))
+}
+
+/** Every import from a file under `from/` into a folder `into` matches, as "from-file → target" (paths relative to `root`). */
+function crossings(root: string, from: string, into: RegExp): string[] {
+  const dir = join(root, from)
+  if (!existsSync(dir)) return []
+  return walk(dir).flatMap((f) =>
+    importsOf(root, f)
+      .filter((target) => into.test(target))
+      .map((target) => `${relative(root, f).replace(/\.tsx?$/, "")} → ${target}`),
+  )
+}
+
+const RUNTIME = "scheduler/runtime"
+const INTO_READ = /^read\//
+const INTO_RUNTIME_OR_READ = /^(read|scheduler\/runtime)\//
+
+/**
+ * The runtime's imports of src/read left today, each with why it is still there. Shrink it; a new one fails.
+ * run-report (the end of a run, its progress line) reads the final check's record, the request log and the
+ * budget, so it cannot go down into src/text as it is; status-text is the whole status view (air_status
+ * answers with it). Both want the runtime to be handed the text by the one who composes it.
+ */
+const RUNTIME_READS_TODAY: Record<string, string> = {
+  "scheduler/runtime/interpreter → read/run-report": "the end-of-run text pushed to the inbox (RunReport.endText)",
+  "scheduler/runtime/orchestrator → read/run-report": "air_listen's progress line and end news, the TUI's reopening message (RunReport.progressLine, endNews)",
+  "scheduler/runtime/orchestrator → read/status-text": "air_status answers with the full status view",
+  "scheduler/runtime/notify/news → read/run-report": "a notification's progress line (RunReport.progressLine)",
+}
+
+/** A throwaway src/ with one planted file, to show the rule fails on what it says it refuses. */
+function planted(files: Record<string, string>): string {
+  const root = mkdtempSync(join(tmpdir(), "air-layers-"))
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true })
+    writeFileSync(join(root, path), text)
+  }
+  return root
+}
+
+describe("the runtime sits below the read model, src/text below both", () => {
+  test("no file under scheduler/runtime imports src/read, but for today's listed ones", () => {
+    const found = crossings(SRC, RUNTIME, INTO_READ)
+    expect(found.filter((c) => !(c in RUNTIME_READS_TODAY))).toEqual([])
+    // An entry nobody needs any more is removed, so the list only shrinks.
+    expect(Object.keys(RUNTIME_READS_TODAY).filter((c) => !found.includes(c))).toEqual([])
+  })
+
+  test("src/text imports nothing of the runtime nor of the read model", () => {
+    expect(crossings(SRC, "text", INTO_RUNTIME_OR_READ)).toEqual([])
+    // ...and only the core of the Scheduler besides its own files.
+    const outside = walk(join(SRC, "text")).flatMap((f) =>
+      importsOf(SRC, f).filter((t) => !t.startsWith("text/") && !t.startsWith("scheduler/core/")),
+    )
+    expect(outside).toEqual([])
+  })
+
+  test("a planted violation fails each rule: a static import, a re-export, an import() and a type import", () => {
+    const root = planted({
+      "read/words.ts": "export const t = 1\n",
+      "read/run-report.ts": "export const r = 1\n",
+      "scheduler/runtime/store/store.ts": "export const s = 1\n",
+      "scheduler/runtime/notify/news.ts": 'import { t } from "../../../read/words"\n',
+      "scheduler/runtime/gates/progress.ts": 'export { t } from "../../../read/words.ts"\n',
+      "scheduler/runtime/interpreter.ts": 'const late = async () => (await import("../../read/run-report")).r\n',
+      "scheduler/runtime/sessions/proposal.ts": 'import type { t } from "../../../read/words"\n',
+      "scheduler/runtime/sessions/fine.ts": 'import { s } from "../store/store"\n',
+      "text/labels.ts": 'import { s } from "../scheduler/runtime/store/store"\nconst w = () => import("../read/words")\n',
+    })
+    try {
+      expect(crossings(root, RUNTIME, INTO_READ).sort()).toEqual([
+        "scheduler/runtime/gates/progress → read/words",
+        "scheduler/runtime/interpreter → read/run-report",
+        "scheduler/runtime/notify/news → read/words",
+        "scheduler/runtime/sessions/proposal → read/words",
+      ])
+      expect(crossings(root, "text", INTO_RUNTIME_OR_READ).sort()).toEqual([
+        "text/labels → read/words",
+        "text/labels → scheduler/runtime/store/store",
+      ])
+    } finally {
+      rmSync(root, { recursive: true, force: true })
+    }
+  })
+})
