@@ -1,7 +1,7 @@
 import type { SchedulerState } from "../scheduler/core/state"
 import { PlanView } from "../text/plan-view"
 import { questionText } from "../text/question-text"
-import { RunReport } from "../read/run-report"
+import { RunReport } from "../scheduler/runtime/report/run-report"
 import { runStatus, type Waiting } from "../text/run-status"
 import { list, t, type Lang } from "../text/words"
 

@@ -1,7 +1,7 @@
 import type { RunData } from "../scheduler/runtime/store/run-data"
 import { failureText, faultText, gateFacts, gateRunOf } from "./gate-words"
 import { Labels } from "./labels"
-import { MoneyLines } from "./money-lines"
+import { MoneyLines } from "../text/money-lines"
 import { TerminalText } from "../text/terminal-text"
 import { list, t, tOr, type Key, type Lang } from "../text/words"
 

@@ -1,5 +1,5 @@
-import type { RunReport } from "./run-report"
-import { DeployLines } from "./deploy-lines"
+import type { RunReport } from "../scheduler/runtime/report/run-report"
+import { DeployLines } from "../text/deploy-lines"
 import type { SchedulerState, TaskRuntime } from "../scheduler/core/state"
 import type { WorkerRole } from "../scheduler/core/vocabulary"
 import { isBookkeepingGate, isShippedGate, SHIPPED_GATE_IDS } from "./gate-descriptors"
@@ -13,7 +13,7 @@ import { t, tCount, type Key, type Lang } from "../text/words"
 import { GateProgress } from "../scheduler/runtime/store/gate-progress"
 import type { CheckReuse } from "./check-reuse"
 import { durationText } from "../text/duration"
-import { MoneyLines } from "./money-lines"
+import { MoneyLines } from "../text/money-lines"
 
 /**
  * What a person needs to know about a run, as data (`aircoding status --json`, the dashboard) and as

@@ -440,7 +440,7 @@ const en = {
   "deploy.rolledBack": " · rolled back to the previous release",
   "deploy.evidence": "deploy evidence: {path}",
   "waiting.deploy": "the deploy to {targets}: transfer, hash check, restart, smoke test",
-  // Deploy per target (read/deploy-lines.ts): status, the TUI sidebar and the dashboard's deploy panel.
+  // Deploy per target (text/deploy-lines.ts): status, the TUI sidebar and the dashboard's deploy panel.
   "deploy.heading.phase": "Deploy of phase {phase}",
   "deploy.smoke.passed": "passed",
   "deploy.smoke.failed": "FAILED",

@@ -7,7 +7,7 @@ import { RunData } from "../../src/scheduler/runtime/store/run-data"
 import { RunView } from "../../src/read/view"
 import { EventText } from "../../src/read/event-text"
 import { isRefused, transition } from "../../src/scheduler/core/machine"
-import { RunReport } from "../../src/read/run-report"
+import { RunReport } from "../../src/scheduler/runtime/report/run-report"
 import { recordedEvents } from "../fixtures/recorded-run/generate"
 import { capture, copyFixture, FIXTURE, golden } from "./helpers"
 

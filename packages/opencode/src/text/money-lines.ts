@@ -1,6 +1,6 @@
 import { ACTIVE_STATUSES, type SchedulerState } from "../scheduler/core/state"
 import { reservedUsd, runLimit } from "../scheduler/core/money"
-import { t, tOr, type Lang } from "../text/words"
+import { t, tOr, type Lang } from "./words"
 
 /**
  * What the run cost in USD, rolled up per session, task, role and run from the folded `usage.recorded`

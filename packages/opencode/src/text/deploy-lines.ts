@@ -1,5 +1,5 @@
 import type { SchedulerState } from "../scheduler/core/state"
-import { t, tOr, type Lang } from "../text/words"
+import { t, tOr, type Lang } from "./words"
 
 /**
  * Per deploy target, what status, the summary, the end-of-run text, the TUI sidebar and the dashboard
