@@ -2,7 +2,6 @@ import { DeployRules } from "./deploy/rules"
 import { join, relative, resolve, sep } from "node:path"
 import type { PluginInput } from "@opencode-ai/plugin"
 import { Language } from "../../agent/language"
-import { statusText } from "../../read/status-text"
 import type { PlanDelta } from "../core/delta.schema"
 import type { Event } from "../core/event.schema"
 import type { Checklist, DebugReport, PlanIssue } from "../core/report.schema"
@@ -342,9 +341,10 @@ class OrchestratorImpl {
     return r.ok ? "Run resumed: the Scheduler dispatches ready tasks again." : `Cannot resume: ${r.reason}`
   }
 
-  async statusText(): Promise<string> {
+  /** What air_status words (src/read/status-text.ts, called by the tool: the runtime does not import the read model). */
+  async statusFacts(): Promise<{ state: SchedulerState; lang: Language.Catalog }> {
     const store = await this.open()
-    return statusText(this.root, Language.catalogOf(this.settings.language), store.state)
+    return { state: store.state, lang: Language.catalogOf(this.settings.language) }
   }
 
   // ——— Architect ———
