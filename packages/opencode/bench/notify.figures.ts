@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Notifier } from "../src/scheduler/runtime/notify/notifier.ts"
-import { RunData } from "../src/read/run-data.ts"
+import { RunData } from "../src/scheduler/runtime/store/run-data.ts"
 import { registerFigure } from "./figures"
 
 const FIXTURE = join(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "..", "test", "fixtures", "recorded-run")

@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Proc } from "../src/scheduler/runtime/process"
-import { TraceRecord } from "../src/read/trace-record"
+import { TraceRecord } from "../src/scheduler/runtime/store/trace-record"
 import { aircodingBin, bunBinary } from "../test/support/sandbox"
 import { median, registerFigure } from "./figures"
 

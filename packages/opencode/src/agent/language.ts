@@ -1,10 +1,10 @@
-import { detectLang, KEYS, langOf, LANGS, t as word, tOr as wordOr, type Key as WordKey, type Lang, type Params } from "../read/words"
+import { detectLang, KEYS, langOf, LANGS, t as word, tOr as wordOr, type Key as WordKey, type Lang, type Params } from "../text/words"
 
 /**
  * The language rule. The setting is "auto" (speak to the user in the language they write in) or a
  * locked BCP-47 tag ("zh-CN", "en", …). Prompts get the rule as a paragraph (`{{language_rule}}`);
  * texts written by code (guard refusals, progress messages) come from the one catalogue of words,
- * src/read/words.ts, in English and Simplified Chinese.
+ * src/text/words.ts, in English and Simplified Chinese.
  */
 export namespace Language {
   export type Setting = "auto" | (string & {})

@@ -1,6 +1,6 @@
 import { relative } from "node:path"
-import { t, type Lang } from "../read/words"
-import { RunData } from "../read/run-data"
+import { t, type Lang } from "../text/words"
+import { RunData } from "../scheduler/runtime/store/run-data"
 import { EventText } from "../read/event-text"
 import { viewLang } from "./status"
 import { Args } from "./args"

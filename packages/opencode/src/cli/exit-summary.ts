@@ -1,9 +1,9 @@
 import type { SchedulerState } from "../scheduler/core/state"
-import { PlanView } from "../read/plan-view"
-import { questionText } from "../read/question-text"
-import { RunReport } from "../read/run-report"
-import { runStatus, type Waiting } from "../read/run-status"
-import { list, t, type Lang } from "../read/words"
+import { PlanView } from "../text/plan-view"
+import { questionText } from "../text/question-text"
+import { RunReport } from "../scheduler/runtime/report/run-report"
+import { runStatus, type Waiting } from "../text/run-status"
+import { list, t, type Lang } from "../text/words"
 
 /**
  * What `aircoding run` adds to its summary when the run stops for a person (issue 39 items 7 and 8): what it

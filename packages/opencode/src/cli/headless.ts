@@ -2,7 +2,7 @@ import { Paths, runProcess } from "../engine"
 import type { ProviderFault } from "../scheduler/core/provider-fault"
 import { ProviderError } from "../scheduler/runtime/sessions/provider-error"
 import { JsonLines } from "../scheduler/runtime/store/jsonl"
-import { resolveLang, t, type Lang } from "../read/words"
+import { resolveLang, t, type Lang } from "../text/words"
 import { Launch } from "./launch"
 
 /** What a headless run produced, read from the engine's JSONL event stream. */

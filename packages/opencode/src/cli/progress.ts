@@ -1,8 +1,8 @@
 import { existsSync, statSync } from "node:fs"
-import { RunData } from "../read/run-data"
+import { RunData } from "../scheduler/runtime/store/run-data"
 import { EventText } from "../read/event-text"
-import { TerminalText } from "../read/terminal-text"
-import { resolveLang, t, type Lang } from "../read/words"
+import { TerminalText } from "../text/terminal-text"
+import { resolveLang, t, type Lang } from "../text/words"
 import { Ui } from "./ui"
 
 /** Steps too small for a progress line: the next event says how they ended. */

@@ -1,5 +1,5 @@
-import { RunData } from "../read/run-data"
-import { headlessEnd } from "../read/run-status"
+import { RunData } from "../scheduler/runtime/store/run-data"
+import { headlessEnd } from "../text/run-status"
 
 /**
  * A headless run ends on the Scheduler's state, not on the main agent's turn (issue 21 item 3): this

@@ -5,7 +5,7 @@ import { Launch, LaunchError } from "./launch"
 import { Ui } from "./ui"
 import { Notifier } from "../scheduler/runtime/notify/notifier"
 import { TraceExport } from "../scheduler/runtime/trace/exporter"
-import { resolveLang, t } from "../read/words"
+import { resolveLang, t } from "../text/words"
 
 /**
  * What follows the engine's exit screen. The pinned engine prints its own block when the TUI closes on a

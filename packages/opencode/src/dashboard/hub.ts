@@ -1,11 +1,11 @@
-import { catalog, type Key, type Lang } from "../read/words"
+import { catalog, type Key, type Lang } from "../text/words"
 import { readStatus } from "../read/status-read"
-import { ProgramEvidence } from "../read/program-evidence"
-import { RunData } from "../read/run-data"
+import { ProgramEvidence } from "../scheduler/runtime/verify/program-evidence"
+import { RunData } from "../scheduler/runtime/store/run-data"
 import { RunView } from "../read/view"
 import { EventText } from "../read/event-text"
 import { RunGraph } from "../read/run-graph"
-import { TerminalText } from "../read/terminal-text"
+import { TerminalText } from "../text/terminal-text"
 
 /** One event as the page shows it: the text is already in the page's language. */
 type PageEvent = { seq: number; at: string; clock: string; type: string; taskId: string | null; text: string; refused: boolean }

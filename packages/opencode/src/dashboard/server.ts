@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url"
 import { serve, type ServerType } from "@hono/node-server"
 import { Hono, type Context } from "hono"
 import { streamSSE } from "hono/streaming"
-import type { Lang } from "../read/words"
+import type { Lang } from "../text/words"
 import { RunHub } from "./hub"
 import { metricsHandler } from "./metrics-route"
 

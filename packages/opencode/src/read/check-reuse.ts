@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { z } from "zod"
 import type { SchedulerState } from "../scheduler/core/state"
-import { RunData } from "./run-data"
+import { RunData } from "../scheduler/runtime/store/run-data"
 
 /**
  * Whether the run's baseline and its final check reused a recorded result (runtime/results/) instead of

@@ -1,9 +1,9 @@
-import type { RunData } from "./run-data"
+import type { RunData } from "../scheduler/runtime/store/run-data"
 import { failureText, faultText, gateFacts, gateRunOf } from "./gate-words"
 import { Labels } from "./labels"
-import { MoneyLines } from "./money-lines"
-import { TerminalText } from "./terminal-text"
-import { list, t, tOr, type Key, type Lang } from "./words"
+import { MoneyLines } from "../text/money-lines"
+import { TerminalText } from "../text/terminal-text"
+import { list, t, tOr, type Key, type Lang } from "../text/words"
 
 /** Each event of the log in a line for people (`aircoding events`, the TUI's feed, the dashboard), in the view's language. */
 export namespace EventText {

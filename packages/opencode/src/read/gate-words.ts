@@ -1,5 +1,5 @@
-import type { RunData } from "./run-data"
-import { list, t, tOr, type Lang } from "./words"
+import type { RunData } from "../scheduler/runtime/store/run-data"
+import { list, t, tOr, type Lang } from "../text/words"
 
 /**
  * A gate failure as facts a person's words can be made of: which gate, how many findings in which

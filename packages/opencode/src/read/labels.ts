@@ -1,5 +1,5 @@
 import { gateLabel as gateWord } from "./gate-words"
-import { t, tOr, type Key, type Lang } from "./words"
+import { t, tOr, type Key, type Lang } from "../text/words"
 
 /** The names people read for a task's state, a role and a gate, in the view's language; the status, the events and the TUI share them. */
 export namespace Labels {

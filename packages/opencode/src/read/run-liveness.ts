@@ -1,8 +1,8 @@
 import { RunHolder } from "../scheduler/runtime/store/run-holder"
 import { ProcessIdentity } from "../scheduler/runtime/store/process-identity"
 import type { JobsFile } from "../scheduler/runtime/jobs/file"
-import type { GateProgress } from "./gate-progress"
-import { RunData } from "./run-data"
+import type { GateProgress } from "../scheduler/runtime/store/gate-progress"
+import { RunData } from "../scheduler/runtime/store/run-data"
 
 /**
  * Whether anything still carries the run, the one rule every view applies (`aircoding status` and `--json`,
@@ -30,15 +30,9 @@ export namespace RunLiveness {
     const lock = RunHolder.current(dir)
     const last = RunHolder.last(dir)
     const holder = lock ?? last ?? null
-    const resume = lock?.restart ?? last?.restart ?? defaultResume(root)
+    const resume = lock?.restart ?? last?.restart ?? RunHolder.defaultResume(root)
     if (!holder) return { state: "unknown", pid: null, resume }
     return { state: ProcessIdentity.judge(holder) === "gone" ? "gone" : "live", pid: holder.pid, resume }
-  }
-
-  /** `aircoding run <root> --resume` (as the user starts AirCoding: AIRCODING_COMMAND), quoted for the shell: what resumes any run when its launcher said nothing. */
-  export function defaultResume(root: string): string {
-    const word = (w: string) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`)
-    return [process.env.AIRCODING_COMMAND || "aircoding", "run", root, "--resume"].map(word).join(" ")
   }
 
   /** Whether a file's writer still runs; a file that names none follows the run's process. */

@@ -1,9 +1,9 @@
 import { TASK_STATUSES } from "../scheduler/core/task.schema"
 import type { SchedulerState } from "../scheduler/core/state"
-import { RunData } from "./run-data"
+import { RunData } from "../scheduler/runtime/store/run-data"
 import { readStatus } from "./status-read"
-import { NotifyRecord } from "./notify-record"
-import { TraceRecord } from "./trace-record"
+import { NotifyRecord } from "../scheduler/runtime/store/notify-record"
+import { TraceRecord } from "../scheduler/runtime/store/trace-record"
 
 /**
  * A run's figures for a metrics scraper (Prometheus), derived from the event log, the state folded from it and

@@ -1,10 +1,10 @@
 import { Usage } from "../scheduler/runtime/sessions/usage"
 import { JobsFile } from "../scheduler/runtime/jobs/file"
 import type { SchedulerState } from "../scheduler/core/state"
-import { RunData } from "./run-data"
-import { ProgramEvidence } from "./program-evidence"
+import { RunData } from "../scheduler/runtime/store/run-data"
+import { ProgramEvidence } from "../scheduler/runtime/verify/program-evidence"
 import { RunView } from "./view"
-import { GateProgress } from "./gate-progress"
+import { GateProgress } from "../scheduler/runtime/store/gate-progress"
 import { CheckReuse } from "./check-reuse"
 import { RunLiveness } from "./run-liveness"
 

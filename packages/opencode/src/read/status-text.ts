@@ -1,8 +1,8 @@
 import type { SchedulerState } from "../scheduler/core/state"
-import { RunData } from "./run-data"
+import { RunData } from "../scheduler/runtime/store/run-data"
 import { readStatus } from "./status-read"
 import { RunView } from "./view"
-import { resolveLang, type Lang } from "./words"
+import { resolveLang, type Lang } from "../text/words"
 
 /**
  * The full status text of the run in root (sessions from the log, gate results from evidence/, model

@@ -1,19 +1,19 @@
-import type { RunReport } from "./run-report"
-import { DeployLines } from "./deploy-lines"
+import type { RunReport } from "../scheduler/runtime/report/run-report"
+import { DeployLines } from "../text/deploy-lines"
 import type { SchedulerState, TaskRuntime } from "../scheduler/core/state"
 import type { WorkerRole } from "../scheduler/core/vocabulary"
 import { isBookkeepingGate, isShippedGate, SHIPPED_GATE_IDS } from "./gate-descriptors"
-import type { RunData } from "./run-data"
-import { ProgramEvidence } from "./program-evidence"
-import { runStatus, waitingFor as waitingForState, type RunWord, type Waiting as RunWaiting } from "./run-status"
+import type { RunData } from "../scheduler/runtime/store/run-data"
+import { ProgramEvidence } from "../scheduler/runtime/verify/program-evidence"
+import { runStatus, waitingFor as waitingForState, type RunWord, type Waiting as RunWaiting } from "../text/run-status"
 import { failureText, gateFacts, type GateFacts } from "./gate-words"
 import { Labels } from "./labels"
-import { TerminalText } from "./terminal-text"
-import { t, tCount, type Key, type Lang } from "./words"
-import { GateProgress } from "./gate-progress"
+import { TerminalText } from "../text/terminal-text"
+import { t, tCount, type Key, type Lang } from "../text/words"
+import { GateProgress } from "../scheduler/runtime/store/gate-progress"
 import type { CheckReuse } from "./check-reuse"
-import { durationText } from "./duration"
-import { MoneyLines } from "./money-lines"
+import { durationText } from "../text/duration"
+import { MoneyLines } from "../text/money-lines"
 
 /**
  * What a person needs to know about a run, as data (`aircoding status --json`, the dashboard) and as
@@ -75,7 +75,7 @@ export namespace RunView {
     kind: "aircoding.status"
     version: 1
     /**
-     * The one run status word (src/read/run-status.ts), or "interrupted": the log says the run is at work but
+     * The one run status word (src/text/run-status.ts), or "interrupted": the log says the run is at work but
      * its process is gone (src/read/run-liveness.ts), so nothing runs until `resume` is typed.
      */
     status: RunWord | "interrupted" | "error"
@@ -130,13 +130,13 @@ export namespace RunView {
     now?: string
     /** The run's job budget (jobs.json). */
     jobs?: { size: number; inUse: number; waiting: number; peakInUse: number; timeout?: { ms: number } }
-    /** Progress files of running gates, by task (src/read/gate-progress.ts). */
+    /** Progress files of running gates, by task (src/scheduler/runtime/store/gate-progress.ts). */
     progress?: Record<string, GateProgress.File>
     /** The baseline's and the final check's reuses (src/read/check-reuse.ts). */
     reusedChecks?: CheckReuse.Checks
     /** Whether the run's process still runs (src/read/run-liveness.ts); absent: the log is trusted as it is. */
     process?: { state: "live" | "gone" | "unknown"; resume: string }
-    /** The program evidence of ui and service tasks, by task (src/read/program-evidence.ts). */
+    /** The program evidence of ui and service tasks, by task (src/scheduler/runtime/verify/program-evidence.ts). */
     programEvidence?: Record<string, ProgramEvidence.Evidence | null>
   }
 

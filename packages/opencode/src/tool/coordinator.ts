@@ -8,6 +8,7 @@ import { Checklist, DebugReport, PlanIssue, REVIEW_VERDICTS, ReviewRow } from ".
 import { TaskNode } from "../scheduler/core/task.schema"
 import { Orchestrators, type Orchestrator } from "../scheduler/runtime/orchestrator"
 import { WorkerLook } from "../scheduler/runtime/looks/worker-look"
+import { statusText } from "../read/status-text"
 
 /**
  * The coordinator tools: the only way agents talk to the Scheduler. Each tool is a thin adapter —
@@ -74,7 +75,12 @@ export namespace CoordinatorTools {
       air_status: tool({
         description: describe("air_status"),
         args: {},
-        execute: (_args, ctx) => guarded(async () => mainOrchestrator(ctx).statusText()),
+        execute: (_args, ctx) =>
+          guarded(async () => {
+            const orchestrator = mainOrchestrator(ctx)
+            const { state, lang } = await orchestrator.statusFacts()
+            return statusText(orchestrator.root, lang, state)
+          }),
       }),
       air_listen: tool({
         description: describe("air_listen"),

@@ -1,5 +1,5 @@
 import { z } from "zod"
-import { t, type Lang } from "../read/words"
+import { t, type Lang } from "../text/words"
 
 /**
  * The TUI plugin runs in the TUI's thread, the Scheduler in the server's: they share no memory. The

@@ -1,4 +1,4 @@
-import { TerminalText } from "../read/terminal-text"
+import { TerminalText } from "../text/terminal-text"
 
 /**
  * Where a prompt dialog's scrolled body must stop so the answer field stays on screen, in both languages and

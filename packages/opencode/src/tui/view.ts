@@ -1,11 +1,11 @@
-import { t, tOr, type Key, type Lang } from "../read/words"
+import { t, tOr, type Key, type Lang } from "../text/words"
 import { RunView } from "../read/view"
 import { Labels } from "../read/labels"
-import { TerminalText } from "../read/terminal-text"
-import { DeployLines } from "../read/deploy-lines"
+import { TerminalText } from "../text/terminal-text"
+import { DeployLines } from "../text/deploy-lines"
 import type { SchedulerState } from "../scheduler/core/state"
 import type { TaskGraph } from "../scheduler/core/task.schema"
-import { MoneyLines } from "../read/money-lines"
+import { MoneyLines } from "../text/money-lines"
 
 /**
  * What the TUI plugin shows, computed from the run's state alone: pure, so the sidebar, the dialogs and

@@ -3,7 +3,7 @@ import { join } from "node:path"
 import type { BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { DashboardServer } from "../../src/dashboard/server"
-import { KEYS } from "../../src/read/words"
+import { KEYS } from "../../src/text/words"
 import { makeProgramRun } from "../support/program-evidence"
 import { append, ARTIFACTS, copyFixture, keepFirst, launchChromium } from "./helpers"
 

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import type { BrowserContext } from "playwright-core"
-import { RunData } from "../../src/read/run-data"
+import { RunData } from "../../src/scheduler/runtime/store/run-data"
 import { copyFixture } from "../cli-view/helpers"
 
 export { copyFixture }

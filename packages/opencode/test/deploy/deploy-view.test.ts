@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { RunView } from "../../src/read/view"
-import { waitingFor } from "../../src/read/run-status"
+import { waitingFor } from "../../src/text/run-status"
 import { TuiView } from "../../src/tui/view"
 import { apply, complete, graphOf, passFinalReview, started, task } from "../scheduler/fixtures"
 

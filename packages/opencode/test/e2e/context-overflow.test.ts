@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { foldEvents } from "../../src/scheduler/core/fold"
-import { questionText } from "../../src/read/question-text"
+import { questionText } from "../../src/text/question-text"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
 import { commitStep, passingReviewer, runScenario, trivialProject, type RunResult, planningArchitect } from "../support/runs"
 import { CALC_CPP, CALC_H, CALC_TEST_CPP, CMAKELISTS } from "../runtime/cpp-repo"

@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
-import { NotifyRecord } from "../../src/read/notify-record"
+import { NotifyRecord } from "../../src/scheduler/runtime/store/notify-record"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
 import { planningArchitect, runScenario, trivialProject, type RunResult } from "../support/runs"
 

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
-import { catalog, KEYS } from "../../src/read/words"
+import { catalog, KEYS } from "../../src/text/words"
 import { writeScenario } from "../support/engine"
 import { passingReviewer, readJsonl, trivialProject } from "../support/runs"
 import { aircodingBin, bunBinary, makeSandbox, type Sandbox } from "../support/sandbox"

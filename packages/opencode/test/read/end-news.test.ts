@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest"
-import { RunReport } from "../../src/read/run-report"
+import { RunReport } from "../../src/scheduler/runtime/report/run-report"
 import { apply, complete, graphOf, passFinalReview, started, task } from "../scheduler/fixtures"
 
 /**

@@ -4,8 +4,8 @@ import { dirname, join } from "node:path"
 import { afterEach, describe, expect, test } from "vitest"
 import { followProgress, progressLine } from "../../src/cli/progress"
 import { Ui } from "../../src/cli/ui"
-import { TerminalText } from "../../src/read/terminal-text"
-import { RunData } from "../../src/read/run-data"
+import { TerminalText } from "../../src/text/terminal-text"
+import { RunData } from "../../src/scheduler/runtime/store/run-data"
 import { FIXTURE } from "../cli-view/helpers"
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest"
 import { GATE_DESCRIPTORS, SHIPPED_GATE_IDS } from "../../src/read/gate-descriptors"
-import { t } from "../../src/read/words"
+import { t } from "../../src/text/words"
 import { RunView } from "../../src/read/view"
 import { Labels } from "../../src/read/labels"
 

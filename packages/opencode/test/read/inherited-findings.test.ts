@@ -3,7 +3,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, test } from "vitest"
 import { gateFacts, gateFailureText } from "../../src/read/gate-words"
-import { RunData } from "../../src/read/run-data"
+import { RunData } from "../../src/scheduler/runtime/store/run-data"
 
 const finding = (line: number, over: Partial<NonNullable<RunData.GateReportFile["findings"]>[number]> = {}) => ({
   file: "src/calc.cpp",

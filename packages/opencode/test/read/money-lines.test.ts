@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
-import { MoneyLines } from "../../src/read/money-lines"
-import { RunReport } from "../../src/read/run-report"
+import { MoneyLines } from "../../src/text/money-lines"
+import { RunReport } from "../../src/scheduler/runtime/report/run-report"
 import { RunView } from "../../src/read/view"
 import { TuiView } from "../../src/tui/view"
 import type { BudgetLimits } from "../../src/scheduler/core/event.schema"

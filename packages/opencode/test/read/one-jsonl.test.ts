@@ -51,7 +51,7 @@ describe("one JSONL reader and writer: store/jsonl.ts", () => {
     expect(
       handMadeJsonl(['const lines = (await readFile(file, "utf8"))', "  .split(/\\r?\\n/)", "  .flatMap((line) => {", "    try {", "      return [JSON.parse(line)]"].join("\n")),
     ).toHaveLength(1)
-    // A line reader in a file about events.jsonl, its JSON parse further down (read/run-data.ts had one).
+    // A line reader in a file about events.jsonl, its JSON parse further down (runtime/store/run-data.ts had one).
     expect(handMadeJsonl(['// follows events.jsonl', 'const parts = (this.rest + chunk).split("\\n")'].join("\n"))).toHaveLength(1)
     expect(handMadeJsonl('await appendFile(file, JSON.stringify(record) + "\\n")')).toHaveLength(1)
     expect(handMadeJsonl('const fd = fs.openSync(file, "a")')).toHaveLength(1)

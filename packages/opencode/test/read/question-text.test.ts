@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest"
 import { PROVIDER_ERROR_CLASSES, type ProviderErrorClass } from "../../src/scheduler/core/provider-fault"
 import { causeQuestion, FAILED_OUTCOMES, PURPOSE_KINDS, type QuestionCause } from "../../src/scheduler/core/session-outcome"
-import { questionText } from "../../src/read/question-text"
+import { questionText } from "../../src/text/question-text"
 import { ProviderError } from "../../src/scheduler/runtime/sessions/provider-error"
 
 /** Causes for every purpose, outcome and provider class, some with the provider's raw JSON as the engine sends it. */

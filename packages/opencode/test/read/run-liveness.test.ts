@@ -4,13 +4,14 @@ import { hostname } from "node:os"
 import { join } from "node:path"
 import { afterEach, beforeEach, describe, expect, test } from "vitest"
 import { copyFixture } from "../cli-view/helpers"
-import { RunData } from "../../src/read/run-data"
+import { RunData } from "../../src/scheduler/runtime/store/run-data"
 import { readStatus } from "../../src/read/status-read"
 import { RunView } from "../../src/read/view"
 import { RunLiveness } from "../../src/read/run-liveness"
-import { GateProgress } from "../../src/read/gate-progress"
+import { GateProgress } from "../../src/scheduler/runtime/store/gate-progress"
 import { ProcessIdentity } from "../../src/scheduler/runtime/store/process-identity"
 import { acquireLock } from "../../src/scheduler/runtime/store/lock"
+import { RunHolder } from "../../src/scheduler/runtime/store/run-holder"
 import { sweepStaleProgress } from "../../src/scheduler/runtime/gates/progress"
 import { JobsFile } from "../../src/scheduler/runtime/jobs/file"
 
@@ -143,7 +144,7 @@ describe("what still runs, as every view reads it", () => {
     expect(status().status).toBe("running")
     // Without a recorded command, the headless resume of this directory.
     writeHolderRecord(dead)
-    expect(status().resume).toBe(RunLiveness.defaultResume(root))
+    expect(status().resume).toBe(RunHolder.defaultResume(root))
   })
 
   test("a run that waits for the user stays waiting without a process: that is true, and the person acts", async () => {

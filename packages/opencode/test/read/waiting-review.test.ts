@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest"
-import { waitingFor } from "../../src/read/run-status"
+import { waitingFor } from "../../src/text/run-status"
 import { RunView } from "../../src/read/view"
 import { apply, complete, graphOf, started, steps, task } from "../scheduler/fixtures"
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { catalog, KEYS, LANGS, t, tOr } from "../../src/read/words"
+import { catalog, KEYS, LANGS, t, tOr } from "../../src/text/words"
 
 const placeholders = (s: string) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort()
 

@@ -1,14 +1,14 @@
 import { describe, expect, test } from "vitest"
 import { progressLine } from "../../src/cli/progress"
-import { RunData } from "../../src/read/run-data"
+import { RunData } from "../../src/scheduler/runtime/store/run-data"
 import { statusText } from "../../src/read/status-text"
 import { RunView } from "../../src/read/view"
 import { EventText } from "../../src/read/event-text"
-import { RunReport } from "../../src/read/run-report"
+import { RunReport } from "../../src/scheduler/runtime/report/run-report"
 import { recordedEvents } from "../fixtures/recorded-run/generate"
 import { FIXTURE } from "../cli-view/helpers"
-import { catalog, KEYS } from "../../src/read/words"
-import { PlanView } from "../../src/read/plan-view"
+import { catalog, KEYS } from "../../src/text/words"
+import { PlanView } from "../../src/text/plan-view"
 import { TASK_KINDS } from "../../src/scheduler/core/task.schema"
 
 /**

@@ -9,7 +9,7 @@ import { evidenceGate } from "../../src/scheduler/runtime/gates/evidence.ts"
 import { GATE_IDS, gatesFailedEvent, REGISTRY, routeOf, TOOL_MISSING, type Gate, type GateContext } from "../../src/scheduler/runtime/gates/index.ts"
 import { nodeEvidenceFs, runGates, type EvidenceFs, type RunInput } from "../../src/scheduler/runtime/gates/pipeline.ts"
 import type { FailureRoute } from "../../src/scheduler/core/gate-route.ts"
-import { isKey, LANGS, t, type Key } from "../../src/read/words.ts"
+import { isKey, LANGS, t, type Key } from "../../src/text/words.ts"
 import { GATE_DESCRIPTORS, SHIPPED_GATE_IDS } from "../../src/read/gate-descriptors.ts"
 import { apply, graphOf, runtimeOf, started, steps, task } from "../scheduler/fixtures.ts"
 import { createCppRepo, type CppRepo } from "./cpp-repo.ts"
@@ -80,7 +80,7 @@ describe("gates as a registry", () => {
     expect(routeOf(TOOL_MISSING)).toBe("block-for-tool")
   })
 
-  test("every shipped gate is named by the one word catalogue (read/words.ts), in every language", () => {
+  test("every shipped gate is named by the one word catalogue (text/words.ts), in every language", () => {
     // A tool's own name is the same in every language; any other name is translated.
     const TOOL_NAMES = new Set(["cppcheck", "clang-tidy", "mypy", "pylint", "tsc", "go vet", "staticcheck", "clippy"])
     for (const gate of REGISTRY) {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest"
 import type { Command } from "../../src/scheduler/core/command"
 import type { SchedulerState } from "../../src/scheduler/core/state"
-import { headlessEnd } from "../../src/read/run-status"
+import { headlessEnd } from "../../src/text/run-status"
 import { apply, complete, graphOf, passFinalReview, started, steps, task } from "../scheduler/fixtures"
 import { FakeWorld } from "./fake-ports"
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest"
 import { Watchdog } from "../../src/scheduler/runtime/watchdog"
-import { headlessEnd } from "../../src/read/run-status"
+import { headlessEnd } from "../../src/text/run-status"
 import { apply, graphOf, started, steps, task } from "../scheduler/fixtures"
 import { FakeWorld } from "./fake-ports"
 

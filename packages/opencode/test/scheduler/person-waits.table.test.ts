@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
 import { movesWithoutPerson, waitsOnlyForPerson } from "../../src/scheduler/core/person-waits"
 import { initialState, type SchedulerState } from "../../src/scheduler/core/state"
-import { headlessEnd, exitCodeOf } from "../../src/read/run-status"
+import { headlessEnd, exitCodeOf } from "../../src/text/run-status"
 import { apply, complete, graphOf, started, steps, task } from "./fixtures"
 
 /**

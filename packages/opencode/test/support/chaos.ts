@@ -8,7 +8,7 @@ import { JsonLines } from "../../src/scheduler/runtime/store/jsonl"
 import { transition } from "../../src/scheduler/core/machine"
 import type { Event } from "../../src/scheduler/core/event.schema"
 import { initialState } from "../../src/scheduler/core/state"
-import { headlessEnd } from "../../src/read/run-status"
+import { headlessEnd } from "../../src/text/run-status"
 import { aircodingBin, bunBinary, makeSandbox } from "./sandbox"
 
 /**

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { TerminalText } from "../../src/read/terminal-text"
+import { TerminalText } from "../../src/text/terminal-text"
 
 /**
  * The one driver of a real TUI in a pseudo-terminal: a tmux server of its own (socket in the test's

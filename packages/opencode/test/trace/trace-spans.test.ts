@@ -1,7 +1,7 @@
 import { join } from "node:path"
 import { describe, expect, test } from "vitest"
-import { RunData } from "../../src/read/run-data"
-import { TraceSpans } from "../../src/read/trace-spans"
+import { RunData } from "../../src/scheduler/runtime/store/run-data"
+import { TraceSpans } from "../../src/scheduler/runtime/trace/spans"
 
 /** The recorded run: three tasks, T-2's first gate run failed its analysis gate, then its debugger's attempt passed. */
 const ROOT = join(__dirname, "..", "fixtures", "recorded-run")

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest"
 import { DialogLayout } from "../../src/tui/dialog-layout"
-import { t } from "../../src/read/words"
+import { t } from "../../src/text/words"
 
 /** The plan dialog's rows add up to the terminal's height, so its answer field and footer stay on screen. */
 describe("the plan dialog's layout", () => {

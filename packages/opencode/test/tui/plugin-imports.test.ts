@@ -43,31 +43,35 @@ function graph(entry: string): { files: string[]; packages: string[] } {
 
 describe("the TUI plugin's import graph", () => {
   test("the catalogue of words loads nothing but node:fs and node:path", () => {
-    const { files, packages } = graph(join(SRC, "read/words.ts"))
-    expect(files).toEqual(["read/words.ts"])
+    const { files, packages } = graph(join(SRC, "text/words.ts"))
+    expect(files).toEqual(["text/words.ts"])
     expect(packages).toEqual(["node:fs", "node:path"])
   })
 
   test("the plugin loads the catalogue, the read model and the core, and of the runtime only its file readers", () => {
     const { files, packages } = graph(join(SRC, "tui/plugin.tsx"))
-    expect(files).toContain("read/words.ts")
+    expect(files).toContain("text/words.ts")
     expect(files).toContain("tui/view.ts")
     // usage.ts reads the request log; jsonl.ts reads it, serial.ts orders its appends (no I/O of its own); jobs/file.ts
     // reads the job budget's jobs.json; run-holder.ts reads the store's lock and holder.json, process-identity.ts
-    // /proc (whether the run's process still runs); the verify files are the program evidence's schemas and the pcap
-    // reader (read/program-evidence.ts names a ui or service task's files). Nothing else of the runtime.
+    // /proc (whether the run's process still runs); run-data.ts reads the event log and the gate reports, gate-progress.ts
+    // the progress files; the verify files are the program evidence's reader (program-evidence.ts names a ui or service
+    // task's files), its schemas and the pcap reader. Nothing else of the runtime.
     expect(files.filter((f) => f.startsWith("scheduler/runtime/"))).toEqual([
       "scheduler/runtime/jobs/file.ts",
       "scheduler/runtime/sessions/usage.ts",
+      "scheduler/runtime/store/gate-progress.ts",
       "scheduler/runtime/store/jsonl.ts",
       "scheduler/runtime/store/process-identity.ts",
+      "scheduler/runtime/store/run-data.ts",
       "scheduler/runtime/store/run-holder.ts",
       "scheduler/runtime/store/serial.ts",
       "scheduler/runtime/verify/capture-summary.ts",
       "scheduler/runtime/verify/pcap.ts",
+      "scheduler/runtime/verify/program-evidence.ts",
       "scheduler/runtime/verify/service-probe-spec.ts",
     ])
-    expect(files.filter((f) => !/^(scheduler\/core|read|tui|scheduler\/runtime)\//.test(f))).toEqual([])
+    expect(files.filter((f) => !/^(scheduler\/core|text|read|tui|scheduler\/runtime)\//.test(f))).toEqual([])
     expect(packages.filter((p) => !p.startsWith("node:"))).toEqual(["solid-js", "zod"])
   })
 })

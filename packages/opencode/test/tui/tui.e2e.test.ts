@@ -7,7 +7,7 @@ import { aircodingBin, bunBinary, makeSandbox, type Sandbox } from "../support/s
 import { writeScenario } from "../support/engine"
 import { columnOf, columns, dialog, finishedScreen, sidebar, TuiDriver } from "../support/tui"
 import { golden } from "./golden"
-import { catalog } from "../../src/read/words"
+import { catalog } from "../../src/text/words"
 
 /**
  * AirCoding's TUI plugin in the real TUI (tmux, 200x50), the scripted model, real git/cmake/ctest/cppcheck:

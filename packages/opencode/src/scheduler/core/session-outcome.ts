@@ -177,7 +177,7 @@ export function listAnswers(answers: readonly string[]): string {
 
 /**
  * The English question for a cause (the machine's words; views render the cause in the person's language
- * through read/question-text.ts, whose English equals this — a test holds them together).
+ * through text/question-text.ts, whose English equals this — a test holds them together).
  */
 export function causeQuestion(cause: QuestionCause, answers: readonly string[]): string {
   const [agent, doing] = AGENT[cause.who]

@@ -89,7 +89,7 @@ export const Question = z.object({
   milestone: z.number().int().optional(),
   /** Set on the question asked when a step of the run (plan, change, milestone review) kept failing: the answer goes to it. */
   step: z.enum(STEPS).optional(),
-  /** Why a session failed, for the words a person reads (read/question-text.ts), in their language. */
+  /** Why a session failed, for the words a person reads (text/question-text.ts), in their language. */
   cause: QuestionCause.optional(),
   /** The answers the machine honours for this question; any other is refused with this list. */
   answers: z.array(z.string()).optional(),

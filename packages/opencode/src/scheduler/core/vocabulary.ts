@@ -129,7 +129,7 @@ export type FailedOutcome = (typeof FAILED_OUTCOMES)[number]
 export const SESSION_OUTCOMES = ["reported", ...FAILED_OUTCOMES] as const
 
 /**
- * Why the user is asked, kept as data so each view words it in the person's language (read/question-text.ts);
+ * Why the user is asked, kept as data so each view words it in the person's language (text/question-text.ts);
  * the question's `text` is the English wording of the same.
  */
 export const QuestionCause = z.object({

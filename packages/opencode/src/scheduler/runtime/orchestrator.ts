@@ -2,7 +2,6 @@ import { DeployRules } from "./deploy/rules"
 import { join, relative, resolve, sep } from "node:path"
 import type { PluginInput } from "@opencode-ai/plugin"
 import { Language } from "../../agent/language"
-import { statusText } from "../../read/status-text"
 import type { PlanDelta } from "../core/delta.schema"
 import type { Event } from "../core/event.schema"
 import type { Checklist, DebugReport, PlanIssue } from "../core/report.schema"
@@ -31,7 +30,7 @@ import { writeFileAtomic } from "./store/atomic"
 import { Worktrees } from "./git/worktree"
 import { git } from "./git/git"
 import { Toolchain } from "./toolchain/index"
-import { RunReport } from "../../read/run-report"
+import { RunReport } from "./report/run-report"
 import { MainWake } from "./sessions/main-wake"
 import { ContextPack } from "./sessions/context-pack"
 import { PlanFiles, Proposal } from "./sessions/proposal"
@@ -342,9 +341,10 @@ class OrchestratorImpl {
     return r.ok ? "Run resumed: the Scheduler dispatches ready tasks again." : `Cannot resume: ${r.reason}`
   }
 
-  async statusText(): Promise<string> {
+  /** What air_status words (src/read/status-text.ts, called by the tool: the runtime does not import the read model). */
+  async statusFacts(): Promise<{ state: SchedulerState; lang: Language.Catalog }> {
     const store = await this.open()
-    return statusText(this.root, Language.catalogOf(this.settings.language), store.state)
+    return { state: store.state, lang: Language.catalogOf(this.settings.language) }
   }
 
   // ——— Architect ———

@@ -22,7 +22,7 @@ export type WriteSetEntry = { path: string; action: "create" | "modify" | "delet
 
 /** A gate: its static facts (id, whether it runs a tool, where its failure goes) and what it does. */
 export interface Gate<Id extends string = string> {
-  /** Spelled only here: the gate's name in report.json and events; its words for people are `gate.<id>` in read/words.ts (the id when absent). */
+  /** Spelled only here: the gate's name in report.json and events; its words for people are `gate.<id>` in text/words.ts (the id when absent). */
   readonly id: Id
   /**
    * A gate that runs a tool (the build, the tests, an analyser). When it had nothing to run, the pass

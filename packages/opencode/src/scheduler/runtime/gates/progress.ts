@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
-import { GateProgress } from "../../../read/gate-progress.ts"
+import { GateProgress } from "../store/gate-progress.ts"
 import { ProcessIdentity } from "../store/process-identity.ts"
 
 /**

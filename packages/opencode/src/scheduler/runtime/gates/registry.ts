@@ -45,7 +45,7 @@ export function requiredEvidence(kind: string, gates: readonly Gate[] = REGISTRY
 /**
  * Where a failure with this id goes, as its gate declares (the pipeline writes it in the report, the runtime in
  * `gates.failed`); a missing tool blocks for a person, and an id no gate declares goes to a person (never to nothing).
- * A gate's name for people is not here: it is the catalogue's (`read/words.ts`, `gate.<id>`).
+ * A gate's name for people is not here: it is the catalogue's (`text/words.ts`, `gate.<id>`).
  */
 export function routeOf(id: string, gates: readonly Gate[] = REGISTRY): Route {
   if (id === TOOL_MISSING) return "block-for-tool"

@@ -21,7 +21,7 @@ import { RunJobs } from "../jobs/run-jobs"
 import { Results } from "../results/index.ts"
 import { Selection } from "../results/selection.ts"
 import { ProgressWriter } from "../gates/progress.ts"
-import { GateProgress } from "../../../read/gate-progress.ts"
+import { GateProgress } from "../store/gate-progress.ts"
 
 /**
  * The run's baseline (`runBaseline`): the integration head built and tested once per commit in a detached

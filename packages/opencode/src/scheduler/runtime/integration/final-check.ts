@@ -13,7 +13,7 @@ import { BudgetExec } from "../jobs/exec"
 import { RunJobs } from "../jobs/run-jobs"
 import { Results } from "../results/index.ts"
 import { ProgressWriter } from "../gates/progress.ts"
-import { GateProgress } from "../../../read/gate-progress.ts"
+import { GateProgress } from "../store/gate-progress.ts"
 
 /**
  * After the last merge, the Scheduler builds and tests the integration branch itself: each task passed

@@ -1,10 +1,10 @@
 import { basename } from "node:path"
 import type { StoredEvent } from "../../core/event.schema"
 import type { Question, SchedulerState } from "../../core/state"
-import { questionText } from "../../../read/question-text"
-import { RunReport } from "../../../read/run-report"
-import { RunLiveness } from "../../../read/run-liveness"
-import { t, type Lang } from "../../../read/words"
+import { questionText } from "../../../text/question-text"
+import { RunReport } from "../report/run-report"
+import { RunHolder } from "../store/run-holder"
+import { t, type Lang } from "../../../text/words"
 import type { NotifyConfig } from "./config"
 
 /**
@@ -90,7 +90,7 @@ export namespace News {
 
   function question(q: Question, runId: string, ctx: Context): string {
     const asked = t(ctx.lang, "notify.question", { runId, questionId: q.questionId, text: questionText(q, ctx.lang) })
-    const resume = ctx.resumeCommand ?? RunLiveness.defaultResume(ctx.root)
+    const resume = ctx.resumeCommand ?? RunHolder.defaultResume(ctx.root)
     const how = ctx.interactive
       ? t(ctx.lang, "notify.answer.tui", { command: resume })
       : t(ctx.lang, "notify.answer.headless", { command: `${resume} --answer '${q.questionId}: ${q.answers?.[0] ?? "<your answer>"}'` })
@@ -98,6 +98,6 @@ export namespace News {
   }
 
   function statusCommand(root: string): string {
-    return RunLiveness.defaultResume(root).replace(/ run (.*) --resume$/, " status $1")
+    return RunHolder.defaultResume(root).replace(/ run (.*) --resume$/, " status $1")
   }
 }

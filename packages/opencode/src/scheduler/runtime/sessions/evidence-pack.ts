@@ -1,7 +1,7 @@
 import { relative } from "node:path"
 import type { TaskNode } from "../../core/task.schema"
-import { ProgramEvidence } from "../../../read/program-evidence"
-import { RunData } from "../../../read/run-data"
+import { ProgramEvidence } from "../verify/program-evidence"
+import { RunData } from "../store/run-data"
 import { UiSpec } from "../verify/ui-spec"
 import type { ModelInput } from "./model-input"
 
@@ -10,7 +10,7 @@ import type { ModelInput } from "./model-input"
  * task the window tree, the checks and their verdict, the changed share and the files, always as text, and the
  * screenshots as pictures when the model takes them; for a service task the probe's verdict, the network summary
  * and the probe's output. A task of another kind gets none of it. Read from the gate run that passed (the state's
- * `gateRuns`), through read/program-evidence.ts, which the views read too.
+ * `gateRuns`), through runtime/verify/program-evidence.ts, which the views read too.
  */
 export namespace EvidencePack {
   /** The final review sees at most this many pictures (each ui task's after picture, then their before ones). */

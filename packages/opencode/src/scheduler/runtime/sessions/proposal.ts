@@ -3,7 +3,7 @@ import { join } from "node:path"
 import type { SchedulerState } from "../../core/state"
 import { Adrs } from "../adrs"
 import { writeFileAtomicSync } from "../store/atomic"
-import { PlanView } from "../../../read/plan-view"
+import { PlanView } from "../../../text/plan-view"
 
 /** What Main is given to show the user when a plan waits for them: the proposal and the decisions recorded with it. */
 export namespace Proposal {

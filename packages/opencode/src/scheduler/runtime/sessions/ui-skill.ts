@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Paths } from "../../../engine/paths"
-import { resolveLang, type Lang } from "../../../read/words"
+import { resolveLang, type Lang } from "../../../text/words"
 
 /**
  * The UI design skill every ui task's sessions are told (issue 40): put into the first message by code, so no

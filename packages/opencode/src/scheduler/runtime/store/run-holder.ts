@@ -33,6 +33,12 @@ export namespace RunHolder {
   })
   export type Data = z.infer<typeof Schema>
 
+  /** `aircoding run <root> --resume` (as the user starts AirCoding: AIRCODING_COMMAND), quoted for the shell: what resumes any run when its launcher said nothing. */
+  export function defaultResume(root: string): string {
+    const word = (w: string) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`)
+    return [process.env.AIRCODING_COMMAND || "aircoding", "run", root, "--resume"].map(word).join(" ")
+  }
+
   export function lockPath(stateDir: string): string {
     return join(stateDir, "lock")
   }

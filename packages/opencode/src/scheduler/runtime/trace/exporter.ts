@@ -7,9 +7,9 @@ import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import type { StoredEvent } from "../../core/event.schema"
 import { JsonLines } from "../store/jsonl"
-import { RunData } from "../../../read/run-data"
-import { TraceRecord } from "../../../read/trace-record"
-import { TraceSpans } from "../../../read/trace-spans"
+import { RunData } from "../store/run-data"
+import { TraceRecord } from "../store/trace-record"
+import { TraceSpans } from "./spans"
 import { TraceConfig } from "./config"
 
 /**

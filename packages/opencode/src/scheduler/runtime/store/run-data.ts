@@ -1,9 +1,9 @@
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs"
 import { basename, join } from "node:path"
-import { JsonLines } from "../scheduler/runtime/store/jsonl"
-import { Event, type StoredEvent } from "../scheduler/core/event.schema"
-import { isRefused, transition } from "../scheduler/core/machine"
-import { initialState, SchedulerState } from "../scheduler/core/state"
+import { JsonLines } from "./jsonl"
+import { Event, type StoredEvent } from "../../core/event.schema"
+import { isRefused, transition } from "../../core/machine"
+import { initialState, SchedulerState } from "../../core/state"
 
 /**
  * Read-only access to a run on disk, for the views (status, events, dashboard). The engine process owns

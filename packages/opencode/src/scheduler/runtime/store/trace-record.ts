@@ -1,6 +1,6 @@
 import { join } from "node:path"
 import { z } from "zod"
-import { JsonLines } from "../scheduler/runtime/store/jsonl"
+import { JsonLines } from "./jsonl"
 
 /**
  * `.air/local/trace/sent.jsonl`: one line per export of a run's trace, sent or dropped (an unreachable endpoint, a

@@ -1,6 +1,6 @@
 import { join } from "node:path"
 import { z } from "zod"
-import { JsonLines } from "../scheduler/runtime/store/jsonl"
+import { JsonLines } from "./jsonl"
 
 /**
  * `.air/local/notify/sent.jsonl`: one line per notification the notifier finished with, sent or dropped. The

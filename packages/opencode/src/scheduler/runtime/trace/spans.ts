@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto"
-import type { StoredEvent } from "../scheduler/core/event.schema"
-import { isRefused, transition } from "../scheduler/core/machine"
-import { initialState, type SchedulerState } from "../scheduler/core/state"
-import type { RunData } from "./run-data"
+import type { StoredEvent } from "../../core/event.schema"
+import { isRefused, transition } from "../../core/machine"
+import { initialState, type SchedulerState } from "../../core/state"
+import type { RunData } from "../store/run-data"
 
 /**
  * A run's trace, derived from its event log alone (and the gate reports the log points at): the run is one trace,

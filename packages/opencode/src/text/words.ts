@@ -220,7 +220,7 @@ const en = {
   "ui.capture.changed": "{share}% of the pixels changed",
   "ui.capture.windows": "Windows shown",
   "ui.network": "Network summary",
-  // run status words (src/read/run-status.ts)
+  // run status words (src/text/run-status.ts)
   "status.planning": "planning",
   "status.error": "error",
   // gates, by their registry id
@@ -382,7 +382,7 @@ const en = {
   "tui.reopen.question": "It waits for your answer: {question}",
   "tui.reopen.paused": "It is paused: /air-resume goes on.",
   "tui.reopen.running": "It goes on by itself; ask Main for news.",
-  // A question asked because a session failed (read/question-text.ts renders it from the cause).
+  // A question asked because a session failed (text/question-text.ts renders it from the cause).
   "q.fault": "The model provider refused the {agent}'s request{for}: {what} ({message}){tries}. Answer {answers}.",
   "q.session": "The {agent}'s session{for}",
   "q.session.doing": "The {agent}'s {doing} session{for}",
@@ -441,7 +441,7 @@ const en = {
   "deploy.rolledBack": " · rolled back to the previous release",
   "deploy.evidence": "deploy evidence: {path}",
   "waiting.deploy": "the deploy to {targets}: transfer, hash check, restart, smoke test",
-  // Deploy per target (read/deploy-lines.ts): status, the TUI sidebar and the dashboard's deploy panel.
+  // Deploy per target (text/deploy-lines.ts): status, the TUI sidebar and the dashboard's deploy panel.
   "deploy.heading.phase": "Deploy of phase {phase}",
   "deploy.smoke.passed": "passed",
   "deploy.smoke.failed": "FAILED",
@@ -884,7 +884,7 @@ const zhCN: Record<Key, string> = {
   "tui.reopen.question": "它在等你回答：{question}",
   "tui.reopen.paused": "运行已暂停：/air-resume 可继续。",
   "tui.reopen.running": "运行会自行继续；可以向 Main 询问进展。",
-  // 因会话失败而提出的问题（read/question-text.ts 按原因渲染）。
+  // 因会话失败而提出的问题（text/question-text.ts 按原因渲染）。
   "q.fault": "模型服务拒绝了{agent}的请求{for}：{what}（{message}）{tries}。请回答 {answers}。",
   "q.session": "{agent}的会话{for}",
   "q.session.doing": "{agent}的{doing}会话{for}",

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { z } from "zod"
-import { ProcessIdentity } from "../scheduler/runtime/store/process-identity"
+import { ProcessIdentity } from "./process-identity"
 
 /**
  * A running gate's progress, for the views: the runtime writes one small file per task while a build or

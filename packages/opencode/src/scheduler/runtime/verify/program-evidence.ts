@@ -1,8 +1,8 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync, realpathSync, statSync } from "node:fs"
 import { join, relative, sep } from "node:path"
 import { z } from "zod"
-import { ServiceProbeReport } from "../scheduler/runtime/verify/service-probe-spec"
-import { RunData } from "./run-data"
+import { ServiceProbeReport } from "./service-probe-spec"
+import { RunData } from "../store/run-data"
 
 /**
  * What a ui or service task's gate run left to look at (issue 37 item 4): the window capture (after and before

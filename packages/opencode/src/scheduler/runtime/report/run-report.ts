@@ -1,20 +1,20 @@
 import { existsSync, readFileSync } from "node:fs"
-import { questionText } from "./question-text"
+import { questionText } from "../../../text/question-text"
 import { join, relative } from "node:path"
-import type { Question, SchedulerState } from "../scheduler/core/state"
-import { FinalCheck } from "../scheduler/runtime/integration/final-check"
-import { Usage } from "../scheduler/runtime/sessions/usage"
-import { Budget } from "../scheduler/runtime/sessions/budget"
-import { headlessEnd, runWord, type RunWord } from "./run-status"
-import { list, t, tOr, type Lang } from "./words"
-import { DeployLines } from "./deploy-lines"
-import { durationText } from "./duration"
-import { MoneyLines } from "./money-lines"
+import type { Question, SchedulerState } from "../../core/state"
+import { FinalCheck } from "../integration/final-check"
+import { Usage } from "../sessions/usage"
+import { Budget } from "../sessions/budget"
+import { headlessEnd, runWord, type RunWord } from "../../../text/run-status"
+import { list, t, tOr, type Lang } from "../../../text/words"
+import { DeployLines } from "../../../text/deploy-lines"
+import { durationText } from "../../../text/duration"
+import { MoneyLines } from "../../../text/money-lines"
 
 /** How a run looks to people and to CI: status lines, the end-of-run text, the JSON summary. */
 export namespace RunReport {
   export type Summary = {
-    /** The one run status word (src/read/run-status.ts), or "error" when the run could not be read. */
+    /** The one run status word (src/text/run-status.ts), or "error" when the run could not be read. */
     status: RunWord | "error"
     runId: string | null
     stage: string
