@@ -69,6 +69,11 @@ export const SOAK_FILES: readonly string[] = [
   // Build slots under bad input: checkouts broken by hand, another compiler's CMakeCache.txt, a tmpfs that fills
   // (80 s quiet, 147 s loaded); build-slot's property test keeps the slots' own path in the suite.
   "packages/opencode/test/toolchain/slot-faults.test.ts",
+  // A CMake + Python + Go + TypeScript repository through init and one run: areas, mypy's finding, a Python-only task
+  // with no C++ build (96 s quiet, 293 s loaded); test/toolchain/areas.test.ts keeps the areas' rules in the suite.
+  "packages/opencode/test/e2e/areas.test.ts",
+  // Two real distccd daemons, one killed mid-build; doctor against live, refused and garbage-answering hosts (39–115 s).
+  "packages/opencode/test/toolchain/farm.test.ts",
 ]
 
 /** The suite leaves the soak files out when `bun run test` runs it whole (AIR_STAGE=suite); a file named on the command line still runs. */
