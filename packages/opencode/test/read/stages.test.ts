@@ -14,6 +14,13 @@ describe("the soak stage's files (test/stages.ts)", () => {
     expect(new Set(SOAK_FILES).size).toBe(SOAK_FILES.length)
   })
 
+  test("every project of the suite's config leaves them out (a units file in the list ran in both stages)", () => {
+    const config = readFileSync(join(ROOT, "vitest.config.ts"), "utf8")
+    const projects = config.split("\n").filter((l) => /test: \{ name: "/.test(l))
+    expect(projects.length).toBeGreaterThanOrEqual(2)
+    for (const line of projects) expect(line, line.trim()).toMatch(/exclude: [^}]*SOAK_ONLY/)
+  })
+
   test("the suite leaves them out only when it runs whole; a file named on the command line still runs", () => {
     expect(suiteExcludes({ AIR_STAGE: "suite" }, ["vitest", "run"])).toEqual([...SOAK_FILES])
     expect(suiteExcludes({}, ["vitest", "run"])).toEqual([])
