@@ -192,6 +192,26 @@ describe("four tasks gating at once on a generated CMake project", () => {
     expect(log).toContain("run again alone with 1 job")
   }, 60_000)
 
+  test("a probe (ctest's listing, ldd) takes no job: it runs while the whole budget is held; other commands wait", async () => {
+    const budget = new JobBudget({ size: 1, ...calm })
+    const ok = { ok: true, code: 0, signal: null, timedOut: false, aborted: false, ms: 1, output: "", stdout: "", stderr: "", truncated: false }
+    const ran: string[] = []
+    const exec = BudgetExec.wrap(async (command) => (ran.push(command), ok), budget, "task T-9")
+    let release!: () => void
+    const held = budget.with(1, "a long compile", () => new Promise<void>((r) => (release = r)))
+    const probe = await exec("ctest --test-dir b --show-only=json-v1", [], { cwd: dir, env: {}, shell: true, timeoutMs: 1000, probe: true })
+    expect(probe.ok).toBe(true)
+    const queued = exec("ctest --test-dir b", [], { cwd: dir, env: {}, shell: true, timeoutMs: 1000 })
+    await new Promise((r) => setTimeout(r, 50))
+    expect(ran).toEqual(["ctest --test-dir b --show-only=json-v1"])
+    expect(budget.snapshot()).toMatchObject({ inUse: 1, waiting: 1 })
+    release()
+    await held
+    await queued
+    expect(ran).toHaveLength(2)
+    expect(budget.snapshot()).toMatchObject({ inUse: 0, waiting: 0 })
+  })
+
   test("killed again when alone: no verdict on the task (ToolCrashed), never a build failure", async () => {
     const budget = new JobBudget({ size: 2, ...calm })
     const killed = { ok: false, code: 137, signal: null, timedOut: false, aborted: false, ms: 1, output: "Killed\n", stdout: "", stderr: "", truncated: false }

@@ -16,6 +16,7 @@ export namespace BudgetExec {
   export function wrap(inner: Exec, budget: JobBudget, label: string): Exec {
     return async (command, args, options) => {
       const shell = options.shell && args.length === 0
+      if (options.probe) return run(inner, command, args, options, shell, 1, budget.size)
       const want = shell ? CommandJobs.wanted(command, budget.size) : 1
       const first = await budget.with(
         want,

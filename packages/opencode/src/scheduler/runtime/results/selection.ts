@@ -75,7 +75,7 @@ export namespace Selection {
   export async function prints(exec: Exec, worktree: string, rules: Toolchain.Rules, env: NodeJS.ProcessEnv): Promise<ResultEntry.Body["prints"]> {
     const dir = ctestDir(rules)
     if (!dir) return undefined
-    const listed = await exec(`ctest --test-dir ${dir} --show-only=json-v1`, [], { cwd: worktree, env, shell: true, timeoutMs: 60_000 })
+    const listed = await exec(`ctest --test-dir ${dir} --show-only=json-v1`, [], { cwd: worktree, env, shell: true, timeoutMs: 60_000, probe: true })
     if (!listed.ok) return undefined
     let tests: z.infer<typeof ShowOnly>["tests"]
     try {
@@ -149,7 +149,7 @@ export namespace Selection {
     const out = new Map<string, string[]>()
     for (let i = 0; i < programs.length; i += LDD_BATCH) {
       const batch = programs.slice(i, i + LDD_BATCH)
-      const loaded = await exec("ldd", batch, { cwd: worktree, env, shell: false, timeoutMs: 30_000 })
+      const loaded = await exec("ldd", batch, { cwd: worktree, env, shell: false, timeoutMs: 30_000, probe: true })
       // One program: ldd prints its libraries alone; several: each under a "<program>:" line.
       const sections = new Map<string, string>()
       if (batch.length === 1) sections.set(batch[0]!, loaded.stdout)
