@@ -169,7 +169,8 @@ export namespace RunData {
 
   const LOG_LIMIT = 256 * 1024
 
-  function readText(file: string, limit = LOG_LIMIT): string | null {
+  /** The first `limit` bytes of a file as text, marked when cut (with how much more, and where); null when absent. */
+  export function readHead(file: string, limit = LOG_LIMIT): string | null {
     if (!existsSync(file)) return null
     const size = statSync(file).size
     if (size <= limit) return readFileSync(file, "utf8")
@@ -184,7 +185,7 @@ export namespace RunData {
   }
 
   function readJson<T>(file: string): T | null {
-    const text = readText(file, 4 * 1024 * 1024)
+    const text = readHead(file, 4 * 1024 * 1024)
     if (text === null) return null
     try {
       return JSON.parse(text) as T
@@ -220,7 +221,7 @@ export namespace RunData {
    * logs written so far, by file name.
    */
   function logsOf(at: string, report: GateReportFile | null): GateLog[] {
-    const log = (file: string, gate: string | null): GateLog => ({ gate, key: file.replace(/\.[^.]+$/, ""), text: readText(join(at, file)) })
+    const log = (file: string, gate: string | null): GateLog => ({ gate, key: file.replace(/\.[^.]+$/, ""), text: readHead(join(at, file)) })
     if (report) return report.gates.flatMap((g) => (g.logPath ? [log(basename(g.logPath), g.gate)] : []))
     return readdirSync(at)
       .filter((f) => /\.(log|patch)$/.test(f))

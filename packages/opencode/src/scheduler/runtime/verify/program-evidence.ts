@@ -1,4 +1,4 @@
-import { closeSync, existsSync, openSync, readFileSync, readSync, realpathSync, statSync } from "node:fs"
+import { existsSync, realpathSync, statSync } from "node:fs"
 import { join, relative, sep } from "node:path"
 import { z } from "zod"
 import { ServiceProbeReport } from "./service-probe-spec"
@@ -121,9 +121,9 @@ export namespace ProgramEvidence {
     const files = present(dir, SERVICE_FILES)
     if (files.length === 0) return null
     const report = ServiceProbeReport.safeParse(readJson(join(dir, "probe", "summary.json")))
-    const summary = readHead(join(dir, "probe", "summary.txt"), 64 * 1024)
+    const summary = RunData.readHead(join(dir, "probe", "summary.txt"), 64 * 1024)
     const lines = summary === null ? [] : summary.trimEnd().split("\n")
-    const probeLog = readHead(join(dir, "probe", "probe.log"), PROBE_LOG_CHARS)
+    const probeLog = RunData.readHead(join(dir, "probe", "probe.log"), PROBE_LOG_CHARS)
     return {
       files,
       verdict: report.success ? { ok: report.data.verdict.ok, reason: report.data.verdict.reason } : null,
@@ -133,27 +133,12 @@ export namespace ProgramEvidence {
   }
 
   function readJson(file: string): unknown {
-    const text = readHead(file, 4 * 1024 * 1024)
+    const text = RunData.readHead(file, 4 * 1024 * 1024)
     if (text === null) return undefined
     try {
       return JSON.parse(text)
     } catch {
       return undefined
     }
-  }
-
-  /** The first `limit` bytes of a file as text, marked when cut; null when absent. */
-  function readHead(file: string, limit: number): string | null {
-    if (!existsSync(file)) return null
-    const size = statSync(file).size
-    if (size <= limit) return readFileSync(file, "utf8")
-    const buf = Buffer.alloc(limit)
-    const fd = openSync(file, "r")
-    try {
-      readSync(fd, buf, 0, limit, 0)
-    } finally {
-      closeSync(fd)
-    }
-    return `${buf.toString("utf8")}\n… (${size - limit} more bytes)`
   }
 }
