@@ -1,5 +1,6 @@
 import * as fs from "node:fs"
 import { dirname } from "node:path"
+import type { z } from "zod"
 
 /**
  * JSON lines as AirCoding keeps them (events.jsonl, requests.jsonl, guard.jsonl): one reader and one writer.
@@ -24,6 +25,14 @@ export namespace JsonLines {
       yield { text: buffer.toString("utf8", offset, end), start: offset, end, complete: newline !== -1 }
       offset = end + 1
     }
+  }
+
+  /** The records of a file that `schema` accepts, in order: a torn, damaged or foreign line is skipped. */
+  export function readValid<S extends z.ZodType>(file: string, schema: S): z.infer<S>[] {
+    return read<unknown>(file).flatMap((raw) => {
+      const parsed = schema.safeParse(raw)
+      return parsed.success ? [parsed.data as z.infer<S>] : []
+    })
   }
 
   /** The records of a file, in order. A missing file has none; a torn or damaged line is skipped. */

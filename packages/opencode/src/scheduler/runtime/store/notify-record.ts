@@ -29,10 +29,7 @@ export namespace NotifyRecord {
 
   /** Every valid line, in order (a torn or foreign line is skipped: the worst case is one notification sent again). */
   export function read(root: string): Line[] {
-    return JsonLines.read<unknown>(file(root)).flatMap((raw) => {
-      const parsed = Line.safeParse(raw)
-      return parsed.success ? [parsed.data] : []
-    })
+    return JsonLines.readValid(file(root), Line)
   }
 
   export type Counts = { sent: number; dropped: number }

@@ -32,10 +32,7 @@ export namespace TraceRecord {
   }
 
   export function read(root: string): Line[] {
-    return JsonLines.read<unknown>(file(root)).flatMap((raw) => {
-      const parsed = Line.safeParse(raw)
-      return parsed.success ? [parsed.data] : []
-    })
+    return JsonLines.readValid(file(root), Line)
   }
 
   export type Counts = { sent: number; dropped: number }
