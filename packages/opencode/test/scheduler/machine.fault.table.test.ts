@@ -1,22 +1,16 @@
 import { describe, expect, it } from "vitest"
-import type { Command } from "../../src/scheduler/core/command"
 import { transition } from "../../src/scheduler/core/machine"
 import type { SchedulerState } from "../../src/scheduler/core/state"
 import { apply, ev, graphOf, started, statusOf, steps, task, type EventInput } from "./fixtures"
 import { deepFreeze } from "./invariants"
-import { checkRow, type TableRow } from "./table"
+import { checkRow, showByTask, type TableRow } from "./table"
 
 /**
  * Rows of the machine's table for `runtime.fault` (core/fault-rules.ts), the last line of defence of issue 44: a
  * command whose outcome and failure were both refused blocks the task that still waits on it, and is stale for one
  * that moved on; the watchdog's stalled run asks one question, whose "retry" carries out again what a restart would.
  */
-function show(command: Command): string {
-  if (command.type === "dispatch") return `dispatch:${command.taskId}:${command.role}`
-  if (command.type === "ask") return `ask:${command.questionId}`
-  if ("taskId" in command) return `${command.type}:${command.taskId}`
-  return command.type
-}
+const show = showByTask
 
 const graph = graphOf(task("A", { writeSet: [{ path: "a.cpp", action: "create" }] }), task("B", { writeSet: [{ path: "b.cpp", action: "create" }] }))
 const gating = () => apply(started(graph, { concurrency: 2 }).state, steps.dispatched("A"), steps.dispatched("B"), steps.reported("A")).state

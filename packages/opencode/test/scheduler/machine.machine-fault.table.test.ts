@@ -1,20 +1,14 @@
 import { describe, expect, it } from "vitest"
-import type { Command } from "../../src/scheduler/core/command"
 import { MACHINE_FAULT_RETRIES, machineFaultIn, onMachineFault } from "../../src/scheduler/core/machine-fault"
 import { apply, graphOf, started, steps, task, type EventInput } from "./fixtures"
-import { checkRow, type TableRow } from "./table"
+import { checkRow, showByTask, type TableRow } from "./table"
 
 /**
  * A machine fault in the gates (issue 38 item 7, core/machine-fault.ts): a full disk is read from what the build
  * printed, the gates reset their slot and run once more, and a second full disk is one question to the user —
  * never a Debugger sent to repair code that is not wrong.
  */
-function show(command: Command): string {
-  if (command.type === "dispatch") return `dispatch:${command.taskId}:${command.role}`
-  if (command.type === "ask") return `ask:${command.questionId}`
-  if ("taskId" in command) return `${command.type}:${command.taskId}`
-  return command.type
-}
+const show = showByTask
 
 const graph = graphOf(task("A", { writeSet: [{ path: "a.cpp", action: "create" }] }), task("B", { writeSet: [{ path: "b.cpp", action: "create" }] }))
 const gating = () => apply(started(graph, { concurrency: 2 }).state, steps.dispatched("A"), steps.dispatched("B"), steps.reported("A")).state

@@ -26,3 +26,11 @@ export function checkRow(row: TableRow, show: (command: Command) => string): voi
   row.check?.(result.state, result.commands)
   expect(result.state.eventCount).toBe(given.eventCount + 1)
 }
+
+/** A command as the fault tables write it: the dispatched task and role, the question asked, else type and task. */
+export function showByTask(command: Command): string {
+  if (command.type === "dispatch") return `dispatch:${command.taskId}:${command.role}`
+  if (command.type === "ask") return `ask:${command.questionId}`
+  if ("taskId" in command) return `${command.type}:${command.taskId}`
+  return command.type
+}

@@ -123,7 +123,7 @@ export class TuiDriver {
         process.kill(pid, "SIGKILL")
       } catch {}
     }
-    while (pids.some(alive)) await new Promise((r) => setTimeout(r, 100))
+    await gone(pids, "after SIGKILL")
     return pids
   }
 
@@ -166,12 +166,21 @@ export class TuiDriver {
         process.kill(pid, "SIGKILL")
       } catch {}
     }
-    while (living().length) await new Promise((r) => setTimeout(r, 100))
+    await gone(pids, "after SIGKILL, on stop")
     try {
       this.tmux(["kill-server"])
     } catch {
       // already gone
     }
+  }
+}
+
+/** Waits until `pids` are gone; a process SIGKILL did not end in 30 s (never reaped, or in the kernel) is an error, not a hang. */
+async function gone(pids: number[], when: string): Promise<void> {
+  const deadline = Date.now() + 30_000
+  while (pids.some(alive)) {
+    if (Date.now() > deadline) throw new Error(`processes ${pids.filter(alive).join(", ")} still there 30 s ${when}`)
+    await new Promise((r) => setTimeout(r, 100))
   }
 }
 
