@@ -2,7 +2,7 @@ import { readFile, stat } from "node:fs/promises"
 import os from "node:os"
 import path from "node:path"
 import { z } from "zod"
-import { Toolchain } from "./index.ts"
+import { ToolchainSchema } from "./rules-schema.ts"
 import { CompilerCache } from "./cache.ts"
 import { DetectRunners } from "./detect-runners.ts"
 import { DetectAreas } from "./detect-areas.ts"
@@ -14,7 +14,7 @@ import type { Areas } from "./areas.ts"
  * (detect-runners.ts). Build directories stay inside the worktree.
  */
 export namespace Detect {
-  export type Options = Toolchain.DetectOptions
+  export type Options = ToolchainSchema.DetectOptions
 
   export function defaultJobs(env: NodeJS.ProcessEnv = process.env): number {
     const configured = Number.parseInt(env.AIRCODING_JOBS ?? "", 10)
@@ -26,7 +26,7 @@ export namespace Detect {
    * The top's build (below), and when directories below it are projects of their own (python/pyproject.toml,
    * web/package.json, a go.mod, a Cargo.toml: detect-areas.ts), one area each beside the top's.
    */
-  export async function run(dir: string, options: Options = {}): Promise<Toolchain.Resolved> {
+  export async function run(dir: string, options: Options = {}): Promise<ToolchainSchema.Resolved> {
     const top = await topLevel(dir, options)
     const below = await DetectAreas.below(dir)
     if (below.length === 0) return top
@@ -36,16 +36,16 @@ export namespace Detect {
         ? [{ name: "cpp", root: ".", build: top.rules.build, test: top.rules.test, detected: system === "cmake-presets" ? "CMakePresets.json" : system === "cmake" ? "CMakeLists.txt" : system === "meson" ? "meson.build" : "Makefile" }]
         : []
     const areas = [...own, ...DetectAreas.named([...(own.length > 0 ? [] : await DetectAreas.at(dir, ".")), ...below], own.map((a) => a.name))]
-    const rules = Toolchain.Rules.parse({ ...top.rules, build: [], test: [], areas })
+    const rules = ToolchainSchema.Rules.parse({ ...top.rules, build: [], test: [], areas })
     const listed = areas.map((a) => `${a.name} (${a.root}: ${a.detected ?? "given"})`).join(", ")
-    return { rules, source: "detected", note: `${areas.length} areas detected: ${listed}; no ${Toolchain.RULES_PATH}` }
+    return { rules, source: "detected", note: `${areas.length} areas detected: ${listed}; no ${ToolchainSchema.RULES_PATH}` }
   }
 
-  async function topLevel(dir: string, options: Options): Promise<Toolchain.Resolved> {
+  async function topLevel(dir: string, options: Options): Promise<ToolchainSchema.Resolved> {
     const env = options.env ?? process.env
     const jobs = options.jobs ?? defaultJobs(env)
     const ninja = CompilerCache.onPath("ninja", env) !== undefined
-    const rulesFile = Toolchain.RULES_PATH
+    const rulesFile = ToolchainSchema.RULES_PATH
 
     const presets = await readPresets(dir)
     if (presets) {
@@ -54,7 +54,7 @@ export namespace Detect {
     }
     if (await isFile(path.join(dir, "CMakeLists.txt"))) {
       const extra = options.fromBuild ? await cacheOptions(path.resolve(dir, options.fromBuild)) : []
-      const build = Toolchain.BUILD_DIR
+      const build = ToolchainSchema.BUILD_DIR
       const configure = [
         `cmake -S . -B ${build}`,
         ...(ninja ? ["-G Ninja"] : []),
@@ -74,7 +74,7 @@ export namespace Detect {
       )
     }
     if (await isFile(path.join(dir, "meson.build"))) {
-      const build = Toolchain.BUILD_DIR
+      const build = ToolchainSchema.BUILD_DIR
       return resolved(
         {
           build: [`test -f ${build}/build.ninja || meson setup ${build}`, `meson compile -C ${build} -j ${jobs}`],
@@ -113,18 +113,18 @@ export namespace Detect {
         `test runners detected (${runners.found.map((r) => `${r.framework}: ${r.because}`).join(", ")})${problems}; no ${rulesFile}`,
       )
     return {
-      rules: Toolchain.Rules.parse({ schemaVersion: 1 }),
+      rules: ToolchainSchema.Rules.parse({ schemaVersion: 1 }),
       source: "none",
       note: `no ${rulesFile} and no CMakeLists.txt, meson.build, Makefile or test runner's file at the top of the project${problems}: no build or test command to run`,
     }
   }
 
   function resolved(
-    found: { build: string[]; test: string[]; project?: string; detected: z.input<typeof Toolchain.Detected> },
+    found: { build: string[]; test: string[]; project?: string; detected: z.input<typeof ToolchainSchema.Detected> },
     note: string,
-  ): Toolchain.Resolved {
+  ): ToolchainSchema.Resolved {
     return {
-      rules: Toolchain.Rules.parse({
+      rules: ToolchainSchema.Rules.parse({
         schemaVersion: 1,
         build: found.build,
         test: found.test,
@@ -223,10 +223,10 @@ export namespace Detect {
     return relative.replace(/^\.\//, "")
   }
 
-  function presetRules(chosen: Chosen, jobs: number, ninja: boolean): Toolchain.Resolved {
+  function presetRules(chosen: Chosen, jobs: number, ninja: boolean): ToolchainSchema.Resolved {
     // A binaryDir we cannot place inside the worktree is replaced by ours; its build preset then cannot be used.
     const ownDir = chosen.binaryDir === undefined
-    const build = chosen.binaryDir ?? Toolchain.BUILD_DIR
+    const build = chosen.binaryDir ?? ToolchainSchema.BUILD_DIR
     const configure = [
       `cmake --preset ${shellQuote(chosen.configure)}`,
       ...(ownDir ? [`-B ${build}`] : []),
@@ -254,7 +254,7 @@ export namespace Detect {
       },
       `CMakePresets.json: configure preset ${chosen.configure}` +
         `${chosen.build && !ownDir ? `, build preset ${chosen.build}` : ""}${chosen.test && !ownDir ? `, test preset ${chosen.test}` : ""}` +
-        ` (build dir ${build}, -j ${jobs}); no ${Toolchain.RULES_PATH}`,
+        ` (build dir ${build}, -j ${jobs}); no ${ToolchainSchema.RULES_PATH}`,
     )
   }
 
