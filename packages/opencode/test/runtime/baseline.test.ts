@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { Baseline } from "../../src/scheduler/runtime/integration/baseline.ts"
+import { baselineDone } from "../../src/scheduler/core/baseline.ts"
 import { REGISTRY } from "../../src/scheduler/runtime/gates/index.ts"
 import { JUnit } from "../../src/scheduler/runtime/results/junit.ts"
 import { Worktrees } from "../../src/scheduler/runtime/git/worktree.ts"
@@ -44,7 +45,7 @@ describe("the baseline and the test gate judged against it", () => {
     // The baseline's worktree is gone; the same commit is not built twice.
     expect(await repo.git(["worktree", "list"])).not.toMatch(/baseline/)
     expect(await Baseline.run(repo.root, "main")).toEqual(record)
-    expect(Baseline.outcome(record)).toEqual({ commit: head, status: "failed", buildFailed: false, failingTests: ["legacy_test"], message: record.message })
+    expect(baselineDone(record)).toEqual({ commit: head, status: "failed", buildFailed: false, failingTests: ["legacy_test"], message: record.message })
   })
 
   test("the JUnit reader on CTest's real file: entities decoded, notrun fails, disabled skips", async () => {
@@ -103,7 +104,7 @@ describe("the baseline and the test gate judged against it", () => {
       expect(r).toMatchObject({ status: "failed", build: { ran: true, passed: false }, test: { ran: false }, failingTests: [] })
       expect(r.build.firstError).toMatch(/calc\.cpp:\d+:\d+: error: .*undeclared_thing/)
       expect(r.message).toMatch(/^`cmake .*` failed: (\.\.\/)?src\/calc\.cpp:\d+:\d+: error/)
-      expect(Baseline.outcome(r).buildFailed).toBe(true)
+      expect(baselineDone(r).buildFailed).toBe(true)
     } finally {
       await broken.cleanup()
     }

@@ -12,7 +12,19 @@ import type { SchedulerState } from "../../src/scheduler/core/state"
 import type { ChildSessions } from "../../src/scheduler/runtime/sessions/sessions"
 import { Clock } from "../../src/scheduler/runtime/sessions/clock"
 import { Interpreter } from "../../src/scheduler/runtime/interpreter"
-import type { EventInput, Ports } from "../../src/scheduler/runtime/ports"
+import { gatedRecorder, type EventInput, type GitPort, type Ports } from "../../src/scheduler/runtime/ports"
+import type { InterpreterPorts } from "../../src/scheduler/runtime/interpreter-ports"
+import { Adrs } from "../../src/scheduler/runtime/adrs"
+import { ContextPack } from "../../src/scheduler/runtime/sessions/context-pack"
+import { EvidencePack } from "../../src/scheduler/runtime/sessions/evidence-pack"
+import { OverflowCarry } from "../../src/scheduler/runtime/sessions/overflow-carry"
+import { WorkerSession } from "../../src/scheduler/runtime/sessions/worker-session"
+import { RunReport } from "../../src/scheduler/runtime/report/run-report"
+import { farmDegradedEvent } from "../../src/scheduler/runtime/gates/farm-event"
+import { MergeBuild } from "../../src/scheduler/runtime/integration/merge-build"
+import { Worktrees } from "../../src/scheduler/runtime/git/worktree"
+import { DeployStep } from "../../src/scheduler/runtime/deploy/step"
+import { RepairPatterns } from "../../src/knowledge/patterns"
 import { Supervisor } from "../../src/scheduler/runtime/sessions/supervisor"
 import { AT } from "../scheduler/fixtures"
 
@@ -53,7 +65,7 @@ export class FakeWorld {
   /** What the fake clock says now. */
   now = Date.parse(AT)
   private sessions = 0
-  readonly ports: Ports
+  readonly ports: InterpreterPorts
   readonly supervisor: Supervisor
   readonly clock: Clock
   readonly interpreter: Interpreter
@@ -63,6 +75,10 @@ export class FakeWorld {
     // What the state waits on is what the runtime was asked to do before the test looks.
     this.issued.push(...outstanding(state))
     const world = this
+    const git: GitPort = async (_cwd, args) => {
+      world.calls.push(`git ${args.join(" ")}`)
+      throw new Error("no such ref")
+    }
     this.ports = {
       root: this.root,
       inbox: this.inbox,
@@ -104,7 +120,7 @@ export class FakeWorld {
         stats: (id) => world.stats.get(id),
         ids: () => [...world.stats.keys()],
       },
-      gates: { run: (input) => world.gates(input) },
+      gates: { run: (input) => world.gates(input), farmDegraded: farmDegradedEvent },
       merge: {
         mergeBatch: async ({ tasks, ...rest }) => {
           const outcomes: MergeQueue.BatchOutcome[] = []
@@ -112,6 +128,8 @@ export class FakeWorld {
           return { outcomes }
         },
         revert: (input) => world.revertImpl(input),
+        verify: MergeBuild.verify,
+        recordGated: gatedRecorder(git),
       },
       worktrees: {
         create: async (_root, taskId) => ({ path: join(world.root, ".air/local/worktrees", taskId), branch: `air/task/${taskId}`, base: "main", created: true }) as never,
@@ -123,6 +141,7 @@ export class FakeWorld {
         pathFor: (root, taskId) => join(root, ".air/local/worktrees", taskId),
         diff: async () => "",
         setAside: async () => undefined,
+        doneTag: Worktrees.doneTag,
       },
       finalCheck: {
         run: async (root) => {
@@ -137,12 +156,17 @@ export class FakeWorld {
           return world.baselineImpl(root, ref)
         },
       },
-      git: async (_cwd, args) => {
-        world.calls.push(`git ${args.join(" ")}`)
-        throw new Error("no such ref")
-      },
+      git,
       fs: { exists: (path) => world.existing.has(path) },
-      clock: { now: () => world.now, every: () => () => undefined },
+      // The fake root is no repository: the run leaves no helper trees to drop.
+      helperTrees: { drop: async () => undefined },
+      // The rest read and write the fake root's files as the real run does: a test replaces one to watch it.
+      adrs: Adrs,
+      context: { pack: ContextPack, evidence: EvidencePack, worker: WorkerSession.spec, overflow: OverflowCarry },
+      knowledge: { learn: RepairPatterns.learn },
+      report: { endText: RunReport.endText },
+      deploy: { step: DeployStep.run },
+      clock: { now: () => world.now, every: () => () => undefined, sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) },
       settings: () => Settings.Schema.parse({}),
       onSessionStarted() {},
     }

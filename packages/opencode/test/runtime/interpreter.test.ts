@@ -153,6 +153,35 @@ describe("interpreter: the merge build", () => {
   })
 })
 
+describe("interpreter: every effect goes through a port a test can replace", () => {
+  it("a gate run that passes: the farm's news, the gated ref and the repair pattern each reach their port, nothing the disk", async () => {
+    const w = world(apply(started(graph).state, steps.dispatched("T-1"), steps.reported("T-1")).state)
+    const seen: string[] = []
+    w.gates = async () => passing
+    w.ports.gates.farmDegraded = async (taskId, attemptDir) => {
+      seen.push(`farm ${taskId} ${attemptDir.slice(w.root.length)}`)
+      return { type: "farm.degraded", taskId, hosts: ["box-2"], localFallbacks: 3, evidencePath: join(attemptDir, "farm.json") }
+    }
+    w.ports.merge.recordGated = async (root, taskId) => seen.push(`gated ${taskId} ${root === w.root}`)
+    w.ports.knowledge.learn = (root, taskId) => void seen.push(`learn ${taskId} ${root === w.root}`)
+    await w.interpreter.run(w.take("runGates")[0]!)
+    expect(seen).toEqual(["gated T-1 true", "farm T-1 /.air/local/evidence/T-1/attempt-1", "learn T-1 true"])
+    // The fake farm's news went to the machine before the verdict, as a real farm.json's would.
+    expect(w.types()).toEqual(["gates.started", "farm.degraded", "gates.passed"])
+    expect(w.calls.filter((c) => c.startsWith("git "))).toEqual([])
+  })
+
+  it("the end of a run: the helper trees are dropped and the end is worded through their ports", async () => {
+    const w = world(passFinalReview(complete(started(graphOf(task("T-1"))).state, "T-1").state).state)
+    const dropped: string[] = []
+    w.ports.helperTrees.drop = async (root) => void dropped.push(root)
+    w.ports.report.endText = (_root, state) => `the end, ${state.finished?.status}`
+    await w.interpreter.run(w.take("finish")[0]!)
+    expect(dropped).toEqual([w.root])
+    expect(w.inbox.take().at(-1)).toBe("the end, done")
+  })
+})
+
 describe("interpreter: dispatch", () => {
   it("a later attempt's prompt lists the commits the task branch already holds; a first attempt's asks git nothing", async () => {
     const w = world(apply(started(graph).state, steps.dispatched("T-1"), { type: "worker.failed", taskId: "T-1", sessionId: "s-T-1-1", reason: "aborted", message: "stop" }).state)

@@ -22,6 +22,14 @@ export { baselineHolds } from "./state"
  */
 
 
+/** What a baseline run records, as far as its `baseline.done` event carries it. */
+export type BaselineRun = { commit: string; status: BaselineStatus; build: { ran: boolean; passed: boolean }; failingTests: string[]; message: string }
+
+/** The baseline.done event's fields for a baseline run's record. */
+export function baselineDone(record: BaselineRun): { commit: string; status: BaselineStatus; buildFailed: boolean; failingTests: string[]; message: string } {
+  return { commit: record.commit, status: record.status, buildFailed: record.build.ran && !record.build.passed, failingTests: record.failingTests, message: record.message }
+}
+
 const baselineCommandId = (runs: number) => `baseline:${runs}`
 
 /** "go on" (and its kin, en and zh) accepts the failures; anything else says the user fixed it. */

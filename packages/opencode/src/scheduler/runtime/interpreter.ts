@@ -1,31 +1,21 @@
 import { dirname, join } from "node:path"
-import { baselineHolds } from "../core/baseline"
+import { baselineDone, baselineHolds } from "../core/baseline"
 import type { Command, Consultant } from "../core/command"
 import { commandFailure } from "../core/command-failure"
-import { Adrs } from "./adrs"
-import { ContextPack } from "./sessions/context-pack"
-import { EvidencePack } from "./sessions/evidence-pack"
-import { RunReport } from "./report/run-report"
 import { headlessEnd } from "../../text/run-status"
 import type { TaskRuntime } from "../core/state"
 import type { OverflowRole, WorkerRole } from "../core/vocabulary"
-import { OverflowCarry } from "./sessions/overflow-carry"
+import type { OverflowCarry } from "./sessions/overflow-carry"
 import type { TaskNode } from "../core/task.schema"
-import { Worktrees } from "./git/worktree"
 import type { Clock } from "./sessions/clock"
 import type { Applied, EventInput, Ports } from "./ports"
-import { Baseline } from "./integration/baseline"
+import type { InterpreterPorts } from "./interpreter-ports"
 import type { Supervisor } from "./sessions/supervisor"
-import { WorkerSession } from "./sessions/worker-session"
 import { classifyFault } from "./fault"
-import { gatesOutcomeEvent } from "./gates"
-import { farmDegradedEvent } from "./gates/farm-event"
-import { MergeBuild } from "./integration/merge-build"
-import { BaseFindings } from "./gates/base-findings"
-import { BuildSlot } from "./slots/build-slot.ts"
-import { RepairPatterns } from "../../knowledge/patterns"
+import { gatesOutcomeEvent } from "./gates/outcome-event"
+import type { MergeBuild } from "./integration/merge-build"
 import type { MergeQueue } from "./integration/merge"
-import { DeployStep } from "./deploy/step"
+import type { DeployStep } from "./deploy/step"
 import { recordReservation } from "./sessions/reservation"
 
 /** How long the failure event of a failed command waits before it is applied again, after a log that threw. */
@@ -71,7 +61,7 @@ export class Interpreter {
   private reverting: Promise<void> = Promise.resolve()
 
   constructor(
-    private ports: Ports,
+    private ports: InterpreterPorts,
     private supervisor: Supervisor,
     private clock: Clock,
     /** The branch the run integrates into (from the run's start). */
@@ -124,7 +114,7 @@ export class Interpreter {
     // air_listen tells the end only once the final check is recorded, and Main sleeps until then: a finish
     // that failed (its check recorded as errored) still ends the run in words, and wakes Main.
     const state = this.ports.log.state()
-    if (cmd.type === "finish" && applied?.ok && state && headlessEnd(state) === "ended") this.ports.inbox.push(RunReport.endText(this.ports.root, state), true)
+    if (cmd.type === "finish" && applied?.ok && state && headlessEnd(state) === "ended") this.ports.inbox.push(this.ports.report.endText(this.ports.root, state), true)
   }
 
   /** Applies an event, trying again after a log that threw (a full disk a moment ago); undefined when it never could. */
@@ -133,7 +123,7 @@ export class Interpreter {
       try {
         return await this.ports.log.apply(event)
       } catch {
-        if (i < tries - 1) await new Promise((resolve) => setTimeout(resolve, RETRY_APPLY_MS * (i + 1)))
+        if (i < tries - 1) await this.ports.clock.sleep(RETRY_APPLY_MS * (i + 1))
       }
     }
     return undefined
@@ -185,7 +175,7 @@ export class Interpreter {
       case "runBaseline":
         return this.runBaseline()
       case "deploy":
-        await DeployStep.run(this.ports, cmd, undefined, (commit) => this.deployBuild(commit))
+        await this.ports.deploy.step(this.ports, cmd, undefined, (commit) => this.deployBuild(commit))
         // A failed verification sent a task to the Debugger: the run goes on, its sessions timed again.
         if (this.ports.log.state()?.stage === "running") this.clock.start(this.ports.settings().inactivityMs)
         return
@@ -234,7 +224,7 @@ export class Interpreter {
     }
     const state = await log.opened()
     // An answer may have reopened the run meanwhile: then this end is not the end.
-    if (state.finished) inbox.push(RunReport.endText(root, state), true)
+    if (state.finished) inbox.push(this.ports.report.endText(root, state), true)
   }
 
   /**
@@ -245,7 +235,7 @@ export class Interpreter {
     const { root, log } = this.ports
     let outcome: Omit<Extract<EventInput, { type: "baseline.done" }>, "type">
     try {
-      outcome = Baseline.outcome(await this.ports.baseline.run(root, this.integration()))
+      outcome = baselineDone(await this.ports.baseline.run(root, this.integration()))
     } catch (err) {
       const fault = classifyFault(err)
       const commit = (await this.ports.git(root, ["rev-parse", this.integration()]).catch(() => this.integration())).trim() || this.integration()
@@ -277,7 +267,7 @@ export class Interpreter {
    */
   private async baselineSettled(): Promise<void> {
     for (let state = this.ports.log.state(); state && baselineHolds(state) && !state.finished; state = this.ports.log.state())
-      await new Promise((resolve) => setTimeout(resolve, 200))
+      await this.ports.clock.sleep(200)
   }
 
   /** What the test gate judges against: the tests the baseline found failing (the user went on with them). */
@@ -291,11 +281,7 @@ export class Interpreter {
    * finished run leaves in the user's repository only the worktrees of work not merged.
    */
   private async removeHelperTrees(): Promise<void> {
-    const top = await Worktrees.repoRoot(this.ports.root).catch(() => undefined)
-    if (!top) return
-    await MergeBuild.dropWorktree(top).catch(() => undefined)
-    await BaseFindings.dropTree(top).catch(() => undefined)
-    await BuildSlot.dropAll(top).catch(() => undefined)
+    await this.ports.helperTrees.drop(this.ports.root)
   }
 
   /** Removes the worktree of every merged task still on disk (one whose removal was cut short by the end of the run). */
@@ -353,16 +339,16 @@ export class Interpreter {
     const state = this.ports.log.state()
     const summary = state?.planSummary ?? null
     if (state?.stage === "confirmed" && summary !== null && !autoConfirm)
-      return this.toArchitect(ContextPack.confirmedText(), ContextPack.architectAgain(requirement, summary, { confirmed: true }))
+      return this.toArchitect(this.ports.context.pack.confirmedText(), this.ports.context.pack.architectAgain(requirement, summary, { confirmed: true }))
     if (state?.stage === "planning" && state.planRevision !== undefined && summary !== null)
-      return this.toArchitect(ContextPack.revisionText(state.planRevision), ContextPack.architectAgain(requirement, summary, { confirmed: false, revision: state.planRevision }))
+      return this.toArchitect(this.ports.context.pack.revisionText(state.planRevision), this.ports.context.pack.architectAgain(requirement, summary, { confirmed: false, revision: state.planRevision }))
     return this.spawnArchitect(requirement, autoConfirm)
   }
 
   async spawnArchitect(requirement: string, autoConfirm: boolean): Promise<void> {
     this.supervisor.architectSessionID = await this.supervisor.spawn(
       { kind: "architect", nudged: false },
-      { agent: "architect", directory: this.ports.root, title: "Architect: plan", prompt: ContextPack.architect(requirement, autoConfirm, this.ports.root) },
+      { agent: "architect", directory: this.ports.root, title: "Architect: plan", prompt: this.ports.context.pack.architect(requirement, autoConfirm, this.ports.root) },
     )
   }
 
@@ -382,7 +368,7 @@ export class Interpreter {
       const rt = this.runtimeOf(taskId)
       // The session before ran out of the model's context: the fresh one starts from what the worktree holds too.
       const overflow = await this.overflowCarry(rt, role, wt.path)
-      const spec = WorkerSession.spec(role, { root, task, rt, worktree: wt, attempt, ...(setAside ? { setAside } : {}), earlier, ...(overflow ? { overflow } : {}) })
+      const spec = this.ports.context.worker(role, { root, task, rt, worktree: wt, attempt, ...(setAside ? { setAside } : {}), earlier, ...(overflow ? { overflow } : {}) })
       await this.supervisor.spawn(
         { kind: "worker", taskId, role, nudged: false, attempt },
         spec,
@@ -397,7 +383,7 @@ export class Interpreter {
   private async overflowCarry(rt: TaskRuntime | undefined, role: OverflowRole, worktree: string): Promise<OverflowCarry.Carry | undefined> {
     const record = rt?.overflow
     if (!record || record.role !== role) return undefined
-    return OverflowCarry.gather({ root: this.ports.root, worktree, base: this.integration(), record, rt, git: this.ports.git })
+    return this.ports.context.overflow.gather({ root: this.ports.root, worktree, base: this.integration(), record, rt, git: this.ports.git })
   }
 
   /** A session's start (task.dispatched, review.started), then, for a fresh session after an overflow, what it carried (session.refreshed). */
@@ -405,7 +391,7 @@ export class Interpreter {
     const { log } = this.ports
     const applied = await log.apply(started)
     if (applied.ok && overflow)
-      await log.apply({ type: "session.refreshed", taskId: started.taskId, sessionId: started.sessionId, role, from: overflow.from, carried: OverflowCarry.carried(overflow) })
+      await log.apply({ type: "session.refreshed", taskId: started.taskId, sessionId: started.sessionId, role, from: overflow.from, carried: this.ports.context.overflow.carried(overflow) })
     return applied
   }
 
@@ -451,16 +437,16 @@ export class Interpreter {
     }
     if (report.passed) {
       // The tree the gates built: the merge builds only a candidate that differs from it (merge-build.ts).
-      await this.ports.git(root, ["update-ref", MergeBuild.gatedRef(taskId), `refs/heads/${Worktrees.branchName(taskId)}^{commit}`]).catch(() => undefined)
+      await this.ports.merge.recordGated(root, taskId).catch(() => undefined)
     }
     // A farm host lost mid-build: distcc compiled locally and the gates went on; the user hears of it, the run goes on.
-    const degraded = await farmDegradedEvent(taskId, dirname(reportPath)).catch(() => undefined)
+    const degraded = await this.ports.gates.farmDegraded(taskId, dirname(reportPath)).catch(() => undefined)
     if (degraded) await this.applyRetrying(degraded)
     await this.outcome(gatesOutcomeEvent(taskId, report, reportPath))
     if (report.passed) {
       // A Debugger's repair that passed becomes a repair pattern (knowledge/patterns.ts); never in the way of the run.
       try {
-        RepairPatterns.learn(root, taskId)
+        this.ports.knowledge.learn(root, taskId)
       } catch {}
     }
   }
@@ -475,10 +461,10 @@ export class Interpreter {
       const overflow = await this.overflowCarry(rt, "reviewer", wt)
       // A ui or service task's evidence goes with the prompt: pictures only to a model that takes them.
       const attach = task.kind === "ui" && (await this.ports.sessions.takesImages?.("reviewer", root)) === true
-      const evidence = EvidencePack.forReview(root, task, rt?.gateRuns ?? 0, attach)
+      const evidence = this.ports.context.evidence.forReview(root, task, rt?.gateRuns ?? 0, attach)
       await this.supervisor.spawn(
         { kind: "reviewer", taskId, nudged: false, run },
-        { agent: "reviewer", directory: root, worktree: wt, title: `reviewer ${taskId}`, prompt: ContextPack.reviewer(root, task, wt, rt, evidence.lines, overflow), taskId, images: evidence.images },
+        { agent: "reviewer", directory: root, worktree: wt, title: `reviewer ${taskId}`, prompt: this.ports.context.pack.reviewer(root, task, wt, rt, evidence.lines, overflow), taskId, images: evidence.images },
         (sessionId) => this.recordStart({ type: "review.started", taskId, sessionId }, "reviewer", overflow),
       )
     } catch (err) {
@@ -507,7 +493,7 @@ export class Interpreter {
       for (const taskId of ids) await log.apply({ type: "merge.started", taskId })
       const baseline = this.testBaseline()
       const verify: MergeBuild.Verify = (candidate) =>
-        MergeBuild.verify(candidate, { evidenceDir: this.mergeEvidenceDir(candidate), ...(baseline ? { baseline } : {}) })
+        this.ports.merge.verify(candidate, { evidenceDir: this.mergeEvidenceDir(candidate), ...(baseline ? { baseline } : {}) })
       result = await this.ports.merge.mergeBatch({
         root,
         integration: this.integration(),
@@ -589,7 +575,7 @@ export class Interpreter {
   }
 
   private async doneCommit(taskId: string, round: number): Promise<string> {
-    const tag = Worktrees.doneTag(taskId, round)
+    const tag = this.ports.worktrees.doneTag(taskId, round)
     return (await this.ports.git(this.ports.root, ["rev-parse", "--short", `refs/tags/${tag}^{commit}`]).catch(() => tag)).trim()
   }
 
@@ -597,7 +583,7 @@ export class Interpreter {
     const { root } = this.ports
     const purpose = { kind: "consult" as const, taskId, agent, options, nudged: false }
     await this.supervisor
-      .spawn(purpose, { agent, directory: root, title: `consult ${taskId} (${agent})`, prompt: ContextPack.consult(taskId, question, options, agent), taskId })
+      .spawn(purpose, { agent, directory: root, title: `consult ${taskId} (${agent})`, prompt: this.ports.context.pack.consult(taskId, question, options, agent), taskId })
       .catch((err) => this.supervisor.fail(purpose, "", "spawn-failed", { message: (err as Error).message }))
   }
 
@@ -611,8 +597,8 @@ export class Interpreter {
     // The final review sees every capture of the run (pictures only to a model that takes them, and only a few).
     const programs = final && tasks.some((t) => t.kind === "ui" || t.kind === "service")
     const attach = programs && (await this.ports.sessions.takesImages?.("architect", root)) === true
-    const captures = final ? EvidencePack.forFinalReview(root, tasks, (id) => state.tasks.find((t) => t.id === id)?.gateRuns ?? 0, attach) : { lines: [], images: [] }
-    const prompt = ContextPack.milestone(phase, state.requirement, tasks, { final, adrs: Adrs.list(root), answer: state.milestoneAnswer, captures: captures.lines })
+    const captures = final ? this.ports.context.evidence.forFinalReview(root, tasks, (id) => state.tasks.find((t) => t.id === id)?.gateRuns ?? 0, attach) : { lines: [], images: [] }
+    const prompt = this.ports.context.pack.milestone(phase, state.requirement, tasks, { final, adrs: this.ports.adrs.list(root), answer: state.milestoneAnswer, captures: captures.lines })
     await this.supervisor.endStep("milestone")
     const purpose = { kind: "milestone" as const, phase, nudged: false }
     try {
@@ -638,18 +624,18 @@ export class Interpreter {
    */
   async checkAdrs(): Promise<void> {
     const { root, log } = this.ports
-    for (const change of Adrs.changes(root, log.state())) {
+    for (const change of this.ports.adrs.changes(root, log.state())) {
       const r = await log.apply({ type: change.type, adr: change.adr, hash: change.hash })
-      if (r.ok && change.type === "adr.recorded") await Adrs.keep(root, change.adr, change.text)
+      if (r.ok && change.type === "adr.recorded") await this.ports.adrs.keep(root, change.adr, change.text)
     }
   }
 
   private async classifyAdr(adr: string, hash: string, tasks: string[]): Promise<void> {
     const { root, log } = this.ports
     const state = await log.opened()
-    const current = Adrs.textWithHash(root, adr, hash) ?? "(the file changed again since; read it)"
+    const current = this.ports.adrs.textWithHash(root, adr, hash) ?? "(the file changed again since; read it)"
     const cited = (state.graph?.tasks ?? []).filter((t) => tasks.includes(t.id)).map((t) => `- ${t.id} · ${state.tasks.find((r) => r.id === t.id)?.status ?? "pending"} · ${t.title}`)
-    const prompt = ContextPack.adrEdit(adr, Adrs.kept(root, adr), current, cited)
+    const prompt = this.ports.context.pack.adrEdit(adr, this.ports.adrs.kept(root, adr), current, cited)
     const purpose = { kind: "adr" as const, adr, hash, nudged: false }
     await this.supervisor
       .spawn(purpose, { agent: "architect", directory: root, title: `Architect: ${adr} edited`, prompt })
@@ -659,7 +645,7 @@ export class Interpreter {
   private async replan(text: string): Promise<void> {
     const { root, log } = this.ports
     const state = await log.opened()
-    const prompt = ContextPack.change(root, text, state.graph, (id) => state.tasks.find((t) => t.id === id)?.status)
+    const prompt = this.ports.context.pack.change(root, text, state.graph, (id) => state.tasks.find((t) => t.id === id)?.status)
     await this.supervisor.endStep("change")
     const purpose = { kind: "change" as const, nudged: false }
     try {

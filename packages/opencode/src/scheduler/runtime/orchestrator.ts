@@ -16,7 +16,8 @@ import { Supervisor } from "./sessions/supervisor"
 import { Clock } from "./sessions/clock"
 import { Interpreter } from "./interpreter"
 import { resume } from "./recovery"
-import { realPorts, type Applied, type EventInput, type Ports } from "./ports"
+import { realPorts, type Applied, type EventInput } from "./ports"
+import { interpreterPorts, type InterpreterPorts } from "./interpreter-ports"
 import type { SchedulerState } from "../core/state"
 import { sweepStaleProgress } from "./gates/progress"
 import { Store } from "./store/store"
@@ -56,7 +57,7 @@ class OrchestratorImpl {
   private store?: Store
   private queue: Promise<unknown> = Promise.resolve()
   private integration?: string
-  private readonly ports: Ports
+  private readonly ports: InterpreterPorts
   private readonly supervisor: Supervisor
   private readonly clock: Clock
   private readonly interpreter: Interpreter
@@ -74,7 +75,7 @@ class OrchestratorImpl {
     hooks: SessionHooks,
   ) {
     const log = { apply: (e: EventInput) => this.apply(e), state: () => this.store?.state, opened: async () => (await this.open()).state }
-    this.ports = realPorts(root, client, this.inbox, log, (id, info) => hooks.onSessionStarted(id, info))
+    this.ports = interpreterPorts(realPorts(root, client, this.inbox, log, (id, info) => hooks.onSessionStarted(id, info)))
     this.clock = new Clock(this.ports, () => this.supervisor)
     this.supervisor = new Supervisor(this.ports, (id) => Orchestrators.bindSession(id, this), (ids) => this.clock.reportUsage(ids))
     this.interpreter = new Interpreter(this.ports, this.supervisor, this.clock, () => this.integrationBranch())

@@ -15,6 +15,12 @@ import { Baseline } from "./integration/baseline"
 import { git } from "./git/git"
 import { Settings } from "./settings"
 import { oneLine, RateLimiter, retryClass, type RetryStatus } from "./sessions/rate-limiter"
+import { Adrs } from "./adrs"
+import { farmDegradedEvent } from "./gates/farm-event"
+import { BaseFindings } from "./gates/base-findings"
+import { MergeBuild } from "./integration/merge-build"
+import { BuildSlot } from "./slots/build-slot.ts"
+import { RepairPatterns } from "../../knowledge/patterns"
 
 /** An event before the runtime stamps its time. */
 export type EventInput = Event extends infer E ? (E extends Event ? Omit<E, "at"> & { at?: string } : never) : never
@@ -52,15 +58,29 @@ export type SessionsPort = {
   ids(): string[]
 }
 
-export type GatesPort = { run: typeof Gates.run }
-export type MergePort = { mergeBatch: typeof MergeQueue.mergeBatch; revert: typeof MergeQueue.revert }
+/** `farmDegraded`: what a gate run's farm.json says of farm hosts lost mid-build (undefined: none lost, or no farm). */
+export type GatesPort = { run: typeof Gates.run; farmDegraded: typeof farmDegradedEvent }
+/**
+ * `verify`: the merge build of a candidate (a build and tests in the kept `_merge` worktree); `recordGated`: the
+ * ref of the tree a task's gates built, so the merge builds only a candidate that differs from it.
+ */
+export type MergePort = {
+  mergeBatch: typeof MergeQueue.mergeBatch
+  revert: typeof MergeQueue.revert
+  verify: typeof MergeBuild.verify
+  recordGated(root: string, taskId: string): Promise<unknown>
+}
 export type WorktreesPort = {
   create: typeof Worktrees.create
   remove: typeof Worktrees.remove
   pathFor: typeof Worktrees.pathFor
   diff: typeof Worktrees.diff
   setAside: typeof Worktrees.setAside
+  /** The air/done tag of a task's landing (its name only: a revert's words cite the commit it points at). */
+  doneTag: typeof Worktrees.doneTag
 }
+/** The run's caches beside the task worktrees (the merge build's worktree, the analysis's base tree, the build slots): dropped at its end. */
+export type HelperTreesPort = { drop(root: string): Promise<void> }
 /** `build`: the build commands alone, before a deploy stages the artefacts (absent in fakes: nothing is built). */
 export type FinalCheckPort = { run: typeof FinalCheck.run; read: typeof FinalCheck.read; build?: typeof FinalCheck.build }
 export type BaselinePort = { run: typeof Baseline.run }
@@ -69,11 +89,19 @@ export type GitPort = (cwd: string, args: string[]) => Promise<string>
 /** The file system as far as the runtime asks it directly. */
 export type FsPort = { exists(path: string): boolean }
 
+/** The ADR files (`docs/adr/`) and the copies the run keeps of the accepted ones (adrs.ts). */
+export type AdrsPort = Pick<typeof Adrs, "changes" | "keep" | "list" | "kept" | "textWithHash">
+
+/** The knowledge folder: a Debugger's repair that passed becomes a repair pattern (knowledge/patterns.ts). */
+export type KnowledgePort = { learn(root: string, taskId: string): void }
+
 /** Time as the runtime reads it: the machine never does. */
 export type ClockPort = {
   now(): number
   /** Calls `fn` every `ms` until the returned stop is called (never keeps the process alive). */
   every(ms: number, fn: () => void): () => void
+  /** Resolves after `ms`: a wait before trying again, or between looks at the state. */
+  sleep(ms: number): Promise<void>
 }
 
 /** Everything the interpreter, supervisor, clock and recovery reach outside themselves. */
@@ -90,6 +118,9 @@ export type Ports = {
   baseline: BaselinePort
   git: GitPort
   fs: FsPort
+  helperTrees: HelperTreesPort
+  adrs: AdrsPort
+  knowledge: KnowledgePort
   clock: ClockPort
   settings(): Settings.Settings
   /** Told of each session the Scheduler starts (the guard learns its role and worktree). */
@@ -112,6 +143,7 @@ export function boundedGit(timeoutMs: number): GitPort {
 
 /** The real ports: the engine's sessions, git, the gates, the merge queue, the wall clock. */
 export function realPorts(root: string, client: Client, inbox: Inbox, log: LogPort, onSessionStarted: Ports["onSessionStarted"]): Ports {
+  const git = boundedGit(PORT_GIT_TIMEOUT_MS)
   return {
     root,
     inbox,
@@ -120,8 +152,8 @@ export function realPorts(root: string, client: Client, inbox: Inbox, log: LogPo
       const state = log.state()
       if (state?.runId) void log.apply(retryingEvent(notice, state))
     }),
-    gates: { run: Gates.run },
-    merge: { mergeBatch: MergeQueue.mergeBatch, revert: MergeQueue.revert },
+    gates: { run: Gates.run, farmDegraded: farmDegradedEvent },
+    merge: { mergeBatch: MergeQueue.mergeBatch, revert: MergeQueue.revert, verify: MergeBuild.verify, recordGated: gatedRecorder(git) },
     worktrees: {
       create: Worktrees.create,
       remove: Worktrees.remove,
@@ -132,10 +164,14 @@ export function realPorts(root: string, client: Client, inbox: Inbox, log: LogPo
         SandboxLeftovers.end(dir)
         return Worktrees.setAside(dir, patchFile)
       },
+      doneTag: Worktrees.doneTag,
     },
+    helperTrees: { drop: dropHelperTrees },
+    adrs: Adrs,
+    knowledge: { learn: RepairPatterns.learn },
     finalCheck: { run: FinalCheck.run, read: FinalCheck.read, build: FinalCheck.build },
     baseline: { run: Baseline.run },
-    git: boundedGit(PORT_GIT_TIMEOUT_MS),
+    git,
     fs: { exists: existsSync },
     clock: {
       now: () => Date.now(),
@@ -144,10 +180,25 @@ export function realPorts(root: string, client: Client, inbox: Inbox, log: LogPo
         timer.unref?.()
         return () => clearInterval(timer)
       },
+      sleep: realSleepClock.sleep,
     },
     settings: () => Settings.load(root),
     onSessionStarted,
   }
+}
+
+/** `recordGated` through `git`: the gated ref at the task branch's tip. */
+export function gatedRecorder(git: GitPort): MergePort["recordGated"] {
+  return (root, taskId) => git(root, ["update-ref", MergeBuild.gatedRef(taskId), `refs/heads/${Worktrees.branchName(taskId)}^{commit}`])
+}
+
+/** Drops the helper trees of the repository `root` is in: caches, never work, so one that will not go is left as it is. */
+async function dropHelperTrees(root: string): Promise<void> {
+  const top = await Worktrees.repoRoot(root).catch(() => undefined)
+  if (!top) return
+  await MergeBuild.dropWorktree(top).catch(() => undefined)
+  await BaseFindings.dropTree(top).catch(() => undefined)
+  await BuildSlot.dropAll(top).catch(() => undefined)
 }
 
 /**

@@ -170,11 +170,6 @@ export namespace Baseline {
     }
   }
 
-  /** The baseline.done event's fields for a record. */
-  export function outcome(record: Record): { commit: string; status: BaselineStatus; buildFailed: boolean; failingTests: string[]; message: string } {
-    return { commit: record.commit, status: record.status, buildFailed: record.build.ran && !record.build.passed, failingTests: record.failingTests, message: record.message }
-  }
-
   type Run = (command: string, gate: "build" | "test", runner?: TestRunner) => Promise<Proc.Result>
 
   /**
