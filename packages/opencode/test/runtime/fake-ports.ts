@@ -129,7 +129,8 @@ export class FakeWorld {
         },
         revert: (input) => world.revertImpl(input),
         verify: MergeBuild.verify,
-        recordGated: gatedRecorder(git),
+        // Through the world's git as it is when called: a test may replace `ports.git`.
+        recordGated: (root, taskId) => gatedRecorder(world.ports.git)(root, taskId),
       },
       worktrees: {
         create: async (_root, taskId) => ({ path: join(world.root, ".air/local/worktrees", taskId), branch: `air/task/${taskId}`, base: "main", created: true }) as never,
