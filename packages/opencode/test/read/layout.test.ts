@@ -194,6 +194,59 @@ function folderPairs(root: string, files: string[]): { pair: string; ties: strin
  */
 const ALLOWED_PAIRS: { pair: string; why: string }[] = []
 
+/** Each folder of `root` and the other folders its files import (static, `import()`, type-only alike). */
+function folderImports(root: string, files: string[]): Map<string, Set<string>> {
+  const folderOf = (file: string) => {
+    const parts = relative(root, file).split("/")
+    return parts.length > 1 && parts[0] !== ".." ? parts[0]! : null
+  }
+  const found = new Map<string, Set<string>>()
+  for (const from of files) {
+    const a = folderOf(from)
+    if (!a) continue
+    const into = found.get(a) ?? new Set<string>()
+    found.set(a, into)
+    for (const { file } of localImports(from)) {
+      const b = folderOf(file)
+      if (b && b !== a) into.add(b)
+    }
+  }
+  return found
+}
+
+/**
+ * Where the README's table of levels ("| 3 | `a/` · `b/`, `c/` | x, y · z |": folders sharing a cell's group import
+ * that group's folders) differs from `imports`: a folder imported but not listed, listed but not imported, not on a
+ * level above, or a folder left out of the table.
+ */
+function levelTableErrors(readme: string, imports: Map<string, Set<string>>): string[] {
+  const names = (cell: string) => (/no other folder/.test(cell) ? [] : cell.split(",").map((n) => n.replace(/[`/\s]/g, "")).filter(Boolean))
+  const levelOf = new Map<string, number>()
+  const listed = new Map<string, string[]>()
+  for (const m of readme.matchAll(/^\| (\d+) \| ([^|]+) \| ([^|]+) \|$/gm)) {
+    const groups = m[2]!.split("·")
+    const uses = m[3]!.split("·")
+    groups.forEach((group, i) => {
+      for (const folder of names(group)) {
+        levelOf.set(folder, Number(m[1]))
+        listed.set(folder, names(uses[i] ?? ""))
+      }
+    })
+  }
+  const errors: string[] = []
+  for (const [folder, into] of [...imports].sort(([a], [b]) => a.localeCompare(b))) {
+    const table = listed.get(folder)
+    if (!table) {
+      errors.push(`${folder}/ is in no level`)
+      continue
+    }
+    for (const b of into) if (!table.includes(b)) errors.push(`${folder}/ imports ${b}/, which its row does not list`)
+    for (const b of table) if (!into.has(b)) errors.push(`${folder}/'s row lists ${b}/, which it does not import`)
+    for (const b of into) if ((levelOf.get(b) ?? Infinity) >= levelOf.get(folder)!) errors.push(`${folder}/ (level ${levelOf.get(folder)}) imports ${b}/ (level ${levelOf.get(b) ?? "none"}), not below it`)
+  }
+  return errors
+}
+
 describe("the runtime's folders form a tree", () => {
   const RUNTIME = join(SRC, "scheduler", "runtime")
   const walk = (dir: string): string[] =>
@@ -207,6 +260,29 @@ describe("the runtime's folders form a tree", () => {
   test("every allowed pair still imports each other (a stale entry would let the pair come back unseen)", () => {
     const pairs = folderPairs(RUNTIME, walk(RUNTIME)).map((p) => p.pair)
     for (const a of ALLOWED_PAIRS) expect(pairs, `${a.pair}: ${a.why}`).toContain(a.pair)
+  })
+
+  test("the README's table of levels is the folders' imports, each folder above what it imports", () => {
+    const readme = readFileSync(join(RUNTIME, "README.md"), "utf8")
+    expect(levelTableErrors(readme, folderImports(RUNTIME, walk(RUNTIME)))).toEqual([])
+  })
+
+  test("a table that lies is refused (planted: a folder's import missing from its row, one listed in vain, one up a level, one left out)", () => {
+    const table = ["| 1 | `store/`, `exec/` | no other folder |", "| 2 | `git/` · `sandbox/` | store · exec, git |", "| 3 | `gates/` | git |"].join("\n")
+    const imports = new Map([
+      ["store", new Set<string>()],
+      ["exec", new Set(["gates"])],
+      ["git", new Set(["store"])],
+      ["sandbox", new Set(["exec"])],
+      ["gates", new Set(["git"])],
+      ["looks", new Set(["gates"])],
+    ])
+    expect(levelTableErrors(table, imports)).toEqual([
+      "exec/ imports gates/, which its row does not list",
+      "exec/ (level 1) imports gates/ (level 3), not below it",
+      "looks/ is in no level",
+      "sandbox/'s row lists git/, which it does not import",
+    ])
   })
 
   test("the finder sees a pair and names its ties (planted: two folders of a temporary runtime, one tied by import())", async () => {
