@@ -119,7 +119,7 @@ function scenario(tasks: number) {
               verdict: "pass",
               rows: [{ designRef: "{{id}}: done-when condition", code: "the diff of {{id}}", status: "match", note: "as specified" }],
               findings: [],
-              checklist: { lifetimes: { status: "not-applicable" }, rawPointers: { status: "not-applicable" }, concurrency: { status: "not-applicable" }, exceptions: { status: "not-applicable" }, integerOverflow: { status: "checked" }, undefinedBehaviour: { status: "checked" } },
+              checklist: { lifetimes: { status: "not-applicable" }, rawPointers: { status: "not-applicable" }, concurrency: { status: "not-applicable" }, exceptions: { status: "not-applicable" }, integerOverflow: { status: "checked" }, undefinedBehaviour: { status: "checked" }, loggingKeyPaths: { status: "not-applicable" }, loggingFormat: { status: "not-applicable" } },
             },
           },
           { text: "Reviewed." },

@@ -114,7 +114,7 @@ function scenario(delayMs: number) {
               verdict: "pass",
               rows: [{ designRef: "{{id}}: done-when condition", code: "the diff of {{id}}", status: "match", note: "as specified" }],
               findings: [],
-              checklist: { lifetimes: { status: "not-applicable" }, rawPointers: { status: "not-applicable" }, concurrency: { status: "not-applicable" }, exceptions: { status: "not-applicable" }, integerOverflow: { status: "checked" }, undefinedBehaviour: { status: "checked" } },
+              checklist: { lifetimes: { status: "not-applicable" }, rawPointers: { status: "not-applicable" }, concurrency: { status: "not-applicable" }, exceptions: { status: "not-applicable" }, integerOverflow: { status: "checked" }, undefinedBehaviour: { status: "checked" }, loggingKeyPaths: { status: "not-applicable" }, loggingFormat: { status: "not-applicable" } },
             },
           }),
           slow({ text: "Review of {{id}} reported." }),

@@ -60,6 +60,7 @@ export namespace Prompt {
       for (const placeholder of Vocabulary.unknown(text, [PLACEHOLDER])) out.push(`the placeholder ${placeholder} is unknown (vocabulary.ts lists them)`)
       for (const list of Vocabulary.handWrittenGateLists(text)) out.push(`the gates are listed by hand ("${list}"): say {{gates}} or {{debugger_gates}}`)
       for (const list of Vocabulary.handWrittenKindLists(text)) out.push(`the task kinds are listed by hand ("${list}"): say {{task_kinds}}`)
+      for (const list of Vocabulary.handWrittenChecklistLists(text)) out.push(`the checklist's rows are listed by hand ("${list}"): say {{checklist_rows}}`)
     }
     return out
   }

@@ -1,6 +1,7 @@
 import { REGISTRY, requiredEvidence } from "../scheduler/runtime/gates/registry"
 import type { Gate } from "../scheduler/runtime/gates/gate"
 import { TASK_KINDS } from "../scheduler/core/task.schema"
+import { CHECKLIST_ASKS, CHECKLIST_LABELS, CHECKLIST_ROWS } from "../scheduler/core/report.schema"
 
 /**
  * The code's vocabulary as the models read it: every model-facing text (prompts/<role>.md, the tools' descriptions,
@@ -34,6 +35,16 @@ export namespace Vocabulary {
     return TASK_KINDS.join(", ")
   }
 
+  /** The review checklist's rows, keys and what each asks, in the order the schema has them: "`lifetimes` (ownership, …); …". */
+  export function checklistRows(): string {
+    return CHECKLIST_ROWS.map((row) => `\`${row}\` (${CHECKLIST_ASKS[row]})`).join("; ")
+  }
+
+  /** The checklist's rows as people read them: "lifetimes and ownership; raw pointers; …". */
+  export function checklistLabels(): string {
+    return CHECKLIST_ROWS.map((row) => CHECKLIST_LABELS[row]).join("; ")
+  }
+
   /** Every placeholder a model-facing text may hold, and what fills it. `{{language_rule}}` is the prompt's (prompt.ts). */
   export const PLACEHOLDERS = {
     "{{task_kinds}}": taskKinds,
@@ -41,6 +52,7 @@ export namespace Vocabulary {
     "{{debugger_gates}}": debuggerGates,
     "{{gate_logs}}": gateLogs,
     "{{evidence_by_kind}}": evidenceByKind,
+    "{{checklist_rows}}": checklistRows,
   } as const satisfies Record<string, (registry?: readonly Gate[]) => string>
 
   /** `text` with every placeholder of `PLACEHOLDERS` filled from `registry` (default: the shipped gates). */
@@ -72,5 +84,19 @@ export namespace Vocabulary {
   export function handWrittenKindLists(text: string): string[] {
     const name = `(?:${TASK_KINDS.join("|")})`
     return text.match(new RegExp(`\\b${name}(?:\\s*(?:,|\\||/|\\band\\b|\\bor\\b|,\\s*and|,\\s*or)\\s*${name}\\b){2,}`, "g")) ?? []
+  }
+
+  /**
+   * Where a text lists the review checklist's rows by hand: three or more of its keys (rawPointers, loggingFormat)
+   * in one paragraph. Such a list misses the row added next; say {{checklist_rows}}.
+   */
+  export function handWrittenChecklistLists(text: string): string[] {
+    const key = new RegExp(`(?<![A-Za-z])(?:${CHECKLIST_ROWS.join("|")})(?![A-Za-z])`, "g")
+    const keys = (paragraph: string) => [...new Set(paragraph.match(key) ?? [])]
+    return text
+      .split(/\n\s*\n/)
+      .map(keys)
+      .filter((found) => found.length >= 3)
+      .map((found) => found.join(", "))
   }
 }

@@ -80,7 +80,7 @@ describe("the role prompts", () => {
     expect(files.length).toBeGreaterThan(20)
     for (const file of files) {
       const text = readFileSync(file, "utf8")
-      expect([file, Vocabulary.unknown(text), Vocabulary.handWrittenGateLists(text), Vocabulary.handWrittenKindLists(text)]).toEqual([file, [], [], []])
+      expect([file, Vocabulary.unknown(text), Vocabulary.handWrittenGateLists(text), Vocabulary.handWrittenKindLists(text), Vocabulary.handWrittenChecklistLists(text)]).toEqual([file, [], [], [], []])
       expect([file, Prompt.withVocabulary(text).includes("{{")]).toEqual([file, false])
     }
     const report = Prompt.withVocabulary(readFileSync(join(descriptions, "air_report.txt"), "utf8"))
@@ -93,7 +93,7 @@ describe("the role prompts", () => {
     const files = [join(src, "scheduler/runtime/orchestrator.ts"), join(src, "tool/coordinator.ts"), ...readdirSync(sessions).filter((f) => f.endsWith(".ts")).map((f) => join(sessions, f))]
     for (const file of files) {
       const text = readFileSync(file, "utf8")
-      expect([file, Vocabulary.handWrittenGateLists(text), Vocabulary.handWrittenKindLists(text)]).toEqual([file, [], []])
+      expect([file, Vocabulary.handWrittenGateLists(text), Vocabulary.handWrittenKindLists(text), Vocabulary.handWrittenChecklistLists(text)]).toEqual([file, [], [], []])
     }
   })
 

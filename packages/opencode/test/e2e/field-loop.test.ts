@@ -19,6 +19,8 @@ const checklist = (overrides: Record<string, unknown> = {}) => ({
   exceptions: { status: "not-applicable" },
   integerOverflow: { status: "checked", note: "no arithmetic beyond int range" },
   undefinedBehaviour: { status: "checked" },
+  loggingKeyPaths: { status: "not-applicable" },
+  loggingFormat: { status: "not-applicable" },
   ...overrides,
 })
 const row = { designRef: "{{id}}: done when", code: "the diff of {{id}}", status: "match", note: "" }

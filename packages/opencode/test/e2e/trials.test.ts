@@ -23,7 +23,7 @@ const review = {
   match: "^Review task (?<id>T-\\d+):",
   steps: [
     { tool: "air_diff", args: {} },
-    { tool: "air_review", args: { verdict: "pass", rows: [{ designRef: "{{id}}: done when", code: "the diff of {{id}}", status: "match", note: "" }], findings: [], checklist: { lifetimes: { status: "not-applicable" }, rawPointers: { status: "not-applicable" }, concurrency: { status: "not-applicable" }, exceptions: { status: "not-applicable" }, integerOverflow: { status: "checked" }, undefinedBehaviour: { status: "checked" } } } },
+    { tool: "air_review", args: { verdict: "pass", rows: [{ designRef: "{{id}}: done when", code: "the diff of {{id}}", status: "match", note: "" }], findings: [], checklist: { lifetimes: { status: "not-applicable" }, rawPointers: { status: "not-applicable" }, concurrency: { status: "not-applicable" }, exceptions: { status: "not-applicable" }, integerOverflow: { status: "checked" }, undefinedBehaviour: { status: "checked" }, loggingKeyPaths: { status: "not-applicable" }, loggingFormat: { status: "not-applicable" } } } },
     { text: "Reviewed {{id}}." },
   ],
 }

@@ -77,7 +77,7 @@ const scenario = {
       match: "^Review task (?<id>[A-Za-z0-9_.-]+):",
       steps: [
         { tool: "air_diff", args: {} },
-        { tool: "air_review", args: { verdict: "pass", rows: [{ designRef: "{{id}}", code: "diff", status: "match", note: "" }], findings: [], checklist: { lifetimes: { status: "not-applicable" }, rawPointers: { status: "not-applicable" }, concurrency: { status: "not-applicable" }, exceptions: { status: "not-applicable" }, integerOverflow: { status: "checked" }, undefinedBehaviour: { status: "checked" } } } },
+        { tool: "air_review", args: { verdict: "pass", rows: [{ designRef: "{{id}}", code: "diff", status: "match", note: "" }], findings: [], checklist: { lifetimes: { status: "not-applicable" }, rawPointers: { status: "not-applicable" }, concurrency: { status: "not-applicable" }, exceptions: { status: "not-applicable" }, integerOverflow: { status: "checked" }, undefinedBehaviour: { status: "checked" }, loggingKeyPaths: { status: "not-applicable" }, loggingFormat: { status: "not-applicable" } } } },
         { text: "Reviewed {{id}}." },
       ],
     },

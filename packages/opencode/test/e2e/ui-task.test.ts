@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
 import { leftovers } from "../verify/ui-programs"
 import { APP_CPP, CENTRE, COLOUR_H, hex, NEW_COLOUR, OLD_COLOUR, pixel, TITLE } from "../support/ui-project"
-import { commitStep, passingReviewer, planningArchitect, runScenario, submittingMain, trivialProject, type RunResult } from "../support/runs"
+import { commitStep, passingReviewer, planningArchitect, runScenario, submittingMain, trivialProject, uiSkillRows, type RunResult } from "../support/runs"
 
 /**
  * A ui task end to end (issue 37, items 2 and 7): a small CMake project with an Xlib program whose window is
@@ -74,6 +74,9 @@ const uiReviewer = {
       "attempt-1/capture/before/screenshot.png",
       "attempt-1/capture/windows.json",
       "attached to this message as images, in this order: 1. T-1 after",
+      // The ui rows its review must hold, named as the core checks them (review-rules.ts).
+      "- UI skill: Layout",
+      "- UI skill: QML conventions",
     ],
   }),
 }
@@ -285,6 +288,13 @@ describe("a ui task end to end: captured, checked in code, merged; a code task b
     expect(final?.images).toEqual(["image/png", "image/png", "image/png", "image/png"])
     // Every scripted expectation held (a failed one is an error reply in the log).
     expect(r.modelLog.filter((l) => l.failure).map((l) => l.failure)).toEqual([])
+  })
+
+  test("a ui task's review was judged against every section of the skill; the code task's against none", () => {
+    const reported = (task: string) => r.events.filter((e) => e.type === "review.reported" && e.taskId === task)
+    expect(reported("T-1").map((e) => e.uiSkillSections)).toEqual([uiSkillRows.map((row) => row.designRef.replace(/^UI skill: /, ""))])
+    expect(reported("T-3").map((e) => e.uiSkillSections?.length)).toEqual([uiSkillRows.length])
+    expect(reported("T-2").map((e) => e.uiSkillSections)).toEqual([undefined])
   })
 
   test("nothing a capture started is left running (every capture's processes carry AIR_UI_CAPTURE=<its evidence dir>)", async () => {

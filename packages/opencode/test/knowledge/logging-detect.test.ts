@@ -5,6 +5,9 @@ import { Init } from "../../src/cli/init.ts"
 import { HouseInit } from "../../src/knowledge/house-init.ts"
 import { LoggingDetect } from "../../src/knowledge/logging-detect.ts"
 import { HouseRules } from "../../src/scheduler/runtime/house/rules.ts"
+import { LibraryUse } from "../../src/scheduler/runtime/house/library-use.ts"
+import { validateGraph } from "../../src/scheduler/core/validate.ts"
+import { graphOf, task } from "../scheduler/fixtures.ts"
 import { createCppRepo } from "../runtime/cpp-repo.ts"
 
 const SPDLOG_MAIN = `#include <spdlog/spdlog.h>\nint main() { spdlog::info("up"); }\n`
@@ -32,6 +35,32 @@ describe("aircoding init detects what the project logs with and writes the match
       expect(JSON.parse(await readFile(path.join(repo.root, HouseRules.RULES_PATH), "utf8"))).toEqual({ schemaVersion: 1, logging: { library } })
     } finally {
       await repo.cleanup()
+    }
+  })
+
+  test("a project using glog gets no spdlog task: its rule asks for no integration, and a plan without one is accepted", async () => {
+    // As the orchestrator judges air_plan: the rules from the project, the library's use from the integration branch.
+    const plan = graphOf(task("T-1", { title: "Log the start-up", writeSet: [{ path: "src/main.cpp", action: "modify" }], doneWhen: "start-up is logged and the tests pass" }))
+    const judge = async (root: string) => validateGraph(plan, { ...(await missingOn(root)) })
+    const missingOn = async (root: string) => {
+      const missing = await LibraryUse.missing(root, "main", HouseRules.load(root))
+      return missing ? { integrationFirst: missing } : {}
+    }
+    const glog = await project({ "src/main.cpp": GLOG_MAIN })
+    const none = await project({})
+    try {
+      await HouseInit.run(glog.root, false)
+      expect(HouseRules.load(glog.root)?.logging?.library).toBe("glog")
+      expect(await LibraryUse.missing(glog.root, "main", HouseRules.load(glog.root))).toBeUndefined()
+      expect(await judge(glog.root)).toMatchObject({ ok: true })
+      // The same plan in a project with no logging: init's rule is spdlog, and the plan must integrate it first.
+      await HouseInit.run(none.root, false)
+      const refused = await judge(none.root)
+      expect(refused.ok).toBe(false)
+      if (!refused.ok) expect(refused.errors[0]!.message).toMatch(/name spdlog as the logging library and the project does not use it yet/)
+    } finally {
+      await glog.cleanup()
+      await none.cleanup()
     }
   })
 

@@ -1,9 +1,10 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import { afterAll, describe, expect, test } from "vitest"
 import { newTaskRuntime, type TaskRuntime } from "../../src/scheduler/core/state"
 import { ContextPack } from "../../src/scheduler/runtime/sessions/context-pack"
+import { HouseRules } from "../../src/scheduler/runtime/house/rules"
 import { task } from "../scheduler/fixtures"
 
 // The prompts are the only thing a session knows of its task: each test names what a session could not do
@@ -78,8 +79,22 @@ describe("the reviewer's prompt", () => {
     expect(prompt.split("\n")[0]).toBe("Review task T-2: Add calc::avg3")
     expect(prompt).toContain("air_diff")
     expect(prompt).toContain("air_review")
-    expect(prompt).toContain("lifetimes, raw pointers, concurrency, exceptions, integer overflow, undefined behaviour")
+    expect(prompt).toContain("lifetimes and ownership; raw pointers; concurrency; exceptions across boundaries; integer overflow; undefined behaviour; key paths logged (start-up, network, file I/O, errors); one logging library and format")
     expect(prompt).not.toContain("an earlier review found")
+    // No house.json here: the logging rows have nothing to be judged against.
+    expect(prompt).toContain("name no logging library: answer the checklist's logging rows not-applicable")
+  })
+
+  test("the logging rows are judged against the library the house rules name", () => {
+    const project = mkdtempSync(join(tmpdir(), "air-context-house-"))
+    try {
+      mkdirSync(dirname(join(project, HouseRules.RULES_PATH)), { recursive: true })
+      writeFileSync(join(project, HouseRules.RULES_PATH), JSON.stringify({ schemaVersion: 1, logging: { library: "glog" } }))
+      const prompt = ContextPack.reviewer(project, node, worktree.path)
+      expect(prompt).toMatch(/name glog as the one logging library, logging through LOG\(INFO\)[^\n]*: judge the checklist's logging rows against it/)
+    } finally {
+      rmSync(project, { recursive: true, force: true })
+    }
   })
 
   test("a second review lists what the first found, to check each is fixed", () => {

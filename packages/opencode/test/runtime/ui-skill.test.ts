@@ -29,7 +29,9 @@ describe("the UI design skill in the context packs", () => {
       expect(prompt).toContain("## Keyboard access")
       expect(prompt).toContain("## QML conventions")
     }
-    expect(ContextPack.reviewer(root, ui, worktree.path)).toContain('designRef \\"UI skill: <section>\\"'.replace(/\\/g, ""))
+    const review = ContextPack.reviewer(root, ui, worktree.path)
+    for (const section of UiSkill.sections(root)) expect(review).toContain(`\n- UI skill: ${section}\n`)
+    expect(UiSkill.sections(root)).toEqual(["Layout", "Spacing and alignment", "Colour and contrast", "Typography", "States and feedback", "Keyboard access", "Qt Widgets conventions", "QML conventions"])
   })
 
   test("a code task's packs carry no skill", () => {
@@ -55,6 +57,9 @@ describe("the UI design skill in the context packs", () => {
     expect(prompt).toContain("Our own design system.")
     expect(prompt).toContain("Monochrome, 24 px.")
     expect(prompt).not.toContain("## Keyboard access")
+    // A skill without sections of its own is one section, named by its title: the review answers each.
+    expect(UiSkill.sections(root, "en")).toEqual(["House UI", "Icons"])
+    expect(ContextPack.reviewer(root, ui, worktree.path)).toContain("- UI skill: House UI\n- UI skill: Icons")
   })
 
   test("without any skill file a ui task's session does not start, saying where it looked; a code task's starts", () => {

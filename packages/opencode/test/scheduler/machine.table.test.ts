@@ -31,6 +31,8 @@ const cleanChecklist = {
   exceptions: { status: "not-applicable", note: "" },
   integerOverflow: { status: "checked", note: "" },
   undefinedBehaviour: { status: "checked", note: "" },
+  loggingKeyPaths: { status: "not-applicable", note: "" },
+  loggingFormat: { status: "not-applicable", note: "" },
 } as const
 
 function show(command: Command): string {

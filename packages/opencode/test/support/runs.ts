@@ -4,6 +4,8 @@ import { tmpdir } from "node:os"
 import { basename, dirname, join } from "node:path"
 import { aircoding, writeScenario } from "./engine"
 import type { Sandbox } from "./sandbox"
+import { uiSkillRef } from "../../src/scheduler/core/report.schema"
+import { UiSkill } from "../../src/scheduler/runtime/sessions/ui-skill"
 
 /**
  * A tiny project for orchestration tests: text files and a toolchain whose build and test are `true`
@@ -48,13 +50,19 @@ export const planningArchitect = (summary: string, tasks: unknown[]) => ({
   steps: [{ tool: "air_propose", args: { summary } }, { tool: "air_plan", args: { tasks } }, { text: "Planned." }],
 })
 
+/**
+ * The rows a ui task's review must hold, one per section of the shipped UI design skill (the core refuses a ui review
+ * without them); the scripted reviewer cannot tell a ui task from a code task, and a code task's review may carry them.
+ */
+export const uiSkillRows = UiSkill.sections(join(tmpdir(), "air-no-project"), "en").map((section) => ({ designRef: uiSkillRef(section), code: "the capture and the diff of {{id}}", status: "match", note: "" }))
+
 /** A reviewer that passes every task. */
 export const passingReviewer = {
   agent: "reviewer",
   match: "^Review task (?<id>[A-Za-z0-9_.-]+):",
   steps: [
     { tool: "air_diff", args: {} },
-    { tool: "air_review", args: { verdict: "pass", rows: [{ designRef: "{{id}}: done when", code: "the diff of {{id}}", status: "match", note: "" }], findings: [], checklist: { lifetimes: { status: "not-applicable" }, rawPointers: { status: "not-applicable" }, concurrency: { status: "not-applicable" }, exceptions: { status: "not-applicable" }, integerOverflow: { status: "checked" }, undefinedBehaviour: { status: "checked" } } } },
+    { tool: "air_review", args: { verdict: "pass", rows: [{ designRef: "{{id}}: done when", code: "the diff of {{id}}", status: "match", note: "" }, ...uiSkillRows], findings: [], checklist: { lifetimes: { status: "not-applicable" }, rawPointers: { status: "not-applicable" }, concurrency: { status: "not-applicable" }, exceptions: { status: "not-applicable" }, integerOverflow: { status: "checked" }, undefinedBehaviour: { status: "checked" }, loggingKeyPaths: { status: "not-applicable" }, loggingFormat: { status: "not-applicable" } } } },
     { text: "Reviewed {{id}}." },
   ],
 }

@@ -130,7 +130,12 @@ export const Event = z.discriminatedUnion("type", [
   /** The gates could not run to a verdict (the toolchain file is invalid, git failed, writing evidence failed): not the worker's fault. */
   event("gates.errored", { taskId, tag: z.enum(FAULT_TAGS), message: z.string() }),
   event("review.started", { taskId, sessionId: z.string().min(1) }),
-  event("review.reported", { taskId, report: ReviewReport }),
+  /**
+   * `uiSkillSections`: a ui task's UI design skill, section by section, as its reviewer was given it (the runtime
+   * reads the skill files, the core knows none); the report needs a row "UI skill: <section>" for each. Absent for
+   * other kinds, and in logs written before the rule.
+   */
+  event("review.reported", { taskId, report: ReviewReport, uiSkillSections: z.array(z.string().min(1)).optional() }),
   event("merge.started", { taskId }),
   /** `head`: the integration head the task landed in when that is not `commit` (a batch's merge commit). */
   event("merge.succeeded", { taskId, commit: z.string().min(1), tag: z.string().min(1), head: z.string().min(1).optional() }),

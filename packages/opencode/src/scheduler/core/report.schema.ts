@@ -88,16 +88,38 @@ export const ReviewRow = z
 export type ReviewRow = z.infer<typeof ReviewRow>
 
 /** The C++ risks every review answers for the diff, in this order (002 §3.2.15). */
-const CHECKLIST_RISKS = ["lifetimes", "rawPointers", "concurrency", "exceptions", "integerOverflow", "undefinedBehaviour"] as const
-type ChecklistRisk = (typeof CHECKLIST_RISKS)[number]
+const CPP_RISKS = ["lifetimes", "rawPointers", "concurrency", "exceptions", "integerOverflow", "undefinedBehaviour"] as const
+/**
+ * The logging rows (issue 40, P1-18), answered after the C++ risks: the house rule's library is the one format
+ * (`not-applicable` when the project's house rules name none, as a C++ risk is for a diff with no C++).
+ */
+const LOGGING_ROWS = ["loggingKeyPaths", "loggingFormat"] as const
+/** Every row of the checklist, in the order the reviewer answers them: the C++ risks, then the logging rows. */
+export const CHECKLIST_ROWS = [...CPP_RISKS, ...LOGGING_ROWS] as const
+type ChecklistRow = (typeof CHECKLIST_ROWS)[number]
 
-const CHECKLIST_LABELS: Record<ChecklistRisk, string> = {
+/** Each row's words, as the reviewer reads them (the tool's schema, the prompt's {{checklist_rows}}) and findings say them. */
+export const CHECKLIST_LABELS: Record<ChecklistRow, string> = {
   lifetimes: "lifetimes and ownership",
   rawPointers: "raw pointers",
   concurrency: "concurrency",
   exceptions: "exceptions across boundaries",
   integerOverflow: "integer overflow",
   undefinedBehaviour: "undefined behaviour",
+  loggingKeyPaths: "key paths logged (start-up, network, file I/O, errors)",
+  loggingFormat: "one logging library and format",
+}
+
+/** What each row asks of the diff: the tool's schema and the reviewer's prompt ({{checklist_rows}}) say it from here. */
+export const CHECKLIST_ASKS: Record<ChecklistRow, string> = {
+  lifetimes: "ownership, dangling references or iterators, use after move or free",
+  rawPointers: "owning raw pointers, new/delete pairs, null checks, pointer arithmetic",
+  concurrency: "shared state, locks, data races, atomics",
+  exceptions: "exceptions crossing a module, thread or C boundary, noexcept, exception safety",
+  integerOverflow: "signed overflow, narrowing, mixed signed/unsigned arithmetic",
+  undefinedBehaviour: "out-of-bounds access, uninitialised reads, aliasing, shifts",
+  loggingKeyPaths: "the code the diff adds logs its start-up, network, file I/O and errors through the house rule's library",
+  loggingFormat: "one logging library and one format: no second library, no bare prints, the levels the rule's calls give; not-applicable when the house rules name no logging library",
 }
 
 export const FINDING_NEEDS_PLACE =
@@ -124,8 +146,19 @@ const ChecklistItem = z
   })
 type ChecklistItem = z.infer<typeof ChecklistItem>
 
-export const Checklist = z.object(Object.fromEntries(CHECKLIST_RISKS.map((risk) => [risk, ChecklistItem.describe(CHECKLIST_LABELS[risk])])) as Record<ChecklistRisk, typeof ChecklistItem>).strict()
+const rowShape = (rows: readonly ChecklistRow[]) => Object.fromEntries(rows.map((row) => [row, ChecklistItem.describe(`${CHECKLIST_LABELS[row]}: ${CHECKLIST_ASKS[row]}`)]))
+
+/** The checklist the review tool takes: every row answered. */
+export const Checklist = z.object(rowShape(CHECKLIST_ROWS) as Record<ChecklistRow, typeof ChecklistItem>).strict()
 export type Checklist = z.infer<typeof Checklist>
+
+/** A checklist as a log holds it: reviews recorded before the logging rows existed have only the C++ risks. */
+const RecordedChecklist = z
+  .object({
+    ...(rowShape(CPP_RISKS) as Record<(typeof CPP_RISKS)[number], typeof ChecklistItem>),
+    ...(Object.fromEntries(LOGGING_ROWS.map((row) => [row, ChecklistItem.optional()])) as Record<(typeof LOGGING_ROWS)[number], z.ZodOptional<typeof ChecklistItem>>),
+  })
+  .strict()
 
 /**
  * `block-release`: the change must not land whatever the executor does next (it breaks a decision, an
@@ -139,8 +172,8 @@ export const ReviewReport = z
     verdict: z.enum(REVIEW_VERDICTS),
     rows: z.array(ReviewRow),
     findings: z.array(z.string()).default([]),
-    /** Absent only in logs written before the checklist existed; the review tool requires it. */
-    checklist: Checklist.optional(),
+    /** Absent only in logs written before the checklist existed (its logging rows, before they did); the review tool requires every row. */
+    checklist: RecordedChecklist.optional(),
   })
   .strict()
 export type ReviewReport = z.infer<typeof ReviewReport>
@@ -149,13 +182,25 @@ export type ReviewReport = z.infer<typeof ReviewReport>
 export function checklistFindings(report: ReviewReport): string[] {
   const checklist = report.checklist
   if (!checklist) return []
-  return CHECKLIST_RISKS.flatMap((risk) => {
-    const item = checklist[risk]
-    return item.status === "finding" ? [`${CHECKLIST_LABELS[risk]}: ${item.file}:${item.line} — ${item.note}`] : []
+  return CHECKLIST_ROWS.flatMap((row) => {
+    const item = checklist[row]
+    return item?.status === "finding" ? [`${CHECKLIST_LABELS[row]}: ${item.file}:${item.line} — ${item.note}`] : []
   })
 }
 
 /** A review passes only when the verdict says so, no row disagrees with it and the checklist found nothing. */
 export function reviewPasses(report: ReviewReport): boolean {
   return report.verdict === "pass" && report.rows.every((row) => row.status === "match") && checklistFindings(report).length === 0
+}
+
+/** The designRef of a ui task's row for one section of the UI design skill. */
+export function uiSkillRef(section: string): string {
+  return `UI skill: ${section}`
+}
+
+/** The skill's sections a report has no row for (designRef "UI skill: <section>", case and spaces aside). */
+export function missingUiRows(report: ReviewReport, sections: readonly string[]): string[] {
+  const norm = (text: string) => text.trim().replace(/\s+/g, " ").toLowerCase()
+  const refs = new Set(report.rows.map((row) => norm(row.designRef)))
+  return sections.filter((section) => !refs.has(norm(uiSkillRef(section))))
 }

@@ -1,6 +1,6 @@
 import type { Draft } from "./draft"
 import type { EventOf } from "./event.schema"
-import { checklistFindings, reviewPasses } from "./report.schema"
+import { checklistFindings, missingUiRows, reviewPasses, uiSkillRef } from "./report.schema"
 import type { TaskRuntime } from "./state"
 import { ownSession } from "./money-rules"
 import { findTask } from "./rule-guards"
@@ -19,6 +19,10 @@ export function reviewReported(d: Draft, e: EventOf<"review.reported">): string 
   const t = findTask(d, e.taskId, ["reviewing"])
   if (typeof t === "string") return t
   if (e.report.taskId !== t.id) return `the review report is for task ${e.report.taskId}, not ${t.id}`
+  // A ui task is judged against every section of the UI design skill: a review that skips one is no review of it.
+  const uiMissing = e.uiSkillSections && d.node(t.id).kind === "ui" ? missingUiRows(e.report, e.uiSkillSections) : []
+  if (uiMissing.length > 0)
+    return `task ${t.id} is a ui task: its review needs one row per section of the UI design skill, and has none for ${uiMissing.map((s) => `"${uiSkillRef(s)}"`).join(", ")}; add them (status match, with a note, when the change cannot touch a section) and call air_review again`
   d.patch(t.id, { reviewSessionId: null, overflow: null })
   const disagreeing = e.report.rows.filter((row) => row.status !== "match")
   const risks = checklistFindings(e.report)

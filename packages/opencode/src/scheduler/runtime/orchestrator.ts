@@ -39,6 +39,7 @@ import { Adrs } from "./adrs"
 import { HouseRules } from "./house/rules"
 import { ModuleDirs } from "./house/module-dirs"
 import { LibraryUse } from "./house/library-use"
+import { UiSkill } from "./sessions/ui-skill"
 
 type Client = PluginInput["client"]
 
@@ -515,7 +516,10 @@ class OrchestratorImpl {
     if (purpose?.kind !== "reviewer") return "Refused: air_review is for the reviewer of a task."
     const report = { taskId: purpose.taskId, verdict: args.verdict, rows: args.rows, findings: args.findings, checklist: args.checklist }
     await writeFileAtomic(join(this.interpreter.evidenceDir(purpose.taskId), "review.json"), JSON.stringify(report, null, 2))
-    const r = await this.apply({ type: "review.reported", taskId: purpose.taskId, report })
+    // The skill's sections, as the reviewer's first message gave them (ContextPack.reviewer): the core refuses a ui review without a row for each.
+    const kind = this.store?.state.graph?.tasks.find((t) => t.id === purpose.taskId)?.kind
+    const uiSkillSections = kind === "ui" ? UiSkill.sections(this.root) : undefined
+    const r = await this.apply({ type: "review.reported", taskId: purpose.taskId, report, ...(uiSkillSections ? { uiSkillSections } : {}) })
     if (!r.ok) return `Review refused: ${r.reason}`
     this.supervisor.purposes.delete(sessionID)
     return "Review recorded. End your turn."

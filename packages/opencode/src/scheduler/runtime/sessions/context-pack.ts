@@ -9,6 +9,8 @@ import { Vocabulary } from "../../../agent/vocabulary"
 import { requiredEvidence } from "../gates/registry"
 import type { OverflowCarry } from "./overflow-carry"
 import { UiSkill } from "./ui-skill"
+import { HouseRules } from "../house/rules"
+import { uiSkillRef } from "../../core/report.schema"
 
 /**
  * The prompts the Scheduler's code writes for each session it starts. A worker gets everything it
@@ -190,14 +192,39 @@ export namespace ContextPack {
       ...evidence,
       "",
       `The task's worktree is ${worktree}. Call air_diff for the diff and the gate evidence, read what you need, then`,
-      "report with air_review: the code-to-design table first (one row per design point above), then the C++ checklist",
-      "(lifetimes, raw pointers, concurrency, exceptions, integer overflow, undefined behaviour: each not-applicable, checked,",
-      'or a finding with file and line), then static analysis, then tests. "Tests pass" alone is never a pass.',
+      "report with air_review: the code-to-design table first (one row per design point above), then the checklist, every",
+      `row of it — ${Vocabulary.checklistLabels()} — each not-applicable, checked,`,
+      'or a finding with file and line; then static analysis, then tests. "Tests pass" alone is never a pass.',
       'A verdict of "block-release" stops the merge and asks the Architect: use it when the change must not land whatever the executor does.',
-      ...(task.kind === "ui" ? ["", "This is a ui task: add the ui rows to the code-to-design table, one per section of the UI design skill below (designRef \"UI skill: <section>\"), judged on the capture and the diff."] : []),
+      ...loggingRuleLines(root),
+      ...(task.kind === "ui" ? uiRowLines(root) : []),
       ...skillLines(root, task),
       ...(overflow ? reviewOverflowLines(overflow) : []),
     ].join("\n")
+  }
+
+  /** What the checklist's logging rows are judged against: the house rule's library and calls, or none (the rows are not-applicable). */
+  function loggingRuleLines(root: string): string[] {
+    let rule: HouseRules.LoggingRule | undefined
+    try {
+      rule = HouseRules.load(root)?.logging
+    } catch (err) {
+      // Checked before the run (preflight); edited badly since, it must not keep the review from starting.
+      return ["", `The house rules could not be read (${(err as Error).message}): judge the checklist's logging rows by the logging the project already has.`]
+    }
+    if (!rule) return ["", `The house rules (${HouseRules.RULES_PATH}) name no logging library: answer the checklist's logging rows not-applicable.`]
+    const calls = rule.calls.length ? `, logging through ${rule.calls.join(", ")}` : ""
+    return ["", `The house rules (${HouseRules.RULES_PATH}) name ${rule.library} as the one logging library${calls}: judge the checklist's logging rows against it.`]
+  }
+
+  /** A ui task's review answers each section of the skill it is given; the core refuses one without (review-rules.ts). */
+  function uiRowLines(root: string): string[] {
+    return [
+      "",
+      "This is a ui task: add the ui rows to the code-to-design table, one per section of the UI design skill below, judged on the capture and the diff;",
+      "a review without all of them is refused. Their designRefs:",
+      ...UiSkill.sections(root).map((section) => `- ${uiSkillRef(section)}`),
+    ]
   }
 
   /** A fresh Reviewer after an overflow: the files of the change, and to read them one at a time (air_diff gives the whole diff). */

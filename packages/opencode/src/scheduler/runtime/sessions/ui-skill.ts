@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs"
-import { join } from "node:path"
+import { basename, join } from "node:path"
 import { Paths } from "../../../engine/paths"
 import { resolveLang, type Lang } from "../../../text/words"
 
@@ -51,6 +51,25 @@ export namespace UiSkill {
   /** The lines a ui task's pack carries: each skill with where it came from. */
   export function lines(root: string, lang?: Lang, shipped?: string): string[] {
     return load(root, lang, shipped).flatMap((s) => ["", `UI design skill (${s.file}); follow it for every window, widget, layout and colour you touch:`, s.text])
+  }
+
+  /**
+   * The skill's sections (its `## ` headings, then those of the project's additions), in order: a ui task's review
+   * answers each with a row (core/review-rules.ts refuses one without). A skill file with no `## ` heading is one
+   * section, named by its title (or its file). Throws Missing like `load`.
+   */
+  export function sections(root: string, lang?: Lang, shipped?: string): string[] {
+    return sectionsOf(load(root, lang, shipped))
+  }
+
+  export function sectionsOf(skills: readonly Skill[]): string[] {
+    return [...new Set(skills.flatMap(sectionsOfOne))]
+  }
+
+  function sectionsOfOne(skill: Skill): string[] {
+    const headings = (level: string) => [...skill.text.matchAll(new RegExp(`^${level}[ \\t]+(.+?)[ \\t#]*$`, "gm"))].map((m) => m[1]!)
+    const own = headings("##")
+    return own.length > 0 ? own : [headings("#")[0] ?? basename(skill.file, ".md")]
   }
 
   /** Whether a requirement asks for ui work, so the Architect plans it with the skill at hand. */
