@@ -2,8 +2,8 @@ import { existsSync, statSync } from "node:fs"
 import { resolve } from "node:path"
 import { parseArgs } from "node:util"
 import { Strict } from "../scheduler/core/strict"
-import { Launch } from "./launch"
 import { UsageError, Ui } from "./ui"
+import { CommandLine } from "./command-line"
 
 /**
  * The one argument parser and the one usage-error policy of every `aircoding` command (issue 23 item 5,
@@ -83,7 +83,7 @@ export namespace Args {
 
   /** How the help of `command` is asked for, with the command that works in this shell. */
   export function helpHint(command?: string, env: NodeJS.ProcessEnv = process.env): string {
-    return `${Launch.command(env)}${command ? ` ${command}` : ""} --help`
+    return `${CommandLine.name(env)}${command ? ` ${command}` : ""} --help`
   }
 
   /** The one way a usage error reaches the person: one line, the help hint, USAGE_EXIT. */

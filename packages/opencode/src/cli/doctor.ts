@@ -15,6 +15,7 @@ import { HouseDoctor } from "../scheduler/runtime/house/doctor"
 import { UiTools } from "../scheduler/runtime/verify/ui-tools"
 import { ServiceProbe } from "../scheduler/runtime/verify/service-probe"
 import { FarmDoctor } from "../scheduler/runtime/toolchain/farm-doctor"
+import { CommandLine } from "./command-line"
 
 type Check = { name: string; ok: boolean; detail: string; fix?: string }
 
@@ -84,7 +85,7 @@ async function pluginAndModel(dir: string, env: NodeJS.ProcessEnv): Promise<Chec
   const plugin: Check = result.ok
     ? { name: "plugin", ok: true, detail: `agents ${result.agents.join(", ")} registered; main offered ${Roles.coordinatorTools("main").join(", ")}` }
     : { name: "plugin", ok: false, detail: result.message.split("\n")[0]!, fix: result.message.split("\n").slice(1).join(" ") }
-  const fix = `set "model": "<provider>/<model>" in ~/.config/opencode/opencode.json and run \`opencode auth login\` (or try \`${Launch.command()} demo\`, which needs none)`
+  const fix = `set "model": "<provider>/<model>" in ~/.config/opencode/opencode.json and run \`opencode auth login\` (or try \`${CommandLine.name()} demo\`, which needs none)`
   const model: Check = !result.config
     ? { name: "model", ok: false, detail: "could not read the engine's resolved config", fix }
     : result.config.model

@@ -1,10 +1,10 @@
-import { Launch } from "./launch"
+import { CommandLine } from "./command-line"
 
 /** The help texts, written with `aircoding`; `say` names the command that works in this shell. */
 export const Help = {
   /** A help text with every command line in it naming how AirCoding was started (`./start.sh` before `./start.sh env`). */
   say(text: string, env: NodeJS.ProcessEnv = process.env): string {
-    const name = Launch.command(env)
+    const name = CommandLine.name(env)
     return name === "aircoding" ? text : text.replace(/\baircoding(?= |`)/g, name)
   },
 

@@ -4,7 +4,8 @@ import { startScriptedModel, opencodeProviderConfig, type ScriptedModel } from "
 import { ConfigDirs, LaunchConfig, Paths, Verify } from "../engine"
 import { Roles } from "../agent"
 import { Preflight } from "../scheduler/runtime/preflight"
-import { UsageError, Ui } from "./ui"
+import { CommandLine } from "./command-line"
+import { LaunchError, UsageError, Ui } from "./ui"
 
 /** Everything a command needs before it starts the engine in a project directory. */
 export namespace Launch {
@@ -13,35 +14,6 @@ export namespace Launch {
   /** AirCoding as the engine must have resolved it: every role registered, Main offered its tools. */
   export function verify(dir: string, env: NodeJS.ProcessEnv, opts: { fresh?: boolean } = {}) {
     return Verify.plugin(dir, env, Roles.names, Roles.coordinatorTools("main"), opts)
-  }
-
-  /**
-   * How the user starts AirCoding, so every hint names a command that works as typed: `./start.sh` (or the
-   * path it was run by) sets AIRCODING_COMMAND; the `aircoding` shim on PATH (`eval "$(./start.sh env)"`)
-   * sets it to `aircoding`; run by bun directly, `aircoding`.
-   */
-  export function command(env: NodeJS.ProcessEnv = process.env): string {
-    return env.AIRCODING_COMMAND || "aircoding"
-  }
-
-  /** A word as the shell reads it back: quoted only when it must be. */
-  export function shellWord(word: string): string {
-    return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`
-  }
-
-  /** The command that reopens AirCoding on `dir` as it was opened (with its --scripted scenario). */
-  export function reopenCommand(dir: string, scripted: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-    return [command(env), dir, ...(scripted ? ["--scripted", resolve(scripted)] : [])].map(shellWord).join(" ")
-  }
-
-  /**
-   * The command that resumes a headless run in `dir` as it was started (its --scripted scenario, its --yes):
-   * the engine records it with the run (AIRCODING_RESUME_COMMAND → the store's lock), and `aircoding status`
-   * prints it for a run whose process is gone.
-   */
-  export function resumeCommand(dir: string, opts: { scripted?: string; yes?: boolean; exitOnQuestion?: boolean } = {}, env: NodeJS.ProcessEnv = process.env): string {
-    const flags = [...(opts.yes ? ["--yes"] : []), ...(opts.exitOnQuestion ? ["--exit-on-question"] : []), ...(opts.scripted ? ["--scripted", resolve(opts.scripted)] : [])]
-    return [command(env), "run", dir, "--resume", ...flags].map(shellWord).join(" ")
   }
 
   /**
@@ -54,7 +26,7 @@ export namespace Launch {
     return [
       "no model is configured, and AirCoding never falls back to one on its own.",
       'Fix: set "model": "<provider>/<model>" in ~/.config/opencode/opencode.json (and `opencode auth login` for its key),',
-      `or try the offline demo in the TUI with the scripted model: ${reopenCommand(dir, join(Paths.scenarios, "demo-chat.json"), env)}`,
+      `or try the offline demo in the TUI with the scripted model: ${CommandLine.reopen(dir, join(Paths.scenarios, "demo-chat.json"), env)}`,
     ].join("\n")
   }
 
@@ -92,6 +64,3 @@ export namespace Launch {
   }
 }
 
-export class LaunchError extends Error {
-  override readonly name = "LaunchError"
-}

@@ -2,8 +2,7 @@ import { existsSync } from "node:fs"
 import { Strict } from "../scheduler/core/strict"
 import { Args } from "./args"
 import { Help } from "./help"
-import { LaunchError } from "./launch"
-import { UsageError, Ui } from "./ui"
+import { LaunchError, UsageError, Ui } from "./ui"
 
 type Command = (argv: string[]) => Promise<number>
 

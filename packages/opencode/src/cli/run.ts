@@ -23,6 +23,7 @@ import { exitCodeOf, headlessEnd, runStatus } from "../text/run-status"
 import { Strict } from "../scheduler/core/strict"
 import { Answer } from "./answer"
 import { ExitSummary } from "./exit-summary"
+import { CommandLine } from "./command-line"
 
 export type RunOutcome = { exitCode: number; summary: RunReport.Summary & Partial<ExitSummary.Waits> & { answer: string; wallTimeMs: number; errors: string[]; notes?: string[] } }
 
@@ -48,7 +49,7 @@ function requirementOf(bytes: Buffer): string {
   } catch (err) {
     throw new UsageError((err as Error).message.replace("save the file as UTF-8", "send the requirement as UTF-8"), "run")
   }
-  if (!text) throw new UsageError(`no requirement on stdin; usage: ${Launch.command()} run [dir] < requirement.txt`, "run")
+  if (!text) throw new UsageError(`no requirement on stdin; usage: ${CommandLine.name()} run [dir] < requirement.txt`, "run")
   return text
 }
 
@@ -75,7 +76,7 @@ export async function headlessRun(
     scripted: opts.scripted,
     extra: {
       ...(opts.yes ? { AIRCODING_AUTO_CONFIRM: "1" } : {}),
-      AIRCODING_RESUME_COMMAND: Launch.resumeCommand(dir, { scripted: opts.scripted, yes: opts.yes, exitOnQuestion: opts.exitOnQuestion }),
+      AIRCODING_RESUME_COMMAND: CommandLine.resume(dir, { scripted: opts.scripted, yes: opts.yes, exitOnQuestion: opts.exitOnQuestion }),
       ...opts.extra,
     },
   })
@@ -84,7 +85,7 @@ export async function headlessRun(
   let engine = new AbortController()
   const watch = RunWatch.start(dir, () => engine.abort(), { exitOnQuestion: opts.exitOnQuestion })
   // Beside the run, never in its way: what needs people goes to the configured webhooks while the run goes on.
-  const notifier = Notifier.start(dir, { interactive: false, resumeCommand: Launch.resumeCommand(dir, { scripted: opts.scripted, exitOnQuestion: opts.exitOnQuestion }) })
+  const notifier = Notifier.start(dir, { interactive: false, resumeCommand: CommandLine.resume(dir, { scripted: opts.scripted, exitOnQuestion: opts.exitOnQuestion }) })
   /** One start of Main; before any run begins, its silence is bounded too (MainSilence). */
   const startMain = async (prompt: string): Promise<EngineTranscript> => {
     engine = new AbortController()
@@ -143,7 +144,7 @@ export async function headlessRun(
     if (base.status === "running" || base.status === "planning") errors.push("the engine stopped before the run ended (see .air/local/state/events.jsonl)")
     if (base.final && !base.final.passed) errors.push(base.final.summary)
   } else if (engineErrors.length) notes.push(`the main agent's last turn failed after the run had settled (${TerminalText.oneLine(engineErrors[0]!, 200)}); the run's state decides the exit code`)
-  const resume = Launch.resumeCommand(dir, { scripted: opts.scripted, yes: opts.yes, exitOnQuestion: opts.exitOnQuestion })
+  const resume = CommandLine.resume(dir, { scripted: opts.scripted, yes: opts.yes, exitOnQuestion: opts.exitOnQuestion })
   return { exitCode, summary: { ...base, ...ExitSummary.waits(dir, state, resume), answer: transcript.text, wallTimeMs: Date.now() - started, errors, notes } }
 }
 
@@ -194,7 +195,7 @@ export function printSummary(outcome: RunOutcome, json: boolean, dir?: string): 
   const lang = langOf(dir ?? process.cwd())
   // Each question with the command that answers it, and what merged while they waited (issue 39 item 8).
   for (const line of ExitSummary.questionLines(s, lang)) process.stdout.write(Ui.yellow(line) + "\n")
-  const cmd = `${Launch.command()} run${dir ? ` ${dir}` : ""}`
+  const cmd = `${CommandLine.name()} run${dir ? ` ${dir}` : ""}`
   if (s.stage === "confirming") {
     const [head, ...plan] = ExitSummary.planLines(s.plan, lang)
     process.stdout.write(Ui.yellow(head!) + "\n" + plan.map((l) => l + "\n").join(""))
@@ -238,7 +239,7 @@ export function openRun(dir: string): { state: SchedulerState; problem: Prefligh
   const what = waits
     ? status.waitingFor.filter((w) => w.kind === "confirm" || w.kind === "question").map((w) => RunView.waitingText("en", w)).join("; ")
     : `${status.word}, ${status.tasks.merged} of ${status.tasks.total} tasks merged`
-  return { state, problem: Preflight.openRun(dir, { runId: state.runId, waits, confirm: state.stage === "confirming", what }, Launch.command()) }
+  return { state, problem: Preflight.openRun(dir, { runId: state.runId, waits, confirm: state.stage === "confirming", what }, CommandLine.name()) }
 }
 
 export async function run(
@@ -248,7 +249,7 @@ export async function run(
   const dir = Args.projectDir(dirArg, "run")
   if (opts.initGit && opts.resume) throw new UsageError("--init-git starts a new run; it cannot be used with --resume", "run")
   if (opts.fresh && opts.resume) throw new UsageError("--new starts a new run; it cannot be used with --resume", "run")
-  if (opts.answer !== undefined && !opts.resume) throw new UsageError(`--answer goes with --resume: ${Launch.command()} run [dir] --resume --answer "yes"`, "run")
+  if (opts.answer !== undefined && !opts.resume) throw new UsageError(`--answer goes with --resume: ${CommandLine.name()} run [dir] --resume --answer "yes"`, "run")
   if (opts.resume) {
     const refused = await preflight(dir, true, opts.json)
     if (refused !== undefined) return refused
@@ -257,7 +258,7 @@ export async function run(
       if (!opts.json) process.stderr.write(`${recorded}; resuming the run\n`)
     }
     const state = await finalState(dir)
-    if (!state || state.stage === "idle") throw new UsageError(`no AirCoding run to resume in ${dir}; start one with: ${Launch.command()} run [dir] < requirement.txt`, "run")
+    if (!state || state.stage === "idle") throw new UsageError(`no AirCoding run to resume in ${dir}; start one with: ${CommandLine.name()} run [dir] < requirement.txt`, "run")
     if (state.finished && state.questions.length === 0) {
       // Nothing left to do: say how it ended, as the run itself would have (the final check may have died with it).
       const final = state.finished.status === "done" && !state.finalCheck ? (FinalCheck.read(dir) ?? (await FinalCheck.run(dir))) : null

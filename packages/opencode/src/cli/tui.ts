@@ -1,11 +1,12 @@
 import { LaunchConfig, Paths } from "../engine"
 import { Args } from "./args"
 import { Proc } from "../scheduler/runtime/process"
-import { Launch, LaunchError } from "./launch"
-import { Ui } from "./ui"
+import { Launch } from "./launch"
+import { LaunchError, Ui } from "./ui"
 import { Notifier } from "../scheduler/runtime/notify/notifier"
 import { TraceExport } from "../scheduler/runtime/trace/exporter"
 import { resolveLang, t } from "../text/words"
+import { CommandLine } from "./command-line"
 
 /**
  * What follows the engine's exit screen. The pinned engine prints its own block when the TUI closes on a
@@ -14,18 +15,18 @@ import { resolveLang, t } from "../text/words"
  * right under it says how to reopen AirCoding as it was opened, --scripted included.
  */
 function exitLine(dir: string, scripted: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  return `  ${Ui.dim("AirCoding".padEnd(10))}${Ui.bold(Launch.reopenCommand(dir, scripted, env))}   ${t(resolveLang(dir, undefined, env), "tui.exit.reopen")}\n`
+  return `  ${Ui.dim("AirCoding".padEnd(10))}${Ui.bold(CommandLine.reopen(dir, scripted, env))}   ${t(resolveLang(dir, undefined, env), "tui.exit.reopen")}\n`
 }
 
 /** Opens the OpenCode TUI with AirCoding loaded; returns the engine's exit code. */
 export async function tui(dirArg: string | undefined, opts: { scripted?: string }): Promise<number> {
   const dir = Args.projectDir(dirArg)
   const prepared = await Launch.prepare(dir, { scripted: opts.scripted })
-  const notifier = Notifier.start(dir, { interactive: true, resumeCommand: Launch.reopenCommand(dir, opts.scripted) })
+  const notifier = Notifier.start(dir, { interactive: true, resumeCommand: CommandLine.reopen(dir, opts.scripted) })
   try {
     const engine = await Proc.run(Paths.opencodeBinary(), [dir], {
       cwd: dir,
-      env: { ...prepared.env, ...LaunchConfig.tuiEnvironment(prepared.env), PWD: dir, AIRCODING_RESUME_ON_START: "1", AIRCODING_INTERACTIVE: "1", AIRCODING_RESUME_COMMAND: Launch.reopenCommand(dir, opts.scripted) },
+      env: { ...prepared.env, ...LaunchConfig.tuiEnvironment(prepared.env), PWD: dir, AIRCODING_RESUME_ON_START: "1", AIRCODING_INTERACTIVE: "1", AIRCODING_RESUME_COMMAND: CommandLine.reopen(dir, opts.scripted) },
       terminal: true,
     })
     if (engine.spawnError) throw new LaunchError(`the OpenCode engine ${Paths.opencodeBinary()} could not start (${engine.spawnError}); \`aircoding doctor\` checks the install`)

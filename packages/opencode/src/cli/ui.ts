@@ -27,3 +27,8 @@ export class UsageError extends Error {
     super(message)
   }
 }
+
+/** A command could not start what it needs (the engine, its config, a model): said in one line, exit 1. */
+export class LaunchError extends Error {
+  override readonly name = "LaunchError"
+}

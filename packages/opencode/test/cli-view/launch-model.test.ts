@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest"
 import { Launch } from "../../src/cli/launch"
 import { Help } from "../../src/cli/help"
 import { Args } from "../../src/cli/args"
+import { CommandLine } from "../../src/cli/command-line"
 
 const START = { AIRCODING_COMMAND: "./start.sh" }
 const SHIM = { AIRCODING_COMMAND: "aircoding" }
@@ -23,9 +24,9 @@ describe("the launcher without a model", () => {
 
 describe("every hint names a command that works as typed", () => {
   it("./start.sh before `./start.sh env`, aircoding after it (the shim sets it) or when run by bun", () => {
-    expect(Launch.command(START)).toBe("./start.sh")
-    expect(Launch.command(SHIM)).toBe("aircoding")
-    expect(Launch.command({})).toBe("aircoding")
+    expect(CommandLine.name(START)).toBe("./start.sh")
+    expect(CommandLine.name(SHIM)).toBe("aircoding")
+    expect(CommandLine.name({})).toBe("aircoding")
     expect(Args.helpHint("status", START)).toBe("./start.sh status --help")
     expect(Args.helpHint(undefined, SHIM)).toBe("aircoding --help")
   })
@@ -41,8 +42,8 @@ describe("every hint names a command that works as typed", () => {
   })
 
   it("the TUI's exit line reopens AirCoding with the same arguments, --scripted included, never a bare opencode", () => {
-    expect(Launch.reopenCommand("/work/calc", "/s/demo-chat.json", START)).toBe("./start.sh /work/calc --scripted /s/demo-chat.json")
-    expect(Launch.reopenCommand("/work/calc", undefined, SHIM)).toBe("aircoding /work/calc")
-    expect(Launch.reopenCommand("/it's", undefined, SHIM)).toBe(`aircoding '/it'\\''s'`)
+    expect(CommandLine.reopen("/work/calc", "/s/demo-chat.json", START)).toBe("./start.sh /work/calc --scripted /s/demo-chat.json")
+    expect(CommandLine.reopen("/work/calc", undefined, SHIM)).toBe("aircoding /work/calc")
+    expect(CommandLine.reopen("/it's", undefined, SHIM)).toBe(`aircoding '/it'\\''s'`)
   })
 })

@@ -136,6 +136,23 @@ describe("a distcc farm behind the compiler cache (two real distccd)", () => {
     expect((seen.remote[`127.0.0.1:${one.port}`] ?? 0) + seen.localFallbacks, farmLog).toBeGreaterThan(0)
   }, 120_000)
 
+  test("every host down from the start: each compile falls back to the local compiler, the build passes, farm.degraded names them all", async () => {
+    const { wt } = await task("farm-none", (ws) => ws.write("src/part1.cpp", sources(2, "task none")["src/part1.cpp"]!))
+    const dead = [await freePort(), await freePort()]
+    const toolchain: Toolchain.RulesInput = { ...rules(".air/local/ccache-none", []), farm: { hosts: dead.map((port) => ({ host: "127.0.0.1", port, slots: 2 })) } }
+    const report = await firstGates(repo.root, "farm-none", wt.path, { requires: ["build"], toolchain })
+    expect(report.passed, report.message).toBe(true)
+    const evidence = path.join(repo.root, ".air/local/evidence/farm-none/attempt-1")
+    const seen = Farm.Seen.parse(JSON.parse(await readFile(path.join(evidence, "farm.json"), "utf8")))
+    const farmLog = await readFile(path.join(evidence, "farm.log"), "utf8")
+    expect(Object.values(seen.remote).reduce((a, b) => a + b, 0), farmLog).toBe(0)
+    expect(seen.localFallbacks).toBeGreaterThan(0)
+    expect(seen.failedHosts.sort()).toEqual(dead.map((port) => `127.0.0.1:${port}`).sort())
+    const degraded = await farmDegradedEvent("farm-none", evidence)
+    expect(degraded).toMatchObject({ type: "farm.degraded", taskId: "farm-none" })
+    expect([...(degraded?.hosts ?? [])].sort()).toEqual(dead.map((port) => `127.0.0.1:${port}`).sort())
+  }, 120_000)
+
   test("doctor: a live host passes, a host answering garbage and a dead port are each said so", async () => {
     const garbage = net.createServer((socket) => {
       socket.once("data", () => socket.end("HTTP/1.0 200 OK\r\n\r\nthis is not distcc\r\n"))

@@ -78,16 +78,35 @@ export namespace Farm {
     const remote: Record<string, number> = {}
     const failed = new Set<string>()
     let localFallbacks = 0
+    // distcc says "exec on H" when it picks a host, before it connects: a compile counts for H only when no refused
+    // connection, "running locally instead" or "retrying locally" of the same distcc process follows it.
+    const picked = new Map<string, string>()
+    const settle = (pid: string) => {
+      const host = picked.get(pid)
+      if (host) remote[host] = (remote[host] ?? 0) + 1
+      picked.delete(pid)
+    }
     for (const line of text.split(/\r?\n/)) {
+      const pid = /^distcc\[(\d+)\]/.exec(line)?.[1] ?? ""
       const exec = /\bexec on ([^:\s]+:\d+)/.exec(line)
-      if (exec) remote[exec[1]!] = (remote[exec[1]!] ?? 0) + 1
+      if (exec) {
+        settle(pid)
+        picked.set(pid, exec[1]!)
+      }
       const refused = /connect to ([^\s:]+):?\s*(?:port )?(\d+)? failed/.exec(line) ?? /connect to ([^\s:]+):(\d+) failed/.exec(line)
-      if (refused && refused[2]) failed.add(`${refused[1]}:${refused[2]}`)
+      if (refused && refused[2]) {
+        failed.add(`${refused[1]}:${refused[2]}`)
+        picked.delete(pid)
+      }
       const lost = /failed to distribute .* to ([^\s,]+?)(?:\/\d+)?,/.exec(line)
       if (lost) failed.add(lost[1]!.replace(/\/\d+$/, ""))
       // distcc 3.4: "failed to distribute X to H, running locally instead" (no connection), "remote compilation of X failed, retrying locally" (lost mid-compile).
-      if (/running locally instead|retrying locally/.test(line)) localFallbacks++
+      if (/running locally instead|retrying locally/.test(line)) {
+        localFallbacks++
+        picked.delete(pid)
+      }
     }
+    for (const pid of [...picked.keys()]) settle(pid)
     return { remote, failedHosts: [...failed].sort(), localFallbacks }
   }
 
