@@ -16,6 +16,7 @@ import { TuiView } from "./tui/view"
 import { GuardLog } from "./scheduler/runtime/sessions/guard-log"
 import { CompactionGuard } from "./scheduler/runtime/sessions/compaction-guard"
 import { CompactionCheck } from "./scheduler/core/compaction-check"
+import { AirPaths } from "./scheduler/core/air-paths"
 
 /** Main and the Architect: the roles whose compactions are checked (workers get a fresh session instead). */
 function compactedRole(agent: string | undefined): CompactionCheck.Role | undefined {
@@ -71,7 +72,7 @@ const server: Plugin = async (input) => {
   Orchestrators.configure({ onSessionStarted: (id, info) => void Sessions.record(id, info) })
   const directoryOf = (sessionID: string) => Sessions.get(sessionID)?.directory ?? input.directory
   // The TUI picks up a run that a crash interrupted; short-lived engine processes (the launcher's checks) must not.
-  const hasRun = existsSync(join(input.directory, ".air", "local", "state", "events.jsonl"))
+  const hasRun = existsSync(join(input.directory, AirPaths.EVENTS))
   if (process.env.AIRCODING_RESUME_ON_START === "1" && hasRun && Orchestrators.projectRoot(input.directory) === input.directory)
     void Orchestrators.forRoot(input.directory)
       .start()
@@ -83,7 +84,7 @@ const server: Plugin = async (input) => {
     sandbox: sandboxModeOf(input.directory),
   })
 
-  CompactionGuard.keepIn(join(Orchestrators.projectRoot(input.directory), ".air", "local", "state", "compaction"))
+  CompactionGuard.keepIn(AirPaths.state(Orchestrators.projectRoot(input.directory), "compaction"))
   const checkCompaction = (sessionID: string, role: CompactionCheck.Role) =>
     CompactionGuard.afterCompaction(input.client, sessionID, role, directoryOf(sessionID), (e) =>
       e.type === "context.compacted" ? Orchestrators.forRoot(directoryOf(sessionID)).compacted(e) : Promise.resolve(),

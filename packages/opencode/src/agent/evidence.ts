@@ -3,6 +3,7 @@ import { basename, isAbsolute, join, resolve, sep } from "node:path"
 import { Looks } from "./looks"
 import { Paths } from "./paths"
 import { Roles } from "./roles"
+import { AirPaths } from "../scheduler/core/air-paths"
 
 /**
  * The debugger's evidence-first rule, in code: no edit before it has looked at the failure — ran the
@@ -239,10 +240,12 @@ export namespace Evidence {
     return true
   }
 
+  const EVIDENCE_PATH = new RegExp(`(^|/)${AirPaths.pattern(AirPaths.EVIDENCE)}(/|$)`)
+
   /** A path as a gate output or log: under an evidence directory, under `.air/local/evidence/`, or `*.log`. */
   export function isLogPath(path: string, evidenceDirs: readonly string[] = []): boolean {
     const p = path.split(sep).join("/")
-    if (/(^|\/)\.air\/local\/evidence(\/|$)/.test(p)) return true
+    if (EVIDENCE_PATH.test(p)) return true
     if (/\.log$/i.test(p) || /(^|\/)Testing\/Temporary\/LastTest/.test(p)) return true
     return isAbsolute(path) && evidenceDirs.some((dir) => Paths.isInside(dir, path))
   }

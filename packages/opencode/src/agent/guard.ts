@@ -1,4 +1,4 @@
-import { isAbsolute, join, resolve } from "node:path"
+import { isAbsolute, resolve } from "node:path"
 import { SandboxEnvironment } from "../scheduler/runtime/sandbox/environment"
 import { SandboxShell } from "../scheduler/runtime/sandbox/shell"
 import { Evidence } from "./evidence"
@@ -8,6 +8,7 @@ import { Paths } from "./paths"
 import { Roles } from "./roles"
 import { Sessions } from "./registry"
 import { SecretPaths } from "./secrets"
+import { AirPaths } from "../scheduler/core/air-paths"
 
 /**
  * The hard guard behind `tool.execute.before`. A call outside the caller's row of the whitelist (any
@@ -172,7 +173,7 @@ export namespace Guard {
     if (!spec.confined) {
       if (Roles.isWriteTool(tool) || tool === "bash") {
         const text = tool === "bash" ? String(args.command ?? "") : JSON.stringify(args)
-        if (Paths.touchesLocalState(text)) return refuse("air-local", ".air/local", Language.t(language, "guard.airlocal", { agent: role, tool, path: ".air/local" }))
+        if (Paths.touchesLocalState(text)) return refuse("air-local", AirPaths.LOCAL, Language.t(language, "guard.airlocal", { agent: role, tool, path: AirPaths.LOCAL }))
       }
       // A reviewer of a task reads the task's worktree: its relative paths mean the worktree, not the project.
       const worktree = input.session.worktree
@@ -241,7 +242,7 @@ export namespace Guard {
   function failureView(info: Sessions.Info): { failure?: Evidence.Failure } {
     if (!Roles.rowOf(info.agent)?.evidenceFirst || Sessions.priorEvidence(info).length > 0) return {}
     const project = info.worktree ? Paths.projectOfWorktree(info.worktree) : undefined
-    const dir = info.evidenceDir ? info.evidenceDir : project ? join(project.root, ".air", "local", "evidence", info.taskId ?? project.task) : undefined
+    const dir = info.evidenceDir ? info.evidenceDir : project ? AirPaths.evidence(project.root, info.taskId ?? project.task) : undefined
     const failure = dir ? Evidence.failureOf(dir) : undefined
     return failure ? { failure } : {}
   }

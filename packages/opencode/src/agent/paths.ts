@@ -1,6 +1,7 @@
 import { existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs"
 import { basename, dirname, isAbsolute, join, normalize, relative, resolve, sep } from "node:path"
 import { Roles } from "./roles"
+import { AirPaths } from "../scheduler/core/air-paths"
 
 /**
  * Path confinement for the roles that change files (executor, debugger): every path they touch must
@@ -51,9 +52,12 @@ export namespace Paths {
     return within(real(root), real(p))
   }
 
+  /** `.air/local` named in a command or an argument, with either slash, doubled or not. */
+  const LOCAL_STATE = new RegExp(`(^|[\\s/'"=:])${AirPaths.pattern(AirPaths.LOCAL, "[\\\\/]+")}([\\\\/\\s'"]|$)`)
+
   /** The path names `.air/local` (the Scheduler's state, evidence and worktrees). */
   export function touchesLocalState(text: string): boolean {
-    return /(^|[\s/'"=:])\.air[\\/]+local([\\/\s'"]|$)/.test(text)
+    return LOCAL_STATE.test(text)
   }
 
   export type CheckOptions = {
@@ -332,7 +336,7 @@ export namespace Paths {
     // Naming the worktree itself (it lives under .air/local/worktrees) is not touching the Scheduler's state.
     let unrooted = text
     for (const r of new Set([real(root), root])) unrooted = unrooted.split(r).join(".")
-    if (touchesLocalState(unrooted)) return { ok: false, why: "air-local", path: ".air/local" }
+    if (touchesLocalState(unrooted)) return { ok: false, why: "air-local", path: AirPaths.LOCAL }
     const home = unrooted.match(/\$\{?(HOME|OLDPWD)\b\}?|(?:^|[\s=:'"(])(~[A-Za-z_]*)(?=[\\/\s'"):;]|$)/)
     if (home) return { ok: false, why: "home", path: (home[0] ?? "~").trim() }
 
@@ -372,9 +376,10 @@ export namespace Paths {
   /** The project root of a worktree at `<root>/.air/local/worktrees/<task>`, if it is one. */
   export function projectOfWorktree(worktree: string): { root: string; task: string } | undefined {
     const parts = resolve(worktree).split(sep)
-    for (let i = parts.length - 4; i >= 0; i--) {
-      if (parts[i] === ".air" && parts[i + 1] === "local" && parts[i + 2] === "worktrees" && parts[i + 3])
-        return { root: parts.slice(0, i).join(sep) || sep, task: parts[i + 3]! }
+    const marker = AirPaths.partsOf(AirPaths.WORKTREES)
+    for (let i = parts.length - marker.length - 1; i >= 0; i--) {
+      if (marker.every((part, k) => parts[i + k] === part) && parts[i + marker.length])
+        return { root: parts.slice(0, i).join(sep) || sep, task: parts[i + marker.length]! }
     }
     return undefined
   }

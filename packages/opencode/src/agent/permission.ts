@@ -1,4 +1,5 @@
 import { Roles } from "./roles"
+import { AirPaths } from "../scheduler/core/air-paths"
 
 /**
  * The engine's view of the whitelist, derived from the table in roles.ts.
@@ -46,7 +47,7 @@ export namespace Permission {
    * project. Which file exactly is the guard's business (paths.ts); this only keeps the engine from
    * asking — an `ask` in a background session would wait for nobody.
    */
-  export const EXTERNAL_ALLOWED = ["*/.air/shared/*", "*/.air/local/evidence/*"] as const
+  export const EXTERNAL_ALLOWED = [`*/${AirPaths.SHARED}/*`, `*/${AirPaths.EVIDENCE}/*`] as const
 
   /** `.env` files stay unreadable, as in OpenCode's defaults (deny, not ask: nobody answers a worker). */
   const READ_RULES: Record<string, Action> = { "*": "allow", "*.env": "deny", "*.env.*": "deny", "*.env.example": "allow" }

@@ -4,6 +4,7 @@ import type { Evidence as EvidenceNs } from "./evidence"
 import type { Language } from "./language"
 import { Paths } from "./paths"
 import { Roles } from "./roles"
+import { AirPaths } from "../scheduler/core/air-paths"
 
 /**
  * Which role each session plays. The `tool.execute.before` hook is not told the calling agent, so the
@@ -154,8 +155,8 @@ export namespace Sessions {
     if (info.evidenceDir) out.push(info.evidenceDir)
     const project = info.worktree ? Paths.projectOfWorktree(info.worktree) : undefined
     if (project) {
-      if (!info.evidenceDir) out.push(join(project.root, ".air", "local", "evidence", info.taskId ?? project.task))
-      out.push(join(project.root, ".air", "shared"))
+      if (!info.evidenceDir) out.push(AirPaths.evidence(project.root, info.taskId ?? project.task))
+      out.push(AirPaths.shared(project.root))
     }
     return out
   }

@@ -1,7 +1,7 @@
-import { join } from "node:path"
 import { isYes } from "../scheduler/core/answer"
 import { Store } from "../scheduler/runtime/store/store"
 import { UsageError } from "./ui"
+import { AirPaths } from "../scheduler/core/air-paths"
 
 /**
  * `aircoding run --resume --answer "…"`: the user's answer to what a stopped headless run waits for,
@@ -38,7 +38,7 @@ export namespace Answer {
    * Returns what was recorded, in words; refuses when the run waits for neither.
    */
   export async function record(dir: string, text: string): Promise<string> {
-    const store = await Store.open(join(dir, ".air"))
+    const store = await Store.open(AirPaths.air(dir))
     try {
       const at = new Date().toISOString()
       // A failed baseline's question comes first: "go on" (known failures) or "fixed" (run it again).

@@ -16,6 +16,7 @@ import { UiTools } from "../scheduler/runtime/verify/ui-tools"
 import { ServiceProbe } from "../scheduler/runtime/verify/service-probe"
 import { FarmDoctor } from "../scheduler/runtime/toolchain/farm-doctor"
 import { CommandLine } from "./command-line"
+import { AirPaths } from "../scheduler/core/air-paths"
 
 type Check = { name: string; ok: boolean; detail: string; fix?: string }
 
@@ -107,7 +108,7 @@ function sandbox(): Check {
   const c = Sandbox.check(true)
   return c.ok
     ? { name: "sandbox", ok: true, detail: `${c.version}: workers' commands and the gates run inside it` }
-    : { name: "sandbox", ok: false, detail: c.message, fix: `${Sandbox.INSTALL_HINT}; or allow running without it: "sandboxFallback": true in .air/shared/config.json` }
+    : { name: "sandbox", ok: false, detail: c.message, fix: `${Sandbox.INSTALL_HINT}; or allow running without it: "sandboxFallback": true in ${AirPaths.CONFIG}` }
 }
 
 export async function doctor(dirArg: string | undefined, opts: { json: boolean }): Promise<number> {

@@ -5,17 +5,18 @@ import { EventText } from "../read/event-text"
 import { viewLang } from "./status"
 import { Args } from "./args"
 import { Help } from "./help"
+import { AirPaths } from "../scheduler/core/air-paths"
 
 const EVENTS_HELP = `aircoding events — the Scheduler's event log, as readable lines
 
 Usage:
   aircoding events [dir] [--follow] [--json] [--lang en|zh-CN]
 
-Prints .air/local/state/events.jsonl of the run in dir (default: .), one line per event:
+Prints ${AirPaths.EVENTS} of the run in dir (default: .), one line per event:
 time (UTC), type, task, and what happened. Read-only.
   -f, --follow  keep printing new events as the Scheduler appends them (Ctrl-C to stop)
   --json        print the raw events as JSON lines instead
-  --lang LANG   en or zh-CN (default: "language" in .air/shared/config.json; auto → en)
+  --lang LANG   en or zh-CN (default: "language" in ${AirPaths.CONFIG}; auto → en)
 Exit codes: 0 printed, 1 no event log or a usage error.
 `
 

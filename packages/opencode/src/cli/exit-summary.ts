@@ -4,6 +4,7 @@ import { questionText } from "../text/question-text"
 import { RunReport } from "../scheduler/runtime/report/run-report"
 import { runStatus, type Waiting } from "../text/run-status"
 import { list, t, type Lang } from "../text/words"
+import { AirPaths } from "../scheduler/core/air-paths"
 
 /**
  * What `aircoding run` adds to its summary when the run stops for a person (issue 39 items 7 and 8): what it
@@ -31,7 +32,7 @@ export namespace ExitSummary {
       out.meanwhile = { merged: RunReport.mergedMeanwhile(state) }
     }
     if (state.stage === "confirming")
-      out.plan = { summary: state.planSummary ?? "", file: ".air/shared/plan/plan.md", graph: state.graph ?? state.proposedGraph ?? null, adrs: PlanView.adrs(root) }
+      out.plan = { summary: state.planSummary ?? "", file: AirPaths.PLAN_FILE, graph: state.graph ?? state.proposedGraph ?? null, adrs: PlanView.adrs(root) }
     return out
   }
 
@@ -52,7 +53,7 @@ export namespace ExitSummary {
 
   /** The plan that waits: its summary, then its tasks with their files and its decisions, as in the dialog. */
   export function planLines(plan: Plan | undefined, lang: Lang, width = 100): string[] {
-    const head = t(lang, "summary.plan.waits", { file: plan?.file ?? ".air/shared/plan/plan.md", summary: plan?.summary ?? "" })
+    const head = t(lang, "summary.plan.waits", { file: plan?.file ?? AirPaths.PLAN_FILE, summary: plan?.summary ?? "" })
     const body = PlanView.lines(plan?.graph, (plan?.adrs ?? []).map(PlanView.adrTitle), lang, width).map((l) => `  ${l.text}`)
     return [head, ...body]
   }

@@ -1,4 +1,5 @@
 import { CommandLine } from "./command-line"
+import { AirPaths } from "../scheduler/core/air-paths"
 
 /** The help texts, written with `aircoding`; `say` names the command that works in this shell. */
 export const Help = {
@@ -49,7 +50,7 @@ Reads the requirement from stdin and gives it to the main agent in dir (default:
                     Else it answers an open question in your words ("retry", "skip T-2", "go on"): the
                     oldest, or the one whose id starts the answer ("T-2:blocked:1: retry")
   --new             archive the run that waits or was interrupted here (its log and evidence go to
-                    .air/local/archive/<run-id>/) and start this requirement as a new run
+                    ${AirPaths.ARCHIVE}/<run-id>/) and start this requirement as a new run
   --init-git        make dir a git repository first if it is none or has no commit:
                     git init && git add -A && git commit -m baseline && git tag air/baseline
   --yes             confirm the Architect's plan without asking
@@ -60,7 +61,7 @@ Reads the requirement from stdin and gives it to the main agent in dir (default:
   --scripted FILE   use the scripted model with this scenario instead of your configured model
 Before the engine starts, a pre-flight check refuses (exit 1, one line each with the fix): a directory
 that is not a git repository or has no commit, a detached HEAD, tracked files with uncommitted changes,
-an invalid .air/shared/config.json or toolchain.json, a lock held by another run, an empty or over-large
+an invalid ${AirPaths.CONFIG} or toolchain.json, a lock held by another run, an empty or over-large
 requirement (256 KB), a run here that waits for an answer or was interrupted (answer it with --resume,
 or start again with --new). With no git identity, commits are made as AirCoding <aircoding@localhost>.
 Exit codes, from the Scheduler's state (never from the main agent's last turn): 0 every task merged and
@@ -87,7 +88,7 @@ Usage:
 
 Detects the build (CMakePresets.json, CMake with Ninja, Meson, a Makefile), the parallelism, the
 compiler cache (ccache, shared by every worktree) and the submodules; runs the baseline once on HEAD
-(build, tests, cppcheck; timed) and writes .air/shared/rules/toolchain.json, saying what and why.
+(build, tests, cppcheck; timed) and writes ${AirPaths.TOOLCHAIN_RULES}, saying what and why.
   --from-build DIR  reuse the CMake options of your own build directory (its CMakeCache.txt)
   --jobs N          parallel build and test jobs (default: the machine's cores)
   --no-baseline     write the rules without running the baseline

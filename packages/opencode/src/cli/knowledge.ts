@@ -4,6 +4,7 @@ import { SetupSteps } from "../knowledge/setup-steps"
 import { Strict } from "../scheduler/core/strict"
 import { Args } from "./args"
 import { UsageError } from "./ui"
+import { AirPaths } from "../scheduler/core/air-paths"
 
 const KNOWLEDGE_HELP = `aircoding knowledge — the repair patterns runs have learned
 
@@ -15,8 +16,8 @@ Usage:
 
 A repair that passed its gates is kept as a pattern: the failure's fingerprint (gate, check, first error,
 kind of file), its root cause, the shape of the fix and the command that verified it. The project's
-patterns are in .air/shared/knowledge/patterns.json (commit them); with "shareKnowledge": true in
-.air/shared/config.json they also go to the store every project on this machine reads.
+patterns are in ${AirPaths.PATTERNS} (commit them); with "shareKnowledge": true in
+${AirPaths.CONFIG} they also go to the store every project on this machine reads.
 setup records an environment fix as a step of the project's rules (${SetupSteps.RULES_FILE}): --run, a
 command every worktree runs in the sandbox before its first build; --check with --install, a prerequisite
 the gates check (a failing check asks you to install it). Without --run or --check it lists the steps.

@@ -1,5 +1,4 @@
 import { existsSync } from "node:fs"
-import { join } from "node:path"
 import { Preflight } from "../scheduler/runtime/preflight"
 import { FinalCheck } from "../scheduler/runtime/integration/final-check"
 import { RunReport } from "../scheduler/runtime/report/run-report"
@@ -24,6 +23,7 @@ import { Strict } from "../scheduler/core/strict"
 import { Answer } from "./answer"
 import { ExitSummary } from "./exit-summary"
 import { CommandLine } from "./command-line"
+import { AirPaths } from "../scheduler/core/air-paths"
 
 export type RunOutcome = { exitCode: number; summary: RunReport.Summary & Partial<ExitSummary.Waits> & { answer: string; wallTimeMs: number; errors: string[]; notes?: string[] } }
 
@@ -55,8 +55,8 @@ function requirementOf(bytes: Buffer): string {
 
 /** The run's state as the Scheduler left it on disk (the engine process has exited and released the lock). */
 async function finalState(dir: string) {
-  if (!existsSync(join(dir, ".air", "local", "state"))) return undefined
-  const store = await Store.open(join(dir, ".air"))
+  if (!existsSync(AirPaths.state(dir))) return undefined
+  const store = await Store.open(AirPaths.air(dir))
   try {
     return store.state
   } finally {
@@ -124,7 +124,7 @@ export async function headlessRun(
   const state = await finalState(dir)
   const base: RunReport.Summary = state
     ? RunReport.summary(dir, state)
-    : { status: "idle", runId: null, stage: "idle", tasks: [], questions: [], modelRequests: {}, evidenceRoot: ".air/local/evidence", final: null }
+    : { status: "idle", runId: null, stage: "idle", tasks: [], questions: [], modelRequests: {}, evidenceRoot: AirPaths.EVIDENCE, final: null }
   // Stopped by us, the engine's exit says nothing; else a failed turn of Main is a failure only if it left work undone.
   // Main's failure in words when the engine said what it was; its own stderr only when it said nothing.
   const engineErrors = watch.stoppedFor
@@ -141,7 +141,7 @@ export async function headlessRun(
   const errors: string[] = []
   if (exitCode === 1) {
     errors.push(...engineErrors)
-    if (base.status === "running" || base.status === "planning") errors.push("the engine stopped before the run ended (see .air/local/state/events.jsonl)")
+    if (base.status === "running" || base.status === "planning") errors.push(`the engine stopped before the run ended (see ${AirPaths.EVENTS})`)
     if (base.final && !base.final.passed) errors.push(base.final.summary)
   } else if (engineErrors.length) notes.push(`the main agent's last turn failed after the run had settled (${TerminalText.oneLine(engineErrors[0]!, 200)}); the run's state decides the exit code`)
   const resume = CommandLine.resume(dir, { scripted: opts.scripted, yes: opts.yes, exitOnQuestion: opts.exitOnQuestion })

@@ -8,6 +8,7 @@ import { RunData } from "../scheduler/runtime/store/run-data"
 import { RunView, renderStatus } from "../read/view"
 import { statusText } from "../read/status-text"
 import { sweepStaleProgress } from "../scheduler/runtime/gates/progress"
+import { AirPaths } from "../scheduler/core/air-paths"
 
 export { renderStatus, statusText }
 
@@ -16,7 +17,7 @@ const STATUS_HELP = `aircoding status — the run's tasks, budgets and what it w
 Usage:
   aircoding status [dir] [--json] [--lang en|zh-CN]
 
-Reads the run in dir (default: .) from .air/local/state/events.jsonl (or the snapshot when there is
+Reads the run in dir (default: .) from ${AirPaths.EVENTS} (or the snapshot when there is
 no log) and shows: each task's state, the session working on it, elapsed time, attempts and its
 last gate results; the budgets spent and left; and what the run waits for (your answer, your
 confirmation, running sessions, the merge queue…). A run whose process is gone (killed, or the TUI
@@ -24,7 +25,7 @@ quit) is "interrupted", with the command that resumes it. Read-only: it never ch
 removes progress files a process that is gone left behind).
   --json        print the status as JSON (kind "aircoding.status"; an interrupted run has "status":
                 "interrupted" and "resume": the command that resumes it)
-  --lang LANG   en or zh-CN (default: "language" in .air/shared/config.json; auto → en)
+  --lang LANG   en or zh-CN (default: "language" in ${AirPaths.CONFIG}; auto → en)
 Exit codes: 0 shown, 1 no run, unreadable state or a usage error.
 `
 

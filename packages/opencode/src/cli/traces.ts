@@ -1,11 +1,11 @@
 import { existsSync, readdirSync } from "node:fs"
-import { join } from "node:path"
 import { Strict } from "../scheduler/core/strict"
 import { TraceConfig } from "../scheduler/runtime/trace/config"
 import { TraceExport } from "../scheduler/runtime/trace/exporter"
 import { Args } from "./args"
 import { Help } from "./help"
 import { UsageError } from "./ui"
+import { AirPaths } from "../scheduler/core/air-paths"
 
 const TRACES_HELP = `aircoding traces — send a run's trace to an OpenTelemetry collector again
 
@@ -19,9 +19,9 @@ OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf or http/j
 OTEL_SERVICE_NAME (default aircoding), OTEL_RESOURCE_ATTRIBUTES. The ids are derived from the run's id:
 sending a run again sends the same trace. A run sends its trace by itself when it ends; this is for a
 run whose send was dropped, or an archived one.
-  --run ID   the run with this id: the current run's, or one archived under .air/local/archive/<ID>/
+  --run ID   the run with this id: the current run's, or one archived under ${AirPaths.ARCHIVE}/<ID>/
              (default: the current run in dir)
-Exit codes: 0 sent, 1 no such run, no endpoint set, the send dropped (recorded in .air/local/trace/sent.jsonl),
+Exit codes: 0 sent, 1 no such run, no endpoint set, the send dropped (recorded in ${AirPaths.TRACE_RECORD}),
 or a usage error.
 `
 
@@ -52,12 +52,12 @@ async function traces(argv: string[]): Promise<number> {
   let derived = TraceExport.spansOf(TraceExport.currentRun(root))
   if (runId && derived?.runId !== runId) derived = TraceExport.spansOf(TraceExport.archivedRun(root, runId))
   if (!derived) {
-    const archive = join(root, ".air", "local", "archive")
+    const archive = AirPaths.archive(root)
     const known = existsSync(archive) ? readdirSync(archive) : []
     process.stderr.write(
       runId
         ? `aircoding traces: no run ${runId} in ${root} (neither the current run nor archived${known.length ? `; archived: ${known.join(", ")}` : ""})\n`
-        : `aircoding traces: no run in ${root} (no .air/local/state/events.jsonl)\n`,
+        : `aircoding traces: no run in ${root} (no ${AirPaths.EVENTS})\n`,
     )
     return 1
   }

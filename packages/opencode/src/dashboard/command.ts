@@ -3,6 +3,7 @@ import { Help } from "../cli/help"
 import { viewLang } from "../cli/status"
 import { UsageError } from "../cli/ui"
 import { DashboardServer } from "./server"
+import { AirPaths } from "../scheduler/core/air-paths"
 
 const DASHBOARD_HELP = `aircoding dashboard — watch a run live in the browser
 
@@ -18,7 +19,7 @@ updated live as the Scheduler appends events. Ctrl-C stops it.
   --host H      address to listen on (default 127.0.0.1). Anything but loopback needs --token.
   --token T     require this token (at least ${DashboardServer.MIN_TOKEN_LENGTH} characters) on every request: ?token=T,
                 an "Authorization: Bearer T" or "X-Air-Token: T" header; or set AIRCODING_DASHBOARD_TOKEN
-  --lang LANG   en or zh-CN (default: "language" in .air/shared/config.json; auto → en)
+  --lang LANG   en or zh-CN (default: "language" in ${AirPaths.CONFIG}; auto → en)
 Exit codes: 0 stopped, 1 cannot listen, a host refused without a token, or a usage error.
 `
 

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { writeFileAtomicSync } from "../scheduler/runtime/store/atomic"
+import { AirPaths } from "../scheduler/core/air-paths"
 
 /**
  * What runs learn about a project (commands, conventions, pitfalls) in AGENTS.md's own section, between
@@ -23,7 +24,7 @@ export namespace AgentsMd {
   }
 
   export function archiveFile(root: string): string {
-    return join(root, ".air", "shared", "knowledge", "facts-archive.md")
+    return join(root, AirPaths.FACTS_ARCHIVE)
   }
 
   const key = (line: string) => line.replace(/^- /, "").toLowerCase().replace(/\s+/g, " ").replace(/[.。]\s*$/, "").trim()
@@ -65,7 +66,7 @@ export namespace AgentsMd {
       "Facts AirCoding's runs learned about this project (each once; the oldest folded away). Edit or delete freely.",
       "",
       ...kept,
-      ...(total > 0 ? ["", `_${total} older fact${total === 1 ? "" : "s"} folded into .air/shared/knowledge/facts-archive.md_`] : []),
+      ...(total > 0 ? ["", `_${total} older fact${total === 1 ? "" : "s"} folded into ${AirPaths.FACTS_ARCHIVE}_`] : []),
       END,
     ].join("\n")
     const start = text.indexOf(START)

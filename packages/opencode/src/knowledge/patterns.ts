@@ -5,6 +5,7 @@ import { z } from "zod"
 import { Settings } from "../scheduler/runtime/settings"
 import { writeFileAtomicSync } from "../scheduler/runtime/store/atomic"
 import { Fingerprint } from "./fingerprint"
+import { AirPaths } from "../scheduler/core/air-paths"
 
 /**
  * Repair patterns: a repair that passed its gates, kept by the failure's fingerprint with its root cause,
@@ -46,7 +47,7 @@ export namespace RepairPatterns {
   }
 
   export function projectFile(root: string): string {
-    return join(root, ".air", "shared", "knowledge", "patterns.json")
+    return join(root, AirPaths.PATTERNS)
   }
 
   export function userFile(env: NodeJS.ProcessEnv = process.env): string {
@@ -131,7 +132,7 @@ export namespace RepairPatterns {
   /** The lines a Debugger's context gets for its task's failure (empty when nothing matches). */
   export function contextLines(root: string, taskId: string, options: { shared?: boolean; env?: NodeJS.ProcessEnv } = {}): string[] {
     const shared = options.shared ?? sharedAllowed(root, options.env)
-    const failed = newestFailedReport(join(root, ".air", "local", "evidence", taskId))
+    const failed = newestFailedReport(AirPaths.evidence(root, taskId))
     if (!failed) return []
     const fp = Fingerprint.ofReport(failed)
     const stores = [read(projectFile(root)), ...(shared ? [read(userFile(options.env))] : [])]
@@ -182,7 +183,7 @@ export namespace RepairPatterns {
    * yet) becomes a pattern of the failure it repaired, in the project's store and, when allowed, the user's.
    */
   export function learn(root: string, taskId: string, options: { shared?: boolean; env?: NodeJS.ProcessEnv; now?: Date } = {}): Pattern | undefined {
-    const dir = join(root, ".air", "local", "evidence", taskId)
+    const dir = AirPaths.evidence(root, taskId)
     const failed = newestFailedReport(dir)
     if (!failed) return undefined
     let files: string[]

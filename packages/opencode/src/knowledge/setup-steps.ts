@@ -4,6 +4,7 @@ import { join } from "node:path"
 import { z } from "zod"
 import { writeFileAtomicSync } from "../scheduler/runtime/store/atomic"
 import type { Exec } from "../scheduler/runtime/gates/gate"
+import { AirPaths } from "../scheduler/core/air-paths"
 
 /**
  * Environment fixes that stay fixed: when a baseline or a gate failed for a reason outside the code and
@@ -29,7 +30,7 @@ export namespace SetupSteps {
   export type Step = z.infer<typeof Step>
   export const File = z.object({ version: z.literal(1), steps: z.array(Step) }).strict()
 
-  export const RULES_FILE = ".air/shared/rules/setup.json"
+  export const RULES_FILE = AirPaths.SETUP_RULES
 
   export function file(root: string): string {
     return join(root, RULES_FILE)

@@ -3,6 +3,7 @@ import { join } from "node:path"
 import type { TaskGraph } from "../scheduler/core/task.schema"
 import { TerminalText } from "./terminal-text"
 import { list, t, type Key, type Lang } from "./words"
+import { AirPaths } from "../scheduler/core/air-paths"
 
 /**
  * The plan a person confirms, as lines: each task with its kind, phase, dependencies and the files it
@@ -17,7 +18,7 @@ export namespace PlanView {
 
   /** The ADRs under .air/shared/plan/adr, in id order. */
   export function adrs(root: string): Adr[] {
-    const dir = join(root, ".air", "shared", "plan", "adr")
+    const dir = AirPaths.adrs(root)
     if (!existsSync(dir)) return []
     const names = readdirSync(dir).filter((f) => /^ADR-\d+\.md$/.test(f))
     names.sort((a, b) => Number(a.slice(4, -3)) - Number(b.slice(4, -3)))
@@ -28,7 +29,7 @@ export namespace PlanView {
         title = /^# (.+)$/m.exec(readFileSync(join(dir, name), "utf8"))?.[1]?.trim() ?? ""
       } catch {}
       // The heading may already carry the id ("# ADR-1: title").
-      return { id, title: title.replace(new RegExp(`^${id}\\b:?\\s*`), ""), file: `.air/shared/plan/adr/${name}` }
+      return { id, title: title.replace(new RegExp(`^${id}\\b:?\\s*`), ""), file: `${AirPaths.ADRS}/${name}` }
     })
   }
 

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs"
-import { join } from "node:path"
+import { AirPaths } from "../scheduler/core/air-paths"
 
 /**
  * The one catalogue of words for people, in English and Simplified Chinese: guard refusals, status,
@@ -36,9 +36,9 @@ const en = {
   "guard.why.cd": "the command changes directory out of the worktree (`{path}`)",
   "guard.why.variable": "the command uses `{path}`, which points outside the worktree",
   "guard.airlocal":
-    "AirCoding guard: `.air/local` is written only by the Scheduler's code; the {agent} agent may not touch `{path}` with `{tool}`. Gate output there is read-only; report with air_report instead.",
+    `AirCoding guard: \`${AirPaths.LOCAL}\` is written only by the Scheduler's code; the {agent} agent may not touch \`{path}\` with \`{tool}\`. Gate output there is read-only; report with air_report instead.`,
   "guard.evidence":
-    "AirCoding guard: the debugger collects evidence before it changes anything, and `{tool}` comes first here. First run the failing build or test (for example `{example}`), run cppcheck, or read the gate output under .air/local/evidence/ or a *.log file; then edits are allowed.",
+    `AirCoding guard: the debugger collects evidence before it changes anything, and \`{tool}\` comes first here. First run the failing build or test (for example \`{example}\`), run cppcheck, or read the gate output under ${AirPaths.EVIDENCE}/ or a *.log file; then edits are allowed.`,
   "guard.unassigned": "AirCoding guard: the {agent} agent has no worktree yet; wait for the Scheduler to dispatch your task.",
   "run.ended": "RUN ENDED: {status}.",
   "run.none": "No AirCoding run in {dir} yet: {file} does not exist. Start one with `aircoding run` or from the TUI.",
@@ -328,7 +328,7 @@ const en = {
   "final.passed": "passed",
   "final.failed": "failed",
   "final.errored": "could not run",
-  "fault.toolchain": "the toolchain settings (.air/shared/toolchain.json) are invalid",
+  "fault.toolchain": `the toolchain settings (${AirPaths.TOOLCHAIN_RULES}) are invalid`,
   "fault.git": "a git command failed",
   "fault.index-lock": "git's index.lock was left in the project",
   "fault.local-changes": "local changes in the project are in the way",
@@ -543,9 +543,9 @@ const zhCN: Record<Key, string> = {
   "guard.why.cd": "命令切换到了 worktree 之外的目录（`{path}`）",
   "guard.why.variable": "命令使用了指向 worktree 之外的 `{path}`",
   "guard.airlocal":
-    "AirCoding 守卫：`.air/local` 只由调度器的代码写入；{agent} 角色不得用 `{tool}` 触碰 `{path}`。那里的门禁输出是只读的；请改用 air_report 报告。",
+    `AirCoding 守卫：\`${AirPaths.LOCAL}\` 只由调度器的代码写入；{agent} 角色不得用 \`{tool}\` 触碰 \`{path}\`。那里的门禁输出是只读的；请改用 air_report 报告。`,
   "guard.evidence":
-    "AirCoding 守卫：调试者在修改任何东西之前必须先收集证据，`{tool}` 暂不允许。请先运行失败的构建或测试（例如 `{example}`）、运行 cppcheck，或读取 .air/local/evidence/ 下的门禁输出或 *.log 文件；之后才允许修改。",
+    `AirCoding 守卫：调试者在修改任何东西之前必须先收集证据，\`{tool}\` 暂不允许。请先运行失败的构建或测试（例如 \`{example}\`）、运行 cppcheck，或读取 ${AirPaths.EVIDENCE}/ 下的门禁输出或 *.log 文件；之后才允许修改。`,
   "guard.unassigned": "AirCoding 守卫：{agent} 角色还没有 worktree；请等待调度器派发任务。",
   "run.ended": "运行结束：{status}。",
   "run.none": "{dir} 中还没有 AirCoding 运行：{file} 不存在。用 `aircoding run` 或在 TUI 中开始一次运行。",
@@ -829,7 +829,7 @@ const zhCN: Record<Key, string> = {
   "final.passed": "通过",
   "final.failed": "失败",
   "final.errored": "无法运行",
-  "fault.toolchain": "工具链配置（.air/shared/toolchain.json）无效",
+  "fault.toolchain": `工具链配置（${AirPaths.TOOLCHAIN_RULES}）无效`,
   "fault.git": "git 命令失败",
   "fault.index-lock": "项目中残留了 git 的 index.lock",
   "fault.local-changes": "项目中的本地改动妨碍了操作",
@@ -1097,7 +1097,7 @@ export function resolveLang(root: string, flag?: string, env: NodeJS.ProcessEnv 
   }
   const fromEnv = normaliseLang(env.AIRCODING_LANGUAGE)
   if (fromEnv) return fromEnv
-  const file = join(root, ".air", "shared", "config.json")
+  const file = AirPaths.config(root)
   if (existsSync(file)) {
     try {
       const raw = JSON.parse(readFileSync(file, "utf8").replace(/^\uFEFF/, "")) as { language?: unknown }

@@ -9,6 +9,7 @@ import { TaskNode } from "../scheduler/core/task.schema"
 import { Orchestrators, type Orchestrator } from "../scheduler/runtime/orchestrator"
 import { WorkerLook } from "../scheduler/runtime/looks/worker-look"
 import { statusText } from "../read/status-text"
+import { AirPaths } from "../scheduler/core/air-paths"
 
 /**
  * The coordinator tools: the only way agents talk to the Scheduler. Each tool is a thin adapter —
@@ -136,7 +137,7 @@ export namespace CoordinatorTools {
           deployable: z
             .boolean()
             .optional()
-            .describe("true when the run is done only once the merged build is deployed and verified on every target of .air/shared/rules/deploy.json"),
+            .describe(`true when the run is done only once the merged build is deployed and verified on every target of ${AirPaths.DEPLOY_RULES}`),
           deployPhases: z
             .array(z.number().int().min(1))
             .optional()

@@ -16,6 +16,7 @@ import { TuiView } from "./view"
 import { Backdrop } from "./backdrop"
 import { DialogLayout } from "./dialog-layout"
 import { parsePlanAnswer } from "../scheduler/core/answer"
+import { AirPaths } from "../scheduler/core/air-paths"
 
 /**
  * AirCoding inside OpenCode's TUI (loaded through the tui.json the launcher writes). It reads the run
@@ -81,7 +82,7 @@ const tui: TuiPlugin = async (api) => {
 
   /** plan.md in the editor OpenCode itself uses ($VISUAL, then $EDITOR), with the terminal handed over meanwhile. */
   const openPlanInEditor = () => {
-    const file = join(root, ".air", "shared", "plan", "plan.md")
+    const file = join(root, AirPaths.PLAN_FILE)
     const editor = process.env.VISUAL || process.env.EDITOR
     if (!editor) return toast(t(lang, "tui.plan.noEditor", { path: file }), "warning")
     api.renderer.suspend()

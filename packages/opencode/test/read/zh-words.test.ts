@@ -106,7 +106,7 @@ describe("events other branches add", () => {
   test("read in Chinese from the catalogue, the raw messages left in the log", () => {
     const zh = events.map((e) => EventText.describeEvent(e, "zh-CN"))
     expect(zh).toEqual([
-      "门禁无法运行：工具链配置（.air/shared/toolchain.json）无效",
+      "门禁无法运行：工具链配置（.air/shared/rules/toolchain.json）无效",
       "无法执行合并：另一个进程持有合并锁",
       "会话 ses_x 出错结束",
       "集成分支的最终检查：无法运行",

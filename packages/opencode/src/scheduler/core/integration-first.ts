@@ -1,4 +1,5 @@
 import type { TaskNode } from "./task.schema"
+import { AirPaths } from "./air-paths"
 
 /**
  * The house rule on a plan when the project's logging library is not in the project yet (a fact the runtime reads
@@ -26,7 +27,7 @@ interface Problem {
 const CODE_KINDS: ReadonlySet<TaskNode["kind"]> = new Set(["code", "fix", "refactor", "ui", "service"])
 const INTEGRATION_KINDS: ReadonlySet<TaskNode["kind"]> = new Set(["build", "code"])
 const BUILD_FILE = /(^|\/)(CMakeLists\.txt|[^/]+\.cmake)$/i
-const RULES_FILE = ".air/shared/rules/house.json"
+const RULES_FILE = AirPaths.HOUSE_RULES
 
 /** A task that integrates `library`: a build (or code) task that names it in its title and writes a CMake file. */
 function integratesLibrary(task: TaskNode, library: string): boolean {

@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import type { SchedulerState } from "../core/state"
 import { writeFileAtomic } from "./store/atomic"
+import { AirPaths } from "../core/air-paths"
 
 /**
  * The decisions recorded under .air/shared/plan/adr. An accepted ADR's content hash goes into the event log
@@ -14,7 +15,7 @@ export namespace Adrs {
   export type File = { id: string; text: string; hash: string; accepted: boolean }
 
   export function dir(root: string): string {
-    return join(root, ".air", "shared", "plan", "adr")
+    return AirPaths.adrs(root)
   }
 
   /** "ADR-1: title (status)", one line each, in id order. */
@@ -59,7 +60,7 @@ export namespace Adrs {
   }
 
   function keptFile(root: string, id: string): string {
-    return join(root, ".air", "local", "adr-accepted", `${id}.md`)
+    return AirPaths.adrAccepted(root, `${id}.md`)
   }
 
   /** The text of the ADR as last accepted (recorded, or classified after an edit). */

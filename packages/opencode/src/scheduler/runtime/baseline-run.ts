@@ -14,6 +14,7 @@ import { Results } from "./results/index.ts"
 import { Selection } from "./results/selection.ts"
 import { Sandbox } from "./sandbox/sandbox.ts"
 import { SandboxExec } from "./sandbox/exec.ts"
+import { AirPaths } from "../core/air-paths"
 
 /**
  * The baseline `aircoding init` runs once: the project's HEAD in a detached worktree of its own (submodules
@@ -45,10 +46,10 @@ export namespace BaselineRun {
     const top = await Worktrees.repoRoot(root)
     await Worktrees.ensureExcluded(top)
     const commit = (await git(top, ["rev-parse", "HEAD"])).trim()
-    const evidenceDir = path.join(top, ".air", "local", "evidence", "_init")
+    const evidenceDir = AirPaths.evidence(top, "_init")
     await rm(evidenceDir, { recursive: true, force: true })
     await mkdir(evidenceDir, { recursive: true })
-    const dir = path.join(top, ".air", "local", "baseline", commit.slice(0, 12))
+    const dir = AirPaths.baseline(top, commit.slice(0, 12))
     await gitTry(top, ["worktree", "remove", "--force", dir])
     await rm(dir, { recursive: true, force: true })
     await git(top, ["worktree", "add", "--detach", dir, commit])

@@ -17,6 +17,7 @@ import type { MergeBuild } from "./integration/merge-build"
 import type { MergeQueue } from "./integration/merge"
 import type { DeployStep } from "./deploy/step"
 import { recordReservation } from "./sessions/reservation"
+import { AirPaths } from "../core/air-paths"
 
 /** How long the failure event of a failed command waits before it is applied again, after a log that threw. */
 const RETRY_APPLY_MS = 500
@@ -189,7 +190,7 @@ export class Interpreter {
     if (!build) return Promise.resolve({ passed: true, summary: "", evidenceDir: "" })
     let pending = this.deployBuilds.get(commit)
     if (!pending) {
-      pending = build(this.ports.root, join(this.ports.root, ".air", "local", "evidence", "_deploy", "_build", commit.slice(0, 12)))
+      pending = build(this.ports.root, AirPaths.evidence(this.ports.root, "_deploy", "_build", commit.slice(0, 12)))
       this.deployBuilds.set(commit, pending)
       // Only a passing build is shared on: a failed one, or one that could not run, runs again for the next deploy of that commit.
       const forget = () => void this.deployBuilds.delete(commit)
@@ -297,7 +298,7 @@ export class Interpreter {
   }
 
   evidenceDir(taskId: string): string {
-    return join(this.ports.root, ".air", "local", "evidence", taskId)
+    return AirPaths.evidence(this.ports.root, taskId)
   }
 
   private task(taskId: string): TaskNode {
@@ -549,7 +550,7 @@ export class Interpreter {
   private mergeEvidenceDir(candidate: MergeBuild.Candidate): string {
     const run = this.runtimeOf(candidate.taskId)?.mergeRuns ?? 1
     if (!candidate.taskIds || candidate.taskIds.length < 2) return join(this.evidenceDir(candidate.taskId), `merge-${run}`)
-    return join(this.ports.root, ".air", "local", "evidence", "_merge", `${candidate.taskIds.join("+")}.${run}`)
+    return AirPaths.evidence(this.ports.root, "_merge", `${candidate.taskIds.join("+")}.${run}`)
   }
 
   /** Undoes a merged task by its air/done tag (idempotent: a revert already made is recognised by its tag). */

@@ -40,6 +40,7 @@ import { HouseRules } from "./house/rules"
 import { ModuleDirs } from "./house/module-dirs"
 import { LibraryUse } from "./house/library-use"
 import { UiSkill } from "./sessions/ui-skill"
+import { AirPaths } from "../core/air-paths"
 
 type Client = PluginInput["client"]
 
@@ -120,7 +121,7 @@ class OrchestratorImpl {
       // The launcher says how to resume this run should this process die (`aircoding run … --resume`, the TUI's
       // reopen command); the views print it for a run whose process is gone (src/read/run-liveness.ts).
       const restart = process.env.AIRCODING_RESUME_COMMAND
-      const store = await Store.open(join(this.root, ".air"), { runHolder: restart ? { restart } : {} })
+      const store = await Store.open(AirPaths.air(this.root), { runHolder: restart ? { restart } : {} })
       this.store = store
       // Holding the store, this process is the run's only one: progress left by a dead one is nobody's now.
       sweepStaleProgress(this.root, { unnamed: true })
@@ -194,7 +195,7 @@ class OrchestratorImpl {
     try {
       PlanFiles.sync(this.root, state)
     } catch (err) {
-      this.inbox.push(`Could not write the plan's files under .air/shared/plan: ${(err as Error).message}; the event log has the plan.`)
+      this.inbox.push(`Could not write the plan's files under ${AirPaths.PLAN}: ${(err as Error).message}; the event log has the plan.`)
     }
   }
 
@@ -213,7 +214,7 @@ class OrchestratorImpl {
     this.integration = (await git(this.root, ["rev-parse", "--abbrev-ref", "HEAD"])).trim()
     const runId = `run-${Date.now().toString(36)}`
     await writeFileAtomic(
-      join(this.root, ".air", "local", "state", "run.json"),
+      AirPaths.state(this.root, "run.json"),
       JSON.stringify({ runId, integration: this.integration, mainSessionID }, null, 2),
     )
     const started = await this.apply({ type: "run.started", runId, requirement, config: { ...Settings.runConfig(settings), baseline: await this.wantsBaseline(), ...DeployRules.runConfig(this.root), ...(await this.sessionCost(settings)) }, integration: this.integration })
@@ -420,7 +421,7 @@ class OrchestratorImpl {
   }
 
   async adr(_sessionID: string, args: { id: string; title: string; status: string; body: string; supersedes?: string[] }): Promise<string> {
-    const file = join(this.root, ".air", "shared", "plan", "adr", `${args.id}.md`)
+    const file = AirPaths.adrs(this.root, `${args.id}.md`)
     const supersedes = args.supersedes?.length ? `\nSupersedes: ${args.supersedes.join(", ")}\n` : ""
     await writeFileAtomic(file, `# ${args.id}: ${args.title}\n\nStatus: ${args.status}\n${supersedes}\n${args.body.trim()}\n`)
     return `${args.id} written to ${relative(this.root, file)}. Cite it in the tasks' adrRefs.`
@@ -577,7 +578,7 @@ export namespace Orchestrators {
 
   /** A task worktree lives under <root>/.air/local/worktrees/<id>: its project is the root above. */
   export function projectRoot(directory: string): string {
-    const marker = `${sep}.air${sep}local${sep}worktrees${sep}`
+    const marker = `${sep}${AirPaths.partsOf(AirPaths.WORKTREES).join(sep)}${sep}`
     const abs = resolve(directory)
     const at = abs.indexOf(marker)
     return at >= 0 ? abs.slice(0, at) : abs

@@ -9,6 +9,7 @@ import { readLockFile } from "./store/run-holder"
 import { ProcessIdentity } from "./store/process-identity"
 import { Toolchain } from "./toolchain/index"
 import { HouseRules } from "./house/rules"
+import { AirPaths } from "../core/air-paths"
 
 /**
  * What must hold before a run starts, checked before anything is dispatched (issue 12 item 5, issue 15
@@ -38,7 +39,7 @@ export namespace Preflight {
   export const INIT_FIX = "git init && git add -A && git commit -m baseline && git tag air/baseline"
   export const INIT_FLAG_FIX = "or run `aircoding run --init-git`, which does exactly that"
   /** Where AirCoding writes in the project; never counted as the user's uncommitted work. */
-  const OWN_PATHS = [".air/"]
+  const OWN_PATHS = [`${AirPaths.AIR}/`]
   /** At most this many dirty files are named; the rest are counted. */
   const MAX_LISTED = 10
 
@@ -194,7 +195,7 @@ export namespace Preflight {
       return holder && holder.pid !== process.pid && holder.host === hostname() && ProcessIdentity.judge(holder) === "alive" ? holder : undefined
     }
     const deadline = Date.now() + waitMs
-    for (const file of [".air/local/state/lock", ".air/local/state/merge.lock"]) {
+    for (const file of [AirPaths.RUN_LOCK, AirPaths.MERGE_LOCK]) {
       let holder = live(file)
       while (holder && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 100))
@@ -245,7 +246,7 @@ export namespace Preflight {
         : `the run ${run.runId} in ${dir} was interrupted (${run.what}); a new requirement would not reach it`,
       fix: [
         run.waits ? `answer it: ${command} run ${dir} --resume ${answer}` : `go on with it: ${command} run ${dir} --resume`,
-        `or archive it and start again: ${command} run ${dir} --new < requirement.txt (its log and evidence are kept under .air/local/archive/${run.runId}/)`,
+        `or archive it and start again: ${command} run ${dir} --new < requirement.txt (its log and evidence are kept under ${AirPaths.ARCHIVE}/${run.runId}/)`,
       ].join("\n  "),
     }
   }
@@ -257,8 +258,8 @@ export namespace Preflight {
    * start on fresh branches. Returns what was done, in one line.
    */
   export async function archiveRun(dir: string, runId: string, taskIds: readonly string[]): Promise<string> {
-    const local = join(dir, ".air", "local")
-    const target = join(local, "archive", runId)
+    const local = AirPaths.local(dir)
+    const target = AirPaths.archive(dir, runId)
     mkdirSync(target, { recursive: true })
     for (const name of ["state", "evidence"]) if (existsSync(join(local, name))) renameSync(join(local, name), join(target, name))
     for (const tree of await Worktrees.list(dir)) await gitTry(dir, ["worktree", "remove", "--force", tree.path])

@@ -6,6 +6,7 @@ import { Toolchain } from "./toolchain/index.ts"
 import { CompilerCache } from "./toolchain/cache.ts"
 import { Submodules } from "./git/submodules.ts"
 import type { Areas } from "./toolchain/areas.ts"
+import { AirPaths } from "../core/air-paths"
 
 /** The project's readiness for the gates, as `doctor` shows it: each gap with the command that closes it. */
 export namespace Readiness {
@@ -74,7 +75,7 @@ export namespace Readiness {
             ? {
                 name: "baseline",
                 ok: false,
-                detail: `not green on ${baseline.commit.slice(0, 12)} (build ${baseline.build.passed ? "ok" : "failed"}, tests ${baseline.test.passed ? "ok" : "failed"}; analysis findings are inherited, never the reason); logs in .air/local/evidence/_init/`,
+                detail: `not green on ${baseline.commit.slice(0, 12)} (build ${baseline.build.passed ? "ok" : "failed"}, tests ${baseline.test.passed ? "ok" : "failed"}; analysis findings are inherited, never the reason); logs in ${AirPaths.EVIDENCE}/_init/`,
                 fix: `fix the failure (or the configure options in ${Toolchain.RULES_PATH}), then aircoding init ${root}`,
               }
             : {

@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from "node:fs"
-import { join } from "node:path"
 import { z } from "zod"
 import { Strict } from "../core/strict"
 import { Language } from "../../agent/language"
 import { DEFAULT_RUN_CONFIG, type BudgetLimits, type RunConfig } from "../core/event.schema"
 import { NotifyConfig } from "./notify/config"
+import { AirPaths } from "../core/air-paths"
 
 /**
  * AirCoding's own settings. OpenCode refuses unknown keys in opencode.json, so they live in
@@ -98,7 +98,7 @@ export namespace Settings {
   }
 
   export function path(root: string): string {
-    return join(root, ".air", "shared", "config.json")
+    return AirPaths.config(root)
   }
 
   /** config.json or an AIRCODING_* variable cannot be used; said in one line naming the file (or variable) and key. */

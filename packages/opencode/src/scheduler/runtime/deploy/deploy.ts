@@ -8,6 +8,7 @@ import { DeployLock } from "./lock"
 import { DeployRestart } from "./restart"
 import type { DeployRules } from "./rules"
 import { DeploySsh } from "./ssh"
+import { AirPaths } from "../../core/air-paths"
 
 /**
  * One deploy of one target, in code: stage the artefacts, copy them into a new release on the target,
@@ -46,7 +47,7 @@ export namespace Deploy {
   type Progress = { release: string; previous: string | null; switched: boolean; runId?: string }
 
   export function evidenceDir(root: string, target: string, n: number): string {
-    return join(root, ".air", "local", "evidence", "_deploy", target, String(n))
+    return AirPaths.evidence(root, "_deploy", target, String(n))
   }
 
   export function releaseName(n: number, commit: string): string {
@@ -100,7 +101,7 @@ export namespace Deploy {
     let switched = progress?.switched ?? false
     try {
       // 1. The artefacts, staged and hashed locally (a build that lacks one is the project's failure).
-      const local = await stage(o, join(root, ".air", "local", "deploy", target.name, String(n)), steps)
+      const local = await stage(o, AirPaths.deploy(root, target.name, String(n)), steps)
       await writeFileAtomic(join(dir, "hashes.local.json"), JSON.stringify(local.hashes, null, 2) + "\n")
 
       // 2. Reach the target; the live release before this deploy is the one a rollback restores.

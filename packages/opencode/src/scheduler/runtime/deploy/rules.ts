@@ -3,6 +3,7 @@ import { homedir } from "node:os"
 import { isAbsolute, join, resolve } from "node:path"
 import { z } from "zod"
 import { Strict } from "../../core/strict"
+import { AirPaths } from "../../core/air-paths"
 
 /**
  * The deploy targets of a project: `.air/shared/rules/deploy.json`, beside toolchain.json. No file, no
@@ -11,7 +12,7 @@ import { Strict } from "../../core/strict"
  * build, checked by hash, service state and smoke test.
  */
 export namespace DeployRules {
-  export const RULES_PATH = ".air/shared/rules/deploy.json"
+  export const RULES_PATH = AirPaths.DEPLOY_RULES
   export const DEFAULT_STEP_TIMEOUT_MS = 60_000
 
   const remotePath = z
@@ -169,7 +170,7 @@ export namespace DeployRules {
   }
 
   /** The deploy's ssh control sockets (DeploySsh.open): an authenticated way onto the targets, hidden like a key. */
-  export const SSH_DIR = join(".air", "local", "ssh")
+  export const SSH_DIR = AirPaths.SSH
 
   /**
    * Files a worker must never read: every target's identity file (the sandbox hides them; ~/.ssh is hidden

@@ -9,6 +9,7 @@ import { Worktrees } from "../git/worktree.ts"
 import { Fingerprint } from "./fingerprint.ts"
 import type { GateContext } from "./gate.ts"
 import { Finding } from "./schema.ts"
+import { AirPaths } from "../../core/air-paths"
 
 /**
  * Findings judged against the task's base: the same analyser on the same files at the commit the task
@@ -20,7 +21,7 @@ import { Finding } from "./schema.ts"
  * `.air/local/evidence/_baseline/<commit>/analysis/`, so each base file is analysed once per commit.
  */
 export namespace BaseFindings {
-  export const TREE_DIR = path.join(".air", "local", "base-tree")
+  export const TREE_DIR = AirPaths.BASE_TREE
 
   /** Runs the analyser in `dir` (the base tree) on `files`: its findings and log; undefined when it could not run. */
   export type Analyse = (dir: string, files: string[]) => Promise<{ findings: Finding[]; log: string } | undefined>
@@ -114,7 +115,7 @@ export namespace BaseFindings {
     files: readonly string[],
     analyse: Analyse,
   ): Promise<Finding[] | undefined> {
-    const dir = path.join(ctx.root, ".air", "local", "evidence", "_baseline", commit, "analysis")
+    const dir = AirPaths.evidence(ctx.root, "_baseline", commit, "analysis")
     const cacheFile = (file: string) => path.join(dir, `${tool}-${hash(`${file}\u0000${config}`)}.json`)
     const found: Finding[] = []
     const missing: string[] = []

@@ -21,6 +21,7 @@ import { BudgetExec } from "../jobs/exec.ts"
 import { RunJobs } from "../jobs/run-jobs.ts"
 import { SetupSteps } from "../../../knowledge/setup-steps.ts"
 import { machineFaultIn, onMachineFault } from "../../core/machine-fault.ts"
+import { AirPaths } from "../../core/air-paths"
 
 export const REPORT_FILE = "report.json"
 
@@ -198,7 +199,7 @@ export async function runGates(input: RunInput): Promise<GateReport> {
       summary: "the OS sandbox cannot start",
       message:
         `${ctx.label}: the gates run the task's own build and tests only inside the OS sandbox, and it cannot start here: ` +
-        `${sandboxCheck.message}. Install it, or allow running without it ("sandboxFallback": true in .air/shared/config.json).`,
+        `${sandboxCheck.message}. Install it, or allow running without it ("sandboxFallback": true in ${AirPaths.CONFIG}).`,
     })
 
   // The project's recorded environment fixes (.air/shared/rules/setup.json), before anything builds here.
@@ -333,7 +334,7 @@ function guarded(fs: EvidenceFs): EvidenceFs {
         throw new GateError(
           "EvidenceWriteFailed",
           `could not ${what} ${String(args[0])}: ${code ? `${code}: ` : ""}${(error as Error).message}. ` +
-            `The gates keep every log as evidence; free space or fix the permissions of .air/local/evidence, then run the gates again.`,
+            `The gates keep every log as evidence; free space or fix the permissions of ${AirPaths.EVIDENCE}, then run the gates again.`,
           { cause: error },
         )
       }

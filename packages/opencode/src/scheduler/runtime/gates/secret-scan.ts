@@ -3,6 +3,7 @@ import { join } from "node:path"
 import { lintSource } from "@secretlint/core"
 import { creator as recommended } from "@secretlint/secretlint-rule-preset-recommend"
 import { Glob } from "../glob/glob.ts"
+import { AirPaths } from "../../core/air-paths"
 
 /**
  * The secret scan a task's change passes before it may merge: secretlint's recommended rules (AWS, GCP,
@@ -11,7 +12,7 @@ import { Glob } from "../glob/glob.ts"
  * (`.air/shared/rules/secrets-allow.txt`) lets a team mark test fixtures as not secret.
  */
 export namespace SecretScan {
-  export const ALLOW_PATH = ".air/shared/rules/secrets-allow.txt"
+  export const ALLOW_PATH = AirPaths.SECRETS_ALLOW
   /** Files larger than this are not scanned (generated data, binaries that slipped through). */
   const MAX_BYTES = 2_000_000
 

@@ -13,6 +13,7 @@ import { UiCapture } from "../verify/ui-capture.ts"
 import { BaseFindings } from "./base-findings.ts"
 import type { Exec, GateContext } from "./gate.ts"
 import { formatRun } from "./text.ts"
+import { AirPaths } from "../../core/air-paths"
 
 /**
  * The before picture of a ui task (issue 37, item 2): the same spec captured on a build of the commit the task
@@ -77,7 +78,7 @@ export namespace UiBefore {
     await rm(dir, { recursive: true, force: true })
     const commit = await BaseFindings.baseCommit(ctx)
     if (!commit) return { note: `no before picture: the task has no merge-base with ${ctx.base}` }
-    const kept = path.join(ctx.root, ".air", "local", "evidence", "_baseline", commit, "ui", hash(JSON.stringify(spec)))
+    const kept = AirPaths.evidence(ctx.root, "_baseline", commit, "ui", hash(JSON.stringify(spec)))
     let done = await readKept(kept)
     if (!done) {
       done = await BaseFindings.withTree(ctx.root, commit, (tree) => buildAndCapture(ctx, spec, tree, kept))

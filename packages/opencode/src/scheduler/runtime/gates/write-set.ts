@@ -1,4 +1,5 @@
 import type { Gate, GateContext, GateOutcome, WriteSetEntry } from "./gate.ts"
+import { AirPaths } from "../../core/air-paths"
 
 /**
  * The write-set gate, as a pure function: a task's diff may change only the files its write-set lets it
@@ -15,7 +16,7 @@ export namespace WriteSetGate {
    * write-set names the file itself (not a folder or a pattern that happens to cover it), in a plan the
    * user confirmed.
    */
-  export const DEPLOY_RULES = ".air/shared/rules/deploy.json"
+  export const DEPLOY_RULES = AirPaths.DEPLOY_RULES
 
   export function deployRulesViolations(changed: readonly string[], writeSet: readonly Entry[] | undefined): Violation[] {
     if (!changed.map(normal).includes(DEPLOY_RULES)) return []

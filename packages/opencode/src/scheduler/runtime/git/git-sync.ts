@@ -3,6 +3,7 @@ import { join } from "node:path"
 import { Paths } from "../../../agent/paths"
 import { gitTry } from "./git"
 import { GitLayout } from "./git-layout"
+import { AirPaths } from "../../core/air-paths"
 
 /**
  * The task branch, kept by the Scheduler's code while the worker's commands run in the sandbox.
@@ -139,7 +140,7 @@ export namespace GitSync {
   export async function heal(worktree: string): Promise<Settled | undefined> {
     const project = Paths.projectOfWorktree(worktree)?.root
     if (!project) return undefined
-    const layout = GitLayout.of(worktree, join(project, ".air", "local", "sandbox"))
+    const layout = GitLayout.of(worktree, AirPaths.sandbox(project))
     return layout ? await settle(worktree, layout, branchOf(worktree)) : undefined
   }
 }

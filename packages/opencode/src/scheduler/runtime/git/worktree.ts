@@ -6,6 +6,7 @@ import { git, gitTry, gitYes, revParse } from "./git.ts"
 import { idProblem } from "../../core/names.ts"
 import { Submodules } from "./submodules.ts"
 import { GitSync } from "./git-sync.ts"
+import { AirPaths } from "../../core/air-paths"
 
 /**
  * Task worktrees: one git worktree per executor task, at `<root>/.air/local/worktrees/<task-id>` on branch
@@ -14,7 +15,7 @@ import { GitSync } from "./git-sync.ts"
  */
 export namespace Worktrees {
   /** Paths the Scheduler writes inside a repository, hidden through `.git/info/exclude` (never .gitignore). */
-  export const EXCLUDES = [".air/local/", ".air-build/"] as const
+  export const EXCLUDES = [`${AirPaths.LOCAL}/`, ".air-build/"] as const
 
   export interface Worktree {
     taskId: string
@@ -115,7 +116,7 @@ export namespace Worktrees {
   }
 
   export function worktreesDir(root: string): string {
-    return path.join(root, ".air", "local", "worktrees")
+    return AirPaths.worktrees(root)
   }
 
   export function pathFor(root: string, taskId: string): string {

@@ -4,6 +4,7 @@ import { z } from "zod"
 import { Strict } from "../../core/strict"
 import { Glob } from "../glob/glob.ts"
 import { LoggingLibraries } from "./libraries"
+import { AirPaths } from "../../core/air-paths"
 
 /**
  * The project's house rules: `.air/shared/rules/house.json`, committed with the project and written by
@@ -11,7 +12,7 @@ import { LoggingLibraries } from "./libraries"
  * code must not write through, the paths exempt). No file, no rule: nothing is refused or checked.
  */
 export namespace HouseRules {
-  export const RULES_PATH = ".air/shared/rules/house.json"
+  export const RULES_PATH = AirPaths.HOUSE_RULES
 
   /** Test sources log however they like: their output is the test runner's. */
   export const DEFAULT_EXEMPT = ["test/**", "tests/**", "**/test/**", "**/tests/**", "**/*_test.*", "**/*_tests.*", "**/test_*.*"] as const

@@ -22,6 +22,7 @@ import { Results } from "../results/index.ts"
 import { Selection } from "../results/selection.ts"
 import { ProgressWriter } from "../gates/progress.ts"
 import { GateProgress } from "../store/gate-progress.ts"
+import { AirPaths } from "../../core/air-paths"
 
 /**
  * The run's baseline (`runBaseline`): the integration head built and tested once per commit in a detached
@@ -68,7 +69,7 @@ export namespace Baseline {
   export const FILE = "baseline.json"
 
   export function evidenceDir(root: string, commit: string): string {
-    return path.join(root, ".air", "local", "evidence", "_baseline", commit)
+    return AirPaths.evidence(root, "_baseline", commit)
   }
 
   /** The record of `commit`, if one was written (a malformed one counts as none). */
@@ -132,7 +133,7 @@ export namespace Baseline {
       })
     }
     await Worktrees.ensureExcluded(top)
-    const worktree = path.join(top, ".air", "local", "baseline", `run-${commit.slice(0, 12)}`)
+    const worktree = AirPaths.baseline(top, `run-${commit.slice(0, 12)}`)
     await Worktrees.dropDetached(top, worktree)
     await git(top, ["worktree", "add", "--detach", worktree, commit])
     try {
@@ -185,7 +186,7 @@ export namespace Baseline {
     if (mode === "on")
       throw new Error(
         `the baseline runs the project's build and tests only inside the OS sandbox, and it cannot start here: ${check.message}. ` +
-          `Install it, or allow running without it ("sandboxFallback": true in .air/shared/config.json).`,
+          `Install it, or allow running without it ("sandboxFallback": true in ${AirPaths.CONFIG}).`,
       )
     return () => ({ exec: inner, note: `# without the OS sandbox (allowed by sandboxFallback): ${check.message}\n` })
   }

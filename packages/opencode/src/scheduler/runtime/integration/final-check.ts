@@ -14,6 +14,7 @@ import { RunJobs } from "../jobs/run-jobs"
 import { Results } from "../results/index.ts"
 import { ProgressWriter } from "../gates/progress.ts"
 import { GateProgress } from "../store/gate-progress.ts"
+import { AirPaths } from "../../core/air-paths"
 
 /**
  * After the last merge, the Scheduler builds and tests the integration branch itself: each task passed
@@ -24,7 +25,7 @@ export namespace FinalCheck {
   export type Result = { passed: boolean; summary: string; evidenceDir: string; commands: { command: string; code: number }[]; reused?: Results.Reused }
 
   export function dir(root: string): string {
-    return join(root, ".air", "local", "evidence", "_final")
+    return AirPaths.evidence(root, "_final")
   }
 
   type Exec = (
@@ -69,7 +70,7 @@ export namespace FinalCheck {
     if (check && !check.ok && mode === "on") {
       const result: Result = {
         passed: false,
-        summary: `the integration branch was not built: its build and tests run only inside the OS sandbox, which cannot start here: ${check.message}. Install it, or allow running without it ("sandboxFallback": true in .air/shared/config.json).`,
+        summary: `the integration branch was not built: its build and tests run only inside the OS sandbox, which cannot start here: ${check.message}. Install it, or allow running without it ("sandboxFallback": true in ${AirPaths.CONFIG}).`,
         evidenceDir: out,
         commands: [],
       }
@@ -77,7 +78,7 @@ export namespace FinalCheck {
       await writeFileAtomic(join(out, "result.json"), JSON.stringify(result, null, 2))
       return result
     }
-    const sandboxedExec: Exec = check?.ok ? SandboxExec.wrap(processExec, { root, worktree: root, network: Toolchain.networkFor(rules), readOnly: [join(root, ".air")] }) : processExec
+    const sandboxedExec: Exec = check?.ok ? SandboxExec.wrap(processExec, { root, worktree: root, network: Toolchain.networkFor(rules), readOnly: [AirPaths.air(root)] }) : processExec
     // The run's one job budget around the final check's commands.
     const exec: Exec = BudgetExec.wrap(sandboxedExec, RunJobs.of(root), "final check")
     if (check && !check.ok) log += `# without the OS sandbox (allowed by sandboxFallback): ${check.message}\n`
@@ -165,7 +166,7 @@ export namespace FinalCheck {
       return result
     }
     if (check && !check.ok && mode === "on") return finish(false, `the build for the deploy runs only inside the OS sandbox, which cannot start here: ${check.message}`)
-    const sandboxedExec: Exec = check?.ok ? SandboxExec.wrap(processExec, { root, worktree: root, network: Toolchain.networkFor(rules), readOnly: [join(root, ".air")] }) : processExec
+    const sandboxedExec: Exec = check?.ok ? SandboxExec.wrap(processExec, { root, worktree: root, network: Toolchain.networkFor(rules), readOnly: [AirPaths.air(root)] }) : processExec
     const exec: Exec = BudgetExec.wrap(sandboxedExec, RunJobs.of(root), "deploy build")
     for (const command of rules.build) {
       const r = await sh(exec, command, root, rules.timeoutMs, env)

@@ -1,9 +1,10 @@
 import type { MergeBuild } from "./merge-build.ts"
 import type { MergeError } from "./merge-errors.ts"
+import { AirPaths } from "../../core/air-paths"
 
 /** What the merge queue is asked and what it answers: its inputs, outcomes and the names it writes (lock, trailers). */
 
-export const LOCK_PATH = ".air/local/state/merge.lock"
+export const LOCK_PATH = AirPaths.MERGE_LOCK
 export const TASK_TRAILER = "Air-Task"
 export const REVERT_TRAILER = "Air-Reverts"
 export const BATCH_TRAILER = "Air-Batch"

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs"
-import { join } from "node:path"
 import { z } from "zod"
 import { ProcessIdentity } from "../store/process-identity.ts"
+import { AirPaths } from "../../core/air-paths"
 
 /**
  * `.air/local/state/jobs.json`: the run's job budget as the views see it (size, jobs in use, commands waiting,
@@ -27,7 +27,7 @@ export namespace JobsFile {
   export type Data = z.infer<typeof Schema>
 
   export function path(root: string): string {
-    return join(root, ".air", "local", "state", "jobs.json")
+    return AirPaths.state(root, "jobs.json")
   }
 
   /** The file, or undefined when absent or unreadable (a view shows nothing rather than failing). */

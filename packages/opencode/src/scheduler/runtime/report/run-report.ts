@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs"
 import { questionText } from "../../../text/question-text"
-import { join, relative } from "node:path"
+import { relative } from "node:path"
 import type { Question, SchedulerState } from "../../core/state"
 import { FinalCheck } from "../integration/final-check"
 import { Usage } from "../sessions/usage"
@@ -10,6 +10,7 @@ import { list, t, tOr, type Lang } from "../../../text/words"
 import { DeployLines } from "../../../text/deploy-lines"
 import { durationText } from "../../../text/duration"
 import { MoneyLines } from "../../../text/money-lines"
+import { AirPaths } from "../../core/air-paths"
 
 /** How a run looks to people and to CI: status lines, the end-of-run text, the JSON summary. */
 export namespace RunReport {
@@ -34,7 +35,7 @@ export namespace RunReport {
   }
 
   export function runInfo(root: string): { runId: string; integration: string; mainSessionID: string } | undefined {
-    const file = join(root, ".air", "local", "state", "run.json")
+    const file = AirPaths.state(root, "run.json")
     if (!existsSync(file)) return undefined
     try {
       return JSON.parse(readFileSync(file, "utf8"))
@@ -44,7 +45,7 @@ export namespace RunReport {
   }
 
   function evidenceOf(root: string, taskId: string): string[] {
-    const dir = join(root, ".air", "local", "evidence", taskId)
+    const dir = AirPaths.evidence(root, taskId)
     if (!existsSync(dir)) return []
     return [relative(root, dir)]
   }
@@ -68,7 +69,7 @@ export namespace RunReport {
       modelRequests: Usage.byAgent(root),
       spent: spentOf(state),
       money: MoneyLines.of(state),
-      evidenceRoot: ".air/local/evidence",
+      evidenceRoot: AirPaths.EVIDENCE,
       final: FinalCheck.read(root) ?? null,
       ...(state.deploy ? { deploy: DeployLines.of(state) } : {}),
     }

@@ -3,6 +3,7 @@ import { git } from "../git/git.ts"
 import { Glob } from "../glob/glob.ts"
 import { Toolchain } from "../toolchain/index.ts"
 import { ToolVersions } from "./versions.ts"
+import { AirPaths } from "../../core/air-paths"
 
 /**
  * The results key: a hash of everything that can change a build's or a test's outcome, and nothing else.
@@ -79,7 +80,7 @@ export namespace ResultKey {
     if (!settings.enabled) return { reason: "the results store is off (cache.results.enabled)" }
     const commit = (await git(where.dir, ["rev-parse", "HEAD^{commit}"])).trim()
     const status = await git(where.dir, ["status", "--porcelain", "-z", "--ignore-submodules=none"])
-    const ignored = ignoredBy([...settings.notInputs, ".air/**", `${Toolchain.BUILD_DIR}/**`, ...(where.rules.detected?.buildDir ? [`${where.rules.detected.buildDir}/**`] : [])])
+    const ignored = ignoredBy([...settings.notInputs, `${AirPaths.AIR}/**`, `${Toolchain.BUILD_DIR}/**`, ...(where.rules.detected?.buildDir ? [`${where.rules.detected.buildDir}/**`] : [])])
     const dirty = status
       .split("\0")
       .filter((entry) => entry.length > 3)
@@ -93,7 +94,7 @@ export namespace ResultKey {
   /** The tree listing of `commit` without `.air/` and `notInputs`, hashed. */
   export async function inputsHash(dir: string, commit: string, notInputs: readonly string[]): Promise<string> {
     const listing = await git(dir, ["ls-tree", "-r", "-z", "--full-tree", commit])
-    const ignored = ignoredBy([".air/**", ...notInputs])
+    const ignored = ignoredBy([`${AirPaths.AIR}/**`, ...notInputs])
     const kept = listing
       .split("\0")
       .filter((line) => line.length > 0)

@@ -7,6 +7,7 @@ import { Proc } from "../process"
 import { SandboxEnvironment } from "./environment"
 import { GitConfigCopy } from "./git-config"
 import { GitLayout } from "../git/git-layout"
+import { AirPaths } from "../../core/air-paths"
 
 /**
  * The OS sandbox around every shell command of the executor and the debugger, and around the gates'
@@ -177,7 +178,7 @@ export namespace Sandbox {
     // ccache inside must use the dir bound writable: its default there could differ (XDG_CACHE_HOME is not
     // passed in, so it fell back to the read-only ~/.cache and every compile failed — a Debugger's build too).
     if (cache && !env.CCACHE_DIR) env.CCACHE_DIR = cache
-    const stateDir = input.stateDir ?? (project ? join(project, ".air", "local", "sandbox") : undefined)
+    const stateDir = input.stateDir ?? (project ? AirPaths.sandbox(project) : undefined)
     const git = input.git !== false && stateDir ? GitLayout.of(worktree, stateDir) : undefined
     const writable = [...(input.writable ?? []).map((w) => resolve(w)), ...(cache ? [cache] : []), ...toolCaches(source)]
     const visible = [...new Set([project, home, git?.commonDir].filter((p): p is string => !!p))]
@@ -275,7 +276,7 @@ export namespace Sandbox {
   }
 
   /** Directories never searched for `.env` files: git's, dependencies, build output, the Scheduler's state. */
-  const SKIP = new Set([".git", "node_modules", ".air", ".air-build", "build", ".cache"])
+  const SKIP = new Set([".git", "node_modules", AirPaths.AIR, ".air-build", "build", ".cache"])
 
   /** `.env` files under `root` (a bounded walk: depth 6, 5000 directories). */
   export function envFiles(root: string): string[] {

@@ -6,6 +6,7 @@ import { Paths } from "../../../agent/paths"
 import { gitTry } from "../git/git"
 import { Sandbox } from "./sandbox"
 import { GitSync } from "../git/git-sync"
+import { AirPaths } from "../../core/air-paths"
 
 /**
  * A worker's bash call, run in the sandbox: the command line the engine's bash tool runs instead of the
@@ -28,7 +29,7 @@ export namespace SandboxShell {
   export function networkAllowed(project: string | undefined): boolean {
     if (!project) return false
     try {
-      const raw = JSON.parse(readFileSync(join(project, ".air", "shared", "rules", "toolchain.json"), "utf8"))
+      const raw = JSON.parse(readFileSync(join(project, AirPaths.TOOLCHAIN_RULES), "utf8"))
       return z.object({ network: z.boolean() }).safeParse(raw).data?.network === true
     } catch {
       return false
@@ -54,13 +55,13 @@ export namespace SandboxShell {
         message:
           `No command can run: the OS sandbox that confines a worker's commands cannot start here — ${check.message}. ` +
           `Nothing was run. Report this as a blocker (air_report); the user can install bubblewrap, or allow running ` +
-          `without the sandbox ("sandboxFallback": true in .air/shared/config.json).`,
+          `without the sandbox ("sandboxFallback": true in ${AirPaths.CONFIG}).`,
       }
     }
     const project = Paths.projectOfWorktree(input.worktree)?.root
     const policy = Sandbox.plan({ worktree: input.worktree, project, env: input.env, network: networkAllowed(project) })
     // Under the project's state, or the host's /tmp (which the sandbox replaces with its own): out of reach either way.
-    const dir = project ? join(project, ".air", "local", "sandbox", "calls") : join(tmpdir(), `aircoding-sandbox-${process.pid}`)
+    const dir = project ? AirPaths.sandbox(project, "calls") : join(tmpdir(), `aircoding-sandbox-${process.pid}`)
     mkdirSync(dir, { recursive: true })
     const argsFile = join(dir, `${input.key.replace(/[^\w.-]/g, "_")}.args`)
     if (policy.git) await GitSync.detach(input.worktree, policy.git)

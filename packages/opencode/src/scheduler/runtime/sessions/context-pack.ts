@@ -11,6 +11,7 @@ import type { OverflowCarry } from "./overflow-carry"
 import { UiSkill } from "./ui-skill"
 import { HouseRules } from "../house/rules"
 import { uiSkillRef } from "../../core/report.schema"
+import { AirPaths } from "../../core/air-paths"
 
 /**
  * The prompts the Scheduler's code writes for each session it starts. A worker gets everything it
@@ -20,8 +21,8 @@ import { uiSkillRef } from "../../core/report.schema"
  */
 export namespace ContextPack {
   export function adrText(root: string, id: string): string {
-    const file = join(root, ".air", "shared", "plan", "adr", `${id}.md`)
-    return existsSync(file) ? readFileSync(file, "utf8").trim() : `(${id} not found in .air/shared/plan/adr/)`
+    const file = AirPaths.adrs(root, `${id}.md`)
+    return existsSync(file) ? readFileSync(file, "utf8").trim() : `(${id} not found in ${AirPaths.ADRS}/)`
   }
 
   function taskBlock(root: string, task: TaskNode): string[] {
@@ -289,7 +290,7 @@ export namespace ContextPack {
       "",
       agent === "architect"
         ? [
-            `You decide before the user is asked. Read the task's evidence in .air/local/evidence/${taskId}/, the task graph and the ADRs.`,
+            `You decide before the user is asked. Read the task's evidence in ${AirPaths.EVIDENCE}/${taskId}/, the task graph and the ADRs.`,
             "When the plan is wrong (a missing dependency, a write-set that misses a file, an interface that does not exist), answer with air_delta instead of an option: the delta applies at once and the task runs again on the new plan.",
             "A decision the code must follow goes into an ADR (air_adr), then choose an option. Choose \"block\" only for what needs the user: it puts one precise question to them.",
           ].join("\n")
@@ -304,7 +305,7 @@ export namespace ContextPack {
       lines.push(
         `- ${t.id} · ${statusOf(t.id) ?? "pending"} · phase ${t.phase} · ${t.kind} · ${t.title} · ${t.writeSet.map((w) => `${w.path}(${w.action})`).join(", ") || "no files"}${t.adrRefs.length ? ` · ${t.adrRefs.join(", ")}` : ""}${t.deps.length ? ` · after ${t.deps.join(", ")}` : ""}`,
       )
-    const dir = join(root, ".air", "shared", "plan", "adr")
+    const dir = AirPaths.adrs(root)
     const adrs = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".md")).sort() : []
     lines.push("", "ADRs:")
     if (adrs.length === 0) lines.push("- (none)")

@@ -1,6 +1,6 @@
-import { join } from "node:path"
 import { z } from "zod"
 import { JsonLines } from "../store/jsonl"
+import { AirPaths } from "../../core/air-paths"
 
 /**
  * The guard's log, `.air/local/state/guard.jsonl`: the plugin appends every refusal and every piece of
@@ -9,7 +9,7 @@ import { JsonLines } from "../store/jsonl"
  */
 export namespace GuardLog {
   export function file(root: string): string {
-    return join(root, ".air", "local", "state", "guard.jsonl")
+    return AirPaths.state(root, "guard.jsonl")
   }
 
   const EvidenceLine = z.object({

@@ -4,6 +4,7 @@ import type { SchedulerState } from "../../core/state"
 import { Adrs } from "../adrs"
 import { writeFileAtomicSync } from "../store/atomic"
 import { PlanView } from "../../../text/plan-view"
+import { AirPaths } from "../../core/air-paths"
 
 /** What Main is given to show the user when a plan waits for them: the proposal and the decisions recorded with it. */
 export namespace Proposal {
@@ -28,7 +29,7 @@ export namespace PlanFiles {
   export const EVENTS: ReadonlySet<string> = new Set(["run.started", "plan.proposed", "graph.accepted", "delta.accepted", "milestone.reviewed", "adr.recorded", "adr.classified"])
 
   export function dir(root: string): string {
-    return join(root, ".air", "shared", "plan")
+    return AirPaths.plan(root)
   }
 
   /**

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { basename, join } from "node:path"
 import { Paths } from "../../../engine/paths"
 import { resolveLang, type Lang } from "../../../text/words"
+import { AirPaths } from "../../core/air-paths"
 
 /**
  * The UI design skill every ui task's sessions are told (issue 40): put into the first message by code, so no
@@ -11,7 +12,7 @@ import { resolveLang, type Lang } from "../../../text/words"
  */
 export namespace UiSkill {
   export const NAME = "ui-design"
-  export const PROJECT_DIR = ".air/shared/skills"
+  export const PROJECT_DIR = AirPaths.SKILLS
 
   export class Missing extends Error {
     readonly _tag = "UiSkillMissing"

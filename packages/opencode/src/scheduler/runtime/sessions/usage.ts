@@ -1,7 +1,7 @@
-import { join } from "node:path"
 import { JsonLines } from "../store/jsonl"
 import type { Ports } from "../ports"
 import { Queue } from "../store/serial"
+import { AirPaths } from "../../core/air-paths"
 
 /**
  * Model requests by agent, one line per request, recorded from the `chat.params` hook (which fires
@@ -10,7 +10,7 @@ import { Queue } from "../store/serial"
  */
 export namespace Usage {
   export function file(root: string): string {
-    return join(root, ".air", "local", "state", "requests.jsonl")
+    return AirPaths.state(root, "requests.jsonl")
   }
 
   export function record(root: string, agent: string, sessionID: string, at = new Date().toISOString()): void {

@@ -12,6 +12,7 @@ import { ToolVersions } from "../results/versions.ts"
 import { writeFileAtomic } from "../store/atomic.ts"
 import { Serial } from "../store/serial.ts"
 import { Toolchain } from "../toolchain/index.ts"
+import { AirPaths } from "../../core/air-paths"
 
 /**
  * A build slot (issue 38 item 1): a detached checkout at a fixed path, `.air/local/slots/<id>`, whose build
@@ -32,7 +33,7 @@ import { Toolchain } from "../toolchain/index.ts"
  */
 export namespace BuildSlot {
   export function dir(root: string): string {
-    return path.join(root, ".air", "local", "slots")
+    return AirPaths.slots(root)
   }
 
   const State = z

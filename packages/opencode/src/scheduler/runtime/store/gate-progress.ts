@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { z } from "zod"
 import { ProcessIdentity } from "./process-identity"
+import { AirPaths } from "../../core/air-paths"
 
 /**
  * A running gate's progress, for the views: the runtime writes one small file per task while a build or
@@ -39,7 +40,7 @@ export namespace GateProgress {
   export type Check = keyof typeof CHECK_IDS
 
   export function dir(root: string): string {
-    return join(root, ".air", "local", "state", "progress")
+    return AirPaths.state(root, "progress")
   }
 
   export function path(root: string, taskId: string): string {

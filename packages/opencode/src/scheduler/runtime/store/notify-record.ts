@@ -1,6 +1,6 @@
-import { join } from "node:path"
 import { z } from "zod"
 import { JsonLines } from "./jsonl"
+import { AirPaths } from "../../core/air-paths"
 
 /**
  * `.air/local/notify/sent.jsonl`: one line per notification the notifier finished with, sent or dropped. The
@@ -24,7 +24,7 @@ export namespace NotifyRecord {
   export type Line = z.infer<typeof Line>
 
   export function file(root: string): string {
-    return join(root, ".air", "local", "notify", "sent.jsonl")
+    return AirPaths.notifyRecord(root)
   }
 
   /** Every valid line, in order (a torn or foreign line is skipped: the worst case is one notification sent again). */

@@ -4,6 +4,7 @@ import { JsonLines } from "./jsonl"
 import { Event, type StoredEvent } from "../../core/event.schema"
 import { isRefused, transition } from "../../core/machine"
 import { initialState, SchedulerState } from "../../core/state"
+import { AirPaths } from "../../core/air-paths"
 
 /**
  * Read-only access to a run on disk, for the views (status, events, dashboard). The engine process owns
@@ -12,7 +13,7 @@ import { initialState, SchedulerState } from "../../core/state"
  */
 export namespace RunData {
   export function stateDir(root: string): string {
-    return join(root, ".air", "local", "state")
+    return AirPaths.state(root)
   }
   export function eventsFile(root: string): string {
     return join(stateDir(root), "events.jsonl")
@@ -21,7 +22,7 @@ export namespace RunData {
     return join(stateDir(root), "scheduler-state.json")
   }
   export function evidenceRoot(root: string): string {
-    return join(root, ".air", "local", "evidence")
+    return AirPaths.evidence(root)
   }
 
   /** One line of the log as a view sees it: the event, and whether the machine applied it. */

@@ -13,6 +13,7 @@ import { Strict } from "../../core/strict"
 import { RulesFingerprint } from "./rules-fingerprint"
 import { JsonLines } from "./jsonl"
 import { RunHolder } from "./run-holder"
+import { AirPaths } from "../../core/air-paths"
 
 type AppendResult = { state: SchedulerState; commands: Command[]; seq: number } | { refused: string }
 
@@ -73,9 +74,9 @@ export class Store {
   }
 
   static async open(airRoot: string, options: StoreOptions = {}): Promise<Store> {
-    const dir = join(airRoot, "local", "state")
+    const dir = AirPaths.stateIn(airRoot)
     fs.mkdirSync(dir, { recursive: true })
-    ignoreLocal(join(airRoot, "local"))
+    ignoreLocal(AirPaths.localIn(airRoot))
     const settings: Required<Omit<StoreOptions, "runHolder">> = { snapshotEvery: options.snapshotEvery ?? 200, lockTimeoutMs: options.lockTimeoutMs ?? 5_000, verify: options.verify ?? "envelope" }
     const lock = await acquireLock(RunHolder.lockPath(dir), {
       timeoutMs: settings.lockTimeoutMs,

@@ -1,6 +1,6 @@
-import { join } from "node:path"
 import { z } from "zod"
 import { JsonLines } from "./jsonl"
+import { AirPaths } from "../../core/air-paths"
 
 /**
  * `.air/local/trace/sent.jsonl`: one line per export of a run's trace, sent or dropped (an unreachable endpoint, a
@@ -24,7 +24,7 @@ export namespace TraceRecord {
   export type Line = z.infer<typeof Line>
 
   export function file(root: string): string {
-    return join(root, ".air", "local", "trace", "sent.jsonl")
+    return AirPaths.traceRecord(root)
   }
 
   export function append(root: string, line: Line): void {

@@ -1,6 +1,7 @@
 import { z } from "zod"
 import { Areas } from "./areas.ts"
 import { Farm } from "./farm.ts"
+import { AirPaths } from "../../core/air-paths"
 
 /**
  * The schemas of `.air/shared/rules/toolchain.json` and what a reading of them gives (`Resolved`). A file of
@@ -8,7 +9,7 @@ import { Farm } from "./farm.ts"
  * held them the two imported each other (issue 42 item 1). `Toolchain` (index.ts) re-exports them.
  */
 export namespace ToolchainSchema {
-  export const RULES_PATH = ".air/shared/rules/toolchain.json"
+  export const RULES_PATH = AirPaths.TOOLCHAIN_RULES
   /** The build directory of detected CMake projects, inside each worktree and excluded from git. */
   export const BUILD_DIR = ".air-build"
   export const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000
@@ -85,7 +86,7 @@ export namespace ToolchainSchema {
   export const CacheRules = z
     .object({
       tool: z.enum(["auto", "ccache", "sccache", "none"]).default("auto"),
-      dir: z.string().min(1).default(".air/local/ccache").describe("the cache directory (ccache's cache_dir / SCCACHE_DIR)"),
+      dir: z.string().min(1).default(AirPaths.CCACHE).describe("the cache directory (ccache's cache_dir / SCCACHE_DIR)"),
       maxSize: z.string().regex(/^\d+(\.\d+)?[KMGT]?i?B?$/i).default("5G").describe("size limit, e.g. 5G"),
       remoteStorage: z
         .string()
@@ -115,7 +116,7 @@ export namespace ToolchainSchema {
   export const ResultsRules = z
     .object({
       enabled: z.boolean().default(true).describe("false: every build and test runs, nothing is recorded"),
-      dir: z.string().min(1).default(".air/local/results").describe("the local store, relative to the project root"),
+      dir: z.string().min(1).default(AirPaths.RESULTS).describe("the local store, relative to the project root"),
       maxSize: z.string().regex(/^\d+(\.\d+)?[KMGT]?i?B?$/i).default("1G").describe("size limit of the local store; the oldest entries go first"),
       remote: z
         .string()
@@ -194,7 +195,7 @@ export namespace ToolchainSchema {
       }),
       timeoutMs: z.number().int().positive().default(DEFAULT_TIMEOUT_MS).describe("per command"),
       network: z.boolean().default(false).describe("true lets sandboxed commands (workers' shells, gates) reach the network"),
-      cache: CacheRules.default({ tool: "auto", dir: ".air/local/ccache", maxSize: "5G" }),
+      cache: CacheRules.default({ tool: "auto", dir: AirPaths.CCACHE, maxSize: "5G" }),
       farm: Farm.Rules.optional().describe("a distcc build farm the compiles go through, behind the compiler cache: { tool, hosts: [{ host, port, slots }] }"),
       detected: Detected.optional(),
       baseline: Baseline.optional(),

@@ -11,6 +11,7 @@ import { RunData } from "../store/run-data"
 import { TraceRecord } from "../store/trace-record"
 import { TraceSpans } from "./spans"
 import { TraceConfig } from "./config"
+import { AirPaths } from "../../core/air-paths"
 
 /**
  * Sends a run's trace, derived from its log (TraceSpans), with the OpenTelemetry SDK's OTLP/HTTP exporters. The
@@ -29,7 +30,7 @@ export namespace TraceExport {
     return { eventsFile: RunData.eventsFile(root), evidenceRoot: RunData.evidenceRoot(root) }
   }
   export function archivedRun(root: string, runId: string): Source {
-    const dir = join(root, ".air", "local", "archive", runId)
+    const dir = AirPaths.archive(root, runId)
     return { eventsFile: join(dir, "state", "events.jsonl"), evidenceRoot: join(dir, "evidence") }
   }
 
