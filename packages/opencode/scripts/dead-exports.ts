@@ -16,7 +16,7 @@ export const PUBLIC: readonly string[] = [
   // The default exports the engine loads (src/plugin.ts by package.json `exports`, src/tui/plugin.tsx by the TUI
   // config) are never listed: a default export is skipped.
   // The interpreter's ports: the seams a test implements to replace an effect (issue 42, item 2), named by their type.
-  ...["Sessions", "Gates", "Merge", "Worktrees", "FinalCheck", "Baseline", "Fs", "Clock"].map((port) => `src/scheduler/runtime/ports.ts:${port}Port`),
+  ...["Sessions", "Gates", "Merge", "Worktrees", "FinalCheck", "Baseline", "Fs", "Clock", "Adrs", "Knowledge", "HelperTrees"].map((port) => `src/scheduler/runtime/ports.ts:${port}Port`),
 ]
 
 const SEARCHED = ["src", "test", "bench", "scripts", "bin", "scenarios", "engine-config"]
