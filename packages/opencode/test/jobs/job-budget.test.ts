@@ -66,6 +66,25 @@ describe("the job budget", () => {
     expect(budget.snapshot()).toMatchObject({ inUse: 0, waiting: 0, peakInUse: 3 })
   })
 
+  test("the merge queue's command goes first: ahead of the gates' waiters, and with its whole share at once", async () => {
+    const budget = new JobBudget({ size: 3, ...calm })
+    const held = [await budget.acquire(2, "task A build"), await budget.acquire(1, "task B build")]
+    const order: string[] = []
+    const wait = (want: number, label: string, first = false) => budget.acquire(want, label, undefined, first).then((lease) => (order.push(`${label}:${lease.jobs}`), lease))
+    const gate = wait(2, "task C build")
+    const merge = wait(2, "merge build", true)
+    held[1]!.release()
+    await new Promise((r) => setTimeout(r, 20))
+    // One job is free: a gate would take it, the merge build waits for its two, and nobody overtakes it meanwhile.
+    expect(order).toEqual([])
+    held[0]!.release()
+    const [m, g] = [await merge, await gate]
+    expect(order).toEqual(["merge build:2", "task C build:1"])
+    m.release()
+    g.release()
+    expect(budget.snapshot()).toMatchObject({ inUse: 0, waiting: 0 })
+  })
+
   test("while ours run, a free slot waits while memory is short, and starts once it is back", async () => {
     let availableMb = 100
     const budget = new JobBudget({ size: 2, probe: () => ({ availableMb, load1: 0, cores: 2 }), pollMs: 10 })

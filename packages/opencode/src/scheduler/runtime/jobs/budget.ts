@@ -10,6 +10,10 @@ import { Pressure } from "./pressure.ts"
  * cores (a test starting a thread per core) and some of ours run (up to `maxPressureWaitMs`); with none of ours
  * running, the next command starts at once. The other users' load does not hold our commands back
  * (Pressure.reason): waiting would not lower it.
+ *
+ * The merge queue's commands go first (`first`): the queue lands one batch at a time, so every task behind it
+ * waits while a merge build waits, and a task's gates, which run several at once, can wait instead. Queued
+ * behind eight tasks' builds, a merge build waited for its jobs and ran with one (bench twenty_tasks).
  */
 export class JobBudget {
   readonly size: number
@@ -46,10 +50,14 @@ export class JobBudget {
     return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : os.availableParallelism() + 1
   }
 
-  /** Waits for a share of 1…`want` jobs (`"all"`: the whole budget, nothing else of ours running). */
-  acquire(want: number | "all", label: string, signal?: AbortSignal): Promise<JobBudget.Lease> {
+  /**
+   * Waits for a share of 1…`want` jobs (`"all"`: the whole budget, nothing else of ours running); `first`: ahead of
+   * every waiter that is not `first` and behind those that are, and waiting for `want` jobs free at once (at most the
+   * budget), not a share of what is free.
+   */
+  acquire(want: number | "all", label: string, signal?: AbortSignal, first = false): Promise<JobBudget.Lease> {
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = { want, label, since: Date.now(), resolve, reject }
+      const waiter: Waiter = { want, label, since: Date.now(), first, resolve, reject }
       if (signal) {
         if (signal.aborted) return reject(signal.reason ?? new Error("aborted"))
         signal.addEventListener("abort", () => {
@@ -60,14 +68,16 @@ export class JobBudget {
           this.pump()
         }, { once: true })
       }
-      this.queue.push(waiter)
+      const overtaken = first ? this.queue.findIndex((w) => !w.first) : -1
+      if (overtaken >= 0) this.queue.splice(overtaken, 0, waiter)
+      else this.queue.push(waiter)
       this.pump()
     })
   }
 
   /** Runs `work` with a share; the share goes back on every path. */
-  async with<T>(want: number | "all", label: string, work: (jobs: number) => Promise<T>, signal?: AbortSignal): Promise<T> {
-    const lease = await this.acquire(want, label, signal)
+  async with<T>(want: number | "all", label: string, work: (jobs: number) => Promise<T>, signal?: AbortSignal, first = false): Promise<T> {
+    const lease = await this.acquire(want, label, signal, first)
     try {
       return await work(lease.jobs)
     } finally {
@@ -95,7 +105,9 @@ export class JobBudget {
     while (this.queue.length > 0) {
       const head = this.queue[0]!
       const free = this.size - this.inUse
-      if (head.want === "all" ? this.inUse > 0 : free < 1) break
+      // A `first` waiter takes its whole share at once (up to the budget): the serial path is worth a job left idle a moment.
+      const needs = head.want === "all" ? this.size : head.first ? Math.min(head.want, this.size) : 1
+      if (head.want === "all" ? this.inUse > 0 : free < needs) break
       const reading = this.probe()
       this.peakLoad = Math.max(this.peakLoad, reading.load1)
       const pressed = Pressure.reason(reading, this.limits)
@@ -134,6 +146,7 @@ interface Waiter {
   want: number | "all"
   label: string
   since: number
+  first: boolean
   resolve: (lease: JobBudget.Lease) => void
   reject: (error: unknown) => void
 }
