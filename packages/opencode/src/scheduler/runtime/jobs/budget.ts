@@ -51,13 +51,17 @@ export class JobBudget {
   }
 
   /**
-   * Waits for a share of 1…`want` jobs (`"all"`: the whole budget, nothing else of ours running); `first`: ahead of
-   * every waiter that is not `first` and behind those that are, and waiting for `want` jobs free at once (at most the
-   * budget), not a share of what is free.
+   * Waits for a share of 1…`want` jobs (`"all"`: the whole budget, nothing else of ours running). Waiters are served
+   * by `place`: `first` ones (the merge queue's) before the others, each waiting for `want` jobs free at once (at most
+   * the budget) rather than a share of what is free; then by `order` (default: now, so first come first served). A
+   * gate run gives every command the time it started, so its configure, build and tests keep the place its first
+   * command took instead of going behind every other gate's commands each time (eight tasks gating at once: each of a
+   * task's commands waited for all the others'). No waiter that is not `first` overtakes a request for all of it.
    */
-  acquire(want: number | "all", label: string, signal?: AbortSignal, first = false): Promise<JobBudget.Lease> {
+  acquire(want: number | "all", label: string, signal?: AbortSignal, place: JobBudget.Place = {}): Promise<JobBudget.Lease> {
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = { want, label, since: Date.now(), first, resolve, reject }
+      const now = Date.now()
+      const waiter: Waiter = { want, label, since: now, first: place.first === true, order: place.order ?? now, resolve, reject }
       if (signal) {
         if (signal.aborted) return reject(signal.reason ?? new Error("aborted"))
         signal.addEventListener("abort", () => {
@@ -68,16 +72,18 @@ export class JobBudget {
           this.pump()
         }, { once: true })
       }
-      const overtaken = first ? this.queue.findIndex((w) => !w.first) : -1
-      if (overtaken >= 0) this.queue.splice(overtaken, 0, waiter)
+      const barrier = waiter.first ? -1 : this.queue.findLastIndex((w) => w.want === "all")
+      const ahead = (w: Waiter) => (waiter.first !== w.first ? waiter.first : waiter.order < w.order)
+      const at = this.queue.findIndex((w, i) => i > barrier && ahead(w))
+      if (at >= 0) this.queue.splice(at, 0, waiter)
       else this.queue.push(waiter)
       this.pump()
     })
   }
 
   /** Runs `work` with a share; the share goes back on every path. */
-  async with<T>(want: number | "all", label: string, work: (jobs: number) => Promise<T>, signal?: AbortSignal, first = false): Promise<T> {
-    const lease = await this.acquire(want, label, signal, first)
+  async with<T>(want: number | "all", label: string, work: (jobs: number) => Promise<T>, signal?: AbortSignal, place: JobBudget.Place = {}): Promise<T> {
+    const lease = await this.acquire(want, label, signal, place)
     try {
       return await work(lease.jobs)
     } finally {
@@ -147,6 +153,7 @@ interface Waiter {
   label: string
   since: number
   first: boolean
+  order: number
   resolve: (lease: JobBudget.Lease) => void
   reject: (error: unknown) => void
 }
@@ -158,6 +165,11 @@ interface Holder {
 }
 
 export namespace JobBudget {
+  /** Where a request queues (`acquire`). */
+  export interface Place {
+    first?: boolean
+    order?: number
+  }
   export interface Options {
     size?: number
     limits?: Partial<Pressure.Limits>

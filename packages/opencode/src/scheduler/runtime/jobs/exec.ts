@@ -13,9 +13,8 @@ import { Farm } from "../toolchain/farm.ts"
  * reach no verdict (`ToolCrashed`) and a person is asked.
  */
 export namespace BudgetExec {
-  /** `first`: the merge queue's commands, served before the gates' (JobBudget.acquire). */
-  export function wrap(inner: Exec, budget: JobBudget, label: string, lane: { first?: boolean } = {}): Exec {
-    const first = lane.first === true
+  /** `place`: where its commands queue (JobBudget.acquire): the merge queue's first, a gate run's in the order it started. */
+  export function wrap(inner: Exec, budget: JobBudget, label: string, place: JobBudget.Place = {}): Exec {
     return async (command, args, options) => {
       const shell = options.shell && args.length === 0
       if (options.probe) return run(inner, command, args, options, shell, 1, budget.size)
@@ -29,7 +28,7 @@ export namespace BudgetExec {
           return jobs === want ? result : { ...result, output: `# ${jobs} of the ${want} jobs asked for (the run's job budget is ${budget.size})\n${result.output}` }
         },
         options.signal,
-        first,
+        place,
       )
       if (!killedForMemory(result)) return result
       const again = await budget.with("all", `${label} (alone after a kill): ${command}`, () => run(inner, command, args, options, shell, 1, budget.size), options.signal)
