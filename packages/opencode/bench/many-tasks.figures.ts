@@ -11,7 +11,8 @@
  * - hundred_tasks_merges_per_min, hundred_tasks_engine_peak_rss_mb (the engine process, sampled every second; goal
  *   ≤ 1 GiB), hundred_tasks_engine_cpu_share (the engine's CPU seconds over the wall, the Scheduler included).
  * - hundred_tasks_vs_rebuild_ratio: the wall with slots over the wall without (goal ≤ 0.5).
- * Each run prints where its test gates' time went (test-steps.json, gates/step-times.ts). AIR_BENCH_SLOTS_ONLY=1 skips the
+ * Each run prints where its test gates' time went (test-steps.json, gates/step-times.ts) and what its builds did
+ * (compiles and links per task and per merge build, orchestration.timeline.ts buildWork). AIR_BENCH_SLOTS_ONLY=1 skips the
  * run without slots. The twenty_tasks_* figures are the same with 20 tasks. AIR_BENCH_SKIP_MANY_TASKS=1 leaves both out of
  * `bun run bench` (the hundred costs two runs of several minutes each on two cores).
  */
@@ -21,7 +22,7 @@ import { Proc } from "../src/scheduler/runtime/process"
 import { aircodingBin, bunBinary, makeSandbox, type Sandbox } from "../test/support/sandbox"
 import { withFinalReview } from "../test/support/final-review"
 import { median, registerFigure } from "./figures"
-import { gateSteps, readEvents } from "./orchestration.timeline"
+import { buildWork, gateSteps, readEvents } from "./orchestration.timeline"
 
 const CONCURRENCY = 8
 const START = 20
@@ -186,6 +187,7 @@ async function runOnce(sandbox: Sandbox, tasks: number, slots: boolean): Promise
   const run = { wallS, gateS, mergesPerMin: tasks / (wallS / 60), peakRssMb: Math.round(peakKb / 1024), cpuShare: ticks / 100 / wallS }
   process.stderr.write(`  [many tasks]   wall ${wallS.toFixed(0)} s, gates first10 ${median(gateS.slice(0, 10)).toFixed(1)} s, last10 ${median(gateS.slice(-10)).toFixed(1)} s, engine peak ${run.peakRssMb} MB\n`)
   process.stderr.write(`  [many tasks]   ${gateSteps(dir, "test")}\n`)
+  process.stderr.write(`  [many tasks]   ${buildWork(dir)}\n`)
   return run
 }
 

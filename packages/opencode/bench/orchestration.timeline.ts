@@ -168,3 +168,36 @@ export function gateSteps(dir: string, gate: string): string {
   const parts = [...byStep].map(([step, all]) => `${step} ${Math.round(median(all.ms))} (wait ${Math.round(median(all.wait))})`)
   return `${gate} gate ${Math.round(median(totals))} ms over ${totals.length} task(s): ${parts.join(", ")}`
 }
+
+/**
+ * What the builds of a run did (Ninja's lines in each build.log): per task's first gate run the median compiles and
+ * links and the median run time of its configure and build commands, then the merge builds' (a task's `merge-<n>/`
+ * and a batch's `_merge/<ids>.<n>/`). A slot's build of a one-file change still links every test binary that links
+ * the library it changed: this line says how much of a build that is.
+ */
+export function buildWork(dir: string): string {
+  const evidence = join(dir, ".air", "local", "evidence")
+  if (!existsSync(evidence)) return "no evidence"
+  const read = (log: string) => {
+    const text = readFileSync(log, "utf8")
+    const runs = [...text.matchAll(/# exit \d+ after ([\d.]+) s/g)].map((m) => Number(m[1]))
+    return { compiles: (text.match(/Building \w+ object/g) ?? []).length, links: (text.match(/Linking \w+ (executable|shared|static)/g) ?? []).length, runs }
+  }
+  const tasks: ReturnType<typeof read>[] = []
+  const merges: (ReturnType<typeof read> & { ms: number })[] = []
+  for (const task of readdirSync(evidence, { withFileTypes: true })) {
+    if (!task.isDirectory()) continue
+    const first = join(evidence, task.name, "attempt-1", "build.log")
+    if (existsSync(first)) tasks.push(read(first))
+    for (const entry of readdirSync(join(evidence, task.name))) {
+      const at = join(evidence, task.name, entry)
+      if (!(entry.startsWith("merge-") || task.name === "_merge") || !existsSync(join(at, "result.json")) || !existsSync(join(at, "build.log"))) continue
+      const result = JSON.parse(readFileSync(join(at, "result.json"), "utf8")) as { ms?: number }
+      merges.push({ ...read(join(at, "build.log")), ms: result.ms ?? Number.NaN })
+    }
+  }
+  const m = (xs: number[]) => median(xs.filter((x) => !Number.isNaN(x)))
+  const line = (rows: ReturnType<typeof read>[]) =>
+    `median ${m(rows.map((r) => r.compiles))} compiles, ${m(rows.map((r) => r.links))} links; configure ${m(rows.map((r) => r.runs[0] ?? Number.NaN)).toFixed(1)} s, build ${m(rows.map((r) => r.runs[1] ?? Number.NaN)).toFixed(1)} s (their processes' own time)`
+  return `build gates of ${tasks.length} task(s): ${line(tasks)}; ${merges.length} merge build(s): ${line(merges)}, ${(m(merges.map((r) => r.ms)) / 1000).toFixed(1)} s with their tests`
+}

@@ -66,6 +66,49 @@ describe("the job budget", () => {
     expect(budget.snapshot()).toMatchObject({ inUse: 0, waiting: 0, peakInUse: 3 })
   })
 
+  test("the merge queue's command goes first: ahead of the gates' waiters, and with its whole share at once", async () => {
+    const budget = new JobBudget({ size: 3, ...calm })
+    const held = [await budget.acquire(2, "task A build"), await budget.acquire(1, "task B build")]
+    const order: string[] = []
+    const wait = (want: number, label: string, first = false) => budget.acquire(want, label, undefined, { first }).then((lease) => (order.push(`${label}:${lease.jobs}`), lease))
+    const gate = wait(2, "task C build")
+    const merge = wait(2, "merge build", true)
+    held[1]!.release()
+    await new Promise((r) => setTimeout(r, 20))
+    // One job is free: a gate would take it, the merge build waits for its two, and nobody overtakes it meanwhile.
+    expect(order).toEqual([])
+    held[0]!.release()
+    const [m, g] = [await merge, await gate]
+    expect(order).toEqual(["merge build:2", "task C build:1"])
+    m.release()
+    g.release()
+    expect(budget.snapshot()).toMatchObject({ inUse: 0, waiting: 0 })
+  })
+
+  test("a gate run's next command keeps the place of its start: ahead of gate runs that started later, never of a request for all", async () => {
+    const budget = new JobBudget({ size: 1, ...calm })
+    const served: string[] = []
+    const wait = (label: string, place: { order?: number }, want: number | "all" = 1) => budget.acquire(want, label, undefined, place).then((lease) => (served.push(label), lease))
+    const configureA = await wait("A configure", { order: 100 })
+    const configureB = wait("B configure", { order: 200 })
+    const configureC = wait("C configure", { order: 300 })
+    configureA.release()
+    const b = await configureB
+    // A's build, asked for after B's and C's configures, goes before C's: A's gates started first.
+    const buildA = wait("A build", { order: 100 })
+    b.release()
+    const a = await buildA
+    expect(served).toEqual(["A configure", "B configure", "A build"])
+    // A retry that needs the whole budget is not overtaken, not even by a gate run that started before it.
+    const alone = wait("retry alone", {}, "all")
+    const testA = wait("A test", { order: 100 })
+    a.release()
+    ;(await configureC).release()
+    ;(await alone).release()
+    ;(await testA).release()
+    expect(served).toEqual(["A configure", "B configure", "A build", "C configure", "retry alone", "A test"])
+  })
+
   test("while ours run, a free slot waits while memory is short, and starts once it is back", async () => {
     let availableMb = 100
     const budget = new JobBudget({ size: 2, probe: () => ({ availableMb, load1: 0, cores: 2 }), pollMs: 10 })

@@ -122,12 +122,15 @@ export async function runGates(input: RunInput): Promise<GateReport> {
   const sandboxMode = input.sandbox ?? SandboxExec.modeOf(input.root)
   const sandboxCheck = sandboxMode === "off" ? undefined : Sandbox.check()
   const sandboxed = sandboxCheck?.ok === true
-  // The run's one job budget around everything the gates run (the sandbox inside it), writable only in `tree`.
+  // The run's one job budget around everything the gates run (the sandbox inside it), writable only in `tree`; every
+  // command queues at the place of this gate run's start, so a task's build and tests follow its configure.
+  const startedAt = Date.now()
   const execIn = (tree: string): Exec =>
     BudgetExec.wrap(
       sandboxed ? SandboxExec.wrap(input.exec ?? processExec, { root: input.root, worktree: tree, network: Toolchain.networkFor(resolved.rules) }) : (input.exec ?? processExec),
       RunJobs.of(input.root),
       `task ${input.taskId}`,
+      { order: startedAt },
     )
   const work: Tree = { path: input.worktree, exec: execIn(input.worktree) }
   let tree = work

@@ -170,8 +170,8 @@ export namespace MergeBuild {
       inheritedTests: [],
       ...(options.baseline ? { baseline: options.baseline } : {}),
       ...(options.exec ? {} : { sandboxed }),
-      // The run's one job budget around the merge build's commands.
-      exec: BudgetExec.wrap(exec, RunJobs.of(top), label),
+      // The run's one job budget around the merge build's commands, ahead of the gates': every task waits for the queue.
+      exec: BudgetExec.wrap(exec, RunJobs.of(top), label, { first: true }),
       async write(name, data) {
         const file = path.join(evidenceDir, name)
         await writeFile(file, data)

@@ -10,6 +10,10 @@ import { Pressure } from "./pressure.ts"
  * cores (a test starting a thread per core) and some of ours run (up to `maxPressureWaitMs`); with none of ours
  * running, the next command starts at once. The other users' load does not hold our commands back
  * (Pressure.reason): waiting would not lower it.
+ *
+ * The merge queue's commands go first (`first`): the queue lands one batch at a time, so every task behind it
+ * waits while a merge build waits, and a task's gates, which run several at once, can wait instead. Queued
+ * behind eight tasks' builds, a merge build waited for its jobs and ran with one (bench twenty_tasks).
  */
 export class JobBudget {
   readonly size: number
@@ -46,10 +50,18 @@ export class JobBudget {
     return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : os.availableParallelism() + 1
   }
 
-  /** Waits for a share of 1…`want` jobs (`"all"`: the whole budget, nothing else of ours running). */
-  acquire(want: number | "all", label: string, signal?: AbortSignal): Promise<JobBudget.Lease> {
+  /**
+   * Waits for a share of 1…`want` jobs (`"all"`: the whole budget, nothing else of ours running). Waiters are served
+   * by `place`: `first` ones (the merge queue's) before the others, each waiting for `want` jobs free at once (at most
+   * the budget) rather than a share of what is free; then by `order` (default: now, so first come first served). A
+   * gate run gives every command the time it started, so its configure, build and tests keep the place its first
+   * command took instead of going behind every other gate's commands each time (eight tasks gating at once: each of a
+   * task's commands waited for all the others'). No waiter that is not `first` overtakes a request for all of it.
+   */
+  acquire(want: number | "all", label: string, signal?: AbortSignal, place: JobBudget.Place = {}): Promise<JobBudget.Lease> {
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = { want, label, since: Date.now(), resolve, reject }
+      const now = Date.now()
+      const waiter: Waiter = { want, label, since: now, first: place.first === true, order: place.order ?? now, resolve, reject }
       if (signal) {
         if (signal.aborted) return reject(signal.reason ?? new Error("aborted"))
         signal.addEventListener("abort", () => {
@@ -60,14 +72,18 @@ export class JobBudget {
           this.pump()
         }, { once: true })
       }
-      this.queue.push(waiter)
+      const barrier = waiter.first ? -1 : this.queue.findLastIndex((w) => w.want === "all")
+      const ahead = (w: Waiter) => (waiter.first !== w.first ? waiter.first : waiter.order < w.order)
+      const at = this.queue.findIndex((w, i) => i > barrier && ahead(w))
+      if (at >= 0) this.queue.splice(at, 0, waiter)
+      else this.queue.push(waiter)
       this.pump()
     })
   }
 
   /** Runs `work` with a share; the share goes back on every path. */
-  async with<T>(want: number | "all", label: string, work: (jobs: number) => Promise<T>, signal?: AbortSignal): Promise<T> {
-    const lease = await this.acquire(want, label, signal)
+  async with<T>(want: number | "all", label: string, work: (jobs: number) => Promise<T>, signal?: AbortSignal, place: JobBudget.Place = {}): Promise<T> {
+    const lease = await this.acquire(want, label, signal, place)
     try {
       return await work(lease.jobs)
     } finally {
@@ -95,7 +111,9 @@ export class JobBudget {
     while (this.queue.length > 0) {
       const head = this.queue[0]!
       const free = this.size - this.inUse
-      if (head.want === "all" ? this.inUse > 0 : free < 1) break
+      // A `first` waiter takes its whole share at once (up to the budget): the serial path is worth a job left idle a moment.
+      const needs = head.want === "all" ? this.size : head.first ? Math.min(head.want, this.size) : 1
+      if (head.want === "all" ? this.inUse > 0 : free < needs) break
       const reading = this.probe()
       this.peakLoad = Math.max(this.peakLoad, reading.load1)
       const pressed = Pressure.reason(reading, this.limits)
@@ -134,6 +152,8 @@ interface Waiter {
   want: number | "all"
   label: string
   since: number
+  first: boolean
+  order: number
   resolve: (lease: JobBudget.Lease) => void
   reject: (error: unknown) => void
 }
@@ -145,6 +165,11 @@ interface Holder {
 }
 
 export namespace JobBudget {
+  /** Where a request queues (`acquire`). */
+  export interface Place {
+    first?: boolean
+    order?: number
+  }
   export interface Options {
     size?: number
     limits?: Partial<Pressure.Limits>

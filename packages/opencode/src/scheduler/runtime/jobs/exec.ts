@@ -13,12 +13,13 @@ import { Farm } from "../toolchain/farm.ts"
  * reach no verdict (`ToolCrashed`) and a person is asked.
  */
 export namespace BudgetExec {
-  export function wrap(inner: Exec, budget: JobBudget, label: string): Exec {
+  /** `place`: where its commands queue (JobBudget.acquire): the merge queue's first, a gate run's in the order it started. */
+  export function wrap(inner: Exec, budget: JobBudget, label: string, place: JobBudget.Place = {}): Exec {
     return async (command, args, options) => {
       const shell = options.shell && args.length === 0
       if (options.probe) return run(inner, command, args, options, shell, 1, budget.size)
       const want = shell ? CommandJobs.wanted(command, budget.size) : 1
-      const first = await budget.with(
+      const result = await budget.with(
         want,
         `${label}: ${command}`,
         async (jobs) => {
@@ -27,8 +28,9 @@ export namespace BudgetExec {
           return jobs === want ? result : { ...result, output: `# ${jobs} of the ${want} jobs asked for (the run's job budget is ${budget.size})\n${result.output}` }
         },
         options.signal,
+        place,
       )
-      if (!killedForMemory(first)) return first
+      if (!killedForMemory(result)) return result
       const again = await budget.with("all", `${label} (alone after a kill): ${command}`, () => run(inner, command, args, options, shell, 1, budget.size), options.signal)
       const note = `# killed by the kernel (out of memory?) while running with other jobs; run again alone with 1 job\n`
       if (!killedForMemory(again)) return { ...again, output: note + again.output }
