@@ -44,7 +44,8 @@ export const SOAK_FILES: readonly string[] = [
   // The README's headless flow with the shipped demo.json: plan, a change, the revised plan, yes (62 s);
   // the demo's own run and the dialog's confirmation stay in the suite.
   "packages/opencode/test/e2e/demo-paths.test.ts",
-  // Traces sent to a real OTLP/HTTP receiver, re-sent, and dropped at a closed port (49 s).
+  // Traces sent to a real OTLP/HTTP receiver, re-sent, and dropped at a closed port (49 s), and a third run with
+  // AIRCODING_OTEL_ENGINE=1 (866 s for the three on a machine at load 29: not a figure for an idle one).
   "packages/opencode/test/e2e/traces.test.ts",
   // SIGKILL of the whole run at random moments, resumed again and again (137 s); status-after-kill's single
   // kill and the suite's interrupted-attempt file keep the resume path in the suite.

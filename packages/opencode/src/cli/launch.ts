@@ -6,6 +6,8 @@ import { Roles } from "../agent"
 import { Preflight } from "../scheduler/runtime/preflight"
 import { CommandLine } from "./command-line"
 import { LaunchError, UsageError, Ui } from "./ui"
+import { TraceConfig } from "../scheduler/runtime/trace/config"
+import { EngineRelay } from "../scheduler/runtime/trace/engine-relay"
 
 /** Everything a command needs before it starts the engine in a project directory. */
 export namespace Launch {
@@ -41,14 +43,17 @@ export namespace Launch {
       if (!existsSync(scenario)) throw new UsageError(`scenario not found: ${scenario}`)
       model = await startScriptedModel({ scenario, logPath: process.env.AIRCODING_SCRIPTED_LOG })
     }
+    // The engine's spans go to our relay, which keeps those of the run (its model calls and tools) for our export.
+    const relay = TraceConfig.relayed(process.env) ? await EngineRelay.start(dir) : undefined
     const env = LaunchConfig.environment({
       overlay: model ? opencodeProviderConfig(model.url, undefined, model.price) : undefined,
       offline: Boolean(model),
       // Workers commit with git themselves: with no identity on the machine they get AirCoding's.
-      extra: { ...(await Preflight.identityEnv(dir)), ...opts.extra },
+      extra: { ...(await Preflight.identityEnv(dir)), ...(relay ? TraceConfig.relayEnvironment(relay.endpoint, process.env) : {}), ...opts.extra },
     })
     const close = async () => {
       await model?.close()
+      await relay?.close()
     }
     const verified = await verify(dir, env)
     if (!verified.ok) {

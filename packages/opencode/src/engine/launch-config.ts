@@ -61,8 +61,9 @@ export namespace LaunchConfig {
     opts: Options & { offline?: boolean; extra?: Record<string, string> } = {},
     base: NodeJS.ProcessEnv = process.env,
   ): NodeJS.ProcessEnv {
-    // The engine's own OpenTelemetry export is its plumbing (database, config, plugin triggers: megabytes a run), not
-    // the run: off unless AIRCODING_OTEL_ENGINE=1. AirCoding's trace of the run is sent by the CLI (runtime/trace).
+    // The engine's own OpenTelemetry export is mostly its plumbing (database, config, plugin triggers: megabytes a
+    // run): it never gets the user's OTEL_* (unless AIRCODING_OTEL_ENGINE=1); the launcher points it at our relay
+    // (Launch.prepare, trace/engine-relay.ts), and the CLI sends the run's trace with what the relay kept.
     const env: NodeJS.ProcessEnv = TraceConfig.engineEnvironment({ ...base })
     env.OPENCODE_CONFIG_CONTENT = JSON.stringify(build(opts, base))
     env.OPENCODE_DISABLE_AUTOUPDATE = "1"

@@ -1,7 +1,9 @@
+import { cpSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { NotifyRecord } from "../../src/scheduler/runtime/store/notify-record"
+import { Notifier } from "../../src/scheduler/runtime/notify/notifier"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
 import { planningArchitect, runScenario, trivialProject, type RunResult } from "../support/runs"
 
@@ -9,7 +11,9 @@ import { planningArchitect, runScenario, trivialProject, type RunResult } from "
  * A headless run with the real engine and the scripted model whose task spends its request budget
  * (AIRCODING_TASK_REQUESTS=3): the machine blocks it and asks the user, the run exits 2 — and the webhook the
  * project's config.json names (a receiver of this test on 127.0.0.1) got the question with the command that
- * answers it, before `aircoding run` exited.
+ * answers it, before `aircoding run` exited. In Chinese: the same run's project, copied with `language: "zh-CN"` and
+ * no record of what was sent, and the launcher's notifier started on it (as `aircoding run --resume` would start
+ * it, without a second run of the engine): the webhook gets the waiting question in Chinese with its command.
  */
 const requirement = "Write the notes."
 const tasks = [{ id: "T-1", title: "Write the notes", kind: "docs", writeSet: [{ path: "notes.md", action: "create" }], doneWhen: "notes.md exists" }]
@@ -73,5 +77,26 @@ describe("a question of a live run reaches the webhook", () => {
     const record = NotifyRecord.read(project)
     expect(record.every((l) => l.outcome === "sent")).toBe(true)
     expect(JSON.stringify(record)).not.toContain("SECRET")
+  })
+})
+
+describe("the same question in Chinese (language zh-CN)", () => {
+  test("the webhook gets it in the run's language, with the command that answers it", async () => {
+    const zh = `${project}-zh`
+    cpSync(project, zh, { recursive: true })
+    rmSync(NotifyRecord.file(zh), { force: true })
+    const configFile = `${zh}/.air/shared/config.json`
+    writeFileSync(configFile, JSON.stringify({ ...JSON.parse(readFileSync(configFile, "utf8")), language: "zh-CN" }))
+    const before = got.length
+    const resume = `aircoding run ${zh} --resume`
+    const notifier = Notifier.start(zh, { interactive: false, resumeCommand: resume })
+    expect(notifier).toBeDefined()
+    await notifier!.close()
+    const question = got.slice(before).find((b) => b.event === "question")
+    expect(question, JSON.stringify(got.slice(before))).toBeDefined()
+    const id = question.key.split(":question:")[1]
+    expect(question.text).toContain(`正在等待你回答 ${id}`)
+    expect(question.text).toContain(`回答方式：${resume} --answer '${id}: `)
+    expect(NotifyRecord.read(zh).map((l) => l.outcome)).toEqual(["sent"])
   })
 })

@@ -13,8 +13,10 @@ import { commitStep, passingReviewer, planningArchitect, runScenario, submitting
  * this test (http/json, on 127.0.0.1): T-1's executor writes a word the test gate refuses, the gate run fails, the
  * Debugger fixes it, the second gate run passes, the task merges. The receiver gets one trace: the run at its root,
  * the task under its phase, both attempts, the failed gate run with ERROR and the gate's reason, the sessions with
- * their roles. None of the engine's own spans arrive (its export is off by default). `aircoding traces export`
- * sends the same ids again; to a closed port it drops them, bounded, and records the drop.
+ * their roles. The engine's spans of each prompt arrive in the same trace, its model calls (`LLM.run`) and tools
+ * (`Tool.execute`) under the session span that prompted them, and none of its plumbing (`sql.execute`,
+ * `Plugin.*`, `Config.*`: our relay drops them) unless AIRCODING_OTEL_ENGINE=1. `aircoding traces export` sends
+ * the same ids again; to a closed port it drops them, bounded, and records the drop.
  */
 const requirement = "Write the release notes."
 const tasks = [{ id: "T-1", title: "Write the release notes", kind: "test", writeSet: [{ path: "notes.md", action: "create" }], doneWhen: "notes.md exists and the notes check passes" }]
@@ -61,6 +63,9 @@ const scenario = {
 type Received = { path: string; headers: IncomingHttpHeaders; body: any }
 type Span = { traceId: string; spanId: string; parentSpanId?: string; name: string; attributes: { key: string; value: Record<string, unknown> }[]; status?: { code?: number; message?: string } }
 
+/** The engine's plumbing, as the pinned engine names it (EngineSpans keeps none of it). */
+const PLUMBING = /^(sql\.execute|Plugin\.|Config\.|InstanceStore\.|Npm\.|FileSystem\.)/
+
 let sandbox: Sandbox
 let server: Server
 let endpoint: string
@@ -81,9 +86,9 @@ const attr = (s: Span, key: string) => {
 const spansOf = (bodies: Received[]) => bodies.flatMap((b) => (b.body.resourceSpans ?? []).flatMap((rs: any) => rs.scopeSpans.flatMap((ss: any) => ss.spans as Span[])))
 const serviceNames = (bodies: Received[]) =>
   bodies.flatMap((b) => (b.body.resourceSpans ?? []).map((rs: any) => rs.resource?.attributes?.find((a: any) => a.key === "service.name")?.value?.stringValue))
-
-beforeAll(async () => {
-  server = createServer((req, res) => {
+/** The receiver's server: every body it got, parsed when JSON. */
+const receiver = (into: Received[]) =>
+  createServer((req, res) => {
     let text = ""
     req.on("data", (c) => (text += c))
     req.on("end", () => {
@@ -91,11 +96,14 @@ beforeAll(async () => {
       try {
         body = JSON.parse(text)
       } catch {}
-      got.push({ path: req.url ?? "", headers: req.headers, body })
+      into.push({ path: req.url ?? "", headers: req.headers, body })
       res.setHeader("content-type", "application/json")
       res.end("{}")
     })
   })
+
+beforeAll(async () => {
+  server = receiver(got)
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   sandbox = makeSandbox("air-traces-")
@@ -116,13 +124,14 @@ describe("a run's trace over OTLP/HTTP", () => {
     expect(r.events.filter((e) => e.type === "gates.failed").map((e) => e.gate)).toEqual(["test"])
   })
 
-  test("the receiver got one trace, on /v1/traces with the headers, from service aircoding only (not the engine's plumbing)", () => {
+  test("the receiver got one trace, on /v1/traces with the headers, from aircoding and the engine, with none of the engine's plumbing or logs", () => {
     expect(got.length, JSON.stringify(got.map((g) => g.path))).toBeGreaterThan(0)
     for (const g of got) {
       expect(g.path).toBe("/v1/traces")
       expect(g.headers.authorization).toBe("Bearer T0KEN")
     }
-    expect(new Set(serviceNames(got))).toEqual(new Set(["aircoding"]))
+    expect(new Set(serviceNames(got))).toEqual(new Set(["aircoding", "opencode"]))
+    expect(spansOf(got).filter((s) => PLUMBING.test(s.name)).map((s) => s.name)).toEqual([])
     const resource = got[0]!.body.resourceSpans[0].resource.attributes
     expect(resource).toContainEqual({ key: "deployment.environment", value: { stringValue: "ci" } })
     const spans = spansOf(got)
@@ -164,6 +173,30 @@ describe("a run's trace over OTLP/HTTP", () => {
     expect(sessions.every((s) => Number(attr(s, "aircoding.requests")) > 0)).toBe(true)
     expect(spans.some((s) => attr(s, "aircoding.span") === "merge" && s.parentSpanId === task.spanId && attr(s, "aircoding.outcome") === "merged")).toBe(true)
     expect(spans.some((s) => attr(s, "aircoding.span") === "finalCheck")).toBe(true)
+  })
+
+  test("the engine's model calls and tools hang under the session span that prompted them, without content", () => {
+    const spans = spansOf(got)
+    const byId = new Map(spans.map((s) => [s.spanId, s]))
+    const sessionOf = (s: Span): Span | undefined => {
+      for (let at: Span | undefined = s; at; at = at.parentSpanId ? byId.get(at.parentSpanId) : undefined) if (attr(at, "aircoding.span") === "session") return at
+      return undefined
+    }
+    const calls = spans.filter((s) => s.name === "LLM.run")
+    expect(calls.length).toBeGreaterThan(0)
+    const roles = new Set(calls.map((s) => sessionOf(s)).flatMap((s) => (s ? [attr(s, "aircoding.role")] : [])))
+    expect(roles).toEqual(new Set(["executor", "debugger", "reviewer"]))
+    // The request that carried the prompt is the engine's span right under ours.
+    const executor = spans.find((s) => attr(s, "aircoding.span") === "session" && attr(s, "aircoding.role") === "executor")!
+    expect(spans.filter((s) => s.parentSpanId === executor.spanId).map((s) => s.name)).toContain("http.server POST")
+    const tools = spans.filter((s) => s.name === "Tool.execute" && sessionOf(s) === executor).map((s) => attr(s, "tool.name"))
+    expect(tools).toEqual(expect.arrayContaining(["write", "bash", "air_report"]))
+    // The engine's spans (ours carry aircoding.span): the debugger's edit quoted the file, the prompts the task;
+    // nothing of either leaves the machine.
+    const engine: Span[] = spans.filter((s: Span) => attr(s, "aircoding.span") === undefined)
+    expect(engine.length).toBeGreaterThan(calls.length)
+    expect(JSON.stringify(engine)).not.toMatch(/BAD notes|Good notes|Task T-1:/)
+    expect(engine.flatMap((s) => s.attributes.map((a) => a.key)).filter((k) => /^http\.request\.header\.|^db\.|^exception\.message/.test(k))).toEqual([])
   })
 
   test("traces export sends the same trace again, with the same ids", async () => {
@@ -232,5 +265,42 @@ describe("an unreachable endpoint (a closed port) during a run", () => {
     const metrics = await Prometheus.exposition(new RunMetrics.Source(quiet).figures())
     expect(metrics).toContain(`aircoding_trace_spans_dropped_total ${record[0]!.spans}`)
     expect(metrics).toContain("aircoding_trace_spans_exported_total 0")
+  })
+})
+
+describe("AIRCODING_OTEL_ENGINE=1: all of the engine's spans, straight to the endpoint", () => {
+  const all: Received[] = []
+  let direct: Server
+  let e: RunResult
+  beforeAll(async () => {
+    direct = receiver(all)
+    await new Promise<void>((resolve) => direct.listen(0, "127.0.0.1", resolve))
+    const project = trivialProject(sandbox, { "README.md": "# Notes\n" }, {}, "engine")
+    const docs = [{ id: "T-1", title: "Write the notes", kind: "docs", writeSet: [{ path: "notes.md", action: "create" }], doneWhen: "notes.md exists" }]
+    const oneTask = {
+      name: "traces-engine",
+      scripts: [submittingMain("Write the notes."), planningArchitect("One task.", docs), { agent: "executor", match: "^Task T-1:", steps: writeAndReport("notes.md", "Notes\n", "notes") }, passingReviewer],
+    }
+    const url = `http://127.0.0.1:${(direct.address() as AddressInfo).port}`
+    e = await runScenario(sandbox, project, oneTask, { input: "Write the notes.", env: { ...otelEnv(), OTEL_EXPORTER_OTLP_ENDPOINT: url, AIRCODING_OTEL_ENGINE: "1" }, name: "engine" })
+  }, 600_000)
+  afterAll(async () => {
+    direct?.closeAllConnections()
+    await new Promise<void>((resolve) => (direct ? direct.close(() => resolve()) : resolve()))
+  })
+
+  test("the plumbing and the logs arrive, and the model calls still hang under the run's sessions", () => {
+    expect(e.code, e.stderr.slice(-3000)).toBe(0)
+    const spans = spansOf(all)
+    expect(spans.some((s) => s.name === "sql.execute")).toBe(true)
+    expect(spans.some((s) => s.name.startsWith("Plugin."))).toBe(true)
+    expect(all.some((g) => g.path === "/v1/logs")).toBe(true)
+    const byId = new Map(spans.map((s) => [s.spanId, s]))
+    const executor = spans.find((s) => attr(s, "aircoding.span") === "session" && attr(s, "aircoding.role") === "executor")!
+    const underExecutor = spans.filter((s) => {
+      for (let at: Span | undefined = s; at; at = at.parentSpanId ? byId.get(at.parentSpanId) : undefined) if (at === executor) return true
+      return false
+    })
+    expect(underExecutor.map((s) => s.name)).toContain("LLM.run")
   })
 })

@@ -34,7 +34,8 @@ export namespace AirPaths {
   export const SSH = `${LOCAL}/ssh`
   export const CCACHE = `${LOCAL}/ccache`
   export const RESULTS = `${LOCAL}/results`
-  export const TRACE_RECORD = `${LOCAL}/trace/sent.jsonl`
+  const TRACE = `${LOCAL}/trace`
+  export const TRACE_RECORD = `${TRACE}/sent.jsonl`
   const NOTIFY_RECORD = `${LOCAL}/notify/sent.jsonl`
 
   // Under .air/shared: what the project commits.
@@ -77,6 +78,8 @@ export namespace AirPaths {
   export const adrAccepted = (root: string, file: string) => join(root, LOCAL, "adr-accepted", file)
   export const notifyRecord = (root: string) => join(root, NOTIFY_RECORD)
   export const traceRecord = (root: string) => join(root, TRACE_RECORD)
+  /** The traces' folder: the exports' record and the engine spans the relay kept, per trace. */
+  export const trace = (root: string, ...under: string[]) => join(root, TRACE, ...under)
 
   export const config = (root: string) => join(root, CONFIG)
   export const shared = (root: string) => join(root, SHARED)

@@ -16,7 +16,7 @@ import { Supervisor } from "./sessions/supervisor"
 import { Clock } from "./sessions/clock"
 import { Interpreter } from "./interpreter"
 import { resume } from "./recovery"
-import { realPorts, type Applied, type EventInput } from "./ports"
+import { realPorts, traceparentOf, type Applied, type EventInput } from "./ports"
 import { interpreterPorts, type InterpreterPorts } from "./interpreter-ports"
 import type { SchedulerState } from "../core/state"
 import { sweepStaleProgress } from "./gates/progress"
@@ -86,7 +86,14 @@ class OrchestratorImpl {
       () => this.inbox.take(),
       async (id, text) => {
         // Synthetic: Main reads the news, the TUI does not show it as if the user had typed it (Main relays it).
-        const res = await client.session.promptAsync({ path: { id }, query: { directory: root }, body: { agent: "main", parts: [{ type: "text", text, synthetic: true }] } })
+        // Main's turn on the news hangs under the run's span in the trace (the header: TraceSpans.traceparent).
+        const traceparent = traceparentOf(this.store?.state, id)
+        const res = await client.session.promptAsync({
+          path: { id },
+          query: { directory: root },
+          body: { agent: "main", parts: [{ type: "text", text, synthetic: true }] },
+          ...(traceparent ? { headers: { traceparent } } : {}),
+        })
         // The client answers an HTTP error with `error`, not a throw: the wake must know the news did not go.
         if (res.error) throw new Error(`the engine refused the wake of ${id}: ${JSON.stringify(res.error)}`)
       },

@@ -21,6 +21,7 @@ import { BaseFindings } from "./gates/base-findings"
 import { MergeBuild } from "./integration/merge-build"
 import { BuildSlot } from "./slots/build-slot.ts"
 import { RepairPatterns } from "../../knowledge/patterns"
+import { TraceSpans } from "./trace/spans"
 
 /** An event before the runtime stamps its time. */
 export type EventInput = Event extends infer E ? (E extends Event ? Omit<E, "at"> & { at?: string } : never) : never
@@ -148,10 +149,15 @@ export function realPorts(root: string, client: Client, inbox: Inbox, log: LogPo
     root,
     inbox,
     log,
-    sessions: rateLimitedSessions(client, runLimiter(root, log), (notice) => {
-      const state = log.state()
-      if (state?.runId) void log.apply(retryingEvent(notice, state))
-    }),
+    sessions: rateLimitedSessions(
+      client,
+      runLimiter(root, log),
+      (notice) => {
+        const state = log.state()
+        if (state?.runId) void log.apply(retryingEvent(notice, state))
+      },
+      (id) => traceparentOf(log.state(), id),
+    ),
     gates: { run: Gates.run, farmDegraded: farmDegradedEvent },
     merge: { mergeBatch: MergeQueue.mergeBatch, revert: MergeQueue.revert, verify: MergeBuild.verify, recordGated: gatedRecorder(git) },
     worktrees: {
@@ -248,12 +254,27 @@ export function retryingEvent(notice: RetryNotice, state: SchedulerState): Event
 }
 
 /**
+ * The `traceparent` a prompt to session `id` carries (none before a run began): a task's current worker or reviewer
+ * has a span of its own in the run's trace (TraceSpans.derive opens one for each), any other session hangs under the run.
+ */
+export function traceparentOf(state: SchedulerState | undefined, id: string): string | undefined {
+  if (!state?.runId) return undefined
+  const ofTask = state.tasks.some((t) => t.sessionId === id || t.reviewSessionId === id)
+  return TraceSpans.traceparent(state.runId, ofTask ? id : undefined)
+}
+
+/**
  * The engine's sessions behind the run's limiter: a new session and every prompt (a nudge, an answer) wait
  * until new model calls are allowed; each session's retries are watched, and one retried past the bound is
  * given up on with the class of its error. Any other retry is told to `onRetrying` (a 429 is the limiter's
  * own news: the run's pause), so a wait the engine keeps in silence shows where the user looks.
  */
-export function rateLimitedSessions(client: Client, limiter: () => RateLimiter, onRetrying: (notice: RetryNotice) => void = () => {}): SessionsPort {
+export function rateLimitedSessions(
+  client: Client,
+  limiter: () => RateLimiter,
+  onRetrying: (notice: RetryNotice) => void = () => {},
+  traceparent: (sessionId: string) => string | undefined = () => undefined,
+): SessionsPort {
   const watch = (id: string, agent: string): ChildSessions.RetryWatch => ({
     onRetry(status) {
       const verdict = limiter().onRetry(id, status)
@@ -271,7 +292,7 @@ export function rateLimitedSessions(client: Client, limiter: () => RateLimiter, 
     },
     async prompt(id, text, images) {
       await limiter().acquire()
-      return ChildSessions.prompt(client, id, text, Date.now(), images)
+      return ChildSessions.prompt(client, id, text, Date.now(), images, traceparent(id))
     },
     takesImages: (agent, directory) => ModelInput.takesImages(client, agent, directory),
     adopt(spec, onOutcome) {

@@ -96,7 +96,14 @@ export namespace ChildSessions {
    * Sends one more prompt to a session the Scheduler already owns (e.g. "you ended without a report"); `images`
    * go as file parts after the text (the caller sends them only to a model that takes images: ModelInput).
    */
-  export async function prompt(client: Client, sessionID: string, text: string, now = Date.now(), images: readonly ModelInput.Image[] = []): Promise<void> {
+  export async function prompt(
+    client: Client,
+    sessionID: string,
+    text: string,
+    now = Date.now(),
+    images: readonly ModelInput.Image[] = [],
+    traceparent?: string,
+  ): Promise<void> {
     const w = watched.get(sessionID)
     if (!w) throw new Error(`session ${sessionID} is not one of the Scheduler's`)
     w.busy = true
@@ -106,6 +113,8 @@ export namespace ChildSessions {
       path: { id: sessionID },
       query: { directory: w.directory },
       body: { agent: w.agent, parts: [{ type: "text", text }, ...ModelInput.parts(images)] },
+      // The engine's spans of this prompt (its model calls, its tools) hang under the session's span: TraceSpans.traceparent.
+      ...(traceparent ? { headers: { traceparent } } : {}),
     })
     if (res.error) throw new Error(`prompt to session ${sessionID} refused: ${JSON.stringify(res.error)}`)
   }

@@ -23,8 +23,22 @@ export namespace TraceRecord {
     .strict()
   export type Line = z.infer<typeof Line>
 
+  /** `.air/local/trace/`: the exports' record and the engine's spans of each run. */
+  export function dir(root: string): string {
+    return AirPaths.trace(root)
+  }
+
   export function file(root: string): string {
     return AirPaths.traceRecord(root)
+  }
+
+  /**
+   * `.air/local/trace/engine/<trace-id>.jsonl`: the engine's spans of a run's trace that the relay kept (one per line,
+   * with the engine's resource), so `aircoding traces export` sends them again; by trace id, which a run keeps when
+   * it is resumed or archived. They may hold content the export strips (trace/engine-spans.ts): they stay here.
+   */
+  export function engineFile(root: string, traceId: string): string {
+    return AirPaths.trace(root, "engine", `${traceId}.jsonl`)
   }
 
   export function append(root: string, line: Line): void {

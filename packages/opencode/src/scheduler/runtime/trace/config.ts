@@ -44,11 +44,27 @@ export namespace TraceConfig {
   }
 
   /**
-   * The engine's own export (its database, config and plugin spans: megabytes of plumbing per run) is off unless
-   * `AIRCODING_OTEL_ENGINE=1`: the engine child gets no OTEL_* variable then.
+   * The engine's own export (its database, config and plugin spans: megabytes of plumbing per run) never goes to the
+   * user's endpoint as it is: the engine child gets no OTEL_* variable of the user's, and when a trace is exported
+   * its endpoint is our relay (`relayEnvironment`). `AIRCODING_OTEL_ENGINE=1` passes the user's variables through:
+   * every engine span, and its logs, straight to the user's endpoint.
    */
   export function engineEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
     if (env.AIRCODING_OTEL_ENGINE === "1") return env
     return Object.fromEntries(Object.entries(env).filter(([key]) => !key.startsWith("OTEL_")))
+  }
+
+  /** Whether the engine's spans go through our relay (trace/engine-relay.ts): a trace is exported, and not all of the engine's. */
+  export function relayed(env: NodeJS.ProcessEnv): boolean {
+    return typeof fromEnv(env) === "object" && env.AIRCODING_OTEL_ENGINE !== "1"
+  }
+
+  /** The engine's variables for the relay at `endpoint`: JSON bodies (the relay reads them), the user's resource attributes. */
+  export function relayEnvironment(endpoint: string, env: NodeJS.ProcessEnv): Record<string, string> {
+    return {
+      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      ...(env.OTEL_RESOURCE_ATTRIBUTES ? { OTEL_RESOURCE_ATTRIBUTES: env.OTEL_RESOURCE_ATTRIBUTES } : {}),
+    }
   }
 }

@@ -1,4 +1,4 @@
-import { ROOT_CONTEXT, SpanStatusCode, TraceFlags, trace as otelTrace } from "@opentelemetry/api"
+import { ROOT_CONTEXT, SpanStatusCode, TraceFlags, trace as otelTrace, type AttributeValue, type Attributes, type HrTime, type SpanKind } from "@opentelemetry/api"
 import { OTLPTraceExporter as JsonExporter } from "@opentelemetry/exporter-trace-otlp-http"
 import { OTLPTraceExporter as ProtoExporter } from "@opentelemetry/exporter-trace-otlp-proto"
 import { detectResources, envDetector, resourceFromAttributes } from "@opentelemetry/resources"
@@ -12,13 +12,16 @@ import { TraceRecord } from "../store/trace-record"
 import { TraceSpans } from "./spans"
 import { TraceConfig } from "./config"
 import { AirPaths } from "../../core/air-paths"
+import { EngineSpans } from "./engine-spans"
 
 /**
  * Sends a run's trace, derived from its log (TraceSpans), with the OpenTelemetry SDK's OTLP/HTTP exporters. The
  * spans are made by the SDK's tracer, their ids given by an id generator that hands out the derived ones, and sent
  * in one bounded export: an unreachable endpoint costs at most the timeout, and the spans it could not take are
- * recorded as dropped (TraceRecord), never retried into the run's time. Runs outside the Scheduler's step: the CLI
- * calls it when the run's process ends, and `aircoding traces export` for a finished or archived run.
+ * recorded as dropped (TraceRecord), never retried into the run's time. The engine's spans of the trace that our
+ * relay kept (EngineRelay, stored by trace id) go in the same send, with the engine's resource and ids. Runs outside
+ * the Scheduler's step: the CLI calls it when the run's process ends, and `aircoding traces export` for a finished or
+ * archived run.
  */
 export namespace TraceExport {
   export type Outcome = { sent: boolean; spans: number; traceId: string; reason?: string; ms: number }
@@ -92,6 +95,65 @@ export namespace TraceExport {
     return collect.spans
   }
 
+  /** The engine's kept spans of the trace (EngineRelay), when the relay stored any. */
+  export function engineEntries(root: string, traceId: string): EngineSpans.Entry[] {
+    return JsonLines.readValid(TraceRecord.engineFile(root, traceId), EngineSpans.Entry)
+  }
+
+  const valueOf = (v: unknown): AttributeValue | undefined => {
+    if (!v || typeof v !== "object") return undefined
+    const o = v as Record<string, unknown>
+    if (typeof o.stringValue === "string") return o.stringValue
+    if (typeof o.boolValue === "boolean") return o.boolValue
+    if (o.intValue !== undefined) return Number(o.intValue)
+    if (o.doubleValue !== undefined) return Number(o.doubleValue)
+    if (o.arrayValue || o.kvlistValue) return JSON.stringify(o.arrayValue ?? o.kvlistValue)
+    return undefined
+  }
+  const attributesOf = (kvs: readonly EngineSpans.KeyValue[] | undefined): Attributes => {
+    const out: Attributes = {}
+    for (const kv of kvs ?? []) {
+      const v = valueOf(kv.value)
+      if (v !== undefined) out[kv.key] = v
+    }
+    return out
+  }
+  const hr = (nanos: string | number): HrTime => {
+    const n = BigInt(nanos)
+    return [Number(n / 1_000_000_000n), Number(n % 1_000_000_000n)]
+  }
+
+  /**
+   * The engine's spans as the SDK's ReadableSpans, with the engine's resource and ids as it sent them (its ids, our
+   * trace id), stripped of content unless `content` (AIRCODING_OTEL_CONTENT=1).
+   */
+  export function engineReadable(entries: readonly EngineSpans.Entry[], content: boolean): ReadableSpan[] {
+    const ids = new DerivedIds()
+    const collect = new Collect()
+    const providers = new Map<string, BasicTracerProvider>()
+    for (const entry of entries) {
+      const span = content ? entry.span : EngineSpans.strip(entry.span)
+      const key = JSON.stringify(entry.resource)
+      let provider = providers.get(key)
+      if (!provider) {
+        provider = new BasicTracerProvider({ resource: resourceFromAttributes(attributesOf(entry.resource)), idGenerator: ids, spanProcessors: [collect] })
+        providers.set(key, provider)
+      }
+      ids.next = { traceId: span.traceId, spanId: span.spanId }
+      const parent = span.parentSpanId
+        ? otelTrace.setSpanContext(ROOT_CONTEXT, { traceId: span.traceId, spanId: span.parentSpanId, traceFlags: TraceFlags.SAMPLED, isRemote: false })
+        : ROOT_CONTEXT
+      // OTLP numbers kinds from 1 (internal), the API from 0.
+      const kind = Math.max(0, (span.kind ?? 1) - 1) as SpanKind
+      const s = provider.getTracer(entry.scope || "opencode").startSpan(span.name, { kind, startTime: hr(span.startTimeUnixNano), attributes: attributesOf(span.attributes) }, parent)
+      for (const e of span.events ?? []) s.addEvent(e.name, attributesOf(e.attributes), e.timeUnixNano !== undefined ? hr(e.timeUnixNano) : undefined)
+      if (span.status?.code === 2) s.setStatus({ code: SpanStatusCode.ERROR, message: span.status.message ?? "" })
+      else if (span.status?.code === 1) s.setStatus({ code: SpanStatusCode.OK })
+      s.end(hr(span.endTimeUnixNano))
+    }
+    return collect.spans
+  }
+
   function exporterOf(config: TraceConfig.Config): SpanExporter {
     const options = { url: config.url, timeoutMillis: config.timeoutMs }
     return config.protocol === "http/json" ? new JsonExporter(options) : new ProtoExporter(options)
@@ -108,8 +170,9 @@ export namespace TraceExport {
     })
 
   /**
-   * Exports the run's trace once, bounded by the config's timeout (and a second for the exporter's shutdown), and
-   * records the outcome under `recordRoot`. undefined: no endpoint is set, nothing done.
+   * Exports the run's trace once — our spans and the engine's kept under `recordRoot` — bounded by the config's
+   * timeout (and a second for the exporter's shutdown), and records the outcome under `recordRoot`. undefined: no
+   * endpoint is set, nothing done.
    */
   export async function send(
     derived: TraceSpans.Trace,
@@ -133,7 +196,7 @@ export namespace TraceExport {
       return { ...outcome, traceId: derived.traceId, ms }
     }
     if (typeof config === "string") return finish({ sent: false, spans: derived.spans.length, reason: config })
-    const spans = readable(derived, config)
+    const spans = [...readable(derived, config), ...engineReadable(engineEntries(recordRoot, derived.traceId), env.AIRCODING_OTEL_CONTENT === "1")]
     const exporter = exporterOf(config)
     const result = await bounded(
       new Promise<{ ok: boolean; reason?: string }>((resolve) =>

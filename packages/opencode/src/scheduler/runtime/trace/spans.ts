@@ -42,6 +42,18 @@ export namespace TraceSpans {
   export function spanId(runId: string, key: string): string {
     return hex(`aircoding-span:${runId}:${key}`, 16)
   }
+  /** The key of a session's span (its id is `spanId(runId, sessionKey(sessionId))`). */
+  export const sessionKey = (sessionId: string) => `session:${sessionId}`
+  export const RUN_KEY = "run"
+
+  /**
+   * The W3C `traceparent` of a prompt to the engine (sent as the request's header): the engine's server takes it as
+   * the parent of its request span, under which its model calls and tools run, so they hang under the session's span
+   * in the run's trace; a session the trace has no span for (the Architect's, Main's) hangs under the run.
+   */
+  export function traceparent(runId: string, sessionId?: string): string {
+    return `00-${traceId(runId)}-${spanId(runId, sessionId ? sessionKey(sessionId) : RUN_KEY)}-01`
+  }
 
   /** Open spans by key; a span is closed when its outcome event comes, or at the run's last event. */
   type Open = Omit<Span, "endMs"> & { endMs?: number }
@@ -85,7 +97,7 @@ export namespace TraceSpans {
       byKey.delete(key!)
     }
 
-    const runKey = "run"
+    const runKey = RUN_KEY
     open(runKey, "run", "run", started.at, undefined, { "aircoding.integration": started.integration ?? "" })
     open("plan", "plan", "plan", started.at, runKey)
 
@@ -123,7 +135,7 @@ export namespace TraceSpans {
       open(taskKey(taskId), "task", `task ${taskId}`, at, phaseKey(phase), { "aircoding.task.id": taskId, "aircoding.phase": phase })
     }
     const openSession = (taskId: string, sessionId: string, role: string, at: string, extra: Record<string, Value> = {}) => {
-      const key = `session:${sessionId}`
+      const key = sessionKey(sessionId)
       const parent = attempt.has(taskId) ? attemptKey(taskId) : taskKey(taskId)
       sessionSpans.set(sessionId, open(key, "session", `session ${role}`, at, parent, { "aircoding.task.id": taskId, "aircoding.role": role, "aircoding.session.id": sessionId, ...extra }))
       sessionKeys.set(sessionId, key)
