@@ -47,8 +47,8 @@ export const SOAK_FILES: readonly string[] = [
   // Traces sent to a real OTLP/HTTP receiver, re-sent, and dropped at a closed port (49 s), and a third run with
   // AIRCODING_OTEL_ENGINE=1 (866 s for the three on a machine at load 29: not a figure for an idle one).
   "packages/opencode/test/e2e/traces.test.ts",
-  // SIGKILL of the whole run at random moments, resumed again and again (137 s); status-after-kill's single
-  // kill and the suite's interrupted-attempt file keep the resume path in the suite.
+  // SIGKILL of the whole run at random moments, resumed again and again (137 s); tui-conversation's quit and
+  // reopen keeps the resume path in the suite.
   "packages/opencode/test/e2e/resume.test.ts",
   // Two tasks that pass alone and break the build together, caught by the merge build (85 s).
   "packages/opencode/test/e2e/merge-build.test.ts",
@@ -59,6 +59,17 @@ export const SOAK_FILES: readonly string[] = [
   // The money budget shared by two parallel tasks (54 s) and a task's request budget (53 s).
   "packages/opencode/test/e2e/money-budget.test.ts",
   "packages/opencode/test/e2e/budget.test.ts",
+  // A Chinese speaker's TUI session: quit before answering the plan, reopen, 好, the run to the end, goldens (85 s);
+  // tui-conversation (suite) keeps the quit-and-reopen path, screens.e2e (soak) the zh-CN goldens.
+  "packages/opencode/test/e2e/tui-reopen-zh.test.ts",
+  // AirCoding loaded into the engine, a child session, and a broken plugin failing loudly (90 s): every end-to-end
+  // file of the suite loads the plugin and runs child sessions through it; the broken plugin is a fault path.
+  "packages/opencode/test/e2e/foundation.test.ts",
+  // A worktree the Scheduler cannot create: the dispatch retried once, then a question (30 s).
+  "packages/opencode/test/e2e/dispatch-failure.test.ts",
+  // SIGKILL between two edits of an attempt, resumed from the branch's last commit (27 s); status-after-kill and
+  // killed-launcher (soak) and the suite's runtime tests of leftovers keep the rest of the kill path.
+  "packages/opencode/test/e2e/interrupted-attempt.test.ts",
   // The pipeline and the machine agreeing on evidence for every kind and file mix, a property over real gates (57 s).
   "packages/opencode/test/runtime/evidence-agreement.test.ts",
   // go vet, staticcheck and clippy on a tiny module and crate with real go and cargo (34–54 s).
