@@ -94,6 +94,9 @@ export const SOAK_FILES: readonly string[] = [
   "packages/opencode/test/e2e/legacy-findings.test.ts",
   // The engine check's cache across HOMEs, configs and a failing plugin (54 s), starting the engine several times.
   "packages/opencode/test/engine/verify-cache.test.ts",
+  // SIGKILL of a run and of its --resume mid-capture and mid-probe, nothing left behind (375 s at load 17, 746 s at
+  // load 30, on two cores); the ui and service e2e files and the capture modules' own SIGKILL tests keep the paths in the suite.
+  "packages/opencode/test/e2e/program-kill.test.ts",
 ]
 
 /** The suite leaves the soak files out when `bun run test` runs it whole (AIR_STAGE=suite); a file named on the command line still runs. */

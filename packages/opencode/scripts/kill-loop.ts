@@ -70,8 +70,12 @@ function working(file: string, offset: number): boolean {
  * process first talks to the model (its engine is up and working): the moments a kill can hurt, not the
  * seconds of start-up, which cost nothing to lose. Never armed within `armCapMs`: killed then anyway.
  */
-/** What arms the kill timer: the first request of a working agent, or the next event of a type in the log. */
-export type Trigger = { kind: "request" } | { kind: "event"; type: string } | { kind: "file"; path: string; contains: string }
+/**
+ * What arms the kill timer: the first request of a working agent, the next event of a type in the log, a file
+ * holding a text, or a test's own reading of the moment (`when`, asked every 50 ms with the aircoding process's pid:
+ * a capture's processes up, which no file announces).
+ */
+export type Trigger = { kind: "request" } | { kind: "event"; type: string } | { kind: "file"; path: string; contains: string } | { kind: "when"; ready: (pid: number) => boolean }
 export const TRIGGER_EVENTS = ["task.dispatched", "worker.reported", "gates.started", "gates.passed", "review.started", "merge.started", "merge.succeeded"]
 
 const eventCount = (project: string, type: string) => readJsonl(join(project, ".air/local/state/events.jsonl")).filter((e) => e.type === type).length
@@ -116,7 +120,13 @@ export function runOnce(
     const before = size(modelLog)
     const eventsBefore = trigger.kind === "event" ? eventCount(project, trigger.type) : 0
     const armed = () =>
-      trigger.kind === "request" ? working(modelLog, before) : trigger.kind === "file" ? fileHas(trigger.path, trigger.contains) : eventCount(project, trigger.type) > eventsBefore
+      trigger.kind === "request"
+        ? working(modelLog, before)
+        : trigger.kind === "file"
+          ? fileHas(trigger.path, trigger.contains)
+          : trigger.kind === "when"
+            ? trigger.ready(child.pid!)
+            : eventCount(project, trigger.type) > eventsBefore
     const arm =
       killAfterMs === null
         ? undefined
@@ -155,9 +165,11 @@ function groupMembers(pgid: number): string[] {
     if (!/^\d+$/.test(entry)) continue
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
-      // Fields after the command's closing parenthesis: state, ppid, pgrp. A zombie has ended (only not yet reaped).
+      // Fields after the command's closing parenthesis: state, ppid, pgrp. A zombie has ended (only not yet reaped),
+      // and a process with no command line is ending (its memory is gone): a member the group's SIGKILL just reached.
       const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-      if (Number(pgrp) === pgid && state !== "Z") found.push(readFileSync(`/proc/${entry}/cmdline`, "utf8").replace(/\0/g, " ").trim())
+      const command = readFileSync(`/proc/${entry}/cmdline`, "utf8").replace(/\0/g, " ").trim()
+      if (Number(pgrp) === pgid && state !== "Z" && command) found.push(command)
     } catch {}
   }
   return found

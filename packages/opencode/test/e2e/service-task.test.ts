@@ -1,9 +1,10 @@
-import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { reproduction } from "../../src/scheduler/runtime/gates/service-probe"
 import { ServiceProbe } from "../../src/scheduler/runtime/verify/service-probe"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
+import { projectPrograms, SERVICE_BUILD, serviceField, serviceProjectFiles } from "../support/service-project"
 import { passingReviewer, planningArchitect, runScenario, shellStep, submittingMain, trivialProject, type RunResult } from "../support/runs"
 
 /**
@@ -14,69 +15,6 @@ import { passingReviewer, planningArchitect, runScenario, shellStep, submittingM
  * service and running the probe in its worktree (one bash command), fixes it, verifies with `air_probe` (the gate's
  * own probe on its worktree, issue 37 item 4), and T-3 merges.
  */
-const SERVER = `#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-#include <cstdio>
-#include <cstring>
-#include "reply.h"
-
-// Answers every line it reads with SERVICE_REPLY and a newline, on 127.0.0.1:7000.
-int main() {
-  int server = socket(AF_INET, SOCK_STREAM, 0);
-  int one = 1;
-  setsockopt(server, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in at{};
-  at.sin_family = AF_INET;
-  at.sin_port = htons(7000);
-  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (bind(server, reinterpret_cast<sockaddr*>(&at), sizeof at) != 0 || listen(server, 8) != 0) {
-    std::perror("listen on 7000");
-    return 2;
-  }
-  const char reply[] = SERVICE_REPLY "\\n";
-  for (;;) {
-    int client = accept(server, nullptr, nullptr);
-    if (client < 0) continue;
-    char buf[512];
-    ssize_t n;
-    while ((n = read(client, buf, sizeof buf)) > 0) {
-      for (ssize_t i = 0; i < n; i++)
-        if (buf[i] == '\\n') send(client, reply, sizeof reply - 1, MSG_NOSIGNAL);
-    }
-    close(client);
-  }
-}
-`
-const FILES: Record<string, string> = {
-  "CMakeLists.txt": `cmake_minimum_required(VERSION 3.16)
-project(lineservice CXX)
-set(CMAKE_CXX_STANDARD 17)
-add_executable(server src/server.cpp)
-add_library(util src/util.cpp)
-add_executable(util_test tests/util_test.cpp)
-target_include_directories(util_test PRIVATE src)
-target_link_libraries(util_test util)
-enable_testing()
-add_test(NAME util_test COMMAND util_test)
-`,
-  "src/reply.h": `#pragma once
-#define SERVICE_REPLY "PONG v1"
-`,
-  "src/server.cpp": SERVER,
-  "src/util.h": "#pragma once\nint twice(int x);\n",
-  "src/util.cpp": '#include "util.h"\nint twice(int x) { return x + x; }\n',
-  "tests/util_test.cpp": '#include "util.h"\nint main() { return twice(2) == 4 ? 0 : 1; }\n',
-  ".gitignore": ".air-build/\n",
-}
-
-const serviceField = (reply: string) => ({
-  service: { command: ".air-build/server" },
-  ports: [7000],
-  probe: { command: "nc", args: ["-N", "127.0.0.1", "7000"], input: "PING\n", expect: { contains: reply } },
-})
-
 const requirement = "Version the service's reply."
 const tasks = [
   { id: "T-1", title: "Reply PONG v2", kind: "service", writeSet: [{ path: "src/reply.h", action: "modify" }], doneWhen: "the service answers PING with PONG v2", service: serviceField("PONG v2") },
@@ -96,8 +34,7 @@ const executor = (id: string, change: string, msg: string) => ({
  * start the service and run the gate's probe command (its log's `$ ` line) in one bash call, which prints the reply
  * and fails when it is wrong.
  */
-const BUILD = ["cmake -S . -B .air-build -G Ninja", "cmake --build .air-build"]
-const PROBE_IN_WORKTREE = reproduction(ServiceProbe.Spec.parse(serviceField("PONG v3")), BUILD)
+const PROBE_IN_WORKTREE = reproduction(ServiceProbe.Spec.parse(serviceField("PONG v3")), SERVICE_BUILD)
 
 const debuggerT3 = {
   agent: "debugger",
@@ -154,32 +91,11 @@ let sandbox: Sandbox
 let project: string
 let r: RunResult
 const evidence = (...parts: string[]) => join(project, ".air/local/evidence", ...parts)
-/** Live processes running a program built in the project (its worktrees' servers): what the probes may not leave behind. */
-function projectPrograms(): string[] {
-  const found: string[] = []
-  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
-    try {
-      const exe = readlinkSync(`/proc/${pid}/exe`)
-      if (exe.startsWith(project + "/")) found.push(`${pid} ${exe}`)
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-  return found
-}
 const report = (id: string, attempt: number) => JSON.parse(readFileSync(evidence(id, `attempt-${attempt}`, "report.json"), "utf8"))
 
 beforeAll(async () => {
   sandbox = makeSandbox("air-service-")
-  project = trivialProject(sandbox, {
-    ...FILES,
-    ".air/shared/rules/toolchain.json": JSON.stringify({
-      schemaVersion: 1,
-      build: BUILD,
-      test: ["ctest --test-dir .air-build --output-on-failure"],
-      // cppcheck stays on (its default): the analysis is required of service and code tasks alike.
-    }),
-  }, {}, "lineservice")
+  project = trivialProject(sandbox, serviceProjectFiles(), {}, "lineservice")
   r = await runScenario(sandbox, project, scenario, { input: requirement, timeoutMs: 420_000, env: { AIRCODING_CONCURRENCY: "2" } })
 }, 900_000)
 
@@ -260,6 +176,6 @@ describe("service tasks, end to end (issue 37 item 7)", () => {
   })
 
   test("no service outlives its probe: neither the gates' nor the Debugger's", () => {
-    expect(projectPrograms()).toEqual([])
+    expect(projectPrograms(project)).toEqual([])
   })
 })

@@ -4,7 +4,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { makeSandbox, type Sandbox } from "../support/sandbox"
 import { leftovers } from "../verify/ui-programs"
-import { APP_CPP, CENTRE, COLOUR_H, hex, NEW_COLOUR, OLD_COLOUR, pixel, TITLE } from "../support/ui-project"
+import { APP_COMMAND, APP_CPP, CENTRE, COLOUR_H, hex, NEW_COLOUR, OLD_COLOUR, pixel, TITLE, uiProjectFiles, VERSION_H } from "../support/ui-project"
 import { commitStep, passingReviewer, planningArchitect, runScenario, submittingMain, trivialProject, uiSkillRows, type RunResult } from "../support/runs"
 
 /**
@@ -17,41 +17,18 @@ import { commitStep, passingReviewer, planningArchitect, runScenario, submitting
  * looks again and sees it drawn, and reports the failing look as its reproduction and the passing one as its
  * verification, which the code holds against its recorded steps; its repair is captured again by the gate before it merges.
  */
-const VERSION_H = (version: string) => `#pragma once\n\n#define APP_VERSION "${version}"\n`
-const CMAKELISTS = `cmake_minimum_required(VERSION 3.16)
-project(uiapp CXX)
-set(CMAKE_CXX_STANDARD 17)
-set(CMAKE_CXX_STANDARD_REQUIRED ON)
-find_package(X11 REQUIRED)
-
-add_executable(app src/app.cpp)
-target_include_directories(app PRIVATE src)
-target_link_libraries(app PRIVATE X11::X11)
-
-enable_testing()
-add_executable(version_test test/version_test.cpp)
-target_include_directories(version_test PRIVATE src)
-add_test(NAME version_test COMMAND version_test)
-`
-const VERSION_TEST = `#include "version.h"
-#include <cstring>
-
-int main() { return std::strlen(APP_VERSION) > 0 ? 0 : 1; }
-`
-
 /** What every ui task of this run shows: the window titled TITLE in NEW_COLOUR at its centre (not blank, by default). */
-const uiSpec = { command: ".air-build/app", checks: { title: TITLE, pixels: [{ ...CENTRE, rgb: NEW_COLOUR }] } }
+const uiSpec = { command: APP_COMMAND, checks: { title: TITLE, pixels: [{ ...CENTRE, rgb: NEW_COLOUR }] } }
 /** T-3 makes the badge 80x40: a point of the big badge outside the small one must be white. */
 const BIG_BADGE = { width: 80, height: 40 }
 const BIG_BADGE_POINT = { x: 70, y: 40 }
-const t3Spec = { command: ".air-build/app", checks: { title: TITLE, pixels: [{ ...CENTRE, rgb: NEW_COLOUR }, { ...BIG_BADGE_POINT, rgb: "#ffffff" }] } }
+const t3Spec = { command: APP_COMMAND, checks: { title: TITLE, pixels: [{ ...CENTRE, rgb: NEW_COLOUR }, { ...BIG_BADGE_POINT, rgb: "#ffffff" }] } }
 const requirement = "Paint the window green, bump the version, and make the badge bigger."
 const tasks = [
   { id: "T-1", title: "Paint the window green", kind: "ui", writeSet: [{ path: "src/colour.h", action: "modify" }], doneWhen: `the window is ${NEW_COLOUR}`, ui: uiSpec },
   { id: "T-2", title: "Bump the version", kind: "code", writeSet: [{ path: "src/version.h", action: "modify" }], doneWhen: "the version is 1.1" },
   { id: "T-3", title: "Make the badge bigger", kind: "ui", deps: ["T-1", "T-2"], writeSet: [{ path: "src/app.cpp", action: "modify" }], doneWhen: "the badge is 80x40", ui: t3Spec },
 ]
-const BUILD = "cmake --build .air-build"
 
 /**
  * The Reviewer of T-1 (ui) is sent its after and before screenshots as pictures (the scripted model takes images)
@@ -169,16 +146,7 @@ let r: RunResult
 
 beforeAll(async () => {
   sandbox = makeSandbox("air-ui-task-")
-  // cppcheck on: a code task requires its analysis.
-  const toolchain = { schemaVersion: 1, build: ["cmake -S . -B .air-build -G Ninja", BUILD], test: ["ctest --test-dir .air-build --output-on-failure"], analysis: { cppcheck: { enabled: true } } }
-  project = trivialProject(sandbox, {
-    ".air/shared/rules/toolchain.json": JSON.stringify(toolchain),
-    "CMakeLists.txt": CMAKELISTS,
-    "src/app.cpp": APP_CPP(true),
-    "src/colour.h": COLOUR_H(OLD_COLOUR),
-    "src/version.h": VERSION_H("1.0"),
-    "test/version_test.cpp": VERSION_TEST,
-  })
+  project = trivialProject(sandbox, uiProjectFiles())
   const started = Date.now()
   r = await runScenario(sandbox, project, scenario, { input: requirement })
   console.log(`ui-task run: ${((Date.now() - started) / 1000).toFixed(1)} s`)

@@ -46,3 +46,49 @@ export function pixel(file: string, x: number, y: number): string {
   const i = (png.width * y + x) * 4
   return "#" + [png.data[i]!, png.data[i + 1]!, png.data[i + 2]!].map((c) => c.toString(16).padStart(2, "0")).join("")
 }
+
+export const VERSION_H = (version: string) => `#pragma once\n\n#define APP_VERSION "${version}"\n`
+const CMAKELISTS = `cmake_minimum_required(VERSION 3.16)
+project(uiapp CXX)
+set(CMAKE_CXX_STANDARD 17)
+set(CMAKE_CXX_STANDARD_REQUIRED ON)
+find_package(X11 REQUIRED)
+
+add_executable(app src/app.cpp)
+target_include_directories(app PRIVATE src)
+target_link_libraries(app PRIVATE X11::X11)
+
+enable_testing()
+add_executable(version_test test/version_test.cpp)
+target_include_directories(version_test PRIVATE src)
+add_test(NAME version_test COMMAND version_test)
+`
+const VERSION_TEST = `#include "version.h"
+#include <cstring>
+
+int main() { return std::strlen(APP_VERSION) > 0 ? 0 : 1; }
+`
+
+/** The program as the ui tasks' specs start it, from the toolchain's build directory. */
+export const APP_COMMAND = ".air-build/app"
+
+/**
+ * The small CMake project of the ui e2e runs (the real cmake, Ninja and g++): the Xlib program in OLD_COLOUR, a
+ * version header with its test, and a toolchain with cppcheck on (a code task requires its analysis).
+ */
+export function uiProjectFiles(): Record<string, string> {
+  const toolchain = {
+    schemaVersion: 1,
+    build: ["cmake -S . -B .air-build -G Ninja", "cmake --build .air-build"],
+    test: ["ctest --test-dir .air-build --output-on-failure"],
+    analysis: { cppcheck: { enabled: true } },
+  }
+  return {
+    ".air/shared/rules/toolchain.json": JSON.stringify(toolchain),
+    "CMakeLists.txt": CMAKELISTS,
+    "src/app.cpp": APP_CPP(true),
+    "src/colour.h": COLOUR_H(OLD_COLOUR),
+    "src/version.h": VERSION_H("1.0"),
+    "test/version_test.cpp": VERSION_TEST,
+  }
+}
