@@ -97,6 +97,9 @@ export const SOAK_FILES: readonly string[] = [
   // SIGKILL of a run and of its --resume mid-capture and mid-probe, nothing left behind (375 s at load 17, 746 s at
   // load 30, on two cores); the ui and service e2e files and the capture modules' own SIGKILL tests keep the paths in the suite.
   "packages/opencode/test/e2e/program-kill.test.ts",
+  // A real Prometheus scraping `aircoding metrics` while a scripted run goes on, then its end (issue 41 item 6);
+  // test/dashboard/metrics.test.ts (suite) checks every metric's value on a recorded log that grows.
+  "packages/opencode/test/e2e/metrics-live.test.ts",
 ]
 
 /** The suite leaves the soak files out when `bun run test` runs it whole (AIR_STAGE=suite); a file named on the command line still runs. */

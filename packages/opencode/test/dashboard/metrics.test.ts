@@ -1,7 +1,5 @@
 import { spawnSync } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { afterEach, describe, expect, test } from "vitest"
 import { metricsCommand } from "../../src/cli/metrics"
 import { DashboardServer } from "../../src/dashboard/server"
@@ -10,6 +8,7 @@ import { Proc } from "../../src/scheduler/runtime/process"
 import { capture } from "../cli-view/helpers"
 import { aircodingBin, bunBinary } from "../support/sandbox"
 import { freePort } from "../support/sshd"
+import { Prometheus } from "../support/prometheus"
 import { untilBeforeStallEnds } from "../support/stall"
 import { append, copyFixture, keepFirst } from "./helpers"
 
@@ -27,8 +26,7 @@ function fixture() {
   return copy.root
 }
 
-const PROMETHEUS = "/usr/bin/prometheus"
-const PROMTOOL = "/usr/bin/promtool"
+const PROMTOOL = Prometheus.PROMTOOL
 
 describe("aircoding metrics: arguments", () => {
   test("--help prints the usage; an unknown flag and a bad port exit 1 saying what is wrong", async () => {
@@ -97,19 +95,6 @@ describe("the dashboard's /metrics", () => {
   })
 })
 
-type Sample = { metric: Record<string, string>; value: [number, string] }
-
-async function query(port: number, promql: string): Promise<Sample[]> {
-  const res = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(promql)}`)
-  const body = (await res.json()) as { status: string; data?: { result: Sample[] } }
-  return body.status === "success" ? (body.data?.result ?? []) : []
-}
-
-async function valueOf(port: number, promql: string): Promise<number | undefined> {
-  const result = await query(port, promql)
-  return result[0] ? Number(result[0].value[1]) : undefined
-}
-
 /** A process of the test, stopped (its whole group) when the test ends. */
 function background(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<Proc.Result> {
   const stop = new AbortController()
@@ -128,36 +113,17 @@ describe("a real Prometheus scrapes aircoding metrics", () => {
     const metricsPort = await freePort()
     const metrics = background(bunBinary(), [aircodingBin, "metrics", root, "--port", String(metricsPort)])
 
-    const dir = mkdtempSync(join(tmpdir(), "air-prometheus-"))
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
-    const config = join(dir, "prometheus.yml")
-    writeFileSync(
-      config,
-      [
-        "global:",
-        "  scrape_interval: 1s",
-        "  evaluation_interval: 1s",
-        "scrape_configs:",
-        "  - job_name: aircoding",
-        "    static_configs:",
-        `      - targets: ["127.0.0.1:${metricsPort}"]`,
-        "",
-      ].join("\n"),
-    )
-    const promPort = await freePort()
-    const prometheus = background(PROMETHEUS, [
-      `--config.file=${config}`,
-      `--storage.tsdb.path=${join(dir, "data")}`,
-      `--web.listen-address=127.0.0.1:${promPort}`,
-    ])
-    const exited = { metrics: false, prometheus: false }
-    void metrics.then(() => (exited.metrics = true))
-    void prometheus.then(() => (exited.prometheus = true))
+    const server = await Prometheus.start(metricsPort)
+    cleanups.push(server.stop)
+    const promPort = server.port
+    let metricsEnded = false
+    void metrics.then(() => (metricsEnded = true))
 
     const stall = { ms: 180_000, what: "the wait for Prometheus' scrapes" }
     const reads = async (promql: string, want: number) => {
-      if (exited.metrics || exited.prometheus) throw new Error(`a server ended early: ${JSON.stringify(exited)}; metrics: ${(await metrics).stderr}; prometheus: ${(await prometheus).stderr.slice(-2000)}`)
-      return (await valueOf(promPort, promql).catch(() => undefined)) === want
+      if (metricsEnded) throw new Error(`aircoding metrics ended early: ${(await metrics).stderr}`)
+      if (server.exited()) throw new Error(`Prometheus ended early: ${await server.stderr()}`)
+      return (await Prometheus.valueOf(promPort, promql).catch(() => undefined)) === want
     }
     await untilBeforeStallEnds(() => reads('up{job="aircoding"}', 1), stall)
     await untilBeforeStallEnds(() => reads("aircoding_events_total", 12), stall)
@@ -165,13 +131,13 @@ describe("a real Prometheus scrapes aircoding metrics", () => {
     // The run goes on: what is appended is in the next scrapes.
     append(root, lines.slice(12))
     await untilBeforeStallEnds(() => reads("aircoding_events_total", lines.length), stall)
-    expect(await valueOf(promPort, 'aircoding_tasks{state="merged"}')).toBe(3)
-    expect(await valueOf(promPort, "sum(aircoding_model_requests_total)")).toBe(35)
-    expect(await valueOf(promPort, 'sum(aircoding_gate_duration_seconds_count{gate="build"})')).toBe(4)
-    expect(await valueOf(promPort, 'aircoding_gate_duration_seconds_bucket{gate="analysis",outcome="failed",le="+Inf"}')).toBe(1)
-    expect(await valueOf(promPort, 'aircoding_merge_duration_seconds_count{outcome="merged"}')).toBe(3)
-    expect(await valueOf(promPort, "aircoding_questions_waiting")).toBe(0)
-    const info = await query(promPort, "aircoding_run_info")
+    expect(await Prometheus.valueOf(promPort, 'aircoding_tasks{state="merged"}')).toBe(3)
+    expect(await Prometheus.valueOf(promPort, "sum(aircoding_model_requests_total)")).toBe(35)
+    expect(await Prometheus.valueOf(promPort, 'sum(aircoding_gate_duration_seconds_count{gate="build"})')).toBe(4)
+    expect(await Prometheus.valueOf(promPort, 'aircoding_gate_duration_seconds_bucket{gate="analysis",outcome="failed",le="+Inf"}')).toBe(1)
+    expect(await Prometheus.valueOf(promPort, 'aircoding_merge_duration_seconds_count{outcome="merged"}')).toBe(3)
+    expect(await Prometheus.valueOf(promPort, "aircoding_questions_waiting")).toBe(0)
+    const info = await Prometheus.query(promPort, "aircoding_run_info")
     expect(info[0]?.metric).toMatchObject({ run_id: "run-20261129-0900", status: "done" })
   }, 240_000)
 })
