@@ -28,6 +28,7 @@ export namespace Prometheus {
     let ended = false
     const done = Proc.run(BINARY, [`--config.file=${config}`, `--storage.tsdb.path=${join(dir, "data")}`, `--web.listen-address=127.0.0.1:${port}`], {
       cwd: tmpdir(),
+      env: process.env,
       signal: abort.signal,
       killGraceMs: 2_000,
     }).finally(() => (ended = true))
