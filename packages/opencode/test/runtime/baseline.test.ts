@@ -7,6 +7,7 @@ import { baselineDone } from "../../src/scheduler/core/baseline.ts"
 import { REGISTRY } from "../../src/scheduler/runtime/gates/index.ts"
 import { JUnit } from "../../src/scheduler/runtime/results/junit.ts"
 import { Worktrees } from "../../src/scheduler/runtime/git/worktree.ts"
+import { MergeBuild } from "../../src/scheduler/runtime/integration/merge-build.ts"
 import { firstGates } from "./task-branch.ts"
 import { CALC_CPP, createCppRepo, type CppRepo, legacyFailureFiles } from "./cpp-repo.ts"
 
@@ -42,7 +43,11 @@ describe("the baseline and the test gate judged against it", () => {
     const dir = Baseline.evidenceDir(repo.root, head)
     expect(Baseline.Record.parse(JSON.parse(await readFile(path.join(dir, "baseline.json"), "utf8")))).toEqual(record)
     expect(existsSync(path.join(dir, "test.log")) && existsSync(path.join(dir, "ctest-0.xml"))).toBe(true)
-    // The baseline's worktree is gone; the same commit is not built twice.
+    // The run's first baseline leaves its build as the merge worktree's (the first merge build goes on from it), and
+    // no tree of its own; the same commit is not built twice.
+    const merge = MergeBuild.worktreeOf(await Worktrees.repoRoot(repo.root))
+    expect(existsSync(path.join(merge, ".air-build", "CMakeCache.txt"))).toBe(true)
+    expect((await repo.git(["-C", merge, "rev-parse", "HEAD"])).trim()).toBe(head)
     expect(await repo.git(["worktree", "list"])).not.toMatch(/baseline/)
     expect(await Baseline.run(repo.root, "main")).toEqual(record)
     expect(baselineDone(record)).toEqual({ commit: head, status: "failed", buildFailed: false, failingTests: ["legacy_test"], message: record.message })
@@ -95,6 +100,22 @@ describe("the baseline and the test gate judged against it", () => {
     const report = await gated("T-new", CALC_CPP, { "CMakeLists.txt": cmake, "test/new_test.cpp": "int main() { return 2; }\n" })
     expect(report.passed).toBe(false)
     expect(report.message).toMatch(/Failing tests: new_test \(Failed\)\n/)
+  }, 180_000)
+
+  test("once the merge worktree is there, a baseline builds in a tree of its own, removed after, and leaves the merge build's alone", async () => {
+    const other = await createCppRepo()
+    try {
+      const merge = MergeBuild.worktreeOf(await Worktrees.repoRoot(other.root))
+      const first = await Baseline.run(other.root, "main")
+      await other.write("src/calc.cpp", `// moved under the run\n${CALC_CPP}`)
+      const moved = await other.commitAll("moved under the run")
+      const again = await Baseline.run(other.root, "main")
+      expect([first.status, again.status, again.commit]).toEqual(["passed", "passed", moved])
+      expect((await other.git(["-C", merge, "rev-parse", "HEAD"])).trim()).toBe(first.commit)
+      expect(await other.git(["worktree", "list"])).not.toMatch(/baseline/)
+    } finally {
+      await other.cleanup()
+    }
   }, 180_000)
 
   test("a baseline that does not build records the failing command and the first error", async () => {

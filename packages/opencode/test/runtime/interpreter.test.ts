@@ -234,16 +234,29 @@ describe("supervisor: sessions", () => {
 })
 
 describe("interpreter: the end of a run", () => {
-  it("a blocked run gets its final check, recorded as an event, after the worktrees of merged tasks are gone", async () => {
+  it("a blocked run gets its final check, recorded as an event, while the worktrees of merged tasks go; the end is told once they are gone", async () => {
     let state = apply(started(graph, { concurrency: 2 }).state, steps.dispatched("T-1"), { type: "worker.failed", taskId: "T-1", sessionId: "s-T-1-1", reason: "aborted", message: "stop" }).state
     state = complete(state, "T-2").state
     expect(state.finished).toEqual({ status: "blocked" })
     const w = world(state)
     w.existing.add(join(w.root, ".air/local/worktrees", "T-2"))
-    w.finalCheckImpl = async () => ({ passed: false, summary: "integration branch FAILS: ctest exited 8", evidenceDir: "", commands: [] })
+    // The removal is held until the check has run: a check that waited for it would never run.
+    let checked!: () => void
+    const checkRan = new Promise<void>((resolve) => (checked = resolve))
+    const remove = w.ports.worktrees.remove
+    w.ports.worktrees.remove = async (...args) => {
+      await checkRan
+      return remove(...args)
+    }
+    w.finalCheckImpl = async () => {
+      checked()
+      return { passed: false, summary: "integration branch FAILS: ctest exited 8", evidenceDir: "", commands: [] }
+    }
+    let told = -1
+    w.inbox.onAttention = () => (told = w.calls.length)
     await w.interpreter.run(w.take("finish")[0] ?? { type: "finish", id: "finish:blocked:x", status: "blocked" })
-    expect(w.calls.indexOf("worktree.remove T-2")).toBeGreaterThanOrEqual(0)
-    expect(w.calls.indexOf("worktree.remove T-2")).toBeLessThan(w.calls.indexOf("finalCheck.run"))
+    expect(w.calls.indexOf("finalCheck.run")).toBeLessThan(w.calls.indexOf("worktree.remove T-2"))
+    expect(told).toBeGreaterThan(w.calls.indexOf("worktree.remove T-2"))
     expect(w.accepted.at(-1)).toMatchObject({ type: "finalCheck.done", status: "failed", message: "integration branch FAILS: ctest exited 8" })
     expect(w.state.finalCheck?.status).toBe("failed")
   })

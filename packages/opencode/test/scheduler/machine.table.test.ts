@@ -100,8 +100,11 @@ const s = {
   /** The same run with the baseline on (the toolchain has build and test commands), plan confirmed. */
   baselineConfirmed: () =>
     apply(initialState(), { type: "run.started", runId: "r1", requirement: "req", config: { ...started(graph).state.config!, ...config, baseline: true } }, { type: "plan.proposed", summary: "plan" }, { type: "plan.confirmed" }).state,
-  /** The graph accepted, the baseline running: nothing dispatched yet. */
+  /** The graph accepted, the baseline (started at the confirmation) running: nothing dispatched yet. */
   baselineRunning: () => apply(s.baselineConfirmed(), { type: "graph.accepted", graph }).state,
+  /** The baseline on, the plan not yet confirmed. */
+  baselineConfirming: () =>
+    apply(initialState(), { type: "run.started", runId: "r1", requirement: "req", config: { ...started(graph).state.config!, ...config, baseline: true } }, { type: "plan.proposed", summary: "plan" }).state,
   /** The baseline's test `calc_old` failed: the run waits for the user. */
   baselineFailed: () => apply(s.baselineRunning(), baselineFailedTests).state,
   /** The baseline did not build and the user went on; T-1 at the gates. */
@@ -126,12 +129,41 @@ const rows: TableRow[] = [
     commands: ["notify", "dispatch:T-1:executor:1", "dispatch:T-5:executor:1"],
   },
   {
-    rule: "with the baseline on, an accepted graph builds and tests the integration head first and dispatches nothing",
+    rule: "with the baseline on, the user's confirmation builds and tests the integration head while the Architect writes the graph",
+    given: s.baselineConfirming,
+    event: { type: "plan.confirmed" },
+    commands: ["notify", "runBaseline", "notify"],
+    check: (st, cmds) => expect([st.stage, st.baseline?.status, cmds.find((c) => c.type === "runBaseline")?.id]).toEqual(["confirmed", "running", "baseline:1"]),
+  },
+  {
+    rule: "with the baseline on and the plan confirmed automatically, the run's start builds and tests the integration head while the Architect plans",
+    given: s.idle,
+    event: { type: "run.started", runId: "r1", requirement: "req", config: { ...started(graph).state.config!, ...config, baseline: true, autoConfirm: true } },
+    commands: ["plan", "notify", "runBaseline", "notify"],
+    check: (st) => expect([st.stage, st.baseline?.status]).toEqual(["planning", "running"]),
+  },
+  { rule: "with the baseline on and the plan waiting for the user, nothing is built yet", given: s.idle, event: { type: "run.started", runId: "r1", requirement: "req", config: { ...started(graph).state.config!, ...config, baseline: true } }, commands: ["plan", "notify"], check: (st) => expect(st.baseline).toBeNull() },
+  {
+    rule: "with the baseline still running, an accepted graph dispatches nothing and starts no second baseline",
     given: s.baselineConfirmed,
     event: { type: "graph.accepted", graph },
     statuses: { "T-1": "pending", "T-5": "pending" },
+    commands: ["notify"],
+    check: (st) => expect([st.baseline?.status, st.baseline?.runs]).toEqual(["running", 1]),
+  },
+  {
+    rule: "a baseline done before the graph lets the graph's ready tasks start at once",
+    given: () => apply(s.baselineConfirmed(), { type: "baseline.done", commit: "c0ffee", status: "passed", failingTests: [], message: "" }).state,
+    event: { type: "graph.accepted", graph },
+    statuses: { "T-1": "running", "T-5": "running" },
+    commands: ["notify", "dispatch:T-1:executor:1", "dispatch:T-5:executor:1"],
+  },
+  {
+    rule: "a log whose baseline was not started before the graph (written before it was) starts it at the graph",
+    given: () => ({ ...s.baselineConfirmed(), baseline: null }),
+    event: { type: "graph.accepted", graph },
+    statuses: { "T-1": "pending" },
     commands: ["notify", "runBaseline", "notify"],
-    check: (st, cmds) => expect([st.baseline?.status, cmds.find((c) => c.type === "runBaseline")?.id]).toEqual(["running", "baseline:1"]),
   },
   { rule: "a passing baseline lets the ready tasks start", given: s.baselineRunning, event: { type: "baseline.done", commit: "c0ffee", status: "passed", failingTests: [], message: "" }, statuses: { "T-1": "running", "T-5": "running" }, commands: ["notify", "dispatch:T-1:executor:1", "dispatch:T-5:executor:1"] },
   { rule: "a skipped baseline (no build or test command) lets the tasks start", given: s.baselineRunning, event: { type: "baseline.done", commit: "c0ffee", status: "skipped", failingTests: [], message: "no build or test command" }, statuses: { "T-1": "running" }, commands: ["notify", "dispatch:T-1:executor:1", "dispatch:T-5:executor:1"] },

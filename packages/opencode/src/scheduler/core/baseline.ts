@@ -10,8 +10,11 @@ export { baselineHolds } from "./state"
  * The baseline: the integration head built and tested once, before the first dispatch, so a failure the
  * project already had is never blamed on a task (issue 12). These are its rules; the machine calls them.
  *
- * - `graph.accepted` with `config.baseline` on: `runBaseline` is emitted and nothing is dispatched until
- *   `baseline.done` arrives (and, while it runs, the run cannot settle as blocked either).
+ * - With `config.baseline` on, `runBaseline` is emitted once the run will not stop for the user before its
+ *   graph (`startBaselineOnce`): at `run.started` when the plan is confirmed automatically, else at
+ *   `plan.confirmed`, so it runs while the Architect plans; `graph.accepted` starts it only if neither did (a
+ *   log written before). Nothing is dispatched until `baseline.done` arrives (and, while it runs, the run
+ *   cannot settle as blocked either).
  * - passed (or skipped): the tasks start.
  * - failed or errored: ONE question (the failing command, the first error, "fixed" or "go on"). "go on"
  *   records the failures as known (`accepted`) and the tasks start; any other answer means the user fixed
@@ -48,6 +51,14 @@ export function startBaseline(d: Draft): void {
   d.s.baseline = { commandId: id, runs, status: "running", commit: last?.commit ?? null, buildFailed: last?.buildFailed ?? false, failingTests: last?.failingTests ?? [], message: "", accepted: last?.accepted ?? false, questionId: null }
   d.emit({ type: "runBaseline", id })
   d.notify(runs === 1 ? "building and testing the integration branch once before the first task (the baseline)" : "building and testing the integration branch again (the baseline)")
+}
+
+/**
+ * Starts the run's first baseline unless one was started. Not before the run's last stop for the user ahead of its
+ * graph: a headless run exits at an unconfirmed plan, and a baseline cut off there would only be run again.
+ */
+export function startBaselineOnce(d: Draft): void {
+  if (d.s.config?.baseline && !d.s.baseline) startBaseline(d)
 }
 
 interface BaselineDone {

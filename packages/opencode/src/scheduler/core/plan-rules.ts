@@ -1,4 +1,4 @@
-import { startBaseline } from "./baseline"
+import { startBaselineOnce } from "./baseline"
 import { commandId } from "./command"
 import type { Draft } from "./draft"
 import type { EventOf } from "./event.schema"
@@ -28,6 +28,7 @@ export function planConfirmed(d: Draft): string | undefined {
   d.s.stage = "confirmed"
   d.s.steps = stepStarted(d.s, "plan", d.event.at)
   d.notify("plan confirmed by the user")
+  startBaselineOnce(d)
 }
 
 export function planRevisionRequested(d: Draft, e: EventOf<"plan.revision.requested">): string | undefined {
@@ -59,7 +60,7 @@ export function graphAccepted(d: Draft, e: EventOf<"graph.accepted">): string | 
   d.s.steps = stepEnded(d.s, "plan")
   d.rebuildReady()
   d.notify(`task graph accepted: ${graph.tasks.length} tasks in ${phases.length} phase(s)`)
-  if (d.s.config!.baseline) startBaseline(d)
+  startBaselineOnce(d)
   d.schedule()
 }
 

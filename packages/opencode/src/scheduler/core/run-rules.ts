@@ -6,6 +6,7 @@ import { emptyUsage } from "./usage"
 import { stepStarted } from "./steps"
 import { startDeploy } from "./deploy"
 import { needStage } from "./rule-guards"
+import { startBaselineOnce } from "./baseline"
 
 /** The machine's rules for a run's life: it starts, pauses, resumes, and its final check after the end. */
 
@@ -18,6 +19,8 @@ export function runStarted(d: Draft, e: EventOf<"run.started">): string | undefi
   d.s.steps = stepStarted(d.s, "plan", e.at, 0)
   d.emit({ type: "plan", id: commandId.plan(e.runId), requirement: e.requirement, autoConfirm: e.config.autoConfirm })
   d.notify(`run ${e.runId} started; the Architect is planning`)
+  // Confirmed automatically, the plan stops for no one: the integration head is built and tested while the Architect plans.
+  if (e.config.autoConfirm) startBaselineOnce(d)
 }
 
 export function finalCheckDone(d: Draft, e: EventOf<"finalCheck.done">): string | undefined {

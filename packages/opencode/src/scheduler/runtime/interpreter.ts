@@ -200,15 +200,17 @@ export class Interpreter {
   }
 
   /**
-   * The end of a run, done or blocked: worktrees of merged tasks go first (nothing of theirs is left behind
-   * when the process exits), then the integration branch gets its final check, recorded as an event, and
-   * only then is the end told (which lets a headless run exit).
+   * The end of a run, done or blocked: the integration branch gets its final check, recorded as an event, while the
+   * worktrees of merged tasks and the run's helper trees go (the check reads neither: it builds the root's tracked
+   * files, and .air/ is excluded), and only when both are done is the end told (which lets a headless run exit,
+   * nothing of theirs left behind).
    */
   async finish(): Promise<void> {
     const { root, inbox, log } = this.ports
     this.clock.stopTimers()
-    await this.removeMergedWorktrees()
-    await this.removeHelperTrees()
+    const cleaned = this.removeMergedWorktrees().then(() => this.removeHelperTrees())
+    // Its failure is the command's, once the check is recorded (never an unhandled rejection meanwhile).
+    cleaned.catch(() => undefined)
     const before = await log.opened()
     if (before.finished && before.finalCheck === null) {
       let check: { status: "passed" | "failed" | "errored"; message: string }
@@ -223,6 +225,7 @@ export class Interpreter {
       }
       await this.outcome({ type: "finalCheck.done", ...check })
     }
+    await cleaned
     const state = await log.opened()
     // An answer may have reopened the run meanwhile: then this end is not the end.
     if (state.finished) inbox.push(this.ports.report.endText(root, state), true)

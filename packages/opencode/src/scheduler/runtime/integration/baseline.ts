@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs"
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { z } from "zod"
@@ -23,6 +24,8 @@ import { Selection } from "../results/selection.ts"
 import { ProgressWriter } from "../gates/progress.ts"
 import { GateProgress } from "../store/gate-progress.ts"
 import { AirPaths } from "../../core/air-paths"
+import { MergeBuild } from "./merge-build.ts"
+import { queued } from "./merge-lock.ts"
 
 /**
  * The run's baseline (`runBaseline`): the integration head built and tested once per commit in a detached
@@ -133,9 +136,34 @@ export namespace Baseline {
       })
     }
     await Worktrees.ensureExcluded(top)
-    const worktree = AirPaths.baseline(top, `run-${commit.slice(0, 12)}`)
+    const build = (worktree: string, keep: boolean) => inWorktree({ top, commit, dir, rules, options, exec, looked, where, now }, worktree, keep)
+    const own = AirPaths.baseline(top, `run-${commit.slice(0, 12)}`)
+    // With no merge worktree yet (the run's first baseline), the baseline builds there and leaves it: the first merge
+    // that must build goes on from its build directory (no configure, no build from nothing), and no tree is removed
+    // before baseline.done. In the merge queue's turn, so no merge checks out there meanwhile; once a merge made
+    // it, it is the merge build's, and the baseline builds in a tree of its own, removed after.
+    const merge = MergeBuild.worktreeOf(top)
+    if (existsSync(merge)) return build(own, false)
+    return queued(root, () => (existsSync(merge) ? build(own, false) : build(merge, true)))
+  }
+
+  interface Taken {
+    top: string
+    commit: string
+    dir: string
+    rules: Toolchain.Rules
+    options: Options
+    exec: (worktree: string) => { exec: Exec; note?: string }
+    looked: Awaited<ReturnType<typeof Results.lookup>> | undefined
+    where: Parameters<typeof Results.record>[0]
+    now: () => Date
+  }
+
+  /** The build and tests in a detached worktree at the commit; `keep`: left there when they ran to the end. */
+  async function inWorktree({ top, commit, dir, rules, options, exec, looked, where, now }: Taken, worktree: string, keep: boolean): Promise<Record> {
     await Worktrees.dropDetached(top, worktree)
     await git(top, ["worktree", "add", "--detach", worktree, commit])
+    let done = false
     try {
       await Worktrees.checkoutSubmodules(top, worktree)
       const statsLog = path.join(path.resolve(top, rules.cache.dir), "stats", "_baseline.log")
@@ -165,9 +193,11 @@ export namespace Baseline {
         const prints = Toolchain.resultsRules(rules).selection ? await Selection.prints(inner.exec, worktree, rules, env) : undefined
         await Results.record(where, looked.key, { buildMs: build.ms, testMs: test.step.ms, source: test.step.source, tests: test.tests, ...(prints ? { prints } : {}) }, "baseline")
       }
-      return save(dir, { commit, status, build, test: test.step, tests: test.tests, failingTests, message, at: now().toISOString() })
+      const record = await save(dir, { commit, status, build, test: test.step, tests: test.tests, failingTests, message, at: now().toISOString() })
+      done = true
+      return record
     } finally {
-      await Worktrees.dropDetached(top, worktree)
+      if (!keep || !done) await Worktrees.dropDetached(top, worktree)
     }
   }
 
