@@ -43,7 +43,7 @@ function isGoOn(answer: string): boolean {
 
 
 /** Emits the baseline's command (the first, or again after the user fixed what failed). */
-export function startBaseline(d: Draft): void {
+function startBaseline(d: Draft): void {
   const runs = (d.s.baseline?.runs ?? 0) + 1
   const id = baselineCommandId(runs)
   // The last record's commit and failures stay while it runs: gates running meanwhile still judge by them.
