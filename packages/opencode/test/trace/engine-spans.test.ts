@@ -77,6 +77,16 @@ describe("EngineSpans: the engine's spans of a run, without its plumbing or cont
     expect(new Set(EngineSpans.resolve(both.kept, new Map(both.dropped)).map((e) => e.span.traceId))).toEqual(new Set([TRACE]))
   })
 
+  test("a span whose parent the engine never sent (a prompt still open when it stopped) goes under the run's span; the rest stay", () => {
+    const runSpan = TraceSpans.spanId(RUN, "run")
+    const cutOff = EngineSpans.split(request([...prompt, span("m1", "SessionPrompt.createUserMessage", "never-sent")]))
+    const entries = EngineSpans.resolve(cutOff.kept, new Map(cutOff.dropped))
+    const hung = new Map(EngineSpans.underOurs(entries, new Set([SESSION_SPAN, runSpan]), runSpan).map((e) => [e.span.name, e.span.parentSpanId]))
+    expect(hung.get("SessionPrompt.createUserMessage")).toBe(runSpan)
+    expect(hung.get("http.server POST")).toBe(SESSION_SPAN)
+    expect(hung.get("LLM.run")).toBe("a3")
+  })
+
   test("strip takes off what can hold prompts or code: messages, statements, exception messages, request headers, the status message", () => {
     const llm = EngineSpans.strip(byName.get("LLM.run")!)
     expect(llm.attributes?.map((a) => a.key)).toEqual(["gen_ai.request.model"])

@@ -129,4 +129,19 @@ export namespace EngineSpans {
     }
     return out.filter((e) => anchored.has(e.span.traceId))
   }
+
+  /**
+   * The engine's spans hung in the tree of ours: a span whose parent is neither the engine's (sent) nor ours goes under
+   * the run's span. The engine sends a span when it ends, so a prompt still open when the engine stopped (Main's
+   * last turn, cut off at the run's end) leaves children whose parent never came; without this they would point
+   * at nothing, and a receiver would show them as roots of their own.
+   */
+  export function underOurs(entries: readonly Entry[], ours: ReadonlySet<string>, runSpanId: string): Entry[] {
+    const engine = new Set(entries.map((e) => e.span.spanId))
+    return entries.map((e) => {
+      const parent = e.span.parentSpanId
+      if (!parent || engine.has(parent) || ours.has(parent)) return e
+      return { ...e, span: { ...e.span, parentSpanId: runSpanId } }
+    })
+  }
 }

@@ -196,7 +196,10 @@ export namespace TraceExport {
       return { ...outcome, traceId: derived.traceId, ms }
     }
     if (typeof config === "string") return finish({ sent: false, spans: derived.spans.length, reason: config })
-    const spans = [...readable(derived, config), ...engineReadable(engineEntries(recordRoot, derived.traceId), env.AIRCODING_OTEL_CONTENT === "1")]
+    const ours = new Set(derived.spans.map((s) => s.spanId))
+    const runSpan = derived.spans.find((s) => !s.parentId)?.spanId
+    const engine = engineEntries(recordRoot, derived.traceId)
+    const spans = [...readable(derived, config), ...engineReadable(runSpan ? EngineSpans.underOurs(engine, ours, runSpan) : engine, env.AIRCODING_OTEL_CONTENT === "1")]
     const exporter = exporterOf(config)
     const result = await bounded(
       new Promise<{ ok: boolean; reason?: string }>((resolve) =>
