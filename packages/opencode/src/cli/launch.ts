@@ -52,8 +52,12 @@ export namespace Launch {
       extra: { ...(await Preflight.identityEnv(dir)), ...(relay ? TraceConfig.relayEnvironment(relay.endpoint, process.env) : {}), ...opts.extra },
     })
     const close = async () => {
-      await model?.close()
-      await relay?.close()
+      try {
+        await model?.close()
+      } finally {
+        // Its spans are written on close: the run's trace export reads them after.
+        await relay?.close()
+      }
     }
     const verified = await verify(dir, env)
     if (!verified.ok) {

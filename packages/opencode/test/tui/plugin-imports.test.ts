@@ -1,7 +1,7 @@
-import { existsSync, readFileSync } from "node:fs"
-import { dirname, join, relative, resolve } from "node:path"
+import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, test } from "vitest"
+import { ImportGraph } from "../support/import-graph"
 
 /**
  * The TUI plugin runs inside the engine's TUI process: what it imports is loaded there. Its graph must
@@ -10,35 +10,10 @@ import { describe, expect, test } from "vitest"
  */
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), "../../src")
 
-function runtimeImports(file: string): string[] {
-  const text = readFileSync(file, "utf8")
-  const specs: string[] = []
-  for (const m of text.matchAll(/^\s*(?:import|export)\s+(type\s+)?(?:[^"';]*?\sfrom\s+)?["']([^"']+)["']/gm)) if (!m[1]) specs.push(m[2]!)
-  for (const m of text.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)) specs.push(m[1]!)
-  return specs
-}
-
-/** Every file of src/ the module loads, and every package it names. */
+/** Every file of src/ the module loads (now or by a later `import()`), and every package it names. */
 function graph(entry: string): { files: string[]; packages: string[] } {
-  const files = new Set<string>()
-  const packages = new Set<string>()
-  const queue = [entry]
-  while (queue.length) {
-    const file = queue.pop()!
-    if (files.has(file)) continue
-    files.add(file)
-    for (const spec of runtimeImports(file)) {
-      if (!spec.startsWith(".")) {
-        packages.add(spec)
-        continue
-      }
-      const base = resolve(dirname(file), spec)
-      const found = [base, `${base}.ts`, `${base}.tsx`, join(base, "index.ts")].find((c) => /\.tsx?$/.test(c) && existsSync(c))
-      if (!found) throw new Error(`${relative(SRC, file)} imports ${spec}, which was not found`)
-      queue.push(found)
-    }
-  }
-  return { files: [...files].map((f) => relative(SRC, f)).sort(), packages: [...packages].sort() }
+  const g = ImportGraph.walk(SRC, entry, { dynamic: true })
+  return { files: [...g.files.keys()].sort(), packages: [...g.packages].sort() }
 }
 
 describe("the TUI plugin's import graph", () => {
