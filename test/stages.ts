@@ -78,6 +78,14 @@ export const SOAK_FILES: readonly string[] = [
   "packages/opencode/test/runtime/test-runners.test.ts",
   // Main's and the Architect's compacted conversations checked, retried, repaired from the record (60 s).
   "packages/opencode/test/e2e/compaction.test.ts",
+  // A question that stops only what waits on it, headless: exit 2, --resume --answer, --exit-on-question (84 s); the
+  // suite's confirm, demo and no-cpp-change files keep the headless run and its exit codes on the person's path.
+  "packages/opencode/test/e2e/headless-question.test.ts",
+  // Every command driven with a bad flag, and the pre-flight stops (68 s): test/cli-view/cli-start.test.ts (suite)
+  // keeps the fast usage errors' exit 1 and message.
+  "packages/opencode/test/cli/exit-codes.test.ts",
+  // The webhook and its Chinese text on a real headless run (32 s); the notifier's unit tests stay in the suite.
+  "packages/opencode/test/e2e/notify.test.ts",
   // Build slots under bad input: checkouts broken by hand, another compiler's CMakeCache.txt, a tmpfs that fills
   // (80 s quiet, 147 s loaded); build-slot's property test keeps the slots' own path in the suite.
   "packages/opencode/test/toolchain/slot-faults.test.ts",
