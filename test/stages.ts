@@ -81,8 +81,8 @@ export const SOAK_FILES: readonly string[] = [
   // A question that stops only what waits on it, headless: exit 2, --resume --answer, --exit-on-question (84 s); the
   // suite's confirm, demo and no-cpp-change files keep the headless run and its exit codes on the person's path.
   "packages/opencode/test/e2e/headless-question.test.ts",
-  // Every command driven with a bad flag, and the pre-flight stops (68 s): test/cli-view/cli-start.test.ts (suite)
-  // keeps the fast usage errors' exit 1 and message.
+  // Every command driven with a bad flag as a process, and the pre-flight stops (68 s): the suite keeps usage errors'
+  // exit 1 in process (test/cli-view/status-events.test.ts) and the light load they exit from (cli-start.test.ts).
   "packages/opencode/test/cli/exit-codes.test.ts",
   // The webhook and its Chinese text on a real headless run (32 s); the notifier's unit tests stay in the suite.
   "packages/opencode/test/e2e/notify.test.ts",
