@@ -6,10 +6,10 @@ import { SOAK_FILES, suiteExcludes } from "../../../../test/stages"
 const ROOT = join(import.meta.dirname, "..", "..", "..", "..")
 
 describe("the soak stage's files (test/stages.ts)", () => {
-  test("each exists and is a test file of the processes (e2e, runtime, toolchain, engine), so a misspelt entry cannot drop a file from both stages", () => {
+  test("each exists and is a test file of the processes (e2e, cli, runtime, toolchain, engine), so a misspelt entry cannot drop a file from both stages", () => {
     for (const file of SOAK_FILES) {
       expect(existsSync(join(ROOT, file)), file).toBe(true)
-      expect(file, file).toMatch(/^packages\/opencode\/test\/(e2e|runtime|toolchain|engine)\/[a-z0-9-]+\.test\.ts$/)
+      expect(file, file).toMatch(/^packages\/opencode\/test\/(e2e|cli|runtime|toolchain|engine)\/[a-z0-9-]+\.test\.ts$/)
     }
     expect(new Set(SOAK_FILES).size).toBe(SOAK_FILES.length)
   })
