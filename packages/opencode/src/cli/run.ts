@@ -16,7 +16,7 @@ import { RunWatch } from "./run-watch"
 import { Notifier } from "../scheduler/runtime/notify/notifier"
 import { TraceExport } from "../scheduler/runtime/trace/exporter"
 import { RunData } from "../scheduler/runtime/store/run-data"
-import { RunView } from "../read/view"
+import { ViewText } from "../read/view-text"
 import { TerminalText } from "../text/terminal-text"
 import { exitCodeOf, headlessEnd, runStatus } from "../text/run-status"
 import { Strict } from "../scheduler/core/strict"
@@ -237,7 +237,7 @@ export function openRun(dir: string): { state: SchedulerState; problem: Prefligh
   if (state.finished && !status.needsUser) return undefined
   const waits = status.needsUser
   const what = waits
-    ? status.waitingFor.filter((w) => w.kind === "confirm" || w.kind === "question").map((w) => RunView.waitingText("en", w)).join("; ")
+    ? status.waitingFor.filter((w) => w.kind === "confirm" || w.kind === "question").map((w) => ViewText.waitingText("en", w)).join("; ")
     : `${status.word}, ${status.tasks.merged} of ${status.tasks.total} tasks merged`
   return { state, problem: Preflight.openRun(dir, { runId: state.runId, waits, confirm: state.stage === "confirming", what }, CommandLine.name()) }
 }

@@ -5,7 +5,7 @@ import { UsageError } from "./ui"
 import { resolveLang, t, type Lang } from "../text/words"
 import { readStatus } from "../read/status-read"
 import { RunData } from "../scheduler/runtime/store/run-data"
-import { RunView, renderStatus } from "../read/view"
+import { renderStatus, ViewRender } from "../read/view-render"
 import { statusText } from "../read/status-text"
 import { sweepStaleProgress } from "../scheduler/runtime/gates/progress"
 import { AirPaths } from "../scheduler/core/air-paths"
@@ -60,6 +60,6 @@ async function status(argv: string[]): Promise<number> {
   // Whoever finds a dead process's progress files removes them (only those naming their writer: it is judged gone).
   sweepStaleProgress(root)
   if (values.json) process.stdout.write(JSON.stringify(view, null, 2) + "\n")
-  else process.stdout.write(RunView.render(view, lang, process.stdout.isTTY ? Math.max(80, process.stdout.columns ?? 80) : 80))
+  else process.stdout.write(ViewRender.render(view, lang, process.stdout.isTTY ? Math.max(80, process.stdout.columns ?? 80) : 80))
   return 0
 }

@@ -3,6 +3,7 @@ import { readStatus } from "../read/status-read"
 import { ProgramEvidence } from "../scheduler/runtime/verify/program-evidence"
 import { RunData } from "../scheduler/runtime/store/run-data"
 import { RunView } from "../read/view"
+import { ViewText } from "../read/view-text"
 import { EventText } from "../read/event-text"
 import { RunGraph } from "../read/run-graph"
 import { TerminalText } from "../text/terminal-text"
@@ -23,7 +24,7 @@ type FullPayload = {
   budgets: string[]
   /** A running gate's progress per task, as one line in the page's language ("test [7/40] 17% · 1m05s · #8 …"). */
   progress: Record<string, string>
-  /** Each task's gates as one line in the page's language (`RunView.gatesText`: bookkeeping gates only when they failed). */
+  /** Each task's gates as one line in the page's language (`ViewText.gatesText`: bookkeeping gates only when they failed). */
   gateLines: Record<string, string>
   warnings: string[]
   torn: boolean
@@ -87,10 +88,10 @@ export class RunHub {
       view,
       graph: RunGraph.of(state),
       // The baseline or the final check running now comes first, with its step, count and time (like a task's gates).
-      waiting: [...(view.checks ?? []).map((c) => RunView.checkProgressText(this.lang, c)), ...view.waitingFor.map((w) => RunView.waitingText(this.lang, w))],
-      budgets: RunView.budgetLines(this.lang, view),
-      progress: Object.fromEntries(view.tasks.flatMap((t) => (t.progress ? [[t.id, RunView.progressText(this.lang, t.progress)]] : []))),
-      gateLines: Object.fromEntries(view.tasks.map((t) => [t.id, RunView.gatesText(this.lang, t.gates)])),
+      waiting: [...(view.checks ?? []).map((c) => ViewText.checkProgressText(this.lang, c)), ...view.waitingFor.map((w) => ViewText.waitingText(this.lang, w))],
+      budgets: ViewText.budgetLines(this.lang, view),
+      progress: Object.fromEntries(view.tasks.flatMap((t) => (t.progress ? [[t.id, ViewText.progressText(this.lang, t.progress)]] : []))),
+      gateLines: Object.fromEntries(view.tasks.map((t) => [t.id, ViewText.gatesText(this.lang, t.gates)])),
       warnings: [...this.follower.warnings],
       torn: this.follower.tornTail(),
     }

@@ -1,7 +1,7 @@
 import type { SchedulerState } from "../scheduler/core/state"
 import { RunData } from "../scheduler/runtime/store/run-data"
 import { readStatus } from "./status-read"
-import { RunView } from "./view"
+import { ViewRender } from "./view-render"
 import { resolveLang, type Lang } from "../text/words"
 
 /**
@@ -13,6 +13,6 @@ import { resolveLang, type Lang } from "../text/words"
 export function statusText(root: string, lang: Lang = resolveLang(root), state?: SchedulerState, width?: number): string {
   const loaded = RunData.load(root)
   const current = state ?? loaded.state
-  if (current.stage === "idle" && loaded.source === "none") return RunView.render(current, lang, width)
-  return RunView.render(readStatus(root, current, loaded.entries, current.finished ? undefined : new Date().toISOString()), lang, width)
+  if (current.stage === "idle" && loaded.source === "none") return ViewRender.render(current, lang, width)
+  return ViewRender.render(readStatus(root, current, loaded.entries, current.finished ? undefined : new Date().toISOString()), lang, width)
 }

@@ -1,5 +1,6 @@
 import { t, tOr, type Key, type Lang } from "../text/words"
 import { RunView } from "../read/view"
+import { ViewText } from "../read/view-text"
 import { Labels } from "../read/labels"
 import { TerminalText } from "../text/terminal-text"
 import { DeployLines } from "../text/deploy-lines"
@@ -57,25 +58,25 @@ export namespace TuiView {
     const tasks: Line[] = v.tasks.slice(0, maxTasks).flatMap((task) => {
       const tone = TONE[task.state] ?? "normal"
       const line = { text: TerminalText.truncate(`${task.id} ${Labels.state(lang, task.state)} · ${task.title}`, width), tone }
-      const gates = task.gates.length ? RunView.gatesText(lang, task.gates) : ""
+      const gates = task.gates.length ? ViewText.gatesText(lang, task.gates) : ""
       const out: Line[] = [line]
       // A long build or test shows its step, count and elapsed time while it runs (runtime/gates/progress.ts).
-      if (task.progress) out.push({ text: TerminalText.truncate(`  ${RunView.progressText(lang, task.progress)}`, width), tone: "accent" })
+      if (task.progress) out.push({ text: TerminalText.truncate(`  ${ViewText.progressText(lang, task.progress)}`, width), tone: "accent" })
       else if (gates && gates !== t(lang, "gates.none")) out.push({ text: TerminalText.truncate(`  ${gates}`, width), tone: "muted" })
       return out
     })
     if (v.tasks.length > maxTasks) tasks.push({ text: t(lang, "tui.sidebar.more", { count: v.tasks.length - maxTasks }), tone: "muted" })
     // The baseline or the final check running now, its step, count and time as a task's gates show them.
-    for (const c of v.checks ?? []) tasks.push({ text: TerminalText.truncate(RunView.checkProgressText(lang, c), width), tone: "accent" })
+    for (const c of v.checks ?? []) tasks.push({ text: TerminalText.truncate(ViewText.checkProgressText(lang, c), width), tone: "accent" })
     // The baseline or the final check that ran nothing, reusing a recorded result: said under the tasks.
-    for (const text of RunView.reusedCheckLines(lang, v, true)) tasks.push({ text: TerminalText.truncate(text, width), tone: "muted" })
+    for (const text of ViewText.reusedCheckLines(lang, v, true)) tasks.push({ text: TerminalText.truncate(text, width), tone: "muted" })
     // What the run cost so far, as the engine priced it (unpriced requests said as such, never as $0).
     const money = v.budgets.money
     if (money && MoneyLines.worthSaying(money)) tasks.push({ text: TerminalText.truncate(t(lang, "summary.cost", { cost: MoneyLines.short(lang, money) }), width), tone: "muted" })
     const titles = new Map(v.tasks.map((task) => [task.id, task.title]))
     // Retries and rate-limit pauses first, with the time of the next attempt: the run is not stuck, it waits on purpose.
-    const retrying = (v.retries ?? []).map((r) => ({ text: TerminalText.truncate(RunView.retryText(lang, r), width * 2), tone: "warning" as Tone }))
-    const waiting = [...retrying, ...v.waitingFor.slice(0, 4).map((w) => ({ text: TerminalText.truncate(RunView.waitingText(lang, w, titles), width * 3), tone: "normal" as Tone }))]
+    const retrying = (v.retries ?? []).map((r) => ({ text: TerminalText.truncate(ViewText.retryText(lang, r), width * 2), tone: "warning" as Tone }))
+    const waiting = [...retrying, ...v.waitingFor.slice(0, 4).map((w) => ({ text: TerminalText.truncate(ViewText.waitingText(lang, w, titles), width * 3), tone: "normal" as Tone }))]
     const deploy = deployLines(v, lang, width)
     const deployHeading = deploy.length ? DeployLines.heading(lang, v.deploy!) : ""
     return { heading: { text: `${t(lang, "tui.sidebar.title")} · ${statusWord(lang, v)}`, tone: headingTone }, tasks, deployHeading, deploy, waitingHeading: t(lang, "tui.sidebar.waiting"), waiting }
@@ -117,8 +118,8 @@ export namespace TuiView {
     const merged = v.tasks.filter((task) => task.state === "merged").length
     const head = [side.heading.text, v.tasks.length ? t(lang, "tui.home.merged", { merged, total: v.tasks.length }) : ""]
     const moving = [
-      ...v.tasks.filter((task) => task.progress).map((task) => `${task.id} ${RunView.progressText(lang, task.progress!)}`),
-      ...(v.checks ?? []).map((c) => RunView.checkProgressText(lang, c)),
+      ...v.tasks.filter((task) => task.progress).map((task) => `${task.id} ${ViewText.progressText(lang, task.progress!)}`),
+      ...(v.checks ?? []).map((c) => ViewText.checkProgressText(lang, c)),
     ]
     const first = { text: TerminalText.truncate([...head, ...moving.slice(0, 1)].filter(Boolean).join(" · "), width), tone: side.heading.tone }
     const titles = new Map(v.tasks.map((task) => [task.id, task.title]))
@@ -126,11 +127,11 @@ export namespace TuiView {
     const waits = v.waitingFor.filter((w) => w.kind !== "nothing" && w.kind !== "idle")
     const person = waits.find((w) => PERSON_WAITS.has(w.kind))
     const retry = (v.retries ?? [])[0]
-    const waitLine = (w: RunView.Waiting, tone: Tone): Line => ({ text: `${side.waitingHeading} · ${RunView.waitingText(lang, w, titles)}`, tone })
+    const waitLine = (w: RunView.Waiting, tone: Tone): Line => ({ text: `${side.waitingHeading} · ${ViewText.waitingText(lang, w, titles)}`, tone })
     const second: Line | null = person
       ? waitLine(person, "warning")
       : retry
-        ? { text: RunView.retryText(lang, retry), tone: "warning" }
+        ? { text: ViewText.retryText(lang, retry), tone: "warning" }
         : moving.length > 1
           ? { text: moving.slice(1).join(" · "), tone: "accent" }
           : waits[0]

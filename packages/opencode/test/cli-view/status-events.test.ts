@@ -5,6 +5,7 @@ import { eventsCommand, followEvents } from "../../src/cli/events"
 import { renderStatus, statusCommand, statusText } from "../../src/cli/status"
 import { RunData } from "../../src/scheduler/runtime/store/run-data"
 import { RunView } from "../../src/read/view"
+import { ViewRender } from "../../src/read/view-render"
 import { EventText } from "../../src/read/event-text"
 import { isRefused, transition } from "../../src/scheduler/core/machine"
 import { RunReport } from "../../src/scheduler/runtime/report/run-report"
@@ -97,7 +98,7 @@ describe("aircoding status", () => {
       // The gate reports the state knows of, as `aircoding status` reads them from evidence/.
       const gateReports = Object.fromEntries(state.tasks.map((rt) => [rt.id, RunData.lastGateReport(FIXTURE, rt.id, rt.gateRuns)]))
       const view = RunView.build({ state, entries: events.slice(0, n).map((event) => ({ event })), gateReports, now: "2026-11-29T09:08:30.000Z" })
-      golden(`status-mid.${lang}.txt`, RunView.render(view, lang))
+      golden(`status-mid.${lang}.txt`, ViewRender.render(view, lang))
     })
 
     test(`golden: waiting for the user's confirmation of the plan (${lang})`, () => {
@@ -125,7 +126,7 @@ describe("aircoding status", () => {
       const result = transition(consulted.state, architect)
       if (isRefused(result)) throw new Error(result.refused)
       const entries = [...events.slice(0, n), blocked, architect].map((event) => ({ event }))
-      golden(`status-question.${lang}.txt`, RunView.render(RunView.build({ state: result.state, entries }), lang))
+      golden(`status-question.${lang}.txt`, ViewRender.render(RunView.build({ state: result.state, entries }), lang))
       golden(`events-question.${lang}.txt`, entries.slice(-3).map((e) => EventText.eventLine(e, lang) + "\n").join(""))
     })
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { RunView } from "../../src/read/view"
+import { ViewRender } from "../../src/read/view-render"
 import { waitingFor } from "../../src/text/run-status"
 import { TuiView } from "../../src/tui/view"
 import { apply, complete, graphOf, passFinalReview, started, task } from "../scheduler/fixtures"
@@ -38,10 +39,10 @@ describe("deploy in the views", () => {
       service: "active (previous release 0-abc)",
       smoke: "not-run",
     }).state
-    const en = RunView.render(state, "en")
+    const en = ViewRender.render(state, "en")
     expect(en).toContain("box #1: deployed and verified · commit 0123456789ab · hashes match · service active · smoke passed")
     expect(en).toContain("edge #1: failed (hash mismatch) · commit 0123456789ab · hashes MISMATCH · service active (previous release 0-abc) · smoke not run · rolled back to the previous release")
-    const zh = RunView.render(state, "zh-CN")
+    const zh = ViewRender.render(state, "zh-CN")
     expect(zh).toContain("box #1：已部署并验证 · 提交 0123456789ab · 哈希 一致 · 服务 运行中 · 冒烟测试 通过")
     expect(zh).toContain("edge #1：失败（哈希不一致）")
     expect(zh).not.toMatch(/not-run|passed|\(hash\)/)
@@ -111,8 +112,8 @@ describe("deploy in the views", () => {
     const graph = { ...graphOf(task("T-1"), task("T-2", { phase: 2, deps: ["T-1"] })), deployPhases: [1] }
     let { state } = started(graph, { finalReview: true, deploy: { targets: ["box"], everyRun: false } })
     state = apply(complete(state, "T-1").state, { type: "milestone.reached", phase: 1 }, { type: "milestone.reviewed", phase: 1, verdict: "pass" }).state
-    expect(RunView.render(state, "en")).toContain("Deploy of phase 1\n  box #1: deploying")
-    expect(RunView.render(state, "zh-CN")).toContain("第 1 阶段的部署")
+    expect(ViewRender.render(state, "en")).toContain("Deploy of phase 1\n  box #1: deploying")
+    expect(ViewRender.render(state, "zh-CN")).toContain("第 1 阶段的部署")
     expect(TuiView.sidebar(RunView.build({ state }), "en").deployHeading).toBe("Deploy of phase 1")
   })
 })

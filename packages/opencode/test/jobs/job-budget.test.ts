@@ -16,6 +16,7 @@ import { RunJobs } from "../../src/scheduler/runtime/jobs/run-jobs.ts"
 import { Toolchain } from "../../src/scheduler/runtime/toolchain/index.ts"
 import { createCppRepo, type CppRepo } from "../runtime/cpp-repo.ts"
 import { RunView } from "../../src/read/view.ts"
+import { ViewText } from "../../src/read/view-text.ts"
 import { initialState } from "../../src/scheduler/core/state.ts"
 import { parallelProject } from "../support/parallel-project.ts"
 
@@ -217,7 +218,7 @@ describe("four tasks gating at once on a generated CMake project", () => {
     expect(JobsFile.read(repo.root)).toMatchObject({ size: 2, inUse: 0, peakInUse: 2 })
     // `aircoding status` and the dashboard show it.
     const view = RunView.build({ state: initialState(), jobs: JobsFile.read(repo.root)! })
-    expect(RunView.budgetLines("en", view)).toContain("Build and test jobs: 0 of 2 in use, 0 waiting (peak 2); gate timeout per command 10m00s")
+    expect(ViewText.budgetLines("en", view)).toContain("Build and test jobs: 0 of 2 in use, 0 waiting (peak 2); gate timeout per command 10m00s")
     // Each build ran with its share, not the -j 8 it asked for.
     const log = await readFile(reports[0]!.gates.find((g) => g.gate === "build")!.logPath!, "utf8")
     expect(log).toMatch(/# [12] of the 8 jobs asked for \(the run's job budget is 2\)/)

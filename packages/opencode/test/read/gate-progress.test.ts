@@ -5,7 +5,7 @@ import { afterEach, describe, expect, test } from "vitest"
 import { GateProgress } from "../../src/scheduler/runtime/store/gate-progress"
 import { ProgressWriter } from "../../src/scheduler/runtime/gates/progress"
 import { Proc } from "../../src/scheduler/runtime/process"
-import { RunView } from "../../src/read/view"
+import { ViewText } from "../../src/read/view-text"
 
 describe("a running gate's progress", () => {
   test("Ninja's [n/N], make's [ nn%] and CTest's n/N Test #k are read from the output; the last count wins", () => {
@@ -48,7 +48,7 @@ describe("a running gate's progress", () => {
 
   test("the status view shows a gating task's progress in one line that fits 80 columns", () => {
     const file: GateProgress.File = { taskId: "T-1", gate: "test", command: "ctest", startedAt: "2026-12-01T10:00:00.000Z", updatedAt: "2026-12-01T10:01:05.000Z", done: 7, total: 40, percent: 17, step: "#8 parser_slow" }
-    const text = RunView.progressText("en", { ...file, elapsedMs: 65_000 })
+    const text = ViewText.progressText("en", { ...file, elapsedMs: 65_000 })
     expect(text).toBe("test [7/40] 17% · 1m05s · #8 parser_slow")
   })
 })

@@ -55,6 +55,7 @@ const READ_REACHES_RUNTIME: Record<string, string> = {
   "read/status-read → scheduler/runtime/verify/program-evidence": "a ui or service task's evidence files, by their schemas",
   "read/view → scheduler/runtime/verify/program-evidence": "the evidence's types for the status view",
   "read/view → scheduler/runtime/report/run-report": "the run's summary type the view shows (RunReport.Summary)",
+  "read/view-render → scheduler/runtime/report/run-report": "the run's summary type the terminal page takes (RunReport.Summary)",
 }
 const INTO_RUNTIME_BUT_STORE = /^scheduler\/runtime\/(?!store\/)/
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest"
 import { MoneyLines } from "../../src/text/money-lines"
 import { RunReport } from "../../src/scheduler/runtime/report/run-report"
 import { RunView } from "../../src/read/view"
+import { ViewText } from "../../src/read/view-text"
 import { TuiView } from "../../src/tui/view"
 import type { BudgetLimits } from "../../src/scheduler/core/event.schema"
 import type { EventInput } from "../scheduler/fixtures"
@@ -53,8 +54,8 @@ describe("the run's cost rolled up from usage.recorded", () => {
   it("aircoding status says the cost against the limit, by role, in English and Chinese", () => {
     const v = view(recorded())
     expect(v.budgets.money?.usd).toBeCloseTo(1.0)
-    expect(RunView.budgetLines("en", v)).toContain("Cost: $1.00 of $5.00, $1.05 held back for sessions in flight (architect $0.05, executor $0.95)")
-    expect(RunView.budgetLines("zh-CN", v).find((l) => l.startsWith("费用："))).toMatch(/^费用：\$1\.00，上限 \$5\.00，为进行中的会话预留 \$1\.05/)
+    expect(ViewText.budgetLines("en", v)).toContain("Cost: $1.00 of $5.00, $1.05 held back for sessions in flight (architect $0.05, executor $0.95)")
+    expect(ViewText.budgetLines("zh-CN", v).find((l) => l.startsWith("费用："))).toMatch(/^费用：\$1\.00，上限 \$5\.00，为进行中的会话预留 \$1\.05/)
   })
 
   it("the TUI's sidebar (and the dashboard, through the same budget lines) shows the cost", () => {
@@ -64,7 +65,7 @@ describe("the run's cost rolled up from usage.recorded", () => {
 
   it("requests of a model with no price are said as such, never as $0", () => {
     const state = apply(recorded({ ...limits }), usage("s-T-2-1", "executor", "T-2", 3, 0.2, 2)).state
-    const lines = RunView.budgetLines("en", view(state))
+    const lines = ViewText.budgetLines("en", view(state))
     expect(lines).toContain("2 requests to a model with no price: their cost is unknown (not counted as $0)")
     expect(lines.some((l) => l.startsWith("Cost: $1.00 (architect"))).toBe(true)
     expect(MoneyLines.short("en", MoneyLines.of(state))).toBe("$1.00 + 2 unpriced")

@@ -7,6 +7,7 @@ import { copyFixture } from "../cli-view/helpers"
 import { RunData } from "../../src/scheduler/runtime/store/run-data"
 import { readStatus } from "../../src/read/status-read"
 import { RunView } from "../../src/read/view"
+import { ViewRender } from "../../src/read/view-render"
 import { RunLiveness } from "../../src/read/run-liveness"
 import { GateProgress } from "../../src/scheduler/runtime/store/gate-progress"
 import { ProcessIdentity } from "../../src/scheduler/runtime/store/process-identity"
@@ -84,7 +85,7 @@ describe("what still runs, as every view reads it", () => {
     expect(v.tasks.find((t) => t.id === "T-1")?.state).toBe("gating")
     expect(v.tasks.find((t) => t.id === "T-1")?.progress).toBeNull()
     expect(v.budgets.jobs).toMatchObject({ size: 3, inUse: 0, waiting: 0 })
-    expect(RunView.render(v, "en")).toContain("Build and test jobs: 0 of 3 in use")
+    expect(ViewRender.render(v, "en")).toContain("Build and test jobs: 0 of 3 in use")
 
     // A pid alive again, but another process's (its start time differs): as gone.
     writeProgress("T-1", reusedPid())
@@ -116,11 +117,11 @@ describe("what still runs, as every view reads it", () => {
     expect(v.budgets.active).toBe(0)
     // Times stop at the last event: an hour later the view says the same.
     expect(status("2026-11-29T11:00:00.000Z").tasks.map((t) => t.elapsedMs)).toEqual(v.tasks.map((t) => t.elapsedMs))
-    const text = RunView.render(v, "en")
+    const text = ViewRender.render(v, "en")
     expect(text).toMatch(/^Run run-20261129-0900 — interrupted$/m)
     expect(text.split("\n")).toContain(`    ${resume}`)
     expect(text).not.toMatch(/T-1: build \[4\/11\]/)
-    const zh = RunView.render(v, "zh-CN")
+    const zh = ViewRender.render(v, "zh-CN")
     expect(zh).toContain("已中断")
     expect(zh).toContain(resume)
   })

@@ -1,6 +1,8 @@
 import { describe, expect, test } from "vitest"
 import { exitCodeOf, headlessEnd, RUN_WORDS, runStatus, runWord } from "../../src/text/run-status"
 import { RunView } from "../../src/read/view"
+import { ViewText } from "../../src/read/view-text"
+import { ViewRender } from "../../src/read/view-render"
 import { isRefused, transition } from "../../src/scheduler/core/machine"
 import { RunReport } from "../../src/scheduler/runtime/report/run-report"
 import { initialState, type SchedulerState } from "../../src/scheduler/core/state"
@@ -43,8 +45,8 @@ describe("one derivation of run status", () => {
     expect(runWord(paused)).toBe("paused")
     expect(runStatus(paused).waitingFor.map((w) => w.kind)).toContain("paused")
     // One word, said once: never "paused (stage: running)" nor "paused — paused".
-    expect(RunView.render(paused, "en").split("\n")[0]).toBe("Run run-20261129-0900 — paused")
-    expect(RunView.render(paused, "zh-CN").split("\n")[0]).toBe("运行 run-20261129-0900 — 已暂停")
+    expect(ViewRender.render(paused, "en").split("\n")[0]).toBe("Run run-20261129-0900 — paused")
+    expect(ViewRender.render(paused, "zh-CN").split("\n")[0]).toBe("运行 run-20261129-0900 — 已暂停")
     // A worker's "blocked" reaches the Architect first; the Architect's "block" asks the user.
     const consulted = apply(running, {
       type: "worker.reported",
@@ -107,17 +109,17 @@ describe("the headline, for the TUI and toasts", () => {
   test("says the word and what the run waits for first, in either language", () => {
     const { events, states } = recordedEvents()
     const confirming = states[events.findIndex((e) => e.type === "plan.proposed")]!
-    expect(RunView.headline(confirming, "en")).toMatch(/^waiting — waiting for your confirmation of the plan: Three tasks/)
-    expect(RunView.headline(confirming, "zh-CN")).toMatch(/^等待中 — 正在等待你对计划的确认：Three tasks/)
-    expect(RunView.headline(states[states.length - 1]!, "en")).toBe("done")
+    expect(ViewText.headline(confirming, "en")).toMatch(/^waiting — waiting for your confirmation of the plan: Three tasks/)
+    expect(ViewText.headline(confirming, "zh-CN")).toMatch(/^等待中 — 正在等待你对计划的确认：Three tasks/)
+    expect(ViewText.headline(states[states.length - 1]!, "en")).toBe("done")
   })
 
   test("a run taking its baseline waits for it (not for a free slot); a failed one waits for the user's answer", async () => {
     const { started, apply: applyAll, graphOf, task } = await import("../scheduler/fixtures")
     const running = started(graphOf(task("T-1")), { baseline: true }).state
     expect(runStatus(running)).toMatchObject({ word: "running", waitingFor: [{ kind: "baseline" }] })
-    expect(RunView.waitingText("en", { kind: "baseline" })).toMatch(/integration branch is built and tested/)
-    expect(RunView.waitingText("zh-CN", { kind: "baseline" })).toMatch(/基线/)
+    expect(ViewText.waitingText("en", { kind: "baseline" })).toMatch(/integration branch is built and tested/)
+    expect(ViewText.waitingText("zh-CN", { kind: "baseline" })).toMatch(/基线/)
     const failed = applyAll(running, { type: "baseline.done", commit: "c0ffee", status: "failed", failingTests: ["old"], message: "ctest failed" }).state
     expect(runStatus(failed)).toMatchObject({ word: "waiting", needsUser: true, waitingFor: [{ kind: "question", questionId: "baseline:1:question" }] })
   })

@@ -2,6 +2,8 @@ import { describe, expect, test } from "vitest"
 import { copyFixture } from "../cli-view/helpers"
 import { RunData } from "../../src/scheduler/runtime/store/run-data"
 import { RunView } from "../../src/read/view"
+import { ViewText } from "../../src/read/view-text"
+import { ViewRender } from "../../src/read/view-render"
 import { TerminalText } from "../../src/text/terminal-text"
 import { GateProgress } from "../../src/scheduler/runtime/store/gate-progress"
 import { tCount } from "../../src/text/words"
@@ -16,9 +18,9 @@ import { initialState } from "../../src/scheduler/core/state"
  */
 describe("words that count", () => {
   test("one test, one more line: the singular where the count is 1, in English; Chinese has one form", () => {
-    expect(RunView.reusedText("en", "test", { tests: 1, savedMs: 1_000 })).toBe("test ✓ reused (1 test, 1s saved)")
-    expect(RunView.reusedText("en", "test", { tests: 2, savedMs: 1_000 })).toBe("test ✓ reused (2 tests, 1s saved)")
-    expect(RunView.reusedText("zh-CN", "test", { tests: 1, savedMs: 1_000 })).toBe("test ✓ 复用（1 个测试，节省 1s）")
+    expect(ViewText.reusedText("en", "test", { tests: 1, savedMs: 1_000 })).toBe("test ✓ reused (1 test, 1s saved)")
+    expect(ViewText.reusedText("en", "test", { tests: 2, savedMs: 1_000 })).toBe("test ✓ reused (2 tests, 1s saved)")
+    expect(ViewText.reusedText("zh-CN", "test", { tests: 1, savedMs: 1_000 })).toBe("test ✓ 复用（1 个测试，节省 1s）")
     expect(tCount("en", "tui.plan.more", 1)).toBe("… 1 more line (PgDn)")
     expect(tCount("en", "tui.plan.more", 7)).toBe("… 7 more lines (PgDn)")
     expect(tCount("zh-CN", "tui.plan.more", 1)).toBe("… 还有 1 行（PgDn）")
@@ -67,12 +69,12 @@ describe("the baseline and the final check show their progress like a task's gat
       // The tool printed nothing since 09:00:01; the view's clock is at 09:00:26: 26 s, not 1 s.
       const v = RunView.build({ state, progress, now: "2026-11-29T09:00:26.000Z" })
       expect(v.checks).toEqual([expect.objectContaining({ check: "baseline", done: 3, total: 10, elapsedMs: 26_000 })])
-      expect(RunView.render(v, "en", 100)).toMatch(/^baseline: build \[3\/10\] 30% · 26s · Building CXX object src\/calc\.cpp\.o$/m)
-      expect(RunView.render(v, "zh-CN", 100)).toMatch(/^基线：|^基线: /m)
+      expect(ViewRender.render(v, "en", 100)).toMatch(/^baseline: build \[3\/10\] 30% · 26s · Building CXX object src\/calc\.cpp\.o$/m)
+      expect(ViewRender.render(v, "zh-CN", 100)).toMatch(/^基线：|^基线: /m)
       const sidebar = TuiView.sidebar(v, "en", 30, 60).tasks.map((l) => l.text)
       expect(sidebar, sidebar.join("\n")).toContain("baseline: build [3/10] 30% · 26s · Building CXX object src/…")
       const final = RunView.build({ state, progress: { _final: file("final") }, now: "2026-11-29T09:01:00.000Z" })
-      expect(RunView.render(final, "en", 100)).toMatch(/^final check: build \[3\/10\] 30% · 1m00s · /m)
+      expect(ViewRender.render(final, "en", 100)).toMatch(/^final check: build \[3\/10\] 30% · 1m00s · /m)
       expect(RunView.build({ state, progress: {}, now: "2026-11-29T09:01:00.000Z" }).checks).toBeUndefined()
     } finally {
       cleanup()
@@ -93,7 +95,7 @@ describe("a merge build shows its progress under the task it merges", () => {
       const progress = { "T-1": { taskId: "T-1", gate: "build", command: "cmake --build build", startedAt: "2026-11-29T09:03:00.000Z", updatedAt: "2026-11-29T09:03:02.000Z", done: 7, total: 9, percent: 77, step: "Linking CXX executable calc_tests" } }
       const v = RunView.build({ state, progress, now: "2026-11-29T09:03:27.000Z" })
       expect(v.tasks.find((t) => t.id === "T-1")?.progress).toMatchObject({ done: 7, total: 9, elapsedMs: 27_000 })
-      expect(RunView.render(v, "en", 100)).toMatch(/^  T-1: build \[7\/9\] 77% · 27s · Linking CXX executable calc_tests$/m)
+      expect(ViewRender.render(v, "en", 100)).toMatch(/^  T-1: build \[7\/9\] 77% · 27s · Linking CXX executable calc_tests$/m)
     } finally {
       cleanup()
     }

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest"
 import { waitingFor } from "../../src/text/run-status"
-import { RunView } from "../../src/read/view"
+import { ViewText } from "../../src/read/view-text"
 import { apply, complete, graphOf, started, steps, task } from "../scheduler/fixtures"
 
 /** What a run says it waits for during the Architect's final review and while an ADR edit is classified, in both languages. */
@@ -9,8 +9,8 @@ describe("waiting on the Architect", () => {
     const state = complete(apply(started(graphOf(task("A"))).state, steps.dispatched("A")).state, "A").state
     const waits = waitingFor(state)
     expect(waits).toContainEqual({ kind: "milestone", phase: 1, final: true })
-    expect(RunView.waitingText("en", waits.find((w) => w.kind === "milestone")!)).toBe("the Architect's final review of the whole requirement (phase 1)")
-    expect(RunView.waitingText("zh-CN", waits.find((w) => w.kind === "milestone")!)).toBe("架构师对整个需求的最终评审（阶段 1）")
+    expect(ViewText.waitingText("en", waits.find((w) => w.kind === "milestone")!)).toBe("the Architect's final review of the whole requirement (phase 1)")
+    expect(ViewText.waitingText("zh-CN", waits.find((w) => w.kind === "milestone")!)).toBe("架构师对整个需求的最终评审（阶段 1）")
   })
 
   test("an edited ADR waiting for its classification is named with the tasks it holds", () => {
@@ -18,7 +18,7 @@ describe("waiting on the Architect", () => {
     const state = apply(started(graph).state, { type: "adr.recorded", adr: "ADR-1", hash: "h1" }, { type: "adr.edited", adr: "ADR-1", hash: "h2" }).state
     const wait = waitingFor(state).find((w) => w.kind === "adr")!
     expect(wait).toEqual({ kind: "adr", adr: "ADR-1" })
-    expect(RunView.waitingText("en", wait)).toMatch(/edit of ADR-1/)
-    expect(RunView.waitingText("zh-CN", wait)).toMatch(/ADR-1/)
+    expect(ViewText.waitingText("en", wait)).toMatch(/edit of ADR-1/)
+    expect(ViewText.waitingText("zh-CN", wait)).toMatch(/ADR-1/)
   })
 })

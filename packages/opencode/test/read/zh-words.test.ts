@@ -3,6 +3,7 @@ import { progressLine } from "../../src/cli/progress"
 import { RunData } from "../../src/scheduler/runtime/store/run-data"
 import { statusText } from "../../src/read/status-text"
 import { RunView } from "../../src/read/view"
+import { ViewRender } from "../../src/read/view-render"
 import { EventText } from "../../src/read/event-text"
 import { RunReport } from "../../src/scheduler/runtime/report/run-report"
 import { recordedEvents } from "../fixtures/recorded-run/generate"
@@ -58,7 +59,7 @@ describe("a Chinese rendering of the recorded run", () => {
     const gateReports = Object.fromEntries(state.tasks.map((rt) => [rt.id, RunData.lastGateReport(FIXTURE, rt.id, rt.gateRuns)]))
     const texts = [
       statusText(FIXTURE, "zh-CN"),
-      RunView.render(RunView.build({ state, gateReports, entries: events.slice(0, mid).map((event) => ({ event })) }), "zh-CN"),
+      ViewRender.render(RunView.build({ state, gateReports, entries: events.slice(0, mid).map((event) => ({ event })) }), "zh-CN"),
       RunReport.endText(FIXTURE, states[states.length - 1]!, "zh-CN"),
       ...states.map((s) => RunReport.progressLine(s, "zh-CN")),
     ]

@@ -5,7 +5,8 @@ import { CheckReuse } from "../../src/read/check-reuse.ts"
 import { RunData } from "../../src/scheduler/runtime/store/run-data.ts"
 import { RunReport } from "../../src/scheduler/runtime/report/run-report.ts"
 import { readStatus } from "../../src/read/status-read.ts"
-import { RunView as View } from "../../src/read/view.ts"
+import { ViewText } from "../../src/read/view-text.ts"
+import { ViewRender } from "../../src/read/view-render.ts"
 import { TuiView } from "../../src/tui/view.ts"
 import { copyFixture } from "../cli-view/helpers.ts"
 import { Readiness } from "../../src/scheduler/runtime/readiness.ts"
@@ -18,15 +19,15 @@ describe("reuse in the views", () => {
       { gate: "build", passed: true, ms: 4000 },
       { gate: "test", passed: true, ms: 20, reused: { tests: 20, savedMs: 75_000 } },
     ]
-    expect(View.gatesText("en", gates)).toBe("build ✓ test ✓ reused (20 tests, 1m15s saved)")
-    expect(View.gatesText("zh-CN", gates)).toMatch(/复用（20 个测试，节省 1m15s）/)
-    expect(View.gatesText("en", [{ gate: "test", passed: false, reused: { tests: 1, savedMs: 1 } }])).not.toMatch(/reused/)
+    expect(ViewText.gatesText("en", gates)).toBe("build ✓ test ✓ reused (20 tests, 1m15s saved)")
+    expect(ViewText.gatesText("zh-CN", gates)).toMatch(/复用（20 个测试，节省 1m15s）/)
+    expect(ViewText.gatesText("en", [{ gate: "test", passed: false, reused: { tests: 1, savedMs: 1 } }])).not.toMatch(/reused/)
   })
 
   test("a reused analysis says the time saved without a test count", () => {
     const gates = [{ gate: "analysis", passed: true, ms: 5, reused: { tests: 0, savedMs: 2_000 } }]
-    expect(View.gatesText("en", gates)).toBe("cppcheck ✓ reused (2s saved)")
-    expect(View.gatesText("zh-CN", gates)).toBe("cppcheck ✓ 复用（节省 2s）")
+    expect(ViewText.gatesText("en", gates)).toBe("cppcheck ✓ reused (2s saved)")
+    expect(ViewText.gatesText("zh-CN", gates)).toBe("cppcheck ✓ 复用（节省 2s）")
   })
 
   test("a reused baseline and final check show in aircoding status, the TUI's sidebar and the end of the run, read from their records", () => {
@@ -50,10 +51,10 @@ describe("reuse in the views", () => {
 
       const v = readStatus(fixture.root, state, loaded.entries)
       expect(v.reusedChecks).toEqual({ baseline: { tests: 3, savedMs: 75_000 }, final: { tests: 3, savedMs: 80_000 } })
-      const text = View.render(v, "en", 100)
+      const text = ViewRender.render(v, "en", 100)
       expect(text).toMatch(/^baseline ✓ reused \(3 tests, 1m15s saved\)$/m)
       expect(text).toMatch(/^final check ✓ reused \(3 tests, 1m20s saved\)$/m)
-      expect(View.render(v, "zh-CN", 100)).toMatch(/^最终检查 ✓ 复用（3 个测试，节省 1m20s）$/m)
+      expect(ViewRender.render(v, "zh-CN", 100)).toMatch(/^最终检查 ✓ 复用（3 个测试，节省 1m20s）$/m)
       const sidebar = TuiView.sidebar(v, "en", 30, 60).tasks.map((line) => line.text)
       // The sidebar leaves the test count out, never the time saved (issue 39).
       expect(sidebar).toContain("final check ✓ reused (1m20s saved)")

@@ -7,6 +7,7 @@ import { transition } from "../../src/scheduler/core/machine.ts"
 import { requiredEvidence as coreRequiredEvidence } from "../../src/scheduler/core/required-evidence.ts"
 import { TASK_KINDS } from "../../src/scheduler/core/task.schema.ts"
 import { RunView } from "../../src/read/view.ts"
+import { ViewText } from "../../src/read/view-text.ts"
 import { EventText } from "../../src/read/event-text.ts"
 import { apply, ev, graphOf, runtimeOf, started, steps, task, type EventInput } from "../scheduler/fixtures.ts"
 import { createCppRepo, type CppRepo } from "./cpp-repo.ts"
@@ -71,11 +72,11 @@ describe("a gate added in a temporary registry: runs, fails, routes and shows wi
     const view = RunView.build({ state, gateReports: { T1: report } })
     const t1 = view.tasks.find((t) => t.id === "T1")!
     for (const lang of ["en", "zh-CN"] as const) {
-      expect(RunView.gatesText(lang, t1.gates)).toBe("no-todo ✗")
-      expect(RunView.lastFailureText(lang, t1.lastFailure!)).toContain("no-todo")
+      expect(ViewText.gatesText(lang, t1.gates)).toBe("no-todo ✗")
+      expect(ViewText.lastFailureText(lang, t1.lastFailure!)).toContain("no-todo")
       expect(EventText.describeEvent({ ...event, at: "2026-01-01T00:00:00.000Z", seq: 1 }, lang)).toContain("no-todo")
     }
-    expect(RunView.lastFailureText("en", t1.lastFailure!)).toBe("no-todo gate failed: see the evidence")
+    expect(ViewText.lastFailureText("en", t1.lastFailure!)).toBe("no-todo gate failed: see the evidence")
   })
 })
 

@@ -6,6 +6,7 @@ import { isRefused, transition } from "../../src/scheduler/core/machine"
 import { initialState, type SchedulerState } from "../../src/scheduler/core/state"
 import { TuiView } from "../../src/tui/view"
 import { RunView } from "../../src/read/view"
+import { ViewRender } from "../../src/read/view-render"
 import { EventText } from "../../src/read/event-text"
 import { TerminalText } from "../../src/text/terminal-text"
 import { PlanView } from "../../src/text/plan-view"
@@ -192,7 +193,7 @@ describe("retries and rate-limit pauses", () => {
       expect.arrayContaining([`model calls paused until ${clock} (rate limit)`, `${taskId}: the executor's model call retries at ${clock}`, `the architect's model call retries at ${clock}`]),
     )
     expect(TuiView.sidebar(view, "zh-CN").waiting.map((w) => w.text)).toEqual(expect.arrayContaining([`${taskId}：执行者的模型请求将于 ${clock} 重试`, `架构师的模型请求将于 ${clock} 重试`]))
-    expect(RunView.render(view, "en")).toContain(`- ${taskId}: the executor's model call retries at ${clock}`)
+    expect(ViewRender.render(view, "en")).toContain(`- ${taskId}: the executor's model call retries at ${clock}`)
     // The task reported (work moved on), the rate limit eased: only the Architect's retry is left, until its time passes.
     const moved = [
       ...entries,
