@@ -79,7 +79,8 @@ export const SOAK_FILES: readonly string[] = [
   // Main's and the Architect's compacted conversations checked, retried, repaired from the record (60 s).
   "packages/opencode/test/e2e/compaction.test.ts",
   // A question that stops only what waits on it, headless: exit 2, --resume --answer, --exit-on-question (84 s); the
-  // suite's confirm, demo and no-cpp-change files keep the headless run and its exit codes on the person's path.
+  // suite keeps a headless run exiting 2 while it waits (e2e/input.test.ts) and the rule itself, that a question stops
+  // only what waits on it and the run then exits 2 (scheduler/person-waits.table.test.ts).
   "packages/opencode/test/e2e/headless-question.test.ts",
   // Every command driven with a bad flag as a process, and the pre-flight stops (68 s): the suite keeps usage errors'
   // exit 1 in process (test/cli-view/status-events.test.ts) and the light load they exit from (cli-start.test.ts).
